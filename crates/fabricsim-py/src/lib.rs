@@ -1,0 +1,110 @@
+//! PyO3 bindings: the `fabricsim._core` module. Only conversion lives here;
+//! validation and simulation are the core crate's (docs/core-api.md).
+
+use std::time::{Duration, Instant};
+
+use pyo3::create_exception;
+use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use fabricsim::{config, ConfigError, Format, Outcome, System};
+
+create_exception!(
+    _core,
+    PyConfigError,
+    PyValueError,
+    "A configuration is invalid; the message names the file, key, value and what was expected."
+);
+
+fn config_err(e: ConfigError) -> PyErr {
+    PyConfigError::new_err(e.to_string())
+}
+
+fn fmt(s: &str) -> PyResult<Format> {
+    Format::parse(s).map_err(config_err)
+}
+
+/// Validate a configuration; return the resolved configuration as JSON text.
+#[pyfunction]
+#[pyo3(signature = (text, source, fmt = "toml", overrides = Vec::new()))]
+fn validate(text: &str, source: &str, fmt: &str, overrides: Vec<String>) -> PyResult<String> {
+    let spec =
+        config::resolve(text, source, self::fmt(fmt)?, &overrides, None).map_err(config_err)?;
+    Ok(serde_json::to_string(&spec.resolved).expect("json"))
+}
+
+/// Run a configuration. Releases the GIL while simulating; calls
+/// `progress(fraction, text)` about every 100 ms and stops cleanly on Ctrl-C.
+#[pyfunction]
+#[pyo3(signature = (text, source, fmt = "toml", overrides = Vec::new(), seed = None, progress = None))]
+fn run<'py>(
+    py: Python<'py>,
+    text: &str,
+    source: &str,
+    fmt: &str,
+    overrides: Vec<String>,
+    seed: Option<u64>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let spec =
+        config::resolve(text, source, self::fmt(fmt)?, &overrides, seed).map_err(config_err)?;
+    let system = System::build(&spec);
+    let mut pending: Option<PyErr> = None;
+    let result = py.detach(|| {
+        let mut last = Instant::now();
+        let mut cb = |frac: f64| -> bool {
+            if last.elapsed() < Duration::from_millis(100) && frac < 1.0 {
+                return true;
+            }
+            last = Instant::now();
+            Python::attach(|py| {
+                if let Some(p) = &progress {
+                    if let Err(e) = p.call1(py, (frac, format!("{:.0}%", frac * 100.0))) {
+                        pending = Some(e);
+                        return false;
+                    }
+                }
+                if let Err(e) = py.check_signals() {
+                    pending = Some(e);
+                    return false;
+                }
+                true
+            })
+        };
+        system.run(&mut cb)
+    });
+    if let Some(e) = pending {
+        return Err(e);
+    }
+    if result.outcome == Outcome::Interrupted {
+        return Err(PyKeyboardInterrupt::new_err("simulation interrupted"));
+    }
+    let out = PyDict::new(py);
+    out.set_item("summary", result.summary_json(fabricsim::VERSION))?;
+    let tables = PyDict::new(py);
+    for (name, csv) in result.tables() {
+        tables.set_item(name, csv)?;
+    }
+    out.set_item("tables", tables)?;
+    out.set_item("text", result.text())?;
+    Ok(out)
+}
+
+/// Run the built-in benchmarks; return their figures as JSON text.
+#[pyfunction(name = "bench")]
+#[pyo3(signature = (quick = false))]
+fn run_bench(py: Python<'_>, quick: bool) -> PyResult<String> {
+    py.detach(|| fabricsim::bench::run_all(quick))
+        .map_err(PyRuntimeError::new_err)
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", fabricsim::VERSION)?;
+    m.add("ConfigError", m.py().get_type::<PyConfigError>())?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(run_bench, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,5 @@
+//! Agents give packets meaning: requesters, memory endpoints and, in later
+//! layers, caches, directories, snoop filters, root complexes and NICs.
+//! Agents talk only through messages carried by the fabric.
+
+pub mod cxl;

@@ -1,0 +1,291 @@
+//! Reading a configuration: text (TOML or JSON) to a table, `--set`
+//! overrides applied to the table, then typed deserialization that names
+//! the key path of any error.
+
+use serde::de::DeserializeOwned;
+
+use super::error::ConfigError;
+use super::schema::Config;
+
+/// The text format of a configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Toml,
+    Json,
+}
+
+impl Format {
+    pub fn parse(s: &str) -> Result<Self, ConfigError> {
+        match s {
+            "toml" => Ok(Format::Toml),
+            "json" => Ok(Format::Json),
+            _ => Err(ConfigError::new(
+                "<api>",
+                "fmt",
+                format!("unknown format {s:?}; expected \"toml\" or \"json\""),
+            )),
+        }
+    }
+}
+
+/// Parse configuration text into a raw table (no schema applied yet).
+pub fn parse_table(text: &str, source: &str, fmt: Format) -> Result<toml::Table, ConfigError> {
+    match fmt {
+        Format::Toml => text.parse::<toml::Table>().map_err(|e| {
+            let (line, col) = e.span().map(|s| line_col(text, s.start)).unwrap_or((0, 0));
+            let msg = e.message().trim().to_string();
+            ConfigError::new(
+                &format!("{source}:{line}:{col}"),
+                "",
+                format!("TOML syntax error: {msg}"),
+            )
+        }),
+        Format::Json => serde_json::from_str::<toml::Table>(text).map_err(|e| {
+            ConfigError::new(
+                &format!("{source}:{}:{}", e.line(), e.column()),
+                "",
+                format!("JSON error: {e} (null is not a valid configuration value)"),
+            )
+        }),
+    }
+}
+
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rfind('\n').map(|i| offset - i).unwrap_or(offset + 1);
+    (line, col)
+}
+
+/// One `--set key=value` override, parsed.
+#[derive(Debug, Clone)]
+pub struct Override {
+    pub text: String,
+    path: Vec<PathPart>,
+    value: toml::Value,
+}
+
+#[derive(Debug, Clone)]
+enum PathPart {
+    Key(String),
+    Index(usize),
+}
+
+impl Override {
+    /// `key.path[0].x=value`; the value is a TOML value (`16`, `true`,
+    /// `"s"`), and anything that is not one is taken as a bare string so
+    /// `bandwidth=64GB/s` works without quotes.
+    pub fn parse(text: &str) -> Result<Self, ConfigError> {
+        let err = |m: String| ConfigError::new("--set", text, m);
+        let (key, value) = text
+            .split_once('=')
+            .ok_or_else(|| err("expected KEY=VALUE, e.g. workload.window=32".into()))?;
+        let key = key.trim();
+        if key.is_empty() {
+            return Err(err("empty key; expected KEY=VALUE".into()));
+        }
+        let mut path = Vec::new();
+        for part in key.split('.') {
+            let (name, rest) = match part.find('[') {
+                Some(i) => (&part[..i], &part[i..]),
+                None => (part, ""),
+            };
+            if name.is_empty() && rest.is_empty() {
+                return Err(err(format!("empty component in key {key:?}")));
+            }
+            if !name.is_empty() {
+                if let Ok(i) = name.parse::<usize>() {
+                    path.push(PathPart::Index(i));
+                } else {
+                    path.push(PathPart::Key(name.to_string()));
+                }
+            }
+            let mut rest = rest;
+            while !rest.is_empty() {
+                let close = rest
+                    .find(']')
+                    .filter(|_| rest.starts_with('['))
+                    .ok_or_else(|| err(format!("bad index in key {key:?}; expected name[N]")))?;
+                let idx: usize = rest[1..close]
+                    .parse()
+                    .map_err(|_| err(format!("bad index {:?} in key {key:?}", &rest[1..close])))?;
+                path.push(PathPart::Index(idx));
+                rest = &rest[close + 1..];
+            }
+        }
+        let raw = value.trim();
+        let value = match format!("v = {raw}").parse::<toml::Table>() {
+            Ok(mut t) => t.remove("v").expect("key v present"),
+            Err(_) => toml::Value::String(raw.to_string()),
+        };
+        Ok(Self {
+            text: text.to_string(),
+            path,
+            value,
+        })
+    }
+
+    /// The dotted key, as error paths print it.
+    pub fn key(&self) -> String {
+        render_path(&self.path)
+    }
+}
+
+fn render_path(parts: &[PathPart]) -> String {
+    let mut s = String::new();
+    for p in parts {
+        match p {
+            PathPart::Key(k) => {
+                if !s.is_empty() {
+                    s.push('.');
+                }
+                s.push_str(k);
+            }
+            PathPart::Index(i) => s.push_str(&format!("[{i}]")),
+        }
+    }
+    s
+}
+
+/// Apply overrides in order to a raw table.
+pub fn apply_overrides(
+    table: toml::Table,
+    overrides: &[Override],
+) -> Result<toml::Table, ConfigError> {
+    let mut root = toml::Value::Table(table);
+    for o in overrides {
+        // Walk with the root held in a Value so tables and arrays are handled alike.
+        let mut wrapper = toml::Table::new();
+        wrapper.insert(
+            "root".into(),
+            std::mem::replace(&mut root, toml::Value::Boolean(false)),
+        );
+        let mut shifted = o.clone();
+        shifted.path.insert(0, PathPart::Key("root".into()));
+        let res = shifted.apply_in(&mut wrapper);
+        root = wrapper.remove("root").expect("root kept");
+        res?;
+    }
+    match root {
+        toml::Value::Table(t) => Ok(t),
+        _ => unreachable!("root stays a table"),
+    }
+}
+
+impl Override {
+    fn apply_in(&self, wrapper: &mut toml::Table) -> Result<(), ConfigError> {
+        let err = |m: String| ConfigError::new("--set", self.text.clone(), m);
+        let PathPart::Key(first) = &self.path[0] else {
+            unreachable!()
+        };
+        let mut cur: &mut toml::Value = wrapper.get_mut(first).expect("root present");
+        let n = self.path.len();
+        for (i, part) in self.path.iter().enumerate().skip(1) {
+            let last = i + 1 == n;
+            let shown = || render_path(&self.path[1..i]);
+            match part {
+                PathPart::Key(k) => {
+                    let where_ = shown();
+                    let t = cur
+                        .as_table_mut()
+                        .ok_or_else(|| err(format!("{where_} is not a table")))?;
+                    if last {
+                        t.insert(k.clone(), self.value.clone());
+                        return Ok(());
+                    }
+                    cur = t
+                        .entry(k.clone())
+                        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+                }
+                PathPart::Index(idx) => {
+                    let what = shown();
+                    let a = cur.as_array_mut().ok_or_else(|| {
+                        err(format!("{what} is not a list, so it has no [{idx}]"))
+                    })?;
+                    let len = a.len();
+                    let slot = a.get_mut(*idx).ok_or_else(|| {
+                        err(format!(
+                            "{what} has {len} entries; index {idx} is out of range"
+                        ))
+                    })?;
+                    if last {
+                        *slot = self.value.clone();
+                        return Ok(());
+                    }
+                    cur = slot;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Deserialize a raw table into a typed structure; an error names the key
+/// path (with `prefix` before it) and, if the key came from an override,
+/// names the override instead of the file.
+pub fn typed<T: DeserializeOwned>(
+    table: toml::Table,
+    source: &str,
+    prefix: &str,
+    overrides: &[Override],
+) -> Result<T, ConfigError> {
+    let value = toml::Value::Table(table);
+    serde_path_to_error::deserialize::<_, T>(value).map_err(|e| {
+        let mut path = e.path().to_string();
+        if path == "." {
+            path.clear();
+        }
+        let mut msg = e.inner().to_string();
+        // serde reports an unknown key at its parent; name the key itself.
+        if let Some(rest) = msg.strip_prefix("unknown field `") {
+            if let Some((field, expected)) = rest.split_once('`') {
+                path = if path.is_empty() {
+                    field.to_string()
+                } else {
+                    format!("{path}.{field}")
+                };
+                msg = format!("unknown key{expected}");
+            }
+        }
+        if let Some(rest) = msg.strip_prefix("missing field `") {
+            if let Some((field, _)) = rest.split_once('`') {
+                path = if path.is_empty() {
+                    field.to_string()
+                } else {
+                    format!("{path}.{field}")
+                };
+                msg = "missing required key".to_string();
+            }
+        }
+        let full = match (prefix.is_empty(), path.is_empty()) {
+            (true, _) => path,
+            (false, true) => prefix.to_string(),
+            (false, false) => format!("{prefix}.{path}"),
+        };
+        let from_override = overrides.iter().rev().find(|o| {
+            let k = o.key();
+            full == k || full.starts_with(&format!("{k}.")) || full.starts_with(&format!("{k}["))
+        });
+        match from_override {
+            Some(o) => ConfigError::new(&format!("--set {}", o.text), full, msg),
+            None => ConfigError::new(source, full, msg),
+        }
+    })
+}
+
+/// Parse, override and type-check a whole configuration.
+pub fn load_config(
+    text: &str,
+    source: &str,
+    fmt: Format,
+    overrides: &[String],
+) -> Result<(Config, toml::Table, Vec<Override>), ConfigError> {
+    let table = parse_table(text, source, fmt)?;
+    let parsed: Vec<Override> = overrides
+        .iter()
+        .map(|o| Override::parse(o))
+        .collect::<Result<_, _>>()?;
+    let table = apply_overrides(table, &parsed)?;
+    let config: Config = typed(table.clone(), source, "", &parsed)?;
+    Ok((config, table, parsed))
+}

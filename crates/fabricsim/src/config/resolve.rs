@@ -1,0 +1,600 @@
+//! From a typed configuration to a validated system: generated and
+//! explicit components, links with their defaults filled in, and each
+//! requester's workload.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use super::load::{load_config, typed, Format, Override};
+use super::schema::*;
+use super::ConfigError;
+use crate::engine::Time;
+use crate::fabric::topology::{generate, Link, NodeId, NodeKind, ShapeParams, Topology};
+use crate::workloads::{trace, WorkloadSpec};
+
+#[derive(Debug, Clone)]
+pub struct RequesterSpec {
+    pub node: NodeId,
+    pub issue_latency: Time,
+    pub cache_latency: Time,
+    pub workload: WorkloadSpec,
+}
+
+#[derive(Debug, Clone)]
+pub struct MemorySpec {
+    pub node: NodeId,
+    pub latency: Time,
+    pub bandwidth: super::units::Bandwidth,
+    pub queue: u32,
+}
+
+/// A validated system, ready to build and run.
+#[derive(Debug, Clone)]
+pub struct SystemSpec {
+    pub name: String,
+    pub seed: u64,
+    pub max_time: Time,
+    pub fabric: FabricConfig,
+    pub topology: Topology,
+    pub requesters: Vec<RequesterSpec>,
+    pub memories: Vec<MemorySpec>,
+    /// The configuration after overrides, with defaults filled in (for records).
+    pub resolved: serde_json::Value,
+}
+
+/// Resolved-configuration summary written beside results.
+#[derive(Serialize)]
+struct Resolved<'a> {
+    config: &'a Config,
+    requesters: usize,
+    memories: usize,
+    switches: usize,
+    links: usize,
+}
+
+/// Load, override, type-check and validate a configuration.
+pub fn resolve(
+    text: &str,
+    source: &str,
+    fmt: Format,
+    overrides: &[String],
+    seed: Option<u64>,
+) -> Result<SystemSpec, ConfigError> {
+    let (mut config, raw, overrides) = load_config(text, source, fmt, overrides)?;
+    if let Some(s) = seed {
+        config.sim.seed = s;
+    }
+    let base_dir = Path::new(source)
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    Builder {
+        source,
+        raw: &raw,
+        overrides: &overrides,
+        base_dir,
+    }
+    .build(config)
+}
+
+struct Builder<'a> {
+    source: &'a str,
+    raw: &'a toml::Table,
+    overrides: &'a [Override],
+    base_dir: PathBuf,
+}
+
+impl Builder<'_> {
+    fn err(&self, key: impl Into<String>, msg: impl Into<String>) -> ConfigError {
+        let key = key.into();
+        match self.overrides.iter().rev().find(|o| o.key() == key) {
+            Some(o) => ConfigError::new(&format!("--set {}", o.text), key, msg),
+            None => ConfigError::new(self.source, key, msg),
+        }
+    }
+
+    fn build(&self, config: Config) -> Result<SystemSpec, ConfigError> {
+        if config.sim.max_time.ps() == 0 {
+            return Err(self.err("sim.max_time", "0ns: expected a positive time"));
+        }
+        let d = &config.defaults;
+        let mut topo = Topology::default();
+        let mut req_nodes: Vec<(NodeId, Option<usize>)> = Vec::new();
+        let mut mem_nodes: Vec<(NodeId, Option<usize>)> = Vec::new();
+
+        if let Some(t) = &config.topology {
+            self.generate(t, d, &mut topo, &mut req_nodes, &mut mem_nodes)?;
+        }
+        let mut names: HashMap<String, NodeId> = topo
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.name.clone(), i as NodeId))
+            .collect();
+
+        for (i, s) in config.switch.iter().enumerate() {
+            let key = format!("switch[{i}]");
+            let lat = s.latency.unwrap_or(d.switch.latency).ps();
+            match names.get(&s.name) {
+                Some(&n) if topo.nodes[n as usize].kind == NodeKind::Switch => {
+                    topo.nodes[n as usize].latency = lat
+                }
+                Some(_) => {
+                    return Err(self.err(
+                        format!("{key}.name"),
+                        format!("{:?} is already the name of another component", s.name),
+                    ))
+                }
+                None => {
+                    self.check_name(&s.name, &format!("{key}.name"))?;
+                    let n = topo.add_node(s.name.clone(), NodeKind::Switch, lat);
+                    names.insert(s.name.clone(), n);
+                }
+            }
+        }
+        for (i, r) in config.requester.iter().enumerate() {
+            let key = format!("requester[{i}]");
+            match names.get(&r.name) {
+                Some(&n) if topo.nodes[n as usize].kind == NodeKind::Requester => {
+                    let slot = req_nodes
+                        .iter_mut()
+                        .find(|(m, _)| *m == n)
+                        .expect("generated requester listed");
+                    slot.1 = Some(i);
+                }
+                Some(_) => {
+                    return Err(self.err(
+                        format!("{key}.name"),
+                        format!("{:?} is already the name of another component", r.name),
+                    ))
+                }
+                None => {
+                    self.check_name(&r.name, &format!("{key}.name"))?;
+                    let n = topo.add_node(r.name.clone(), NodeKind::Requester, 0);
+                    names.insert(r.name.clone(), n);
+                    req_nodes.push((n, Some(i)));
+                }
+            }
+        }
+        for (i, m) in config.memory.iter().enumerate() {
+            let key = format!("memory[{i}]");
+            match names.get(&m.name) {
+                Some(&n) if topo.nodes[n as usize].kind == NodeKind::Memory => {
+                    let slot = mem_nodes
+                        .iter_mut()
+                        .find(|(x, _)| *x == n)
+                        .expect("generated memory listed");
+                    slot.1 = Some(i);
+                }
+                Some(_) => {
+                    return Err(self.err(
+                        format!("{key}.name"),
+                        format!("{:?} is already the name of another component", m.name),
+                    ))
+                }
+                None => {
+                    self.check_name(&m.name, &format!("{key}.name"))?;
+                    let n = topo.add_node(m.name.clone(), NodeKind::Memory, 0);
+                    names.insert(m.name.clone(), n);
+                    mem_nodes.push((n, Some(i)));
+                }
+            }
+        }
+        for (i, l) in config.link.iter().enumerate() {
+            let key = format!("link[{i}]");
+            let find = |end: &str, name: &str| -> Result<NodeId, ConfigError> {
+                names.get(name).copied().ok_or_else(|| {
+                    let mut known: Vec<&str> = topo.nodes.iter().map(|n| n.name.as_str()).collect();
+                    known.truncate(12);
+                    self.err(
+                        format!("{key}.{end}"),
+                        format!(
+                            "{name:?}: no component has this name; expected one of {}{}",
+                            known.join(", "),
+                            if topo.nodes.len() > 12 { ", ..." } else { "" }
+                        ),
+                    )
+                })
+            };
+            let a = find("a", &l.a)?;
+            let b = find("b", &l.b)?;
+            if a == b {
+                return Err(self.err(
+                    format!("{key}.b"),
+                    format!("{:?}: a link must join two different components", l.b),
+                ));
+            }
+            let p = &d.link;
+            topo.add_link(Link {
+                a,
+                b,
+                bandwidth: l.bandwidth.unwrap_or(p.bandwidth),
+                latency: l.latency.unwrap_or(p.latency).ps(),
+                port_delay: l.port_delay.unwrap_or(p.port_delay).ps(),
+                duplex: l.duplex.unwrap_or(p.duplex),
+                turnaround: l.turnaround.unwrap_or(p.turnaround).ps(),
+            });
+        }
+        if d.link.bandwidth.is_infinite()
+            || config
+                .link
+                .iter()
+                .any(|l| l.bandwidth.map(|b| b.is_infinite()).unwrap_or(false))
+        {
+            let i = config
+                .link
+                .iter()
+                .position(|l| l.bandwidth.map(|b| b.is_infinite()).unwrap_or(false));
+            let key = i
+                .map(|i| format!("link[{i}].bandwidth"))
+                .unwrap_or("defaults.link.bandwidth".into());
+            return Err(self.err(
+                key,
+                "inf: a link needs a finite bandwidth like '64GB/s' or 'PCIe5x16'",
+            ));
+        }
+
+        if req_nodes.is_empty() {
+            return Err(self.err(
+                "requester",
+                "the system has no requester; add [[requester]] or topology.requesters",
+            ));
+        }
+        if mem_nodes.is_empty() {
+            return Err(self.err(
+                "memory",
+                "the system has no memory; add [[memory]] or topology.memories",
+            ));
+        }
+        for (i, n) in topo.nodes.iter().enumerate() {
+            if n.ports.is_empty() {
+                let what = n.kind.name();
+                return Err(self.err(
+                    "link",
+                    format!(
+                        "{what} {:?} is not connected to anything (disconnected graph)",
+                        topo.nodes[i].name
+                    ),
+                ));
+            }
+        }
+
+        let memories: Vec<MemorySpec> = mem_nodes
+            .iter()
+            .map(|&(node, cfg)| {
+                let c = cfg.map(|i| &config.memory[i]);
+                MemorySpec {
+                    node,
+                    latency: c.and_then(|c| c.latency).unwrap_or(d.memory.latency).ps(),
+                    bandwidth: c.and_then(|c| c.bandwidth).unwrap_or(d.memory.bandwidth),
+                    queue: c.and_then(|c| c.queue).unwrap_or(d.memory.queue),
+                }
+            })
+            .collect();
+        for (i, m) in memories.iter().enumerate() {
+            if m.queue == 0 {
+                let key = mem_nodes[i]
+                    .1
+                    .map(|j| format!("memory[{j}].queue"))
+                    .unwrap_or("defaults.memory.queue".into());
+                return Err(self.err(key, "0: expected at least 1"));
+            }
+        }
+        let mem_names: Vec<String> = memories
+            .iter()
+            .map(|m| topo.nodes[m.node as usize].name.clone())
+            .collect();
+        let req_names: Vec<String> = req_nodes
+            .iter()
+            .map(|&(n, _)| topo.nodes[n as usize].name.clone())
+            .collect();
+
+        let mut trace_cache: Option<Arc<Vec<trace::TraceRecord>>> = None;
+        let mut requesters = Vec::new();
+        for (ri, &(node, cfg)) in req_nodes.iter().enumerate() {
+            let c = cfg.map(|i| &config.requester[i]);
+            let (wl_table, prefix) = self.workload_table(c.and_then(|c| c.workload.as_ref()), cfg);
+            let wc: WorkloadConfig = typed(wl_table, self.source, &prefix, self.overrides)?;
+            let mut w = self.workload(&wc, &prefix, &mem_names)?;
+            if wc.pattern == Pattern::Trace {
+                let path = wc.trace.clone().ok_or_else(|| {
+                    self.err(
+                        format!("{prefix}.trace"),
+                        "missing: pattern = \"trace\" needs a trace file",
+                    )
+                })?;
+                if trace_cache.is_none() {
+                    let full = self.base_dir.join(&path);
+                    let text = std::fs::read_to_string(&full).map_err(|e| {
+                        self.err(
+                            format!("{prefix}.trace"),
+                            format!("{:?}: cannot read {}: {e}", path, full.display()),
+                        )
+                    })?;
+                    trace_cache = Some(Arc::new(trace::parse(
+                        &text,
+                        &full.display().to_string(),
+                        &req_names,
+                    )?));
+                }
+                let all = trace_cache.as_ref().expect("trace loaded");
+                let mine: Vec<_> = all
+                    .iter()
+                    .filter(|r| r.requester == ri as u32)
+                    .copied()
+                    .collect();
+                w.trace = Some(Arc::new(mine));
+            } else if wc.trace.is_some() {
+                return Err(self.err(
+                    format!("{prefix}.trace"),
+                    "a trace file is only read with pattern = \"trace\"",
+                ));
+            }
+            requesters.push(RequesterSpec {
+                node,
+                issue_latency: c
+                    .and_then(|c| c.issue_latency)
+                    .unwrap_or(d.requester.issue_latency)
+                    .ps(),
+                cache_latency: c
+                    .and_then(|c| c.cache_latency)
+                    .unwrap_or(d.requester.cache_latency)
+                    .ps(),
+                workload: w,
+            });
+        }
+
+        // Every requester must reach each of its memories through switches.
+        for r in &requesters {
+            let seen = topo.reachable(r.node);
+            for &t in &r.workload.targets {
+                let m = memories[t as usize].node;
+                if !seen[m as usize] {
+                    return Err(self.err(
+                        "link",
+                        format!(
+                            "disconnected graph: requester {:?} cannot reach memory {:?} (only switches forward packets)",
+                            topo.nodes[r.node as usize].name, topo.nodes[m as usize].name
+                        ),
+                    ));
+                }
+            }
+        }
+
+        let n_sw = topo.nodes.iter().filter(|n| n.kind.is_switch()).count();
+        let resolved = serde_json::to_value(Resolved {
+            config: &config,
+            requesters: requesters.len(),
+            memories: memories.len(),
+            switches: n_sw,
+            links: topo.links.len(),
+        })
+        .expect("config serializes");
+        Ok(SystemSpec {
+            name: config.name.clone(),
+            seed: config.sim.seed,
+            max_time: config.sim.max_time.ps(),
+            fabric: config.fabric.clone(),
+            topology: topo,
+            requesters,
+            memories,
+            resolved,
+        })
+    }
+
+    fn check_name(&self, name: &str, key: &str) -> Result<(), ConfigError> {
+        if name.is_empty() || name.chars().any(|c| c.is_whitespace()) {
+            return Err(self.err(
+                key,
+                format!("{name:?}: expected a non-empty name without spaces"),
+            ));
+        }
+        Ok(())
+    }
+
+    fn generate(
+        &self,
+        t: &TopologyConfig,
+        d: &Defaults,
+        topo: &mut Topology,
+        reqs: &mut Vec<(NodeId, Option<usize>)>,
+        mems: &mut Vec<(NodeId, Option<usize>)>,
+    ) -> Result<(), ConfigError> {
+        let params = ShapeParams {
+            switches: t.switches,
+            arity: t.arity,
+            depth: t.depth,
+            spines: t.spines,
+            leaves: t.leaves,
+            rows: t.rows,
+            cols: t.cols,
+        };
+        let shape =
+            generate(t.kind, &params).map_err(|(k, m)| self.err(format!("topology.{k}"), m))?;
+        let link = |a, b| Link {
+            a,
+            b,
+            bandwidth: d.link.bandwidth,
+            latency: d.link.latency.ps(),
+            port_delay: d.link.port_delay.ps(),
+            duplex: d.link.duplex,
+            turnaround: d.link.turnaround.ps(),
+        };
+        let sw: Vec<NodeId> = (0..shape.switches)
+            .map(|i| topo.add_node(format!("sw{i}"), NodeKind::Switch, d.switch.latency.ps()))
+            .collect();
+        for &(a, b) in &shape.edges {
+            topo.add_link(link(sw[a], sw[b]));
+        }
+        let e = &shape.edge_switches;
+        for i in 0..t.requesters as usize {
+            let n = topo.add_node(format!("req{i}"), NodeKind::Requester, 0);
+            topo.add_link(link(n, sw[e[i % e.len()]]));
+            reqs.push((n, None));
+        }
+        for i in 0..t.memories as usize {
+            let n = topo.add_node(format!("mem{i}"), NodeKind::Memory, 0);
+            topo.add_link(link(n, sw[e[i % e.len()]]));
+            mems.push((n, None));
+        }
+        Ok(())
+    }
+
+    /// The global `[workload]` table with a requester's own keys laid over it.
+    fn workload_table(
+        &self,
+        own: Option<&toml::Table>,
+        cfg: Option<usize>,
+    ) -> (toml::Table, String) {
+        let mut t = self
+            .raw
+            .get("workload")
+            .and_then(|v| v.as_table())
+            .cloned()
+            .unwrap_or_default();
+        match (own, cfg) {
+            (Some(own), Some(i)) => {
+                for (k, v) in own {
+                    t.insert(k.clone(), v.clone());
+                }
+                (t, format!("requester[{i}].workload"))
+            }
+            _ => (t, "workload".to_string()),
+        }
+    }
+
+    fn workload(
+        &self,
+        w: &WorkloadConfig,
+        prefix: &str,
+        mem_names: &[String],
+    ) -> Result<WorkloadSpec, ConfigError> {
+        let k = |s: &str| format!("{prefix}.{s}");
+        let frac = |v: f64, key: &str, lo_open: bool| -> Result<(), ConfigError> {
+            let ok = v.is_finite() && v <= 1.0 && if lo_open { v > 0.0 } else { v >= 0.0 };
+            if ok {
+                Ok(())
+            } else {
+                Err(self.err(
+                    k(key),
+                    format!(
+                        "{v}: expected a fraction in {}0, 1]",
+                        if lo_open { "(" } else { "[" }
+                    ),
+                ))
+            }
+        };
+        frac(w.read_fraction, "read_fraction", false)?;
+        frac(w.hot_fraction, "hot_fraction", true)?;
+        frac(w.hot_probability, "hot_probability", false)?;
+        if !(w.header_overhead.is_finite() && w.header_overhead >= 0.0 && w.header_overhead <= 16.0)
+        {
+            return Err(self.err(
+                k("header_overhead"),
+                format!(
+                    "{}: expected a ratio of header to payload length in [0, 16]",
+                    w.header_overhead
+                ),
+            ));
+        }
+        if w.line.bytes() == 0 || w.line.bytes() > 1 << 20 {
+            return Err(self.err(
+                k("line"),
+                format!("{}: expected a size between 1B and 1MiB", w.line),
+            ));
+        }
+        if w.interleave.bytes() == 0 {
+            return Err(self.err(k("interleave"), "0B: expected a positive size"));
+        }
+        if w.footprint.bytes() < w.line.bytes() {
+            return Err(self.err(
+                k("footprint"),
+                format!("{}: expected at least one line ({})", w.footprint, w.line),
+            ));
+        }
+        if w.pattern != Pattern::Trace && w.requests == 0 {
+            return Err(self.err(k("requests"), "0: expected at least 1"));
+        }
+        if w.window == 0 {
+            return Err(self.err(k("window"), "0: expected at least 1 outstanding request"));
+        }
+        let line = w.line.bytes() as u32;
+        let interval = match (w.injection, w.interval, w.rate) {
+            (Injection::Open, Some(_), Some(_)) => {
+                return Err(self.err(
+                    k("rate"),
+                    "give either interval or rate for open-loop injection, not both",
+                ))
+            }
+            (Injection::Open, Some(i), None) if i.ps() == 0 => {
+                return Err(self.err(k("interval"), "0ns: expected a positive time"))
+            }
+            (Injection::Open, Some(i), None) => i.ps(),
+            (Injection::Open, None, Some(r)) if r.is_infinite() => {
+                return Err(self.err(k("rate"), "inf: expected a finite rate"))
+            }
+            (Injection::Open, None, Some(r)) => r.serialize(line as u64).max(1),
+            (Injection::Open, None, None) if w.pattern == Pattern::Trace => 0,
+            (Injection::Open, None, None) => return Err(self.err(
+                k("interval"),
+                "missing: open-loop injection needs interval (like '5ns') or rate (like '10GB/s')",
+            )),
+            (Injection::Closed, i, r) => {
+                if i.is_some() || r.is_some() {
+                    let key = if i.is_some() { "interval" } else { "rate" };
+                    return Err(self.err(
+                        k(key),
+                        "only used with injection = \"open\"; closed-loop injection uses window",
+                    ));
+                }
+                0
+            }
+        };
+        let targets: Vec<u32> = match &w.targets {
+            None => (0..mem_names.len() as u32).collect(),
+            Some(list) if list.is_empty() => {
+                return Err(self.err(k("targets"), "[]: expected at least one memory name"))
+            }
+            Some(list) => list
+                .iter()
+                .map(|n| {
+                    mem_names
+                        .iter()
+                        .position(|m| m == n)
+                        .map(|i| i as u32)
+                        .ok_or_else(|| {
+                            self.err(
+                                k("targets"),
+                                format!(
+                                    "{n:?} is not a memory; expected names from {}",
+                                    mem_names.join(", ")
+                                ),
+                            )
+                        })
+                })
+                .collect::<Result<_, _>>()?,
+        };
+        Ok(WorkloadSpec {
+            pattern: w.pattern,
+            requests: w.requests,
+            warmup: w.warmup,
+            read_fraction: w.read_fraction,
+            line,
+            header_bytes: (w.header_overhead * line as f64).round() as u32,
+            data_header: w.data_header.bytes() as u32,
+            injection: w.injection,
+            window: w.window,
+            interval,
+            arrival: w.arrival,
+            footprint: w.footprint.bytes(),
+            interleave: w.interleave.bytes(),
+            hot_fraction: w.hot_fraction,
+            hot_probability: w.hot_probability,
+            targets,
+            trace: None,
+        })
+    }
+}

@@ -1,0 +1,484 @@
+//! The configuration file's structure. Every table denies unknown keys, and
+//! every optional key has its default written here, next to its name, so
+//! the schema is the documentation (see docs/config.md).
+
+use serde::{Deserialize, Serialize};
+
+use super::units::{Bandwidth, Duration, Size};
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default = "default_name")]
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub sim: SimConfig,
+    #[serde(default)]
+    pub fabric: FabricConfig,
+    #[serde(default)]
+    pub defaults: Defaults,
+    pub topology: Option<TopologyConfig>,
+    #[serde(default)]
+    pub switch: Vec<SwitchConfig>,
+    #[serde(default)]
+    pub requester: Vec<RequesterConfig>,
+    #[serde(default)]
+    pub memory: Vec<MemoryConfig>,
+    #[serde(default)]
+    pub link: Vec<LinkConfig>,
+    #[serde(default)]
+    pub workload: WorkloadConfig,
+}
+
+fn default_name() -> String {
+    "unnamed".to_string()
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimConfig {
+    /// Seed of every random stream in the run.
+    #[serde(default = "one")]
+    pub seed: u64,
+    /// Simulated time at which the run stops even if work remains.
+    #[serde(default = "default_max_time")]
+    pub max_time: Duration,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        Self {
+            seed: 1,
+            max_time: default_max_time(),
+        }
+    }
+}
+
+fn one() -> u64 {
+    1
+}
+fn default_max_time() -> Duration {
+    Duration(crate::engine::S)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RoutingAlgorithm {
+    /// Minimal paths, fixed per (source, destination): ESF's "Oblivious".
+    Oblivious,
+    /// Minimal paths, next hop chosen by downstream free credits: ESF's "Adaptive".
+    Adaptive,
+    /// Shortest legal up*/down* paths over a BFS spanning tree; deadlock-free
+    /// on any graph with one virtual channel per message class.
+    Updown,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeadlockAvoidance {
+    /// Check the channel dependency graph; add hop-indexed virtual channels
+    /// only if it has a cycle.
+    Auto,
+    /// Always use hop-indexed virtual channels.
+    HopVcs,
+    /// Do nothing (a cyclic topology may deadlock; the run reports it).
+    None,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum BufferSize {
+    /// Enough bytes to cover the link's credit round trip at full bandwidth.
+    Auto,
+    Bytes(Size),
+}
+
+impl<'de> Deserialize<'de> for BufferSize {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = toml::Value::deserialize(d)?;
+        match v {
+            toml::Value::String(s) if s == "auto" => Ok(BufferSize::Auto),
+            toml::Value::String(s) => Size::parse(&s)
+                .map(BufferSize::Bytes)
+                .map_err(|e| serde::de::Error::custom(format!("{e}, or 'auto'"))),
+            other => Err(serde::de::Error::custom(format!(
+                "invalid buffer {other}: expected 'auto' or a size like '16KiB'"
+            ))),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FabricConfig {
+    #[serde(default = "default_routing")]
+    pub routing: RoutingAlgorithm,
+    #[serde(default = "default_deadlock")]
+    pub deadlock_avoidance: DeadlockAvoidance,
+    /// Input buffer per virtual channel per port.
+    #[serde(default = "default_buffer")]
+    pub buffer: BufferSize,
+}
+
+impl Default for FabricConfig {
+    fn default() -> Self {
+        Self {
+            routing: default_routing(),
+            deadlock_avoidance: default_deadlock(),
+            buffer: default_buffer(),
+        }
+    }
+}
+
+fn default_routing() -> RoutingAlgorithm {
+    RoutingAlgorithm::Oblivious
+}
+fn default_deadlock() -> DeadlockAvoidance {
+    DeadlockAvoidance::Auto
+}
+fn default_buffer() -> BufferSize {
+    BufferSize::Auto
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Duplex {
+    Full,
+    Half,
+}
+
+/// Defaults for every component of a kind; each explicit component may
+/// override any of them. Latencies default to ESF's Table III.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Defaults {
+    #[serde(default)]
+    pub link: LinkParams,
+    #[serde(default)]
+    pub switch: SwitchParams,
+    #[serde(default)]
+    pub requester: RequesterParams,
+    #[serde(default)]
+    pub memory: MemoryParams,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkParams {
+    #[serde(default = "default_link_bw")]
+    pub bandwidth: Bandwidth,
+    /// Bus time (ESF Table III: 1 ns).
+    #[serde(default = "default_bus_time")]
+    pub latency: Duration,
+    /// Delay of each PCIe port crossed; a traversal crosses two (ESF Table III: 25 ns).
+    #[serde(default = "default_port_delay")]
+    pub port_delay: Duration,
+    #[serde(default = "default_duplex")]
+    pub duplex: Duplex,
+    /// Time to reverse a half-duplex link's direction.
+    #[serde(default)]
+    pub turnaround: Duration,
+}
+
+impl Default for LinkParams {
+    fn default() -> Self {
+        Self {
+            bandwidth: default_link_bw(),
+            latency: default_bus_time(),
+            port_delay: default_port_delay(),
+            duplex: default_duplex(),
+            turnaround: Duration(0),
+        }
+    }
+}
+
+fn default_link_bw() -> Bandwidth {
+    Bandwidth::parse("PCIe5x16").expect("valid literal")
+}
+fn default_bus_time() -> Duration {
+    Duration(crate::engine::NS)
+}
+fn default_port_delay() -> Duration {
+    Duration(25 * crate::engine::NS)
+}
+fn default_duplex() -> Duplex {
+    Duplex::Full
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchParams {
+    /// Switching time from ingress to egress (ESF Table III: 20 ns).
+    #[serde(default = "default_switch_latency")]
+    pub latency: Duration,
+}
+
+impl Default for SwitchParams {
+    fn default() -> Self {
+        Self {
+            latency: default_switch_latency(),
+        }
+    }
+}
+
+fn default_switch_latency() -> Duration {
+    Duration(20 * crate::engine::NS)
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RequesterParams {
+    /// Requester processing before a request enters the fabric (ESF Table III: 10 ns).
+    #[serde(default = "default_issue_latency")]
+    pub issue_latency: Duration,
+    /// Cache access when a response returns (ESF Table III: 12 ns).
+    #[serde(default = "default_cache_latency")]
+    pub cache_latency: Duration,
+}
+
+impl Default for RequesterParams {
+    fn default() -> Self {
+        Self {
+            issue_latency: default_issue_latency(),
+            cache_latency: default_cache_latency(),
+        }
+    }
+}
+
+fn default_issue_latency() -> Duration {
+    Duration(10 * crate::engine::NS)
+}
+fn default_cache_latency() -> Duration {
+    Duration(12 * crate::engine::NS)
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryParams {
+    /// Device controller processing (ESF Table III: 40 ns).
+    #[serde(default = "default_memory_latency")]
+    pub latency: Duration,
+    /// Data-path bandwidth of the media behind the controller (one DDR5-4800 channel by default).
+    #[serde(default = "default_memory_bw")]
+    pub bandwidth: Bandwidth,
+    /// Requests the controller holds at once; more wait in the fabric (back-pressure).
+    #[serde(default = "default_memory_queue")]
+    pub queue: u32,
+}
+
+impl Default for MemoryParams {
+    fn default() -> Self {
+        Self {
+            latency: default_memory_latency(),
+            bandwidth: default_memory_bw(),
+            queue: default_memory_queue(),
+        }
+    }
+}
+
+fn default_memory_latency() -> Duration {
+    Duration(40 * crate::engine::NS)
+}
+fn default_memory_bw() -> Bandwidth {
+    Bandwidth::parse("38.4GB/s").expect("valid literal")
+}
+fn default_memory_queue() -> u32 {
+    64
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TopologyKind {
+    Chain,
+    Ring,
+    Tree,
+    SpineLeaf,
+    FullyConnected,
+    Mesh,
+    Torus,
+}
+
+/// A generated fabric: switches joined in a shape, with requesters and
+/// memories attached to its edge switches in turn.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TopologyConfig {
+    pub kind: TopologyKind,
+    /// Switches of a chain, ring or fully-connected fabric.
+    pub switches: Option<u32>,
+    /// Tree: children per switch, and levels below the root.
+    pub arity: Option<u32>,
+    pub depth: Option<u32>,
+    /// Spine-leaf.
+    pub spines: Option<u32>,
+    pub leaves: Option<u32>,
+    /// Mesh and torus.
+    pub rows: Option<u32>,
+    pub cols: Option<u32>,
+    /// Requesters (`req0`, `req1`, ...) and memories (`mem0`, ...) to attach.
+    #[serde(default)]
+    pub requesters: u32,
+    #[serde(default)]
+    pub memories: u32,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchConfig {
+    pub name: String,
+    pub latency: Option<Duration>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RequesterConfig {
+    pub name: String,
+    pub issue_latency: Option<Duration>,
+    pub cache_latency: Option<Duration>,
+    /// Keys of `[workload]` to override for this requester only.
+    pub workload: Option<toml::Table>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryConfig {
+    pub name: String,
+    pub latency: Option<Duration>,
+    pub bandwidth: Option<Bandwidth>,
+    pub queue: Option<u32>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkConfig {
+    pub a: String,
+    pub b: String,
+    pub bandwidth: Option<Bandwidth>,
+    pub latency: Option<Duration>,
+    pub port_delay: Option<Duration>,
+    pub duplex: Option<Duplex>,
+    pub turnaround: Option<Duration>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pattern {
+    /// Sequential lines, each requester in its own region.
+    Stream,
+    /// Uniformly random lines over the footprint.
+    Uniform,
+    /// `hot_probability` of accesses to the first `hot_fraction` of the footprint.
+    Hotspot,
+    /// Each requester talks to one memory, a fixed random permutation.
+    Permutation,
+    /// Replay of a trace file (see docs/trace-format.md).
+    Trace,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Injection {
+    /// A window of outstanding requests; a new one issues when one completes.
+    Closed,
+    /// Requests issue at a rate regardless of completions.
+    Open,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Arrival {
+    Poisson,
+    Periodic,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadConfig {
+    #[serde(default = "default_pattern")]
+    pub pattern: Pattern,
+    /// Measured requests per requester (trace: ignored, the trace decides).
+    #[serde(default = "default_requests")]
+    pub requests: u64,
+    /// Requests per requester issued before measurement starts.
+    #[serde(default)]
+    pub warmup: u64,
+    /// Fraction of requests that are reads.
+    #[serde(default = "default_read_fraction")]
+    pub read_fraction: f64,
+    /// Payload of a data message (a cache line).
+    #[serde(default = "default_line")]
+    pub line: Size,
+    /// ESF's header overhead: a message without payload (read request,
+    /// write acknowledgement) is this fraction of `line`.
+    #[serde(default)]
+    pub header_overhead: f64,
+    /// Extra header bytes on messages that carry data.
+    #[serde(default)]
+    pub data_header: Size,
+    #[serde(default = "default_injection")]
+    pub injection: Injection,
+    /// Closed loop: outstanding requests per requester.
+    #[serde(default = "default_window")]
+    pub window: u32,
+    /// Open loop: mean time between issues (or give `rate`).
+    pub interval: Option<Duration>,
+    /// Open loop: offered payload bandwidth per requester (or give `interval`).
+    pub rate: Option<Bandwidth>,
+    #[serde(default = "default_arrival")]
+    pub arrival: Arrival,
+    /// Address range the requests cover.
+    #[serde(default = "default_footprint")]
+    pub footprint: Size,
+    /// Granularity of address interleaving across memories.
+    #[serde(default = "default_interleave")]
+    pub interleave: Size,
+    #[serde(default = "default_hot_fraction")]
+    pub hot_fraction: f64,
+    #[serde(default = "default_hot_probability")]
+    pub hot_probability: f64,
+    /// Memories the requests go to (default: all).
+    pub targets: Option<Vec<String>>,
+    /// Trace file, relative to the configuration file.
+    pub trace: Option<String>,
+}
+
+impl Default for WorkloadConfig {
+    fn default() -> Self {
+        toml::Table::new().try_into().expect("defaults deserialize")
+    }
+}
+
+fn default_pattern() -> Pattern {
+    Pattern::Uniform
+}
+fn default_requests() -> u64 {
+    1000
+}
+fn default_read_fraction() -> f64 {
+    1.0
+}
+fn default_line() -> Size {
+    Size(64)
+}
+fn default_injection() -> Injection {
+    Injection::Closed
+}
+fn default_window() -> u32 {
+    16
+}
+fn default_arrival() -> Arrival {
+    Arrival::Poisson
+}
+fn default_footprint() -> Size {
+    Size(1 << 30)
+}
+fn default_interleave() -> Size {
+    Size(4096)
+}
+fn default_hot_fraction() -> f64 {
+    0.1
+}
+fn default_hot_probability() -> f64 {
+    0.9
+}

@@ -1,0 +1,12 @@
+//! Simulated time and the deterministic event queue.
+//!
+//! The engine knows nothing about fabrics or agents: a simulation owns an
+//! [`EventQueue`] of its own event type and runs its own dispatch loop, so
+//! events are plain enums dispatched by `match` (no boxing, no allocation
+//! per event once the heap has grown to its working size).
+
+mod queue;
+mod time;
+
+pub use queue::EventQueue;
+pub use time::{Time, MS, NS, PS, S, US};

@@ -1,0 +1,580 @@
+use std::collections::VecDeque;
+
+use crate::agents::cxl::messages::VC_CLASSES;
+use crate::agents::cxl::{MemMsg, MemoryEndpoint, MsgKind, Requester};
+use crate::config::schema::{BufferSize, Injection, Pattern};
+use crate::config::SystemSpec;
+use crate::engine::{EventQueue, Time};
+use crate::fabric::routing::RoutingTable;
+use crate::fabric::{Fabric, FabricEvent, LinkStats, NodeId, PacketHeader, PacketId};
+use crate::stats::Histogram;
+use crate::workloads::rng::Stream;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Event {
+    Fabric(FabricEvent),
+    /// Requester creates a request and hands it to the fabric.
+    Issue(u32),
+    /// The oldest response of a memory is ready to leave.
+    MemReady(u32),
+    /// A response finished its cache access at the requester.
+    Complete(u32),
+}
+
+impl From<FabricEvent> for Event {
+    fn from(e: FabricEvent) -> Self {
+        Event::Fabric(e)
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Agent {
+    Requester(u32),
+    Memory(u32),
+    None,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every request completed.
+    Completed,
+    /// `sim.max_time` reached with work left.
+    TimeLimit,
+    /// No event left while requests were outstanding.
+    Deadlock,
+    /// Stopped from outside (Ctrl-C).
+    Interrupted,
+}
+
+/// Per-requester results.
+pub struct RequesterResult {
+    pub name: String,
+    pub issued: u64,
+    pub completed: u64,
+    pub measured: u64,
+    pub measured_bytes: u64,
+    pub latency: Histogram,
+    pub queueing: Histogram,
+}
+
+pub struct RunResult {
+    pub name: String,
+    pub seed: u64,
+    pub outcome: Outcome,
+    pub sim_time: Time,
+    pub window_start: Time,
+    pub window_end: Time,
+    pub events: u64,
+    pub wall_s: f64,
+    pub in_flight_packets: usize,
+    pub requesters: Vec<RequesterResult>,
+    pub read_latency: Histogram,
+    pub write_latency: Histogram,
+    /// Link directions: (link index, from node name, to node name, bandwidth GB/s, stats over the window).
+    pub links: Vec<(usize, String, String, f64, LinkStats)>,
+    pub class_packets: Vec<(String, u64, u64)>,
+    pub memories: Vec<(String, u64, Time)>,
+    pub vc_levels: u8,
+    pub cdg_acyclic: bool,
+    pub routing: String,
+    pub warnings: Vec<String>,
+}
+
+pub struct System {
+    spec_name: String,
+    seed: u64,
+    max_time: Time,
+    q: EventQueue<Event>,
+    fabric: Fabric<MemMsg>,
+    agent_of: Vec<Agent>,
+    requesters: Vec<Requester>,
+    req_node: Vec<NodeId>,
+    /// Per requester: target position -> memory index.
+    req_targets: Vec<Vec<u32>>,
+    /// Scheduled Issue events not yet run (closed loop).
+    req_pending: Vec<u32>,
+    /// Trace with a window: blocked until a completion.
+    req_blocked: Vec<bool>,
+    responded: Vec<Vec<u64>>,
+    memories: Vec<MemoryEndpoint>,
+    mem_node: Vec<NodeId>,
+    mem_inflight: Vec<VecDeque<MemMsg>>,
+    // statistics
+    lat: Vec<Histogram>,
+    queueing: Vec<Histogram>,
+    read_lat: Histogram,
+    write_lat: Histogram,
+    measured: Vec<(u64, u64)>,
+    started_measuring: Vec<bool>,
+    n_started: usize,
+    window_start: Time,
+    window_end: Time,
+    snapshot: Vec<LinkStats>,
+    done: usize,
+    routing_name: String,
+}
+
+impl System {
+    pub fn build(spec: &SystemSpec) -> Self {
+        let topo = spec.topology.clone();
+        // Flows the deadlock check must see: requests and responses.
+        let mut req_flows = Vec::new();
+        let mut resp_flows = Vec::new();
+        for r in &spec.requesters {
+            for &t in &r.workload.targets {
+                let m = spec.memories[t as usize].node;
+                req_flows.push((r.node, m));
+                resp_flows.push((m, r.node));
+            }
+        }
+        let routing = RoutingTable::build(
+            &topo,
+            spec.fabric.routing,
+            spec.fabric.deadlock_avoidance,
+            &[req_flows, resp_flows],
+        );
+        let max_packet = spec
+            .requesters
+            .iter()
+            .map(|r| r.workload.max_packet())
+            .max()
+            .unwrap_or(64);
+        let buffer = match spec.fabric.buffer {
+            BufferSize::Auto => None,
+            BufferSize::Bytes(s) => Some(s.bytes().min(u32::MAX as u64 / 2) as u32),
+        };
+        let fabric = Fabric::new(topo, routing, VC_CLASSES, buffer, max_packet);
+
+        let mut agent_of = vec![Agent::None; spec.topology.nodes.len()];
+        let count = spec.requesters.len() as u32;
+        // Permutation pattern: one shared random permutation of the memories.
+        let mut perm: Vec<u32> = (0..spec.memories.len() as u32).collect();
+        let mut prng = Stream::new(spec.seed, u64::MAX);
+        for i in (1..perm.len()).rev() {
+            let j = prng.below(i as u64 + 1) as usize;
+            perm.swap(i, j);
+        }
+        let requesters: Vec<Requester> = spec
+            .requesters
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                agent_of[r.node as usize] = Agent::Requester(i as u32);
+                let local_perm: Vec<u32> = if r.workload.pattern == Pattern::Permutation {
+                    perm.iter()
+                        .filter_map(|m| {
+                            r.workload
+                                .targets
+                                .iter()
+                                .position(|t| t == m)
+                                .map(|p| p as u32)
+                        })
+                        .collect()
+                } else {
+                    Vec::new()
+                };
+                Requester::new(
+                    i as u32,
+                    count,
+                    r.issue_latency,
+                    r.cache_latency,
+                    r.workload.clone(),
+                    spec.seed,
+                    &local_perm,
+                )
+            })
+            .collect();
+        for (i, m) in spec.memories.iter().enumerate() {
+            agent_of[m.node as usize] = Agent::Memory(i as u32);
+        }
+        let nr = requesters.len();
+        let warmup_free = requesters
+            .iter()
+            .filter(|r| r.workload.warmup == 0 || r.total() == 0)
+            .count();
+        System {
+            spec_name: spec.name.clone(),
+            seed: spec.seed,
+            max_time: spec.max_time,
+            q: EventQueue::with_capacity(4096),
+            agent_of,
+            req_node: spec.requesters.iter().map(|r| r.node).collect(),
+            req_targets: spec
+                .requesters
+                .iter()
+                .map(|r| r.workload.targets.clone())
+                .collect(),
+            req_pending: vec![0; nr],
+            req_blocked: vec![false; nr],
+            responded: requesters
+                .iter()
+                .map(|r| vec![0u64; (r.total() as usize).div_ceil(64)])
+                .collect(),
+            memories: spec
+                .memories
+                .iter()
+                .map(|m| MemoryEndpoint::new(m.latency, m.bandwidth, m.queue))
+                .collect(),
+            mem_node: spec.memories.iter().map(|m| m.node).collect(),
+            mem_inflight: spec.memories.iter().map(|_| VecDeque::new()).collect(),
+            lat: vec![Histogram::default(); nr],
+            queueing: vec![Histogram::default(); nr],
+            read_lat: Histogram::default(),
+            write_lat: Histogram::default(),
+            measured: vec![(0, 0); nr],
+            started_measuring: requesters
+                .iter()
+                .map(|r| r.workload.warmup == 0 || r.total() == 0)
+                .collect(),
+            n_started: warmup_free,
+            window_start: 0,
+            window_end: 0,
+            snapshot: Vec::new(),
+            done: requesters.iter().filter(|r| r.total() == 0).count(),
+            routing_name: format!("{:?}", spec.fabric.routing).to_lowercase(),
+            requesters,
+            fabric,
+        }
+    }
+
+    /// Run to completion (or the time limit). `progress` is called every
+    /// few thousand events with the fraction done; returning false stops
+    /// the run (reported as interrupted).
+    pub fn run(mut self, progress: &mut dyn FnMut(f64) -> bool) -> RunResult {
+        let wall = std::time::Instant::now();
+        if self.n_started == self.requesters.len() {
+            self.snapshot = self.fabric.link_stats().to_vec();
+        }
+        for r in 0..self.requesters.len() {
+            self.start_requester(r);
+        }
+        let total: u64 = self
+            .requesters
+            .iter()
+            .map(|r| r.total())
+            .sum::<u64>()
+            .max(1);
+        let mut completed_total: u64 = 0;
+        let mut outcome = Outcome::Completed;
+        let mut tick: u32 = 0;
+        while self.done < self.requesters.len() {
+            let Some((t, ev)) = self.q.pop() else {
+                outcome = Outcome::Deadlock;
+                break;
+            };
+            if t > self.max_time {
+                outcome = Outcome::TimeLimit;
+                break;
+            }
+            match ev {
+                Event::Fabric(fe) => {
+                    if let Some((node, pkt)) = self.fabric.handle(&mut self.q, fe) {
+                        self.deliver(node, pkt);
+                    }
+                }
+                Event::Issue(r) => self.issue(r as usize),
+                Event::MemReady(m) => self.mem_ready(m as usize),
+                Event::Complete(r) => {
+                    completed_total += 1;
+                    self.complete(r as usize)
+                }
+            }
+            tick = tick.wrapping_add(1);
+            if tick & 0xFFFF == 0 {
+                let frac =
+                    (completed_total as f64 / total as f64).max(t as f64 / self.max_time as f64);
+                if !progress(frac.min(1.0)) {
+                    outcome = Outcome::Interrupted;
+                    break;
+                }
+            }
+        }
+        if self.window_end == 0 || outcome != Outcome::Completed {
+            self.window_end = self.q.now().max(self.window_end);
+        }
+        progress(1.0);
+        self.finish(outcome, wall.elapsed().as_secs_f64())
+    }
+
+    fn start_requester(&mut self, r: usize) {
+        let req = &mut self.requesters[r];
+        if req.total() == 0 {
+            return;
+        }
+        let lat = req.issue_latency;
+        match (req.workload.injection, req.workload.trace.is_some()) {
+            (Injection::Closed, false) => {
+                let n = (req.workload.window as u64).min(req.total()) as u32;
+                self.req_pending[r] = n;
+                for _ in 0..n {
+                    self.q.schedule(lat, Event::Issue(r as u32));
+                }
+            }
+            _ => {
+                let t = req.first_issue();
+                self.q.schedule(t + lat, Event::Issue(r as u32));
+            }
+        }
+    }
+
+    fn issue(&mut self, r: usize) {
+        let now = self.q.now();
+        let n_requesters = self.requesters.len();
+        let req = &mut self.requesters[r];
+        let timed = req.workload.injection == Injection::Open || req.workload.trace.is_some();
+        if timed
+            && req.workload.injection == Injection::Closed
+            && req.outstanding >= req.workload.window
+        {
+            self.req_blocked[r] = true;
+            return;
+        }
+        if !timed {
+            self.req_pending[r] -= 1;
+        }
+        let created = now - req.issue_latency;
+        let (mut msg, target) = req.create(now);
+        msg.created = created;
+        if !self.started_measuring[r] && req.measured(msg.tag) {
+            self.started_measuring[r] = true;
+            self.n_started += 1;
+            if self.n_started == n_requesters {
+                self.window_start = created;
+                self.snapshot = self.fabric.link_stats().to_vec();
+            }
+        }
+        if timed {
+            if let Some(next) = req.advance_schedule(created) {
+                let lat = req.issue_latency;
+                self.q.schedule(next + lat, Event::Issue(r as u32));
+            }
+        }
+        let wl = &req.workload;
+        let mem = self.req_targets[r][target as usize];
+        let bytes = if msg.kind.carries_data() {
+            msg.bytes + wl.data_header
+        } else {
+            wl.header_bytes
+        };
+        let payload = if msg.kind.carries_data() {
+            msg.bytes
+        } else {
+            0
+        };
+        let hdr = PacketHeader {
+            src: self.req_node[r],
+            dst: self.mem_node[mem as usize],
+            bytes,
+            payload,
+            class: msg.kind as u8,
+            vc_class: msg.kind.vc_class(),
+        };
+        self.fabric.inject(&mut self.q, self.req_node[r], hdr, msg);
+    }
+
+    fn deliver(&mut self, node: NodeId, pkt: PacketId) {
+        match self.agent_of[node as usize] {
+            Agent::Memory(m) => {
+                let m = m as usize;
+                let mem = &mut self.memories[m];
+                if mem.has_room() && mem.waiting.is_empty() {
+                    self.accept(m, pkt);
+                } else {
+                    mem.waiting.push_back(pkt);
+                }
+            }
+            Agent::Requester(r) => self.response(r as usize, pkt),
+            Agent::None => unreachable!("packet delivered to a switch"),
+        }
+    }
+
+    fn accept(&mut self, m: usize, pkt: PacketId) {
+        let (_, msg, wait) = self.fabric.consume(&mut self.q, pkt);
+        let now = self.q.now();
+        let (resp, ready) = self.memories[m].accept(
+            now,
+            MemMsg {
+                queued: msg.queued + wait,
+                ..msg
+            },
+        );
+        self.mem_inflight[m].push_back(resp);
+        self.q.schedule(ready, Event::MemReady(m as u32));
+    }
+
+    fn mem_ready(&mut self, m: usize) {
+        let resp = self.mem_inflight[m]
+            .pop_front()
+            .expect("a response is in service");
+        let r = resp.requester as usize;
+        let wl = &self.requesters[r].workload;
+        let data = resp.kind.carries_data();
+        let hdr = PacketHeader {
+            src: self.mem_node[m],
+            dst: self.req_node[r],
+            bytes: if data {
+                resp.bytes + wl.data_header
+            } else {
+                wl.header_bytes
+            },
+            payload: if data { resp.bytes } else { 0 },
+            class: resp.kind as u8,
+            vc_class: resp.kind.vc_class(),
+        };
+        self.fabric.inject(&mut self.q, self.mem_node[m], hdr, resp);
+        self.memories[m].release();
+        while self.memories[m].has_room() {
+            let Some(next) = self.memories[m].waiting.pop_front() else {
+                break;
+            };
+            self.accept(m, next);
+        }
+    }
+
+    fn response(&mut self, r: usize, pkt: PacketId) {
+        let (_, msg, wait) = self.fabric.consume(&mut self.q, pkt);
+        assert_eq!(
+            msg.requester as usize, r,
+            "response delivered to the wrong requester"
+        );
+        assert!(
+            matches!(msg.kind, MsgKind::ReadResp | MsgKind::WriteAck),
+            "requester received a {:?}",
+            msg.kind
+        );
+        let bits = &mut self.responded[r];
+        let (w, b) = ((msg.tag / 64) as usize, msg.tag % 64);
+        assert!(
+            bits[w] >> b & 1 == 0,
+            "request {} of requester {r} answered twice",
+            msg.tag
+        );
+        bits[w] |= 1 << b;
+        let req = &self.requesters[r];
+        let done_at = self.q.now() + req.cache_latency;
+        if req.measured(msg.tag) {
+            let latency = done_at - msg.created;
+            self.lat[r].record(latency);
+            self.queueing[r].record(msg.queued + wait);
+            if msg.kind == MsgKind::ReadResp {
+                self.read_lat.record(latency);
+            } else {
+                self.write_lat.record(latency);
+            }
+            self.measured[r].0 += 1;
+            self.measured[r].1 += msg.bytes as u64;
+            self.window_end = self.window_end.max(done_at);
+        }
+        self.q.schedule(done_at, Event::Complete(r as u32));
+    }
+
+    fn complete(&mut self, r: usize) {
+        let now = self.q.now();
+        let req = &mut self.requesters[r];
+        req.complete();
+        if req.done() {
+            self.done += 1;
+            return;
+        }
+        let timed = req.workload.injection == Injection::Open || req.workload.trace.is_some();
+        if timed {
+            if self.req_blocked[r] {
+                self.req_blocked[r] = false;
+                self.q
+                    .schedule(now + req.issue_latency, Event::Issue(r as u32));
+            }
+        } else if req.issued + (self.req_pending[r] as u64) < req.total() {
+            self.req_pending[r] += 1;
+            self.q
+                .schedule(now + req.issue_latency, Event::Issue(r as u32));
+        }
+    }
+
+    fn finish(self, outcome: Outcome, wall_s: f64) -> RunResult {
+        let topo = &self.fabric.topo;
+        let stats = self.fabric.link_stats();
+        let snap = if self.snapshot.is_empty() {
+            vec![LinkStats::default(); stats.len()]
+        } else {
+            self.snapshot.clone()
+        };
+        let mut links = Vec::new();
+        for (p, s) in stats.iter().enumerate() {
+            let l = &topo.links[p / 2];
+            let (from, to) = if p % 2 == 0 { (l.a, l.b) } else { (l.b, l.a) };
+            links.push((
+                p / 2,
+                topo.nodes[from as usize].name.clone(),
+                topo.nodes[to as usize].name.clone(),
+                l.bandwidth.gb_per_s(),
+                s.minus(&snap[p]),
+            ));
+        }
+        let (cp, cb) = self.fabric.class_counts();
+        let class_packets = MsgKind::ALL
+            .iter()
+            .map(|k| (k.name().to_string(), cp[*k as usize], cb[*k as usize]))
+            .collect();
+        let mut warnings = Vec::new();
+        match outcome {
+            Outcome::TimeLimit => warnings.push(format!(
+                "stopped at sim.max_time with {} requests outstanding and {} packets in flight",
+                self.requesters.iter().map(|r| r.issued - r.completed).sum::<u64>(),
+                self.fabric.in_flight()
+            )),
+            Outcome::Deadlock => warnings.push(format!(
+                "deadlock: no event left with {} requests outstanding and {} packets stuck in the fabric",
+                self.requesters.iter().map(|r| r.issued - r.completed).sum::<u64>(),
+                self.fabric.in_flight()
+            )),
+            Outcome::Interrupted => warnings.push("interrupted before completion".to_string()),
+            Outcome::Completed => {}
+        }
+        RunResult {
+            name: self.spec_name.clone(),
+            seed: self.seed,
+            outcome,
+            sim_time: self.q.now(),
+            window_start: self.window_start,
+            window_end: self.window_end,
+            events: self.q.dispatched(),
+            wall_s,
+            in_flight_packets: self.fabric.in_flight(),
+            requesters: self
+                .requesters
+                .iter()
+                .enumerate()
+                .map(|(i, r)| RequesterResult {
+                    name: topo.nodes[self.req_node[i] as usize].name.clone(),
+                    issued: r.issued,
+                    completed: r.completed,
+                    measured: self.measured[i].0,
+                    measured_bytes: self.measured[i].1,
+                    latency: self.lat[i].clone(),
+                    queueing: self.queueing[i].clone(),
+                })
+                .collect(),
+            read_latency: self.read_lat.clone(),
+            write_latency: self.write_lat.clone(),
+            links,
+            class_packets,
+            memories: self
+                .memories
+                .iter()
+                .enumerate()
+                .map(|(i, m)| {
+                    (
+                        topo.nodes[self.mem_node[i] as usize].name.clone(),
+                        m.served,
+                        m.busy_ps,
+                    )
+                })
+                .collect(),
+            vc_levels: self.fabric.routing.levels,
+            cdg_acyclic: self.fabric.routing.cdg_acyclic,
+            routing: self.routing_name.clone(),
+            warnings,
+        }
+    }
+}

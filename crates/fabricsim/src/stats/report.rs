@@ -1,0 +1,302 @@
+//! Rendering a run's results: the JSON summary, CSV tables and a terminal
+//! table. Output depends only on the results (never on wall-clock time,
+//! except the summary's `wall_s`), so the same run gives the same bytes.
+
+use std::fmt::Write;
+
+use serde_json::json;
+
+use super::Histogram;
+use crate::engine::NS;
+use crate::sim::{Outcome, RunResult};
+
+fn ns(ps: u64) -> f64 {
+    ps as f64 / NS as f64
+}
+
+fn round(v: f64, digits: i32) -> f64 {
+    let f = 10f64.powi(digits);
+    (v * f).round() / f
+}
+
+fn lat_json(h: &Histogram) -> serde_json::Value {
+    if h.count == 0 {
+        return json!({"count": 0});
+    }
+    json!({
+        "count": h.count,
+        "mean": round(h.mean() / NS as f64, 3),
+        "min": ns(h.min),
+        "p50": ns(h.quantile(0.50)),
+        "p90": ns(h.quantile(0.90)),
+        "p99": ns(h.quantile(0.99)),
+        "max": ns(h.max),
+    })
+}
+
+impl RunResult {
+    pub fn outcome_name(&self) -> &'static str {
+        match self.outcome {
+            Outcome::Completed => "completed",
+            Outcome::TimeLimit => "time_limit",
+            Outcome::Deadlock => "deadlock",
+            Outcome::Interrupted => "interrupted",
+        }
+    }
+
+    pub fn measured_time(&self) -> u64 {
+        self.window_end.saturating_sub(self.window_start)
+    }
+
+    pub fn all_latency(&self) -> Histogram {
+        let mut h = Histogram::default();
+        for r in &self.requesters {
+            h.merge(&r.latency);
+        }
+        h
+    }
+
+    /// Measured payload bytes per second over the measurement window, in GB/s.
+    pub fn throughput_gbps(&self) -> f64 {
+        let bytes: u64 = self.requesters.iter().map(|r| r.measured_bytes).sum();
+        let t = self.measured_time();
+        if t == 0 {
+            0.0
+        } else {
+            bytes as f64 / (t as f64 / 1e12) / 1e9
+        }
+    }
+
+    pub fn summary_json(&self, version: &str) -> String {
+        let issued: u64 = self.requesters.iter().map(|r| r.issued).sum();
+        let completed: u64 = self.requesters.iter().map(|r| r.completed).sum();
+        let mut q = Histogram::default();
+        for r in &self.requesters {
+            q.merge(&r.queueing);
+        }
+        let v = json!({
+            "fabricsim_version": version,
+            "config_name": self.name,
+            "seed": self.seed,
+            "outcome": self.outcome_name(),
+            "deadlock": self.outcome == Outcome::Deadlock,
+            "sim_time_ps": self.sim_time,
+            "measured_time_ps": self.measured_time(),
+            "events": self.events,
+            "wall_s": round(self.wall_s, 4),
+            "requests": {
+                "issued": issued,
+                "completed": completed,
+                "in_flight": issued - completed,
+                "measured": self.requesters.iter().map(|r| r.measured).sum::<u64>(),
+            },
+            "packets_in_flight": self.in_flight_packets,
+            "throughput_GBps": round(self.throughput_gbps(), 6),
+            "latency_ns": lat_json(&self.all_latency()),
+            "read_latency_ns": lat_json(&self.read_latency),
+            "write_latency_ns": lat_json(&self.write_latency),
+            "queueing_ns": lat_json(&q),
+            "routing": {
+                "algorithm": self.routing,
+                "vc_levels": self.vc_levels,
+                "cdg_acyclic": self.cdg_acyclic,
+            },
+            "warnings": self.warnings,
+        });
+        serde_json::to_string_pretty(&v).expect("summary serializes")
+    }
+
+    /// One row per link direction.
+    pub fn links_csv(&self) -> String {
+        let t = self.measured_time().max(1) as f64;
+        let mut s = String::from(
+            "link,from,to,bandwidth_GBps,packets,bytes,payload_bytes,busy_ns,utilization,efficiency,turnaround_ns,mean_wait_ns,throughput_GBps\n",
+        );
+        for (l, from, to, bw, st) in &self.links {
+            let eff = if st.busy_ps == 0 {
+                0.0
+            } else {
+                st.payload_ps as f64 / st.busy_ps as f64
+            };
+            let wait = if st.packets == 0 {
+                0.0
+            } else {
+                st.wait_ps as f64 / st.packets as f64 / NS as f64
+            };
+            let _ = writeln!(
+                s,
+                "{l},{from},{to},{},{},{},{},{},{},{},{},{},{}",
+                round(*bw, 6),
+                st.packets,
+                st.bytes,
+                st.payload_bytes,
+                round(ns(st.busy_ps), 3),
+                round(st.busy_ps as f64 / t, 6),
+                round(eff, 6),
+                round(ns(st.turnaround_ps), 3),
+                round(wait, 4),
+                round(st.payload_bytes as f64 / (t / 1e12) / 1e9, 6),
+            );
+        }
+        s
+    }
+
+    /// Latency histogram buckets, overall and per operation.
+    pub fn latency_csv(&self) -> String {
+        let mut s = String::from("scope,lo_ns,hi_ns,count\n");
+        for (scope, h) in [
+            ("all", &self.all_latency()),
+            ("read", &self.read_latency),
+            ("write", &self.write_latency),
+        ] {
+            for (lo, hi, c) in h.buckets() {
+                let _ = writeln!(s, "{scope},{},{},{c}", ns(lo), ns(hi));
+            }
+        }
+        s
+    }
+
+    pub fn requesters_csv(&self) -> String {
+        let t = self.measured_time().max(1) as f64;
+        let mut s = String::from(
+            "requester,issued,completed,measured,throughput_GBps,mean_ns,p50_ns,p99_ns,max_ns,mean_queueing_ns\n",
+        );
+        for r in &self.requesters {
+            let _ = writeln!(
+                s,
+                "{},{},{},{},{},{},{},{},{},{}",
+                r.name,
+                r.issued,
+                r.completed,
+                r.measured,
+                round(r.measured_bytes as f64 / (t / 1e12) / 1e9, 6),
+                round(r.latency.mean() / NS as f64, 3),
+                ns(r.latency.quantile(0.5)),
+                ns(r.latency.quantile(0.99)),
+                ns(if r.latency.count == 0 {
+                    0
+                } else {
+                    r.latency.max
+                }),
+                round(r.queueing.mean() / NS as f64, 3),
+            );
+        }
+        s
+    }
+
+    pub fn classes_csv(&self) -> String {
+        let mut s = String::from("class,packets,bytes\n");
+        for (c, p, b) in &self.class_packets {
+            let _ = writeln!(s, "{c},{p},{b}");
+        }
+        s
+    }
+
+    pub fn tables(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("links", self.links_csv()),
+            ("latency", self.latency_csv()),
+            ("requesters", self.requesters_csv()),
+            ("classes", self.classes_csv()),
+        ]
+    }
+
+    /// A readable summary for a terminal.
+    pub fn text(&self) -> String {
+        let mut s = String::new();
+        let h = self.all_latency();
+        let issued: u64 = self.requesters.iter().map(|r| r.issued).sum();
+        let completed: u64 = self.requesters.iter().map(|r| r.completed).sum();
+        let _ = writeln!(
+            s,
+            "{} (seed {}): {}",
+            self.name,
+            self.seed,
+            self.outcome_name()
+        );
+        let _ = writeln!(
+            s,
+            "  simulated {:.3} us, measured {:.3} us, {} events in {:.3} s ({:.1} M events/s)",
+            self.sim_time as f64 / 1e6,
+            self.measured_time() as f64 / 1e6,
+            self.events,
+            self.wall_s,
+            self.events as f64 / self.wall_s.max(1e-9) / 1e6
+        );
+        let _ = writeln!(
+            s,
+            "  requests {completed}/{issued} completed, throughput {:.3} GB/s",
+            self.throughput_gbps()
+        );
+        if h.count > 0 {
+            let _ = writeln!(
+                s,
+                "  latency ns: mean {:.1}  p50 {:.1}  p90 {:.1}  p99 {:.1}  max {:.1}",
+                h.mean() / NS as f64,
+                ns(h.quantile(0.5)),
+                ns(h.quantile(0.9)),
+                ns(h.quantile(0.99)),
+                ns(h.max)
+            );
+        }
+        let _ = writeln!(s);
+        let _ = writeln!(
+            s,
+            "  {:<12} {:>9} {:>9} {:>10} {:>10} {:>10}",
+            "requester", "completed", "GB/s", "mean ns", "p50 ns", "p99 ns"
+        );
+        let t = self.measured_time().max(1) as f64;
+        for r in &self.requesters {
+            let _ = writeln!(
+                s,
+                "  {:<12} {:>9} {:>9.3} {:>10.1} {:>10.1} {:>10.1}",
+                r.name,
+                r.completed,
+                r.measured_bytes as f64 / (t / 1e12) / 1e9,
+                r.latency.mean() / NS as f64,
+                ns(r.latency.quantile(0.5)),
+                ns(r.latency.quantile(0.99))
+            );
+        }
+        let _ = writeln!(s);
+        let _ = writeln!(
+            s,
+            "  {:<24} {:>10} {:>8} {:>8} {:>10}",
+            "link direction", "GB/s cap", "util", "effic", "wait ns"
+        );
+        let mut busiest: Vec<_> = self.links.iter().collect();
+        busiest.sort_by(|a, b| b.4.busy_ps.cmp(&a.4.busy_ps).then(a.0.cmp(&b.0)));
+        for (_, from, to, bw, st) in busiest.iter().take(8) {
+            let eff = if st.busy_ps == 0 {
+                0.0
+            } else {
+                st.payload_ps as f64 / st.busy_ps as f64
+            };
+            let wait = if st.packets == 0 {
+                0.0
+            } else {
+                st.wait_ps as f64 / st.packets as f64 / NS as f64
+            };
+            let _ = writeln!(
+                s,
+                "  {:<24} {:>10.2} {:>8.3} {:>8.3} {:>10.2}",
+                format!("{from}->{to}"),
+                bw,
+                st.busy_ps as f64 / t,
+                eff,
+                wait
+            );
+        }
+        if self.links.len() > 8 {
+            let _ = writeln!(
+                s,
+                "  ... {} more link directions in links.csv",
+                self.links.len() - 8
+            );
+        }
+        for w in &self.warnings {
+            let _ = writeln!(s, "  warning: {w}");
+        }
+        s
+    }
+}

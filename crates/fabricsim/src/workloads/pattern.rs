@@ -1,0 +1,149 @@
+//! Synthetic address patterns and the address-to-memory interleaving.
+
+use super::rng::Stream;
+use super::{Access, WorkloadSpec};
+use crate::config::schema::Pattern;
+
+/// Produces a requester's accesses, one at a time, without allocating.
+pub struct Generator {
+    pattern: Pattern,
+    line: u64,
+    lines: u64,
+    read_fraction: f64,
+    hot_lines: u64,
+    hot_probability: f64,
+    next_line: u64,
+    /// Permutation pattern: the one target of this requester.
+    fixed_target: Option<u32>,
+    interleave: u64,
+    n_targets: u64,
+}
+
+impl Generator {
+    /// `index` is this requester's position among `count` requesters;
+    /// `perm` is the run's permutation of targets (permutation pattern).
+    pub fn new(spec: &WorkloadSpec, index: u32, count: u32, perm: &[u32]) -> Self {
+        let line = spec.line as u64;
+        let lines = (spec.footprint / line).max(1);
+        let region = lines / count.max(1) as u64;
+        Self {
+            pattern: spec.pattern,
+            line,
+            lines,
+            read_fraction: spec.read_fraction,
+            hot_lines: ((lines as f64 * spec.hot_fraction).round() as u64).clamp(1, lines),
+            hot_probability: spec.hot_probability,
+            next_line: region * index as u64,
+            fixed_target: if spec.pattern == Pattern::Permutation && !perm.is_empty() {
+                Some(perm[index as usize % perm.len()])
+            } else {
+                None
+            },
+            interleave: spec.interleave,
+            n_targets: spec.targets.len() as u64,
+        }
+    }
+
+    /// The next access and the position (in the workload's target list) of
+    /// the memory that serves it.
+    #[inline]
+    pub fn next(&mut self, rng: &mut Stream) -> (Access, u32) {
+        let l = match self.pattern {
+            Pattern::Stream => {
+                let l = self.next_line;
+                self.next_line = (self.next_line + 1) % self.lines;
+                l
+            }
+            Pattern::Uniform | Pattern::Permutation | Pattern::Trace => rng.below(self.lines),
+            Pattern::Hotspot => {
+                if rng.unit() < self.hot_probability || self.hot_lines == self.lines {
+                    rng.below(self.hot_lines)
+                } else {
+                    self.hot_lines + rng.below(self.lines - self.hot_lines)
+                }
+            }
+        };
+        let write = rng.unit() >= self.read_fraction;
+        let addr = l * self.line;
+        let target = match self.fixed_target {
+            Some(t) => t,
+            None => interleave(addr, self.interleave, self.n_targets),
+        };
+        (
+            Access {
+                write,
+                addr,
+                bytes: self.line as u32,
+            },
+            target,
+        )
+    }
+}
+
+/// Which of `n` memories serves `addr` when addresses interleave every `granule` bytes.
+#[inline]
+pub fn interleave(addr: u64, granule: u64, n: u64) -> u32 {
+    ((addr / granule) % n) as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::schema::{Arrival, Injection};
+
+    fn spec(pattern: Pattern) -> WorkloadSpec {
+        WorkloadSpec {
+            pattern,
+            requests: 10,
+            warmup: 0,
+            read_fraction: 0.5,
+            line: 64,
+            header_bytes: 0,
+            data_header: 0,
+            injection: Injection::Closed,
+            window: 1,
+            interval: 0,
+            arrival: Arrival::Poisson,
+            footprint: 64 * 1000,
+            interleave: 64,
+            hot_fraction: 0.1,
+            hot_probability: 0.9,
+            targets: vec![0, 1, 2, 3],
+            trace: None,
+        }
+    }
+
+    #[test]
+    fn stream_is_sequential_and_interleaves() {
+        let mut g = Generator::new(&spec(Pattern::Stream), 0, 1, &[]);
+        let mut rng = Stream::new(1, 0);
+        let t: Vec<u32> = (0..5).map(|_| g.next(&mut rng).1).collect();
+        assert_eq!(t, vec![0, 1, 2, 3, 0]);
+    }
+
+    #[test]
+    fn hotspot_concentrates_accesses() {
+        let mut g = Generator::new(&spec(Pattern::Hotspot), 0, 1, &[]);
+        let mut rng = Stream::new(1, 0);
+        let n = 100_000;
+        let hot = (0..n).filter(|_| g.next(&mut rng).0.addr < 6400).count();
+        let frac = hot as f64 / n as f64;
+        assert!((frac - 0.9).abs() < 0.01, "{frac}");
+    }
+
+    #[test]
+    fn read_fraction_is_respected() {
+        let mut g = Generator::new(&spec(Pattern::Uniform), 0, 1, &[]);
+        let mut rng = Stream::new(3, 0);
+        let n = 100_000;
+        let w = (0..n).filter(|_| g.next(&mut rng).0.write).count() as f64 / n as f64;
+        assert!((w - 0.5).abs() < 0.01, "{w}");
+    }
+
+    #[test]
+    fn permutation_sends_each_requester_to_one_target() {
+        let mut g = Generator::new(&spec(Pattern::Permutation), 2, 4, &[3, 1, 0, 2]);
+        let mut rng = Stream::new(1, 0);
+        assert!((0..100).all(|_| g.next(&mut rng).1 == 0));
+    }
+}

@@ -1,0 +1,139 @@
+"""fabricsim: simulator and model checker for memory interconnect fabrics (CXL, PCIe, ...).
+
+The simulation core is Rust (``fabricsim._core``); this package adds configuration handling,
+results as pandas DataFrames, and the ``fabricsim`` command line.
+
+>>> import fabricsim
+>>> result = fabricsim.run("examples/cxl_expander.toml", seed=1)   # doctest: +SKIP
+>>> result.links                                                    # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any, Callable
+
+from . import _core
+from ._config import ConfigLike, OverridesLike, load_config, overrides_list
+from ._core import ConfigError
+from .result import Result
+
+__version__: str = _core.__version__
+
+__all__ = ["run", "validate", "bench", "Result", "ConfigError", "__version__"]
+
+ProgressCallback = Callable[[float, str], None]
+
+
+def validate(config: ConfigLike, set: OverridesLike = None) -> dict[str, Any]:
+    """Validate a configuration and return it fully resolved (defaults filled in).
+
+    ``config`` is a path to a .toml file, TOML text (a string with a newline) or a dict.
+    ``set`` holds overrides: a dict ``{"workload.requests": 50}`` or a list of
+    ``"key=value"`` strings. Raises :class:`ConfigError` with a message naming the source,
+    the key, the value and what was expected.
+    """
+    src = load_config(config)
+    resolved = _core.validate(src.text, src.source, fmt=src.fmt, overrides=overrides_list(set))
+    return json.loads(resolved)
+
+
+def run(
+    config: ConfigLike,
+    seed: int | None = None,
+    set: OverridesLike = None,
+    out: str | os.PathLike | None = None,
+    progress: None | bool | ProgressCallback = None,
+) -> Result:
+    """Run one simulation and return its :class:`Result`.
+
+    - ``config``: path to a .toml file, TOML text (a string with a newline) or a dict;
+    - ``seed``: overrides the configuration's seed;
+    - ``set``: overrides, a dict ``{key: value}`` or a list of ``"key=value"`` strings;
+    - ``out``: if given, the result is also written to this directory (see :meth:`Result.write`);
+    - ``progress``: ``None`` shows a progress bar when stderr is a terminal, ``False`` shows
+      nothing, ``True`` always shows the bar, a callable is called as
+      ``progress(fraction_done, text)``.
+
+    The simulation releases the GIL. Ctrl-C stops it cleanly and raises KeyboardInterrupt.
+    """
+    src = load_config(config)
+    overrides = overrides_list(set)
+    if seed is not None:
+        seed = _check_seed(seed)
+
+    bar = None
+    callback: ProgressCallback | None
+    if callable(progress):
+        callback = progress
+    elif progress is True or (progress is None and _stderr_is_tty()):
+        bar, callback = _progress_bar()
+    else:
+        callback = None
+
+    try:
+        raw = _core.run(
+            src.text, src.source, fmt=src.fmt, overrides=overrides, seed=seed, progress=callback
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+
+    result = Result(raw)
+    if out is not None:
+        result.write(out)
+    return result
+
+
+def bench(quick: bool = False) -> dict[str, Any]:
+    """Benchmark the timing engine and fabric: events/s, packet hops/s, ..."""
+    return json.loads(_core.bench(quick=quick))
+
+
+def _check_seed(seed: Any) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        index = getattr(seed, "__index__", None)  # numpy integers
+        if isinstance(seed, bool) or index is None:
+            raise TypeError(f"seed must be an integer, not {type(seed).__name__}")
+        seed = index()
+    if seed < 0:
+        raise ConfigError(f"seed = {seed}: expected a non-negative integer")
+    return seed
+
+
+def _stderr_is_tty() -> bool:
+    try:
+        return sys.stderr is not None and sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _progress_bar():
+    from tqdm import tqdm
+
+    try:
+        size = os.get_terminal_size(sys.stderr.fileno())
+        sized = size.columns > 0 and size.lines > 0
+    except (AttributeError, ValueError, OSError):
+        sized = False
+    bar = tqdm(
+        total=100,
+        unit="%",
+        leave=False,
+        file=sys.stderr,
+        bar_format="{percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]{postfix}",
+        # a terminal that reports no size (some ptys) would otherwise get no bar at all
+        dynamic_ncols=sized,
+        ncols=None if sized else 80,
+        nrows=None if sized else 24,
+    )
+
+    def callback(fraction: float, text: str = "") -> None:
+        bar.n = min(100.0, max(0.0, float(fraction) * 100.0))
+        if text:
+            bar.set_postfix_str(text, refresh=False)
+        bar.refresh()
+
+    return bar, callback

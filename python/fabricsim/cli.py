@@ -1,0 +1,315 @@
+"""The ``fabricsim`` command line.
+
+Each subcommand is a pair of functions, ``add_<name>(subparsers)`` which declares its
+arguments and sets ``func``, and ``cmd_<name>(args) -> int``. To add one, write the pair and
+list ``add_<name>`` in :data:`COMMANDS`.
+
+Exit codes: 0 success, 1 simulation or I/O error, 2 configuration or usage error,
+130 interrupted (Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Callable
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_CONFIG = 2
+EXIT_INTERRUPTED = 130
+
+
+def _error(message: str) -> None:
+    print(f"error: {message}", file=sys.stderr)
+
+
+def _api():
+    # Imported here so that `fabricsim --help` works (and says so) even if the extension is
+    # missing, and so that argument errors are reported before the core is loaded.
+    import fabricsim
+
+    return fabricsim
+
+
+def _guarded(func: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
+    """Run a command, turning the errors a user can cause into messages and exit codes."""
+    fabricsim = _api()
+    try:
+        return func(args)
+    except fabricsim.ConfigError as exc:
+        _error(str(exc))
+        return EXIT_CONFIG
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except RuntimeError as exc:
+        _error(str(exc))
+        return EXIT_ERROR
+    except OSError as exc:
+        _error(str(exc))
+        return EXIT_ERROR
+
+
+def _progress(args: argparse.Namespace) -> bool | None:
+    return False if getattr(args, "quiet", False) else None
+
+
+def _add_set(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override one configuration value, e.g. --set workload.requests=1000 "
+        "(may be repeated)",
+    )
+
+
+# -- run ------------------------------------------------------------------------------------
+def add_run(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("run", help="run one simulation", description="Run one simulation.")
+    p.add_argument("config", metavar="CONFIG", help="configuration file (.toml)")
+    p.add_argument("--seed", type=int, default=None, metavar="N", help="random seed")
+    _add_set(p)
+    p.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="write summary.json, timing.json and the CSV tables to DIR",
+    )
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument(
+        "--quiet", "-q", action="store_true", help="no progress bar and no summary table"
+    )
+    p.set_defaults(func=cmd_run)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    fabricsim = _api()
+    result = fabricsim.run(
+        args.config,
+        seed=args.seed,
+        set=args.overrides,
+        out=args.out,
+        progress=_progress(args),
+    )
+    if args.json:
+        print(result.summary_json.rstrip("\n"))
+    elif not args.quiet:
+        print(result.text.rstrip("\n"))
+    if args.out is not None and not args.quiet:
+        print(f"wrote {args.out}", file=sys.stderr)
+    return EXIT_OK
+
+
+# -- validate -------------------------------------------------------------------------------
+def add_validate(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "validate",
+        help="check a configuration without running it",
+        description="Check a configuration without running it.",
+    )
+    p.add_argument("config", metavar="CONFIG", help="configuration file (.toml)")
+    _add_set(p)
+    p.set_defaults(func=cmd_validate)
+
+
+# (label, plural, keys the resolved configuration may use)
+_COUNTED = (
+    ("requester", "requesters", ("requester", "requesters")),
+    ("memory", "memories", ("memory", "memories")),
+    ("switch", "switches", ("switch", "switches")),
+    ("link", "links", ("link", "links")),
+)
+
+
+def describe_config(resolved: Mapping[str, Any]) -> str:
+    """'2 requesters, 1 memory, ...' for the component lists present in a resolved config."""
+    parts = []
+    for singular, plural, keys in _COUNTED:
+        for key in keys:
+            value = resolved.get(key)
+            if isinstance(value, (list, tuple)):
+                parts.append(f"{len(value)} {singular if len(value) == 1 else plural}")
+                break
+    return ", ".join(parts)
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    fabricsim = _api()
+    resolved = fabricsim.validate(args.config, set=args.overrides)
+    counts = describe_config(resolved) if isinstance(resolved, Mapping) else ""
+    print(f"{args.config}: ok ({counts})" if counts else f"{args.config}: ok")
+    return EXIT_OK
+
+
+# -- bench ----------------------------------------------------------------------------------
+def add_bench(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "bench",
+        help="measure the speed of the timing engine and fabric",
+        description="Measure events/s of the timing engine and packet hops/s of the fabric.",
+    )
+    p.add_argument("--json", action="store_true", help="print the figures as JSON")
+    p.add_argument("--quick", action="store_true", help="a shorter, less precise measurement")
+    p.set_defaults(func=cmd_bench)
+
+
+def _flatten(value: Any, prefix: str = "") -> list[tuple[str, Any]]:
+    if isinstance(value, Mapping):
+        rows = []
+        for key, item in value.items():
+            rows.extend(_flatten(item, f"{prefix}.{key}" if prefix else str(key)))
+        return rows
+    return [(prefix, value)]
+
+
+def _format_number(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, int) or (abs(value) >= 1000 and float(value).is_integer()):
+        return f"{int(value):,}"
+    if abs(value) >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:.4g}"
+
+
+def format_bench(figures: Mapping[str, Any]) -> str:
+    rows = [(key, _format_number(value)) for key, value in _flatten(figures)]
+    if not rows:
+        return "(no figures)"
+    width = max(len(key) for key, _ in rows)
+    vwidth = max(len(value) for _, value in rows)
+    return "\n".join(f"{key:<{width}}  {value:>{vwidth}}" for key, value in rows)
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    fabricsim = _api()
+    figures = fabricsim.bench(quick=args.quick)
+    if args.json:
+        print(json.dumps(figures, indent=2))
+    else:
+        print(format_bench(figures))
+    return EXIT_OK
+
+
+# -- examples -------------------------------------------------------------------------------
+def add_examples(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "examples",
+        help="run every example system and print its results",
+        description="Run every example system (examples/*.toml) and print its results.",
+    )
+    p.add_argument("--out", default=None, metavar="DIR", help="write each result to DIR/<example>/")
+    p.add_argument("--quick", action="store_true", help="accepted for future use")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_examples)
+
+
+def example_dirs() -> list[Path]:
+    """Where example systems are looked for, in order."""
+    here = Path(__file__).resolve()
+    return [
+        here.parents[2] / "examples",  # a checkout: <repo>/python/fabricsim/cli.py
+        here.parent / "examples",  # a copy shipped inside the package
+        Path.cwd() / "examples",  # an installed package run from the checkout
+    ]
+
+
+def find_examples() -> list[Path]:
+    for directory in example_dirs():
+        if directory.is_dir():
+            files = sorted(directory.glob("*.toml"))
+            if files:
+                return files
+    return []
+
+
+def cmd_examples(args: argparse.Namespace) -> int:
+    fabricsim = _api()
+    files = find_examples()
+    if not files:
+        searched = ", ".join(str(d) for d in example_dirs())
+        _error(f"no example systems (*.toml) found; looked in {searched}")
+        return EXIT_ERROR
+    status = EXIT_OK
+    for i, path in enumerate(files):
+        if i:
+            print()
+        print(f"== {path.stem} ({path}) ==", flush=True)
+        out = Path(args.out) / path.stem if args.out is not None else None
+        try:
+            result = fabricsim.run(str(path), out=out, progress=_progress(args))
+        except fabricsim.ConfigError as exc:
+            _error(str(exc))
+            status = max(status, EXIT_CONFIG)
+            continue
+        except RuntimeError as exc:
+            _error(f"{path}: {exc}")
+            status = max(status, EXIT_ERROR)
+            continue
+        print(result.text.rstrip("\n"), flush=True)
+    if args.out is not None:
+        print(f"wrote {args.out}", file=sys.stderr)
+    return status
+
+
+# -- main -----------------------------------------------------------------------------------
+#: Subcommands in the order `fabricsim --help` lists them.
+COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
+    add_run,
+    add_validate,
+    add_bench,
+    add_examples,
+]
+
+
+def _version() -> str:
+    return _api().__version__
+
+
+class _VersionAction(argparse.Action):
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, **kw):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, **kw)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"fabricsim {_version()}")
+        parser.exit()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="fabricsim",
+        description="Simulator and model checker for memory interconnect fabrics (CXL, PCIe).",
+    )
+    parser.add_argument("--version", action=_VersionAction, help="print the version and exit")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for add in COMMANDS:
+        add(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, usage errors
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+    try:
+        return _guarded(args.func, args)
+    except BrokenPipeError:
+        # output piped into e.g. `head`: stop quietly, without a second error at exit
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,145 @@
+"""The `fabricsim` command line, run as `python -m fabricsim` in a subprocess."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import fabricsim
+from fabricsim import cli as cli_module
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_version(cli):
+    proc = cli("--version")
+    assert proc.returncode == 0
+    assert proc.stdout.strip() == f"fabricsim {fabricsim.__version__}"
+
+
+def test_help_lists_commands(cli):
+    proc = cli("--help")
+    assert proc.returncode == 0
+    for command in ("run", "validate", "bench", "examples"):
+        assert command in proc.stdout
+
+
+def test_no_command_is_a_usage_error(cli):
+    assert cli().returncode == 2
+
+
+def test_run_prints_table(cli, tiny_file):
+    proc = cli("run", str(tiny_file))
+    assert proc.returncode == 0, proc.stderr
+    assert "host0" in proc.stdout
+
+
+def test_run_json_with_seed_and_set(cli, tiny_file):
+    proc = cli("run", str(tiny_file), "--json", "--seed", "9", "--set", "workload.requests=50")
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)
+    assert summary["seed"] == 9
+    assert summary["requests"]["completed"] == 50
+
+
+def test_run_out_writes_files(cli, tiny_file, tmp_path: Path):
+    out = tmp_path / "out"
+    proc = cli("run", str(tiny_file), "--out", str(out), "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == ""
+    assert (out / "links.csv").is_file()
+    assert (out / "summary.json").is_file()
+    assert (out / "timing.json").is_file()
+    assert "completed" in json.loads((out / "summary.json").read_text())["requests"]
+
+
+def test_run_out_is_deterministic(cli, tiny_file, tmp_path: Path):
+    for name in ("a", "b"):
+        proc = cli("run", str(tiny_file), "--seed", "4", "--out", str(tmp_path / name), "-q")
+        assert proc.returncode == 0, proc.stderr
+    for path in sorted((tmp_path / "a").iterdir()):
+        if path.name != "timing.json":
+            assert path.read_bytes() == (tmp_path / "b" / path.name).read_bytes(), path.name
+
+
+def test_run_bad_config_exits_2(cli, tiny_toml, tmp_path: Path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text(tiny_toml.replace("[sim]", "[sim]\nbogus_knob = 3"))
+    proc = cli("run", str(bad))
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: ")
+    assert "bogus_knob" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_validate_ok(cli, tiny_file):
+    proc = cli("validate", str(tiny_file))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(f"{tiny_file}: ok")
+
+
+def test_validate_bad_file_exits_2_and_names_file(cli, tiny_toml, tmp_path: Path):
+    bad = tmp_path / "broken_system.toml"
+    bad.write_text(tiny_toml.replace('bandwidth = "64GB/s"', 'bandwidth = "-3GB/s"'))
+    proc = cli("validate", str(bad))
+    assert proc.returncode == 2
+    assert "broken_system.toml" in proc.stderr
+    assert "error:" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_validate_missing_file_exits_2(cli, tmp_path: Path):
+    proc = cli("validate", str(tmp_path / "absent.toml"))
+    assert proc.returncode == 2
+    assert "absent.toml" in proc.stderr
+
+
+def test_validate_bad_override_exits_2(cli, tiny_file):
+    proc = cli("validate", str(tiny_file), "--set", "workload.bogus_knob=1")
+    assert proc.returncode == 2
+    assert "bogus_knob" in proc.stderr
+
+
+def test_bench_json_quick(cli):
+    proc = cli("bench", "--json", "--quick")
+    assert proc.returncode == 0, proc.stderr
+    assert "engine" in json.loads(proc.stdout)
+
+
+def test_examples_run(cli, tmp_path: Path):
+    files = sorted((REPO / "examples").glob("*.toml"))
+    if not files:
+        pytest.skip("no examples/*.toml in this checkout")
+    out = tmp_path / "examples-out"
+    proc = cli("examples", "--out", str(out), "--quiet", cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    for path in files:
+        assert f"== {path.stem} " in proc.stdout
+        assert (out / path.stem / "summary.json").is_file()
+        assert (out / path.stem / "links.csv").is_file()
+
+
+# -- helpers, in process ------------------------------------------------------------------
+def test_describe_config_counts_components():
+    resolved = {
+        "requester": [{}, {}],
+        "memory": [{}],
+        "switch": [],
+        "link": [{}, {}, {}],
+    }
+    text = cli_module.describe_config(resolved)
+    assert text == "2 requesters, 1 memory, 0 switches, 3 links"
+    assert cli_module.describe_config({"name": "x"}) == ""
+
+
+def test_format_bench_flattens_figures():
+    text = cli_module.format_bench({"engine": {"events_per_s": 12345678.9}, "quick": True})
+    assert "engine.events_per_s" in text
+    assert "12,345,679" in text
+
+
+def test_main_returns_exit_code_for_usage_errors(capsys):
+    assert cli_module.main(["run"]) == 2
+    assert "CONFIG" in capsys.readouterr().err
