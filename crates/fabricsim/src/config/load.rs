@@ -236,24 +236,34 @@ pub fn typed<T: DeserializeOwned>(
             path.clear();
         }
         let mut msg = e.inner().to_string();
+        // Keep the first line: later lines repeat the location we print ourselves.
+        if let Some(i) = msg.find('\n') {
+            msg.truncate(i);
+        }
+        let ends_with =
+            |path: &str, field: &str| path == field || path.ends_with(&format!(".{field}"));
         // serde reports an unknown key at its parent; name the key itself.
         if let Some(rest) = msg.strip_prefix("unknown field `") {
             if let Some((field, expected)) = rest.split_once('`') {
-                path = if path.is_empty() {
-                    field.to_string()
-                } else {
-                    format!("{path}.{field}")
-                };
+                if !ends_with(&path, field) {
+                    path = if path.is_empty() {
+                        field.to_string()
+                    } else {
+                        format!("{path}.{field}")
+                    };
+                }
                 msg = format!("unknown key{expected}");
             }
         }
         if let Some(rest) = msg.strip_prefix("missing field `") {
             if let Some((field, _)) = rest.split_once('`') {
-                path = if path.is_empty() {
-                    field.to_string()
-                } else {
-                    format!("{path}.{field}")
-                };
+                if !ends_with(&path, field) {
+                    path = if path.is_empty() {
+                        field.to_string()
+                    } else {
+                        format!("{path}.{field}")
+                    };
+                }
                 msg = "missing required key".to_string();
             }
         }

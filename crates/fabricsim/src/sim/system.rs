@@ -53,6 +53,7 @@ pub struct RequesterResult {
     pub issued: u64,
     pub completed: u64,
     pub measured: u64,
+    /// Payload bytes of every completion inside the measurement window.
     pub measured_bytes: u64,
     pub latency: Histogram,
     pub queueing: Histogram,
@@ -463,8 +464,13 @@ impl System {
                 self.write_lat.record(latency);
             }
             self.measured[r].0 += 1;
-            self.measured[r].1 += msg.bytes as u64;
             self.window_end = self.window_end.max(done_at);
+        }
+        // Throughput counts every completion inside the measurement window,
+        // warm-up requests included, so the window is steady state from its
+        // first picosecond (no pipeline-fill gap at its start).
+        if self.n_started == self.requesters.len() && done_at >= self.window_start {
+            self.measured[r].1 += msg.bytes as u64;
         }
         self.q.schedule(done_at, Event::Complete(r as u32));
     }
