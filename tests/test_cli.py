@@ -123,15 +123,16 @@ def test_examples_run(cli, tmp_path: Path):
 
 # -- helpers, in process ------------------------------------------------------------------
 def test_describe_config_counts_components():
-    resolved = {
-        "requester": [{}, {}],
-        "memory": [{}],
-        "switch": [],
-        "link": [{}, {}, {}],
-    }
+    resolved = {"system": {"requesters": 2, "memories": 1, "switches": 0, "links": 3}}
     text = cli_module.describe_config(resolved)
     assert text == "2 requesters, 1 memory, 0 switches, 3 links"
     assert cli_module.describe_config({"name": "x"}) == ""
+
+
+def test_validate_counts_generated_components(cli):
+    proc = cli("validate", str(REPO / "examples" / "spine_leaf.toml"))
+    assert proc.returncode == 0, proc.stderr
+    assert "4 requesters, 4 memories, 6 switches, 16 links" in proc.stdout
 
 
 def test_format_bench_flattens_figures():

@@ -120,24 +120,22 @@ def add_validate(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_validate)
 
 
-# (label, plural, keys the resolved configuration may use)
 _COUNTED = (
-    ("requester", "requesters", ("requester", "requesters")),
-    ("memory", "memories", ("memory", "memories")),
-    ("switch", "switches", ("switch", "switches")),
-    ("link", "links", ("link", "links")),
+    ("requester", "requesters"),
+    ("memory", "memories"),
+    ("switch", "switches"),
+    ("link", "links"),
 )
 
 
 def describe_config(resolved: Mapping[str, Any]) -> str:
-    """'2 requesters, 1 memory, ...' for the component lists present in a resolved config."""
+    """'2 requesters, 1 memory, ...' from the counts the core reports after generation."""
+    counts = resolved.get("system", {})
     parts = []
-    for singular, plural, keys in _COUNTED:
-        for key in keys:
-            value = resolved.get(key)
-            if isinstance(value, (list, tuple)):
-                parts.append(f"{len(value)} {singular if len(value) == 1 else plural}")
-                break
+    for singular, plural in _COUNTED:
+        n = counts.get(plural)
+        if isinstance(n, int):
+            parts.append(f"{n} {singular if n == 1 else plural}")
     return ", ".join(parts)
 
 

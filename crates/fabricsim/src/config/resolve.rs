@@ -48,7 +48,14 @@ pub struct SystemSpec {
 /// Resolved-configuration summary written beside results.
 #[derive(Serialize)]
 struct Resolved<'a> {
+    #[serde(flatten)]
     config: &'a Config,
+    /// Counts after topology generation.
+    system: Counts,
+}
+
+#[derive(Serialize)]
+struct Counts {
     requesters: usize,
     memories: usize,
     switches: usize,
@@ -367,10 +374,12 @@ impl Builder<'_> {
         let n_sw = topo.nodes.iter().filter(|n| n.kind.is_switch()).count();
         let resolved = serde_json::to_value(Resolved {
             config: &config,
-            requesters: requesters.len(),
-            memories: memories.len(),
-            switches: n_sw,
-            links: topo.links.len(),
+            system: Counts {
+                requesters: requesters.len(),
+                memories: memories.len(),
+                switches: n_sw,
+                links: topo.links.len(),
+            },
         })
         .expect("config serializes");
         Ok(SystemSpec {
