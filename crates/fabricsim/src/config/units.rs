@@ -116,7 +116,7 @@ impl fmt::Display for Duration {
         let ps = self.0;
         if ps == 0 {
             write!(f, "0ns")
-        } else if ps % 1_000 == 0 {
+        } else if ps.is_multiple_of(1_000) {
             write!(f, "{}ns", ps / 1_000)
         } else {
             write!(f, "{ps}ps")
@@ -170,11 +170,11 @@ impl Size {
 impl fmt::Display for Size {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let b = self.0;
-        if b >= 1 << 30 && b % (1 << 30) == 0 {
+        if b >= 1 << 30 && b.is_multiple_of(1 << 30) {
             write!(f, "{}GiB", b >> 30)
-        } else if b >= 1 << 20 && b % (1 << 20) == 0 {
+        } else if b >= 1 << 20 && b.is_multiple_of(1 << 20) {
             write!(f, "{}MiB", b >> 20)
-        } else if b >= 1 << 10 && b % (1 << 10) == 0 {
+        } else if b >= 1 << 10 && b.is_multiple_of(1 << 10) {
             write!(f, "{}KiB", b >> 10)
         } else {
             write!(f, "{b}B")

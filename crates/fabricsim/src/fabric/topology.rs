@@ -88,7 +88,7 @@ impl Topology {
     #[inline]
     pub fn port_node(&self, p: PortId) -> NodeId {
         let l = &self.links[(p / 2) as usize];
-        if p % 2 == 0 {
+        if p.is_multiple_of(2) {
             l.a
         } else {
             l.b
