@@ -317,16 +317,24 @@ impl<M: Copy> Fabric<M> {
     /// Choose the output port at `node` and set the packet's next VC.
     #[inline]
     fn route(&mut self, node: NodeId, pid: PacketId) -> PortId {
-        let p = *self.packets.get(pid);
-        let level = if p.in_port == NONE {
+        let p = self.packets.get(pid);
+        let (in_port, level, phase, src, dst, vc_class) = (
+            p.in_port,
+            p.level,
+            p.phase,
+            p.hdr.src,
+            p.hdr.dst,
+            p.hdr.vc_class,
+        );
+        let level = if in_port == NONE {
             0
         } else {
-            p.level.saturating_add(1)
+            level.saturating_add(1)
         };
-        let out_vc = self.vc_of(p.hdr.vc_class, level);
+        let out_vc = self.vc_of(vc_class, level);
         let o = match self.routing.algorithm {
             RoutingAlgorithm::Adaptive => {
-                let c = self.routing.candidates(node, p.phase, p.hdr.dst);
+                let c = self.routing.candidates(node, phase, dst);
                 let mut best = c[0];
                 let mut best_score = i64::MIN;
                 for &o in c {
@@ -341,9 +349,9 @@ impl<M: Copy> Fabric<M> {
                 }
                 best
             }
-            _ => self.routing.oblivious(p.hdr.src, node, p.phase, p.hdr.dst),
+            _ => self.routing.oblivious(src, node, phase, dst),
         };
-        let phase = self.routing.phase_after(o, p.phase);
+        let phase = self.routing.phase_after(o, phase);
         let pm = self.packets.get_mut(pid);
         pm.level = level;
         pm.out_vc = out_vc;
@@ -371,26 +379,30 @@ impl<M: Copy> Fabric<M> {
             return;
         }
         let nvc = self.nvc;
-        let start = self.rr[pu] as usize;
-        for i in 0..nvc {
-            let vc = (start + i) % nvc;
-            if self.nonempty[pu] >> vc & 1 == 0 {
-                continue;
+        let start = self.rr[pu] as u32;
+        let mask = self.nonempty[pu];
+        // Round-robin: VCs from `start` up, then those below it.
+        let high = mask & (u64::MAX << start);
+        let low = mask & !(u64::MAX << start);
+        for mut m in [high, low] {
+            while m != 0 {
+                let vc = m.trailing_zeros() as usize;
+                m &= m - 1;
+                let idx = pu * nvc + vc;
+                let pid = *self.out_q[idx].front().expect("nonempty bit set");
+                let cost = Self::cost(&self.packets.get(pid).hdr);
+                if self.credits[idx] < cost {
+                    continue;
+                }
+                self.out_q[idx].pop_front();
+                if self.out_q[idx].is_empty() {
+                    self.nonempty[pu] &= !(1 << vc);
+                }
+                self.credits[idx] -= cost;
+                self.rr[pu] = ((vc + 1) % nvc) as u16;
+                self.transmit(q, p, lock, pid);
+                return;
             }
-            let idx = pu * nvc + vc;
-            let pid = *self.out_q[idx].front().expect("nonempty bit set");
-            let cost = Self::cost(&self.packets.get(pid).hdr);
-            if self.credits[idx] < cost {
-                continue;
-            }
-            self.out_q[idx].pop_front();
-            if self.out_q[idx].is_empty() {
-                self.nonempty[pu] &= !(1 << vc);
-            }
-            self.credits[idx] -= cost;
-            self.rr[pu] = ((vc + 1) % nvc) as u16;
-            self.transmit(q, p, lock, pid);
-            return;
         }
     }
 

@@ -584,3 +584,11 @@ impl System {
         }
     }
 }
+
+#[cfg(test)]
+mod size_tests {
+    #[test]
+    fn event_is_small() {
+        assert!(std::mem::size_of::<super::Event>() <= 16);
+    }
+}
