@@ -9,6 +9,7 @@
 
 pub mod agents;
 pub mod bench;
+pub mod check;
 pub mod config;
 pub mod engine;
 pub mod fabric;

@@ -1,7 +1,9 @@
 //! What requesters do: synthetic address patterns, injection processes and
 //! trace replay.
 
+pub mod litmus;
 pub mod pattern;
+pub mod program;
 pub mod rng;
 pub mod trace;
 

@@ -1,0 +1,1 @@
+//! Memory-model oracle (in progress).

@@ -1,0 +1,1 @@
+//! herd7 C litmus parser (in progress).

@@ -1,0 +1,1 @@
+//! Per-thread programs of annotated memory operations (in progress).
