@@ -144,3 +144,30 @@ def test_format_bench_flattens_figures():
 def test_main_returns_exit_code_for_usage_errors(capsys):
     assert cli_module.main(["run"]) == 2
     assert "CONFIG" in capsys.readouterr().err
+
+
+def test_ctrl_c_stops_a_long_run_cleanly(tmp_path):
+    """SIGINT during a long simulation: the core stops at its next check,
+    the CLI says so and exits 130, well before the run would have ended."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    long_run = tmp_path / "long.toml"
+    long_run.write_text(
+        (REPO / "examples" / "spine_leaf.toml").read_text().replace("requests = 10000", "requests = 50000000")
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fabricsim", "run", str(long_run)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(1.5)
+    start = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    assert time.monotonic() - start < 5
