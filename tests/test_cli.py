@@ -155,9 +155,8 @@ def test_ctrl_c_stops_a_long_run_cleanly(tmp_path):
     import time
 
     long_run = tmp_path / "long.toml"
-    long_run.write_text(
-        (REPO / "examples" / "spine_leaf.toml").read_text().replace("requests = 10000", "requests = 50000000")
-    )
+    base = (REPO / "examples" / "spine_leaf.toml").read_text()
+    long_run.write_text(base.replace("requests = 10000", "requests = 50000000"))
     proc = subprocess.Popen(
         [sys.executable, "-m", "fabricsim", "run", str(long_run)],
         stdout=subprocess.PIPE,
