@@ -22,7 +22,7 @@ from .result import Result
 
 __version__: str = _core.__version__
 
-__all__ = ["run", "validate", "bench", "Result", "ConfigError", "__version__"]
+__all__ = ["run", "validate", "bench", "sweep", "load", "Result", "ConfigError", "__version__"]
 
 ProgressCallback = Callable[[float, str], None]
 
@@ -137,3 +137,17 @@ def _progress_bar():
         bar.refresh()
 
     return bar, callback
+
+
+def sweep(*args: Any, **kwargs: Any):
+    """Run a parameter sweep; see :func:`fabricsim.sweeps.sweep`."""
+    from .sweeps import sweep as _sweep
+
+    return _sweep(*args, **kwargs)
+
+
+def load(db: str | os.PathLike, sweep: str | None = None):
+    """The points of a sweep store as a pandas DataFrame (one column per parameter and metric)."""
+    from .store import load as _load
+
+    return _load(db, sweep=sweep)

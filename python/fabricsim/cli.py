@@ -258,11 +258,112 @@ def cmd_examples(args: argparse.Namespace) -> int:
     return status
 
 
+# -- sweep ----------------------------------------------------------------------------------
+def add_sweep(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "sweep",
+        help="run a parameter sweep into a resumable SQLite store",
+        description="Run every point of a sweep specification (TOML) not yet in the store. "
+        "A killed sweep resumes where it stopped when run again.",
+    )
+    p.add_argument("spec", metavar="SPEC", help="sweep specification (.toml)")
+    backend = p.add_mutually_exclusive_group()
+    backend.add_argument("--workers", type=int, default=None, metavar="N",
+                         help="local worker processes (default: one per core)")
+    backend.add_argument("--dask", default=None, metavar="ADDRESS",
+                         help="run on a Dask cluster: a scheduler address, or 'local' for a LocalCluster")
+    p.add_argument("--db", default=None, metavar="FILE", help="SQLite store (default: SPEC with .db)")
+    p.add_argument("--retry-failed", action="store_true", help="run points stored as failed again")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_sweep)
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from . import sweeps as sweep_mod
+
+    spec = sweep_mod.load_spec(args.spec)
+    db = args.db or os.path.splitext(args.spec)[0] + ".db"
+    if args.workers is not None and args.workers < 1:
+        _error(f"--workers {args.workers}: expected at least 1")
+        return EXIT_CONFIG
+    df = sweep_mod.execute(spec, db, workers=args.workers, dask=args.dask, progress=_progress(args),
+                           retry_failed=args.retry_failed)
+    ok = int((df["status"] == "ok").sum())
+    print(f"{spec.name}: {ok} of {len(df)} points ok; results in {db} (fabricsim results {db})")
+    return EXIT_OK if ok == len(df) else EXIT_ERROR
+
+
+# -- results --------------------------------------------------------------------------------
+def add_results(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "results",
+        help="export a sweep store as CSV or Parquet",
+        description="Print or export the points of a sweep store.",
+    )
+    p.add_argument("db", metavar="DB", help="SQLite store written by `fabricsim sweep`")
+    p.add_argument("--sweep", default=None, help="only this sweep's points")
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--csv", default=None, metavar="FILE", help="write CSV ('-' for standard output)")
+    fmt.add_argument("--parquet", default=None, metavar="FILE", help="write Parquet (needs pyarrow)")
+    p.set_defaults(func=cmd_results)
+
+
+def cmd_results(args: argparse.Namespace) -> int:
+    fabricsim = _api()
+    df = fabricsim.load(args.db, sweep=args.sweep)
+    if args.parquet:
+        try:
+            df.to_parquet(args.parquet, index=False)
+        except ImportError:
+            _error("--parquet needs pyarrow: pip install pyarrow")
+            return EXIT_ERROR
+        print(f"wrote {len(df)} points to {args.parquet}", file=sys.stderr)
+    elif args.csv and args.csv != "-":
+        df.to_csv(args.csv, index=False)
+        print(f"wrote {len(df)} points to {args.csv}", file=sys.stderr)
+    else:
+        df.to_csv(sys.stdout, index=False)
+    return EXIT_OK
+
+
+# -- reproduce ------------------------------------------------------------------------------
+def add_reproduce(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "reproduce",
+        help="reproduce the seed papers' figures and write a report",
+        description="Run the experiments of the named seeds or figures (e.g. esf, fig10, esf/fig16), "
+        "write each figure's data, plot and a report comparing fabricsim with the paper.",
+    )
+    p.add_argument("names", nargs="*", metavar="SEED|FIGURE")
+    p.add_argument("--all", action="store_true", help="every experiment")
+    p.add_argument("--quick", action="store_true", help="reduced sizes (minutes, for CI)")
+    p.add_argument("--out", default="reproduce", metavar="DIR", help="output folder (default: reproduce)")
+    backend = p.add_mutually_exclusive_group()
+    backend.add_argument("--workers", type=int, default=None, metavar="N")
+    backend.add_argument("--dask", default=None, metavar="ADDRESS")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
+    p.set_defaults(func=cmd_reproduce)
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from .report import reproduce
+
+    if not args.names and not args.all:
+        _error("name seeds or figures to reproduce (e.g. esf, fig10), or give --all")
+        return EXIT_CONFIG
+    reproduce(args.names, everything=args.all, quick=args.quick, out=args.out, workers=args.workers,
+              dask=args.dask, progress=_progress(args))
+    return EXIT_OK
+
+
 # -- main -----------------------------------------------------------------------------------
 #: Subcommands in the order `fabricsim --help` lists them.
 COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_run,
     add_validate,
+    add_sweep,
+    add_results,
+    add_reproduce,
     add_bench,
     add_examples,
 ]

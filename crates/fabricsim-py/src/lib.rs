@@ -29,8 +29,7 @@ fn fmt(s: &str) -> PyResult<Format> {
 #[pyfunction]
 #[pyo3(signature = (text, source, fmt = "toml", overrides = Vec::new()))]
 fn validate(text: &str, source: &str, fmt: &str, overrides: Vec<String>) -> PyResult<String> {
-    let spec =
-        config::resolve(text, source, self::fmt(fmt)?, &overrides, None).map_err(config_err)?;
+    let spec = config::resolve(text, source, self::fmt(fmt)?, &overrides, None).map_err(config_err)?;
     Ok(serde_json::to_string(&spec.resolved).expect("json"))
 }
 
@@ -47,8 +46,7 @@ fn run<'py>(
     seed: Option<u64>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let spec =
-        config::resolve(text, source, self::fmt(fmt)?, &overrides, seed).map_err(config_err)?;
+    let spec = config::resolve(text, source, self::fmt(fmt)?, &overrides, seed).map_err(config_err)?;
     let system = System::build(&spec);
     let mut pending: Option<PyErr> = None;
     let result = py.detach(|| {
@@ -95,8 +93,7 @@ fn run<'py>(
 #[pyfunction(name = "bench")]
 #[pyo3(signature = (quick = false))]
 fn run_bench(py: Python<'_>, quick: bool) -> PyResult<String> {
-    py.detach(|| fabricsim::bench::run_all(quick))
-        .map_err(PyRuntimeError::new_err)
+    py.detach(|| fabricsim::bench::run_all(quick)).map_err(PyRuntimeError::new_err)
 }
 
 #[pymodule]

@@ -15,9 +15,7 @@ fn mesh(c: &mut Criterion) {
     let mut g = c.benchmark_group("fabric");
     g.sample_size(10);
     g.throughput(Throughput::Elements(probe.packet_hops));
-    g.bench_function("mesh_8x8_uniform_packet_hops", |b| {
-        b.iter(|| fabricsim::bench::mesh(100))
-    });
+    g.bench_function("mesh_8x8_uniform_packet_hops", |b| b.iter(|| fabricsim::bench::mesh(100)));
     g.finish();
 }
 

@@ -9,14 +9,7 @@ fn main() {
         eprintln!("error: {path}: {e}");
         std::process::exit(2)
     });
-    match fabricsim::run_text(
-        &text,
-        path,
-        fabricsim::Format::Toml,
-        &args[1..],
-        None,
-        &mut |_| true,
-    ) {
+    match fabricsim::run_text(&text, path, fabricsim::Format::Toml, &args[1..], None, &mut |_| true) {
         Ok(r) => {
             print!("{}", r.text());
             println!("{}", r.summary_json(fabricsim::VERSION));

@@ -35,8 +35,7 @@ header_overhead = 0.25
         );
         let mut prev = "r".to_string();
         for i in 0..switches {
-            cfg +=
-                &format!("[[switch]]\nname = \"s{i}\"\n[[link]]\na = \"{prev}\"\nb = \"s{i}\"\n");
+            cfg += &format!("[[switch]]\nname = \"s{i}\"\n[[link]]\na = \"{prev}\"\nb = \"s{i}\"\n");
             prev = format!("s{i}");
         }
         cfg += &format!("[[link]]\na = \"{prev}\"\nb = \"m\"\n");
@@ -96,10 +95,7 @@ fn pcie_gen5_x16_delivers_encoded_bandwidth() {
     completed(&r);
     let expected = 32.0 * 16.0 / 8.0 * 128.0 / 130.0;
     let gbps = r.throughput_gbps();
-    assert!(
-        (gbps - expected).abs() / expected < 0.01,
-        "{gbps} vs {expected} GB/s"
-    );
+    assert!((gbps - expected).abs() / expected < 0.01, "{gbps} vs {expected} GB/s");
 }
 
 const DUPLEX: &str = r#"
@@ -171,16 +167,10 @@ fn full_duplex_gain_falls_with_header_and_half_duplex_is_flat() {
     for h in [0.0, 0.5, 1.0] {
         let g = duplex_bw("full", 0.5, h) / duplex_bw("full", 1.0, h);
         let model = 2.0 / (1.0 + h);
-        assert!(
-            (g - model).abs() / model < 0.05,
-            "h={h}: gain {g}, model {model}"
-        );
+        assert!((g - model).abs() / model < 0.05, "h={h}: gain {g}, model {model}");
         gains.push(g);
     }
-    assert!(
-        gains[0] > 1.9 && gains[0] > gains[1] && gains[1] > gains[2],
-        "{gains:?}"
-    );
+    assert!(gains[0] > 1.9 && gains[0] > gains[1] && gains[1] > gains[2], "{gains:?}");
     for h in [0.0, 0.5] {
         let g = duplex_bw("half", 0.5, h) / duplex_bw("half", 1.0, h);
         assert!((g - 1.0).abs() < 0.05, "half duplex h={h}: {g}");
@@ -208,9 +198,6 @@ fn queueing_matches_md1_at_known_loads() {
         let measured = s.wait_ps as f64 / s.packets as f64;
         let rho_eff = 1000.0 / interval_ps as f64;
         let expected = rho_eff * 1000.0 / (2.0 * (1.0 - rho_eff));
-        assert!(
-            (measured - expected).abs() / expected < 0.05,
-            "rho {rho}: wait {measured} ps, M/D/1 {expected} ps"
-        );
+        assert!((measured - expected).abs() / expected < 0.05, "rho {rho}: wait {measured} ps, M/D/1 {expected} ps");
     }
 }

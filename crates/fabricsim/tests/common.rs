@@ -7,8 +7,7 @@ pub fn run(toml: &str) -> RunResult {
 
 pub fn run_with(toml: &str, overrides: &[&str]) -> RunResult {
     let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
-    let spec = config::resolve(toml, "test.toml", Format::Toml, &o, None)
-        .unwrap_or_else(|e| panic!("{e}"));
+    let spec = config::resolve(toml, "test.toml", Format::Toml, &o, None).unwrap_or_else(|e| panic!("{e}"));
     System::build(&spec).run(&mut |_| true)
 }
 
@@ -18,11 +17,7 @@ pub fn completed(r: &RunResult) {
 
 /// Direction `from -> to` of the link stats.
 pub fn link<'a>(r: &'a RunResult, from: &str, to: &str) -> &'a fabricsim::fabric::LinkStats {
-    &r.links
-        .iter()
-        .find(|l| l.1 == from && l.2 == to)
-        .unwrap_or_else(|| panic!("no link {from}->{to}"))
-        .4
+    &r.links.iter().find(|l| l.1 == from && l.2 == to).unwrap_or_else(|| panic!("no link {from}->{to}")).4
 }
 
 pub fn error(toml: &str, overrides: &[&str]) -> String {

@@ -27,29 +27,17 @@ fn the_base_configuration_is_valid() {
 #[test]
 fn unknown_key() {
     let e = error(&format!("{OK}\n[workload]\nwindoww = 3\n"), &[]);
-    assert!(
-        e.starts_with("bad.toml: workload.windoww: unknown key"),
-        "{e}"
-    );
+    assert!(e.starts_with("bad.toml: workload.windoww: unknown key"), "{e}");
     assert!(e.contains("expected one of"), "{e}");
     let e = error(OK, &["workload.patern=stream"]);
-    assert!(
-        e.starts_with("--set workload.patern=stream: workload.patern: unknown key"),
-        "{e}"
-    );
+    assert!(e.starts_with("--set workload.patern=stream: workload.patern: unknown key"), "{e}");
 }
 
 #[test]
 fn wrong_unit() {
-    let e = error(
-        &format!("{OK}\n[defaults.link]\nlatency = \"3 parsecs\"\n"),
-        &[],
-    );
+    let e = error(&format!("{OK}\n[defaults.link]\nlatency = \"3 parsecs\"\n"), &[]);
     assert!(e.starts_with("bad.toml: defaults.link.latency:"), "{e}");
-    assert!(
-        e.contains("\"3 parsecs\"") && e.contains("unknown unit"),
-        "{e}"
-    );
+    assert!(e.contains("\"3 parsecs\"") && e.contains("unknown unit"), "{e}");
     let e = error(&format!("{OK}\n[defaults.link]\nlatency = 150\n"), &[]);
     assert!(e.contains("missing unit") && e.contains("150ns"), "{e}");
 }
@@ -57,33 +45,24 @@ fn wrong_unit() {
 #[test]
 fn bad_topology_reference() {
     let e = error(&OK.replace("b = \"m\"", "b = \"m9\""), &[]);
-    assert!(
-        e.starts_with("bad.toml: link[1].b: \"m9\": no component has this name"),
-        "{e}"
-    );
+    assert!(e.starts_with("bad.toml: link[1].b: \"m9\": no component has this name"), "{e}");
     assert!(e.contains("expected one of"), "{e}");
 }
 
 #[test]
 fn negative_bandwidth() {
-    let e = error(
-        &format!("{OK}\n[defaults.link]\nbandwidth = \"-3GB/s\"\n"),
-        &[],
-    );
+    let e = error(&format!("{OK}\n[defaults.link]\nbandwidth = \"-3GB/s\"\n"), &[]);
     assert!(e.starts_with("bad.toml: defaults.link.bandwidth:"), "{e}");
-    assert!(
-        e.contains("-3GB/s") && e.contains("negative") && e.contains("expected"),
-        "{e}"
-    );
+    assert!(e.contains("-3GB/s") && e.contains("negative") && e.contains("expected"), "{e}");
 }
 
 #[test]
 fn disconnected_graph() {
-    let e = error(&format!("{OK}\n[[switch]]\nname = \"s2\"\n[[memory]]\nname = \"m2\"\n[[link]]\na = \"s2\"\nb = \"m2\"\n"), &[]);
-    assert!(
-        e.contains("disconnected graph") && e.contains("cannot reach memory \"m2\""),
-        "{e}"
+    let e = error(
+        &format!("{OK}\n[[switch]]\nname = \"s2\"\n[[memory]]\nname = \"m2\"\n[[link]]\na = \"s2\"\nb = \"m2\"\n"),
+        &[],
     );
+    assert!(e.contains("disconnected graph") && e.contains("cannot reach memory \"m2\""), "{e}");
     let e = error(&format!("{OK}\n[[memory]]\nname = \"lonely\"\n"), &[]);
     assert!(e.contains("\"lonely\" is not connected"), "{e}");
 }
@@ -91,30 +70,15 @@ fn disconnected_graph() {
 #[test]
 fn other_errors_name_their_key() {
     let e = error(&format!("{OK}\n[workload]\nread_fraction = 1.5\n"), &[]);
-    assert!(
-        e.starts_with("bad.toml: workload.read_fraction: 1.5: expected a fraction"),
-        "{e}"
-    );
+    assert!(e.starts_with("bad.toml: workload.read_fraction: 1.5: expected a fraction"), "{e}");
     let e = error(&format!("{OK}\n[workload]\ninjection = \"open\"\n"), &[]);
-    assert!(
-        e.contains("workload.interval") && e.contains("open-loop"),
-        "{e}"
-    );
-    let e = error(
-        &format!("{OK}\n[topology]\nkind = \"mesh\"\nrows = 2\n"),
-        &[],
-    );
+    assert!(e.contains("workload.interval") && e.contains("open-loop"), "{e}");
+    let e = error(&format!("{OK}\n[topology]\nkind = \"mesh\"\nrows = 2\n"), &[]);
     assert!(e.starts_with("bad.toml: topology.cols: missing"), "{e}");
     let e = error("x = [", &[]);
-    assert!(
-        e.starts_with("bad.toml:1:") && e.contains("TOML syntax error"),
-        "{e}"
-    );
+    assert!(e.starts_with("bad.toml:1:") && e.contains("TOML syntax error"), "{e}");
     let e = error(OK, &["link[7].a=x"]);
     assert!(e.contains("out of range"), "{e}");
     let e = error(&format!("{OK}\n[workload]\ntargets = [\"r\"]\n"), &[]);
-    assert!(
-        e.contains("workload.targets") && e.contains("\"r\" is not a memory"),
-        "{e}"
-    );
+    assert!(e.contains("workload.targets") && e.contains("\"r\" is not a memory"), "{e}");
 }

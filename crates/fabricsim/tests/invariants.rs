@@ -24,17 +24,10 @@ fn every_request_gets_exactly_one_response() {
 
 #[test]
 fn a_run_cut_short_reports_what_is_in_flight() {
-    let r = run_with(
-        &std::fs::read_to_string("../../examples/spine_leaf.toml").unwrap(),
-        &["sim.max_time=5us"],
-    );
+    let r = run_with(&std::fs::read_to_string("../../examples/spine_leaf.toml").unwrap(), &["sim.max_time=5us"]);
     assert_eq!(r.outcome, Outcome::TimeLimit);
     assert!(r.in_flight_packets > 0);
-    assert!(
-        r.warnings[0].contains("outstanding") && r.warnings[0].contains("in flight"),
-        "{:?}",
-        r.warnings
-    );
+    assert!(r.warnings[0].contains("outstanding") && r.warnings[0].contains("in flight"), "{:?}", r.warnings);
     let issued: u64 = r.requesters.iter().map(|q| q.issued).sum();
     let completed: u64 = r.requesters.iter().map(|q| q.completed).sum();
     assert!(issued > completed);
@@ -79,11 +72,7 @@ fn no_deadlock_on_ring_and_torus_under_saturation() {
             if routing == "updown" {
                 assert!(r.cdg_acyclic && r.vc_levels == 1);
             } else {
-                assert!(
-                    !r.cdg_acyclic && r.vc_levels > 1,
-                    "{routing}: {} levels",
-                    r.vc_levels
-                );
+                assert!(!r.cdg_acyclic && r.vc_levels > 1, "{routing}: {} levels", r.vc_levels);
             }
         }
     }
@@ -93,13 +82,8 @@ fn no_deadlock_on_ring_and_torus_under_saturation() {
 /// the run says so: the check above can fail.
 #[test]
 fn ring_without_deadlock_avoidance_deadlocks_and_is_reported() {
-    let r = run_with(
-        &cyclic("ring", "switches = 8", 8),
-        &[
-            "fabric.deadlock_avoidance=none",
-            "workload.read_fraction=0.0",
-        ],
-    );
+    let r =
+        run_with(&cyclic("ring", "switches = 8", 8), &["fabric.deadlock_avoidance=none", "workload.read_fraction=0.0"]);
     assert_eq!(r.outcome, Outcome::Deadlock, "{:?}", r.warnings);
     assert!(r.warnings[0].starts_with("deadlock"));
     assert!(r.in_flight_packets > 0);
@@ -109,12 +93,7 @@ fn ring_without_deadlock_avoidance_deadlocks_and_is_reported() {
 #[test]
 fn runs_are_deterministic() {
     let cfg = std::fs::read_to_string("../../examples/spine_leaf.toml").unwrap();
-    let strip = |s: String| {
-        s.lines()
-            .filter(|l| !l.contains("\"wall_s\""))
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
+    let strip = |s: String| s.lines().filter(|l| !l.contains("\"wall_s\"")).collect::<Vec<_>>().join("\n");
     let a = run(&cfg);
     let b = run(&cfg);
     let c = run_with(&cfg, &["sim.seed=2"]);

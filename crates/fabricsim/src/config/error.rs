@@ -14,11 +14,7 @@ pub struct ConfigError {
 
 impl ConfigError {
     pub fn new(source: &str, key: impl Into<String>, message: impl Into<String>) -> Self {
-        Self {
-            source: source.to_string(),
-            key: key.into(),
-            message: message.into(),
-        }
+        Self { source: source.to_string(), key: key.into(), message: message.into() }
     }
 }
 

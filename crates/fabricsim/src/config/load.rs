@@ -19,11 +19,7 @@ impl Format {
         match s {
             "toml" => Ok(Format::Toml),
             "json" => Ok(Format::Json),
-            _ => Err(ConfigError::new(
-                "<api>",
-                "fmt",
-                format!("unknown format {s:?}; expected \"toml\" or \"json\""),
-            )),
+            _ => Err(ConfigError::new("<api>", "fmt", format!("unknown format {s:?}; expected \"toml\" or \"json\""))),
         }
     }
 }
@@ -34,11 +30,7 @@ pub fn parse_table(text: &str, source: &str, fmt: Format) -> Result<toml::Table,
         Format::Toml => text.parse::<toml::Table>().map_err(|e| {
             let (line, col) = e.span().map(|s| line_col(text, s.start)).unwrap_or((0, 0));
             let msg = e.message().trim().to_string();
-            ConfigError::new(
-                &format!("{source}:{line}:{col}"),
-                "",
-                format!("TOML syntax error: {msg}"),
-            )
+            ConfigError::new(&format!("{source}:{line}:{col}"), "", format!("TOML syntax error: {msg}"))
         }),
         Format::Json => serde_json::from_str::<toml::Table>(text).map_err(|e| {
             ConfigError::new(
@@ -77,9 +69,8 @@ impl Override {
     /// `bandwidth=64GB/s` works without quotes.
     pub fn parse(text: &str) -> Result<Self, ConfigError> {
         let err = |m: String| ConfigError::new("--set", text, m);
-        let (key, value) = text
-            .split_once('=')
-            .ok_or_else(|| err("expected KEY=VALUE, e.g. workload.window=32".into()))?;
+        let (key, value) =
+            text.split_once('=').ok_or_else(|| err("expected KEY=VALUE, e.g. workload.window=32".into()))?;
         let key = key.trim();
         if key.is_empty() {
             return Err(err("empty key; expected KEY=VALUE".into()));
@@ -118,11 +109,7 @@ impl Override {
             Ok(mut t) => t.remove("v").expect("key v present"),
             Err(_) => toml::Value::String(raw.to_string()),
         };
-        Ok(Self {
-            text: text.to_string(),
-            path,
-            value,
-        })
+        Ok(Self { text: text.to_string(), path, value })
     }
 
     /// The dotted key, as error paths print it.
@@ -148,18 +135,12 @@ fn render_path(parts: &[PathPart]) -> String {
 }
 
 /// Apply overrides in order to a raw table.
-pub fn apply_overrides(
-    table: toml::Table,
-    overrides: &[Override],
-) -> Result<toml::Table, ConfigError> {
+pub fn apply_overrides(table: toml::Table, overrides: &[Override]) -> Result<toml::Table, ConfigError> {
     let mut root = toml::Value::Table(table);
     for o in overrides {
         // Walk with the root held in a Value so tables and arrays are handled alike.
         let mut wrapper = toml::Table::new();
-        wrapper.insert(
-            "root".into(),
-            std::mem::replace(&mut root, toml::Value::Boolean(false)),
-        );
+        wrapper.insert("root".into(), std::mem::replace(&mut root, toml::Value::Boolean(false)));
         let mut shifted = o.clone();
         shifted.path.insert(0, PathPart::Key("root".into()));
         let res = shifted.apply_in(&mut wrapper);
@@ -175,9 +156,7 @@ pub fn apply_overrides(
 impl Override {
     fn apply_in(&self, wrapper: &mut toml::Table) -> Result<(), ConfigError> {
         let err = |m: String| ConfigError::new("--set", self.text.clone(), m);
-        let PathPart::Key(first) = &self.path[0] else {
-            unreachable!()
-        };
+        let PathPart::Key(first) = &self.path[0] else { unreachable!() };
         let mut cur: &mut toml::Value = wrapper.get_mut(first).expect("root present");
         let n = self.path.len();
         for (i, part) in self.path.iter().enumerate().skip(1) {
@@ -186,28 +165,21 @@ impl Override {
             match part {
                 PathPart::Key(k) => {
                     let where_ = shown();
-                    let t = cur
-                        .as_table_mut()
-                        .ok_or_else(|| err(format!("{where_} is not a table")))?;
+                    let t = cur.as_table_mut().ok_or_else(|| err(format!("{where_} is not a table")))?;
                     if last {
                         t.insert(k.clone(), self.value.clone());
                         return Ok(());
                     }
-                    cur = t
-                        .entry(k.clone())
-                        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+                    cur = t.entry(k.clone()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
                 }
                 PathPart::Index(idx) => {
                     let what = shown();
-                    let a = cur.as_array_mut().ok_or_else(|| {
-                        err(format!("{what} is not a list, so it has no [{idx}]"))
-                    })?;
+                    let a =
+                        cur.as_array_mut().ok_or_else(|| err(format!("{what} is not a list, so it has no [{idx}]")))?;
                     let len = a.len();
-                    let slot = a.get_mut(*idx).ok_or_else(|| {
-                        err(format!(
-                            "{what} has {len} entries; index {idx} is out of range"
-                        ))
-                    })?;
+                    let slot = a
+                        .get_mut(*idx)
+                        .ok_or_else(|| err(format!("{what} has {len} entries; index {idx} is out of range")))?;
                     if last {
                         *slot = self.value.clone();
                         return Ok(());
@@ -240,17 +212,12 @@ pub fn typed<T: DeserializeOwned>(
         if let Some(i) = msg.find('\n') {
             msg.truncate(i);
         }
-        let ends_with =
-            |path: &str, field: &str| path == field || path.ends_with(&format!(".{field}"));
+        let ends_with = |path: &str, field: &str| path == field || path.ends_with(&format!(".{field}"));
         // serde reports an unknown key at its parent; name the key itself.
         if let Some(rest) = msg.strip_prefix("unknown field `") {
             if let Some((field, expected)) = rest.split_once('`') {
                 if !ends_with(&path, field) {
-                    path = if path.is_empty() {
-                        field.to_string()
-                    } else {
-                        format!("{path}.{field}")
-                    };
+                    path = if path.is_empty() { field.to_string() } else { format!("{path}.{field}") };
                 }
                 msg = format!("unknown key{expected}");
             }
@@ -258,11 +225,7 @@ pub fn typed<T: DeserializeOwned>(
         if let Some(rest) = msg.strip_prefix("missing field `") {
             if let Some((field, _)) = rest.split_once('`') {
                 if !ends_with(&path, field) {
-                    path = if path.is_empty() {
-                        field.to_string()
-                    } else {
-                        format!("{path}.{field}")
-                    };
+                    path = if path.is_empty() { field.to_string() } else { format!("{path}.{field}") };
                 }
                 msg = "missing required key".to_string();
             }
@@ -291,10 +254,7 @@ pub fn load_config(
     overrides: &[String],
 ) -> Result<(Config, toml::Table, Vec<Override>), ConfigError> {
     let table = parse_table(text, source, fmt)?;
-    let parsed: Vec<Override> = overrides
-        .iter()
-        .map(|o| Override::parse(o))
-        .collect::<Result<_, _>>()?;
+    let parsed: Vec<Override> = overrides.iter().map(|o| Override::parse(o)).collect::<Result<_, _>>()?;
     let table = apply_overrides(table, &parsed)?;
     let config: Config = typed(table.clone(), source, "", &parsed)?;
     Ok((config, table, parsed))

@@ -74,17 +74,8 @@ pub fn resolve(
     if let Some(s) = seed {
         config.sim.seed = s;
     }
-    let base_dir = Path::new(source)
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default();
-    Builder {
-        source,
-        raw: &raw,
-        overrides: &overrides,
-        base_dir,
-    }
-    .build(config)
+    let base_dir = Path::new(source).parent().map(Path::to_path_buf).unwrap_or_default();
+    Builder { source, raw: &raw, overrides: &overrides, base_dir }.build(config)
 }
 
 struct Builder<'a> {
@@ -115,25 +106,17 @@ impl Builder<'_> {
         if let Some(t) = &config.topology {
             self.generate(t, d, &mut topo, &mut req_nodes, &mut mem_nodes)?;
         }
-        let mut names: HashMap<String, NodeId> = topo
-            .nodes
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.name.clone(), i as NodeId))
-            .collect();
+        let mut names: HashMap<String, NodeId> =
+            topo.nodes.iter().enumerate().map(|(i, n)| (n.name.clone(), i as NodeId)).collect();
 
         for (i, s) in config.switch.iter().enumerate() {
             let key = format!("switch[{i}]");
             let lat = s.latency.unwrap_or(d.switch.latency).ps();
             match names.get(&s.name) {
-                Some(&n) if topo.nodes[n as usize].kind == NodeKind::Switch => {
-                    topo.nodes[n as usize].latency = lat
-                }
+                Some(&n) if topo.nodes[n as usize].kind == NodeKind::Switch => topo.nodes[n as usize].latency = lat,
                 Some(_) => {
-                    return Err(self.err(
-                        format!("{key}.name"),
-                        format!("{:?} is already the name of another component", s.name),
-                    ))
+                    return Err(self
+                        .err(format!("{key}.name"), format!("{:?} is already the name of another component", s.name)))
                 }
                 None => {
                     self.check_name(&s.name, &format!("{key}.name"))?;
@@ -146,17 +129,12 @@ impl Builder<'_> {
             let key = format!("requester[{i}]");
             match names.get(&r.name) {
                 Some(&n) if topo.nodes[n as usize].kind == NodeKind::Requester => {
-                    let slot = req_nodes
-                        .iter_mut()
-                        .find(|(m, _)| *m == n)
-                        .expect("generated requester listed");
+                    let slot = req_nodes.iter_mut().find(|(m, _)| *m == n).expect("generated requester listed");
                     slot.1 = Some(i);
                 }
                 Some(_) => {
-                    return Err(self.err(
-                        format!("{key}.name"),
-                        format!("{:?} is already the name of another component", r.name),
-                    ))
+                    return Err(self
+                        .err(format!("{key}.name"), format!("{:?} is already the name of another component", r.name)))
                 }
                 None => {
                     self.check_name(&r.name, &format!("{key}.name"))?;
@@ -170,17 +148,12 @@ impl Builder<'_> {
             let key = format!("memory[{i}]");
             match names.get(&m.name) {
                 Some(&n) if topo.nodes[n as usize].kind == NodeKind::Memory => {
-                    let slot = mem_nodes
-                        .iter_mut()
-                        .find(|(x, _)| *x == n)
-                        .expect("generated memory listed");
+                    let slot = mem_nodes.iter_mut().find(|(x, _)| *x == n).expect("generated memory listed");
                     slot.1 = Some(i);
                 }
                 Some(_) => {
-                    return Err(self.err(
-                        format!("{key}.name"),
-                        format!("{:?} is already the name of another component", m.name),
-                    ))
+                    return Err(self
+                        .err(format!("{key}.name"), format!("{:?} is already the name of another component", m.name)))
                 }
                 None => {
                     self.check_name(&m.name, &format!("{key}.name"))?;
@@ -209,10 +182,9 @@ impl Builder<'_> {
             let a = find("a", &l.a)?;
             let b = find("b", &l.b)?;
             if a == b {
-                return Err(self.err(
-                    format!("{key}.b"),
-                    format!("{:?}: a link must join two different components", l.b),
-                ));
+                return Err(
+                    self.err(format!("{key}.b"), format!("{:?}: a link must join two different components", l.b))
+                );
             }
             let p = &d.link;
             topo.add_link(Link {
@@ -226,45 +198,25 @@ impl Builder<'_> {
             });
         }
         if d.link.bandwidth.is_infinite()
-            || config
-                .link
-                .iter()
-                .any(|l| l.bandwidth.map(|b| b.is_infinite()).unwrap_or(false))
+            || config.link.iter().any(|l| l.bandwidth.map(|b| b.is_infinite()).unwrap_or(false))
         {
-            let i = config
-                .link
-                .iter()
-                .position(|l| l.bandwidth.map(|b| b.is_infinite()).unwrap_or(false));
-            let key = i
-                .map(|i| format!("link[{i}].bandwidth"))
-                .unwrap_or("defaults.link.bandwidth".into());
-            return Err(self.err(
-                key,
-                "inf: a link needs a finite bandwidth like '64GB/s' or 'PCIe5x16'",
-            ));
+            let i = config.link.iter().position(|l| l.bandwidth.map(|b| b.is_infinite()).unwrap_or(false));
+            let key = i.map(|i| format!("link[{i}].bandwidth")).unwrap_or("defaults.link.bandwidth".into());
+            return Err(self.err(key, "inf: a link needs a finite bandwidth like '64GB/s' or 'PCIe5x16'"));
         }
 
         if req_nodes.is_empty() {
-            return Err(self.err(
-                "requester",
-                "the system has no requester; add [[requester]] or topology.requesters",
-            ));
+            return Err(self.err("requester", "the system has no requester; add [[requester]] or topology.requesters"));
         }
         if mem_nodes.is_empty() {
-            return Err(self.err(
-                "memory",
-                "the system has no memory; add [[memory]] or topology.memories",
-            ));
+            return Err(self.err("memory", "the system has no memory; add [[memory]] or topology.memories"));
         }
         for (i, n) in topo.nodes.iter().enumerate() {
             if n.ports.is_empty() {
                 let what = n.kind.name();
                 return Err(self.err(
                     "link",
-                    format!(
-                        "{what} {:?} is not connected to anything (disconnected graph)",
-                        topo.nodes[i].name
-                    ),
+                    format!("{what} {:?} is not connected to anything (disconnected graph)", topo.nodes[i].name),
                 ));
             }
         }
@@ -283,21 +235,13 @@ impl Builder<'_> {
             .collect();
         for (i, m) in memories.iter().enumerate() {
             if m.queue == 0 {
-                let key = mem_nodes[i]
-                    .1
-                    .map(|j| format!("memory[{j}].queue"))
-                    .unwrap_or("defaults.memory.queue".into());
+                let key =
+                    mem_nodes[i].1.map(|j| format!("memory[{j}].queue")).unwrap_or("defaults.memory.queue".into());
                 return Err(self.err(key, "0: expected at least 1"));
             }
         }
-        let mem_names: Vec<String> = memories
-            .iter()
-            .map(|m| topo.nodes[m.node as usize].name.clone())
-            .collect();
-        let req_names: Vec<String> = req_nodes
-            .iter()
-            .map(|&(n, _)| topo.nodes[n as usize].name.clone())
-            .collect();
+        let mem_names: Vec<String> = memories.iter().map(|m| topo.nodes[m.node as usize].name.clone()).collect();
+        let req_names: Vec<String> = req_nodes.iter().map(|&(n, _)| topo.nodes[n as usize].name.clone()).collect();
 
         let mut trace_cache: Option<Arc<Vec<trace::TraceRecord>>> = None;
         let mut requesters = Vec::new();
@@ -308,48 +252,25 @@ impl Builder<'_> {
             let mut w = self.workload(&wc, &prefix, &mem_names)?;
             if wc.pattern == Pattern::Trace {
                 let path = wc.trace.clone().ok_or_else(|| {
-                    self.err(
-                        format!("{prefix}.trace"),
-                        "missing: pattern = \"trace\" needs a trace file",
-                    )
+                    self.err(format!("{prefix}.trace"), "missing: pattern = \"trace\" needs a trace file")
                 })?;
                 if trace_cache.is_none() {
                     let full = self.base_dir.join(&path);
                     let text = std::fs::read_to_string(&full).map_err(|e| {
-                        self.err(
-                            format!("{prefix}.trace"),
-                            format!("{:?}: cannot read {}: {e}", path, full.display()),
-                        )
+                        self.err(format!("{prefix}.trace"), format!("{:?}: cannot read {}: {e}", path, full.display()))
                     })?;
-                    trace_cache = Some(Arc::new(trace::parse(
-                        &text,
-                        &full.display().to_string(),
-                        &req_names,
-                    )?));
+                    trace_cache = Some(Arc::new(trace::parse(&text, &full.display().to_string(), &req_names)?));
                 }
                 let all = trace_cache.as_ref().expect("trace loaded");
-                let mine: Vec<_> = all
-                    .iter()
-                    .filter(|r| r.requester == ri as u32)
-                    .copied()
-                    .collect();
+                let mine: Vec<_> = all.iter().filter(|r| r.requester == ri as u32).copied().collect();
                 w.trace = Some(Arc::new(mine));
             } else if wc.trace.is_some() {
-                return Err(self.err(
-                    format!("{prefix}.trace"),
-                    "a trace file is only read with pattern = \"trace\"",
-                ));
+                return Err(self.err(format!("{prefix}.trace"), "a trace file is only read with pattern = \"trace\""));
             }
             requesters.push(RequesterSpec {
                 node,
-                issue_latency: c
-                    .and_then(|c| c.issue_latency)
-                    .unwrap_or(d.requester.issue_latency)
-                    .ps(),
-                cache_latency: c
-                    .and_then(|c| c.cache_latency)
-                    .unwrap_or(d.requester.cache_latency)
-                    .ps(),
+                issue_latency: c.and_then(|c| c.issue_latency).unwrap_or(d.requester.issue_latency).ps(),
+                cache_latency: c.and_then(|c| c.cache_latency).unwrap_or(d.requester.cache_latency).ps(),
                 workload: w,
             });
         }
@@ -396,10 +317,7 @@ impl Builder<'_> {
 
     fn check_name(&self, name: &str, key: &str) -> Result<(), ConfigError> {
         if name.is_empty() || name.chars().any(|c| c.is_whitespace()) {
-            return Err(self.err(
-                key,
-                format!("{name:?}: expected a non-empty name without spaces"),
-            ));
+            return Err(self.err(key, format!("{name:?}: expected a non-empty name without spaces")));
         }
         Ok(())
     }
@@ -421,8 +339,7 @@ impl Builder<'_> {
             rows: t.rows,
             cols: t.cols,
         };
-        let shape =
-            generate(t.kind, &params).map_err(|(k, m)| self.err(format!("topology.{k}"), m))?;
+        let shape = generate(t.kind, &params).map_err(|(k, m)| self.err(format!("topology.{k}"), m))?;
         let link = |a, b| Link {
             a,
             b,
@@ -439,31 +356,34 @@ impl Builder<'_> {
             topo.add_link(link(sw[a], sw[b]));
         }
         let e = &shape.edge_switches;
+        let (req_sw, mem_sw): (&[usize], &[usize]) = match t.attach {
+            Attach::Interleave => (e, e),
+            Attach::Split if e.len() < 2 => {
+                return Err(self.err("topology.attach", "\"split\" needs at least two edge switches"))
+            }
+            Attach::Split => e.split_at(e.len() / 2),
+        };
+        // Spread evenly: endpoint i of n goes to switch floor(i * k / n) of k.
+        let place = |i: usize, n: usize, sws: &[usize]| match t.attach {
+            Attach::Interleave => sws[i % sws.len()],
+            Attach::Split => sws[i * sws.len() / n.max(1)],
+        };
         for i in 0..t.requesters as usize {
             let n = topo.add_node(format!("req{i}"), NodeKind::Requester, 0);
-            topo.add_link(link(n, sw[e[i % e.len()]]));
+            topo.add_link(link(n, sw[place(i, t.requesters as usize, req_sw)]));
             reqs.push((n, None));
         }
         for i in 0..t.memories as usize {
             let n = topo.add_node(format!("mem{i}"), NodeKind::Memory, 0);
-            topo.add_link(link(n, sw[e[i % e.len()]]));
+            topo.add_link(link(n, sw[place(i, t.memories as usize, mem_sw)]));
             mems.push((n, None));
         }
         Ok(())
     }
 
     /// The global `[workload]` table with a requester's own keys laid over it.
-    fn workload_table(
-        &self,
-        own: Option<&toml::Table>,
-        cfg: Option<usize>,
-    ) -> (toml::Table, String) {
-        let mut t = self
-            .raw
-            .get("workload")
-            .and_then(|v| v.as_table())
-            .cloned()
-            .unwrap_or_default();
+    fn workload_table(&self, own: Option<&toml::Table>, cfg: Option<usize>) -> (toml::Table, String) {
+        let mut t = self.raw.get("workload").and_then(|v| v.as_table()).cloned().unwrap_or_default();
         match (own, cfg) {
             (Some(own), Some(i)) => {
                 for (k, v) in own {
@@ -475,54 +395,33 @@ impl Builder<'_> {
         }
     }
 
-    fn workload(
-        &self,
-        w: &WorkloadConfig,
-        prefix: &str,
-        mem_names: &[String],
-    ) -> Result<WorkloadSpec, ConfigError> {
+    fn workload(&self, w: &WorkloadConfig, prefix: &str, mem_names: &[String]) -> Result<WorkloadSpec, ConfigError> {
         let k = |s: &str| format!("{prefix}.{s}");
         let frac = |v: f64, key: &str, lo_open: bool| -> Result<(), ConfigError> {
             let ok = v.is_finite() && v <= 1.0 && if lo_open { v > 0.0 } else { v >= 0.0 };
             if ok {
                 Ok(())
             } else {
-                Err(self.err(
-                    k(key),
-                    format!(
-                        "{v}: expected a fraction in {}0, 1]",
-                        if lo_open { "(" } else { "[" }
-                    ),
-                ))
+                Err(self.err(k(key), format!("{v}: expected a fraction in {}0, 1]", if lo_open { "(" } else { "[" })))
             }
         };
         frac(w.read_fraction, "read_fraction", false)?;
         frac(w.hot_fraction, "hot_fraction", true)?;
         frac(w.hot_probability, "hot_probability", false)?;
-        if !(w.header_overhead.is_finite() && w.header_overhead >= 0.0 && w.header_overhead <= 16.0)
-        {
+        if !(w.header_overhead.is_finite() && w.header_overhead >= 0.0 && w.header_overhead <= 16.0) {
             return Err(self.err(
                 k("header_overhead"),
-                format!(
-                    "{}: expected a ratio of header to payload length in [0, 16]",
-                    w.header_overhead
-                ),
+                format!("{}: expected a ratio of header to payload length in [0, 16]", w.header_overhead),
             ));
         }
         if w.line.bytes() == 0 || w.line.bytes() > 1 << 20 {
-            return Err(self.err(
-                k("line"),
-                format!("{}: expected a size between 1B and 1MiB", w.line),
-            ));
+            return Err(self.err(k("line"), format!("{}: expected a size between 1B and 1MiB", w.line)));
         }
         if w.interleave.bytes() == 0 {
             return Err(self.err(k("interleave"), "0B: expected a positive size"));
         }
         if w.footprint.bytes() < w.line.bytes() {
-            return Err(self.err(
-                k("footprint"),
-                format!("{}: expected at least one line ({})", w.footprint, w.line),
-            ));
+            return Err(self.err(k("footprint"), format!("{}: expected at least one line ({})", w.footprint, w.line)));
         }
         if w.pattern != Pattern::Trace && w.requests == 0 {
             return Err(self.err(k("requests"), "0: expected at least 1"));
@@ -533,10 +432,7 @@ impl Builder<'_> {
         let line = w.line.bytes() as u32;
         let interval = match (w.injection, w.interval, w.rate) {
             (Injection::Open, Some(_), Some(_)) => {
-                return Err(self.err(
-                    k("rate"),
-                    "give either interval or rate for open-loop injection, not both",
-                ))
+                return Err(self.err(k("rate"), "give either interval or rate for open-loop injection, not both"))
             }
             (Injection::Open, Some(i), None) if i.ps() == 0 => {
                 return Err(self.err(k("interval"), "0ns: expected a positive time"))
@@ -547,17 +443,18 @@ impl Builder<'_> {
             }
             (Injection::Open, None, Some(r)) => r.serialize(line as u64).max(1),
             (Injection::Open, None, None) if w.pattern == Pattern::Trace => 0,
-            (Injection::Open, None, None) => return Err(self.err(
-                k("interval"),
-                "missing: open-loop injection needs interval (like '5ns') or rate (like '10GB/s')",
-            )),
+            (Injection::Open, None, None) => {
+                return Err(self.err(
+                    k("interval"),
+                    "missing: open-loop injection needs interval (like '5ns') or rate (like '10GB/s')",
+                ))
+            }
             (Injection::Closed, i, r) => {
                 if i.is_some() || r.is_some() {
                     let key = if i.is_some() { "interval" } else { "rate" };
-                    return Err(self.err(
-                        k(key),
-                        "only used with injection = \"open\"; closed-loop injection uses window",
-                    ));
+                    return Err(
+                        self.err(k(key), "only used with injection = \"open\"; closed-loop injection uses window")
+                    );
                 }
                 0
             }
@@ -570,19 +467,12 @@ impl Builder<'_> {
             Some(list) => list
                 .iter()
                 .map(|n| {
-                    mem_names
-                        .iter()
-                        .position(|m| m == n)
-                        .map(|i| i as u32)
-                        .ok_or_else(|| {
-                            self.err(
-                                k("targets"),
-                                format!(
-                                    "{n:?} is not a memory; expected names from {}",
-                                    mem_names.join(", ")
-                                ),
-                            )
-                        })
+                    mem_names.iter().position(|m| m == n).map(|i| i as u32).ok_or_else(|| {
+                        self.err(
+                            k("targets"),
+                            format!("{n:?} is not a memory; expected names from {}", mem_names.join(", ")),
+                        )
+                    })
                 })
                 .collect::<Result<_, _>>()?,
         };

@@ -49,10 +49,7 @@ pub struct SimConfig {
 
 impl Default for SimConfig {
     fn default() -> Self {
-        Self {
-            seed: 1,
-            max_time: default_max_time(),
-        }
+        Self { seed: 1, max_time: default_max_time() }
     }
 }
 
@@ -99,12 +96,12 @@ impl<'de> Deserialize<'de> for BufferSize {
         let v = toml::Value::deserialize(d)?;
         match v {
             toml::Value::String(s) if s == "auto" => Ok(BufferSize::Auto),
-            toml::Value::String(s) => Size::parse(&s)
-                .map(BufferSize::Bytes)
-                .map_err(|e| serde::de::Error::custom(format!("{e}, or 'auto'"))),
-            other => Err(serde::de::Error::custom(format!(
-                "invalid buffer {other}: expected 'auto' or a size like '16KiB'"
-            ))),
+            toml::Value::String(s) => {
+                Size::parse(&s).map(BufferSize::Bytes).map_err(|e| serde::de::Error::custom(format!("{e}, or 'auto'")))
+            }
+            other => {
+                Err(serde::de::Error::custom(format!("invalid buffer {other}: expected 'auto' or a size like '16KiB'")))
+            }
         }
     }
 }
@@ -119,6 +116,24 @@ pub struct FabricConfig {
     /// Input buffer per virtual channel per port.
     #[serde(default = "default_buffer")]
     pub buffer: BufferSize,
+    /// How a switch queues packets between its input and output ports.
+    #[serde(default = "default_switch_queueing")]
+    pub switch_queueing: SwitchQueueing,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SwitchQueueing {
+    /// Virtual output queues: each packet joins its output's queue as soon
+    /// as it has crossed the switch; no head-of-line blocking.
+    Voq,
+    /// One FIFO per input port and VC: a head packet waiting for a busy
+    /// output blocks the packets behind it (head-of-line blocking).
+    InputFifo,
+}
+
+fn default_switch_queueing() -> SwitchQueueing {
+    SwitchQueueing::Voq
 }
 
 impl Default for FabricConfig {
@@ -127,6 +142,7 @@ impl Default for FabricConfig {
             routing: default_routing(),
             deadlock_avoidance: default_deadlock(),
             buffer: default_buffer(),
+            switch_queueing: default_switch_queueing(),
         }
     }
 }
@@ -216,9 +232,7 @@ pub struct SwitchParams {
 
 impl Default for SwitchParams {
     fn default() -> Self {
-        Self {
-            latency: default_switch_latency(),
-        }
+        Self { latency: default_switch_latency() }
     }
 }
 
@@ -239,10 +253,7 @@ pub struct RequesterParams {
 
 impl Default for RequesterParams {
     fn default() -> Self {
-        Self {
-            issue_latency: default_issue_latency(),
-            cache_latency: default_cache_latency(),
-        }
+        Self { issue_latency: default_issue_latency(), cache_latency: default_cache_latency() }
     }
 }
 
@@ -269,11 +280,7 @@ pub struct MemoryParams {
 
 impl Default for MemoryParams {
     fn default() -> Self {
-        Self {
-            latency: default_memory_latency(),
-            bandwidth: default_memory_bw(),
-            queue: default_memory_queue(),
-        }
+        Self { latency: default_memory_latency(), bandwidth: default_memory_bw(), queue: default_memory_queue() }
     }
 }
 
@@ -321,6 +328,23 @@ pub struct TopologyConfig {
     pub requesters: u32,
     #[serde(default)]
     pub memories: u32,
+    /// How endpoints spread over the edge switches.
+    #[serde(default = "default_attach")]
+    pub attach: Attach,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Attach {
+    /// Requester i and memory i both go to edge switch i mod E.
+    Interleave,
+    /// Requesters fill the first half of the edge switches, memories the
+    /// second half, so requester-to-memory traffic crosses the fabric.
+    Split,
+}
+
+fn default_attach() -> Attach {
+    Attach::Interleave
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

@@ -37,23 +37,14 @@ fn parse_decimal(s: &str) -> Option<Decimal> {
         return None;
     }
     let digits = format!("{int}{frac}");
-    let mantissa: u128 = if digits.is_empty() {
-        0
-    } else {
-        digits.parse().ok()?
-    };
-    Some(Decimal {
-        mantissa,
-        scale: frac.len() as u32,
-    })
+    let mantissa: u128 = if digits.is_empty() { 0 } else { digits.parse().ok()? };
+    Some(Decimal { mantissa, scale: frac.len() as u32 })
 }
 
 /// Split "150ns" / "1.5 GB/s" into ("150", "ns").
 fn split_number(s: &str) -> (&str, &str) {
     let s = s.trim();
-    let end = s
-        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+'))
-        .unwrap_or(s.len());
+    let end = s.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+')).unwrap_or(s.len());
     (s[..end].trim(), s[end..].trim())
 }
 
@@ -82,8 +73,7 @@ impl Duration {
 
     pub fn parse(s: &str) -> Result<Self, String> {
         let (num, unit) = split_number(s);
-        let d = parse_decimal(num)
-            .ok_or_else(|| format!("invalid time {s:?}: expected {TIME_EXPECTED}"))?;
+        let d = parse_decimal(num).ok_or_else(|| format!("invalid time {s:?}: expected {TIME_EXPECTED}"))?;
         let factor: u128 = match unit {
             "ps" => 1,
             "ns" => 1_000,
@@ -91,23 +81,12 @@ impl Duration {
             "ms" => 1_000_000_000,
             "s" => 1_000_000_000_000,
             "" if d.mantissa == 0 => 1,
-            "" => {
-                return Err(format!(
-                    "invalid time {s:?}: missing unit; expected {TIME_EXPECTED}"
-                ))
-            }
-            _ => {
-                return Err(format!(
-                    "invalid time {s:?}: unknown unit {unit:?}; expected one of ps, ns, us, ms, s"
-                ))
-            }
+            "" => return Err(format!("invalid time {s:?}: missing unit; expected {TIME_EXPECTED}")),
+            _ => return Err(format!("invalid time {s:?}: unknown unit {unit:?}; expected one of ps, ns, us, ms, s")),
         };
-        let ps = exact(d, factor).ok_or_else(|| {
-            format!("invalid time {s:?}: not a whole number of picoseconds (the time resolution)")
-        })?;
-        u64::try_from(ps)
-            .map(Duration)
-            .map_err(|_| format!("invalid time {s:?}: too large"))
+        let ps = exact(d, factor)
+            .ok_or_else(|| format!("invalid time {s:?}: not a whole number of picoseconds (the time resolution)"))?;
+        u64::try_from(ps).map(Duration).map_err(|_| format!("invalid time {s:?}: too large"))
     }
 }
 
@@ -139,8 +118,7 @@ impl Size {
 
     pub fn parse(s: &str) -> Result<Self, String> {
         let (num, unit) = split_number(s);
-        let d = parse_decimal(num)
-            .ok_or_else(|| format!("invalid size {s:?}: expected {SIZE_EXPECTED}"))?;
+        let d = parse_decimal(num).ok_or_else(|| format!("invalid size {s:?}: expected {SIZE_EXPECTED}"))?;
         let factor: u128 = match unit {
             "B" => 1,
             "KB" | "kB" => 1_000,
@@ -159,11 +137,8 @@ impl Size {
                 ))
             }
         };
-        let b = exact(d, factor)
-            .ok_or_else(|| format!("invalid size {s:?}: not a whole number of bytes"))?;
-        u64::try_from(b)
-            .map(Size)
-            .map_err(|_| format!("invalid size {s:?}: too large"))
+        let b = exact(d, factor).ok_or_else(|| format!("invalid size {s:?}: not a whole number of bytes"))?;
+        u64::try_from(b).map(Size).map_err(|_| format!("invalid size {s:?}: too large"))
     }
 }
 
@@ -222,19 +197,11 @@ pub fn pcie_generation(gen: u8) -> Option<(u128, u128, u128)> {
 
 impl Bandwidth {
     pub fn infinite() -> Self {
-        Self {
-            num: 0,
-            den: 1,
-            text_kind: BwKind::Infinite,
-        }
+        Self { num: 0, den: 1, text_kind: BwKind::Infinite }
     }
 
     pub fn gbps(gb_per_s: u64) -> Self {
-        Self {
-            num: gb_per_s as u128 * 1_000_000_000,
-            den: 1,
-            text_kind: BwKind::Plain,
-        }
+        Self { num: gb_per_s as u128 * 1_000_000_000, den: 1, text_kind: BwKind::Plain }
     }
 
     pub fn is_infinite(&self) -> bool {
@@ -274,21 +241,14 @@ impl Bandwidth {
             let (g, l) = rest
                 .split_once(['x', 'X'])
                 .ok_or_else(|| format!("invalid bandwidth {s:?}: expected {BANDWIDTH_EXPECTED}"))?;
-            let gen: u8 = g
-                .trim()
-                .parse()
-                .map_err(|_| format!("invalid bandwidth {s:?}: expected {BANDWIDTH_EXPECTED}"))?;
-            let lanes: u8 = l
-                .trim()
-                .parse()
-                .map_err(|_| format!("invalid bandwidth {s:?}: expected {BANDWIDTH_EXPECTED}"))?;
-            let (gt, en, ed) = pcie_generation(gen).ok_or_else(|| {
-                format!("invalid bandwidth {s:?}: unknown PCIe generation {gen}; expected 1-6")
-            })?;
+            let gen: u8 =
+                g.trim().parse().map_err(|_| format!("invalid bandwidth {s:?}: expected {BANDWIDTH_EXPECTED}"))?;
+            let lanes: u8 =
+                l.trim().parse().map_err(|_| format!("invalid bandwidth {s:?}: expected {BANDWIDTH_EXPECTED}"))?;
+            let (gt, en, ed) = pcie_generation(gen)
+                .ok_or_else(|| format!("invalid bandwidth {s:?}: unknown PCIe generation {gen}; expected 1-6"))?;
             if ![1u8, 2, 4, 8, 16].contains(&lanes) {
-                return Err(format!(
-                    "invalid bandwidth {s:?}: {lanes} lanes; expected 1, 2, 4, 8 or 16"
-                ));
+                return Err(format!("invalid bandwidth {s:?}: {lanes} lanes; expected 1, 2, 4, 8 or 16"));
             }
             // bytes/s = GT/s * 1e9 * lanes / 8 bits * encoding
             let (num, den) = if gen == 1 {
@@ -296,20 +256,13 @@ impl Bandwidth {
             } else {
                 (gt * 1_000_000_000 * lanes as u128 * en, 8 * ed)
             };
-            return Ok(Self {
-                num,
-                den,
-                text_kind: BwKind::Pcie { gen, lanes },
-            });
+            return Ok(Self { num, den, text_kind: BwKind::Pcie { gen, lanes } });
         }
         let (num, unit) = split_number(t);
         if num.starts_with('-') {
-            return Err(format!(
-                "invalid bandwidth {s:?}: negative; expected {BANDWIDTH_EXPECTED}"
-            ));
+            return Err(format!("invalid bandwidth {s:?}: negative; expected {BANDWIDTH_EXPECTED}"));
         }
-        let d = parse_decimal(num)
-            .ok_or_else(|| format!("invalid bandwidth {s:?}: expected {BANDWIDTH_EXPECTED}"))?;
+        let d = parse_decimal(num).ok_or_else(|| format!("invalid bandwidth {s:?}: expected {BANDWIDTH_EXPECTED}"))?;
         let (factor, bits): (u128, bool) = match unit {
             "B/s" => (1, false),
             "KB/s" | "kB/s" => (1_000, false),
@@ -328,17 +281,11 @@ impl Bandwidth {
             }
         };
         if d.mantissa == 0 {
-            return Err(format!(
-                "invalid bandwidth {s:?}: zero; expected {BANDWIDTH_EXPECTED}"
-            ));
+            return Err(format!("invalid bandwidth {s:?}: zero; expected {BANDWIDTH_EXPECTED}"));
         }
         let num = d.mantissa * factor;
         let den = 10u128.pow(d.scale) * if bits { 8 } else { 1 };
-        Ok(Self {
-            num,
-            den,
-            text_kind: BwKind::Plain,
-        })
+        Ok(Self { num, den, text_kind: BwKind::Plain })
     }
 }
 
@@ -380,20 +327,14 @@ macro_rules! unit_serde {
                         if v == 0 {
                             <$t>::parse("0").map_err(E::custom)
                         } else {
-                            Err(E::custom(format!(
-                                "invalid value {v}: missing unit; expected {}",
-                                $what
-                            )))
+                            Err(E::custom(format!("invalid value {v}: missing unit; expected {}", $what)))
                         }
                     }
                     fn visit_u64<E: de::Error>(self, v: u64) -> Result<$t, E> {
                         self.visit_i64(v as i64)
                     }
                     fn visit_f64<E: de::Error>(self, v: f64) -> Result<$t, E> {
-                        Err(E::custom(format!(
-                            "invalid value {v}: missing unit; expected {}",
-                            $what
-                        )))
+                        Err(E::custom(format!("invalid value {v}: missing unit; expected {}", $what)))
                     }
                 }
                 d.deserialize_any(V)
@@ -424,9 +365,7 @@ mod tests {
         assert!(Duration::parse("150").unwrap_err().contains("missing unit"));
         assert!(Duration::parse("1.5ps").unwrap_err().contains("picosecond"));
         assert!(Duration::parse("-3ns").is_err());
-        assert!(Duration::parse("3 parsecs")
-            .unwrap_err()
-            .contains("unknown unit"));
+        assert!(Duration::parse("3 parsecs").unwrap_err().contains("unknown unit"));
     }
 
     #[test]
@@ -447,9 +386,7 @@ mod tests {
         assert_eq!(b.serialize(1), 1_000);
         assert!(Bandwidth::parse("-3GB/s").unwrap_err().contains("negative"));
         assert!(Bandwidth::parse("0GB/s").unwrap_err().contains("zero"));
-        assert!(Bandwidth::parse("3GHz")
-            .unwrap_err()
-            .contains("unknown unit"));
+        assert!(Bandwidth::parse("3GHz").unwrap_err().contains("unknown unit"));
     }
 
     #[test]
@@ -464,9 +401,7 @@ mod tests {
         assert!((Bandwidth::parse("PCIe6x16").unwrap().gb_per_s() - 121.0).abs() < 1e-9);
         // Gen1 x1: 2.5 GT/s 8b/10b = 0.25 GB/s
         assert!((Bandwidth::parse("PCIe1x1").unwrap().gb_per_s() - 0.25).abs() < 1e-12);
-        assert!(Bandwidth::parse("PCIe7x16")
-            .unwrap_err()
-            .contains("generation"));
+        assert!(Bandwidth::parse("PCIe7x16").unwrap_err().contains("generation"));
         assert!(Bandwidth::parse("PCIe5x3").unwrap_err().contains("lanes"));
     }
 }

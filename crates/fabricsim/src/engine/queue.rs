@@ -53,12 +53,7 @@ impl<E> Default for EventQueue<E> {
 
 impl<E> EventQueue<E> {
     pub fn with_capacity(cap: usize) -> Self {
-        Self {
-            heap: BinaryHeap::with_capacity(cap),
-            seq: 0,
-            now: 0,
-            dispatched: 0,
-        }
+        Self { heap: BinaryHeap::with_capacity(cap), seq: 0, now: 0, dispatched: 0 }
     }
 
     /// Current simulated time: the time of the last popped event.
@@ -90,10 +85,7 @@ impl<E> EventQueue<E> {
         debug_assert!(time >= self.now, "event scheduled in the past");
         let time = time.max(self.now);
         self.seq += 1;
-        self.heap.push(Entry {
-            key: ((time as u128) << 64) | self.seq as u128,
-            event,
-        });
+        self.heap.push(Entry { key: ((time as u128) << 64) | self.seq as u128, event });
     }
 
     /// Schedule `event` `delay` picoseconds from now.

@@ -9,11 +9,14 @@
 //!   other end `propagation` later (bus time plus two port crossings).
 //! - A half-duplex link carries one direction at a time and pays
 //!   `turnaround` to reverse; when both directions wait, they alternate.
-//! - A switch holds arriving packets in per-(port, VC) input buffers. After
-//!   the switch latency the head is routed and joins its output FIFO; the
-//!   next packet of that buffer waits behind it (head-of-line blocking),
-//!   and the buffer space (the credit) returns upstream when the tail
-//!   leaves, one propagation delay later.
+//! - A switch holds arriving packets in per-(port, VC) input buffers whose
+//!   space is the upstream sender's credit. After the switch latency a
+//!   packet is routed and joins its output port's queue for its next VC.
+//!   With virtual output queues (the default) every packet does so on its
+//!   own; with input FIFOs only the head of each input buffer does, and the
+//!   packets behind it wait (head-of-line blocking). The buffer space
+//!   returns upstream when the packet's tail leaves the switch, one
+//!   propagation delay later.
 //! - Endpoints get packets delivered and return credit when their agent
 //!   consumes them, so a busy endpoint back-pressures the fabric.
 
@@ -22,7 +25,7 @@ use std::collections::VecDeque;
 use super::packet::{Packet, PacketHeader, PacketId, Slab};
 use super::routing::RoutingTable;
 use super::topology::{NodeId, PortId, Topology};
-use crate::config::schema::{Duplex, RoutingAlgorithm};
+use crate::config::schema::{Duplex, RoutingAlgorithm, SwitchQueueing};
 use crate::config::units::Bandwidth;
 use crate::engine::{EventQueue, Time};
 
@@ -34,8 +37,10 @@ pub enum FabricEvent {
     TxDone { port: PortId },
     /// A packet is whole at receiving port `port`.
     Arrive { port: PortId, pkt: PacketId },
-    /// The head of input buffer (`port`, `vc`) has crossed the switch.
+    /// The head of input buffer (`port`, `vc`) has crossed the switch (input FIFOs).
     HeadReady { port: PortId, vc: u16 },
+    /// Packet `pkt` has crossed the switch (virtual output queues).
+    Crossed { pkt: PacketId },
     /// Buffer space returns to output port `port`.
     Credit { port: PortId, vc: u16, bytes: u32 },
 }
@@ -74,6 +79,7 @@ pub struct Fabric<M> {
     pub routing: RoutingTable,
     nvc: usize,
     levels: u8,
+    voq: bool,
     packets: Slab<Packet<M>>,
     port_node: Vec<NodeId>,
     node_is_switch: Vec<bool>,
@@ -105,6 +111,7 @@ impl<M: Copy> Fabric<M> {
     pub fn new(
         topo: Topology,
         routing: RoutingTable,
+        queueing: SwitchQueueing,
         vc_classes: usize,
         buffer: Option<u32>,
         max_packet: u32,
@@ -123,10 +130,8 @@ impl<M: Copy> Fabric<M> {
             buffer_bytes[p] = match buffer {
                 Some(b) => b,
                 None => {
-                    let max_sw = node_latency[port_node[p] as usize]
-                        .max(node_latency[port_node[p ^ 1] as usize]);
-                    let rtt =
-                        2 * l.propagation() + max_sw + 2 * l.bandwidth.serialize(max_packet as u64);
+                    let max_sw = node_latency[port_node[p] as usize].max(node_latency[port_node[p ^ 1] as usize]);
+                    let rtt = 2 * l.propagation() + max_sw + 2 * l.bandwidth.serialize(max_packet as u64);
                     let bw_bytes = (l.bandwidth.bytes_per_s() * rtt as f64 / 1e12).ceil() as u64;
                     (bw_bytes + 2 * max_packet as u64).min(u32::MAX as u64 / 2) as u32
                 }
@@ -141,11 +146,7 @@ impl<M: Copy> Fabric<M> {
         Self {
             link_bw: topo.links.iter().map(|l| l.bandwidth).collect(),
             link_prop: topo.links.iter().map(|l| l.propagation()).collect(),
-            link_half: topo
-                .links
-                .iter()
-                .map(|l| l.duplex == Duplex::Half)
-                .collect(),
+            link_half: topo.links.iter().map(|l| l.duplex == Duplex::Half).collect(),
             link_turnaround: topo.links.iter().map(|l| l.turnaround).collect(),
             link_last: vec![2; nl],
             tx_busy: vec![false; np],
@@ -164,6 +165,7 @@ impl<M: Copy> Fabric<M> {
             node_latency,
             nvc,
             levels,
+            voq: queueing == SwitchQueueing::Voq,
             topo,
             routing,
         }
@@ -239,21 +241,12 @@ impl<M: Copy> Fabric<M> {
     /// An endpoint's agent takes a delivered packet; its buffer space
     /// returns upstream. Returns the header, the message and the time the
     /// packet spent waiting in queues on its way.
-    pub fn consume<E: From<FabricEvent>>(
-        &mut self,
-        q: &mut EventQueue<E>,
-        pkt: PacketId,
-    ) -> (PacketHeader, M, Time) {
+    pub fn consume<E: From<FabricEvent>>(&mut self, q: &mut EventQueue<E>, pkt: PacketId) -> (PacketHeader, M, Time) {
         let p = self.packets.remove(pkt);
         let r = p.in_port;
         q.schedule(
             q.now() + self.link_prop[(r / 2) as usize],
-            FabricEvent::Credit {
-                port: r ^ 1,
-                vc: p.vc,
-                bytes: Self::cost(&p.hdr),
-            }
-            .into(),
+            FabricEvent::Credit { port: r ^ 1, vc: p.vc, bytes: Self::cost(&p.hdr) }.into(),
         );
         (p.hdr, p.msg, p.wait)
     }
@@ -286,6 +279,10 @@ impl<M: Copy> Fabric<M> {
                 if self.node_is_switch[node as usize] {
                     let ready = q.now() + self.node_latency[node as usize];
                     p.ready = ready;
+                    if self.voq {
+                        q.schedule(ready, FabricEvent::Crossed { pkt }.into());
+                        return None;
+                    }
                     let vc = p.vc;
                     let b = &mut self.in_q[port as usize * self.nvc + vc as usize];
                     b.push_back(pkt);
@@ -306,6 +303,12 @@ impl<M: Copy> Fabric<M> {
                 self.enqueue(q, o, pkt);
                 None
             }
+            FabricEvent::Crossed { pkt } => {
+                let node = self.port_node[self.packets.get(pkt).in_port as usize];
+                let o = self.route(node, pkt);
+                self.enqueue(q, o, pkt);
+                None
+            }
             FabricEvent::Credit { port, vc, bytes } => {
                 self.credits[port as usize * self.nvc + vc as usize] += bytes;
                 self.try_send(q, port);
@@ -318,19 +321,9 @@ impl<M: Copy> Fabric<M> {
     #[inline]
     fn route(&mut self, node: NodeId, pid: PacketId) -> PortId {
         let p = self.packets.get(pid);
-        let (in_port, level, phase, src, dst, vc_class) = (
-            p.in_port,
-            p.level,
-            p.phase,
-            p.hdr.src,
-            p.hdr.dst,
-            p.hdr.vc_class,
-        );
-        let level = if in_port == NONE {
-            0
-        } else {
-            level.saturating_add(1)
-        };
+        let (in_port, level, phase, src, dst, vc_class) =
+            (p.in_port, p.level, p.phase, p.hdr.src, p.hdr.dst, p.hdr.vc_class);
+        let level = if in_port == NONE { 0 } else { level.saturating_add(1) };
         let out_vc = self.vc_of(vc_class, level);
         let o = match self.routing.algorithm {
             RoutingAlgorithm::Adaptive => {
@@ -407,13 +400,7 @@ impl<M: Copy> Fabric<M> {
     }
 
     #[inline]
-    fn transmit<E: From<FabricEvent>>(
-        &mut self,
-        q: &mut EventQueue<E>,
-        p: PortId,
-        lock: usize,
-        pid: PacketId,
-    ) {
+    fn transmit<E: From<FabricEvent>>(&mut self, q: &mut EventQueue<E>, p: PortId, lock: usize, pid: PacketId) {
         let now = q.now();
         let pu = p as usize;
         let link = pu / 2;
@@ -446,39 +433,23 @@ impl<M: Copy> Fabric<M> {
         let cost = Self::cost(&pkt.hdr);
         pkt.vc = pkt.out_vc;
         pkt.hops += 1;
-        q.schedule(
-            end + self.link_prop[link],
-            FabricEvent::Arrive {
-                port: p ^ 1,
-                pkt: pid,
-            }
-            .into(),
-        );
+        q.schedule(end + self.link_prop[link], FabricEvent::Arrive { port: p ^ 1, pkt: pid }.into());
 
         if in_port != NONE {
-            // Leaving a switch input buffer: free its slot and expose the next head.
-            let idx = in_port as usize * self.nvc + in_vc as usize;
-            let head = self.in_q[idx].pop_front();
-            debug_assert_eq!(head, Some(pid));
+            // Leaving a switch input buffer: its space returns upstream.
             q.schedule(
                 end + self.link_prop[(in_port / 2) as usize],
-                FabricEvent::Credit {
-                    port: in_port ^ 1,
-                    vc: in_vc,
-                    bytes: cost,
-                }
-                .into(),
+                FabricEvent::Credit { port: in_port ^ 1, vc: in_vc, bytes: cost }.into(),
             );
-            if let Some(&next) = self.in_q[idx].front() {
-                let ready = self.packets.get(next).ready.max(now);
-                q.schedule(
-                    ready,
-                    FabricEvent::HeadReady {
-                        port: in_port,
-                        vc: in_vc,
-                    }
-                    .into(),
-                );
+            if !self.voq {
+                // Input FIFO: expose the next head.
+                let idx = in_port as usize * self.nvc + in_vc as usize;
+                let head = self.in_q[idx].pop_front();
+                debug_assert_eq!(head, Some(pid));
+                if let Some(&next) = self.in_q[idx].front() {
+                    let ready = self.packets.get(next).ready.max(now);
+                    q.schedule(ready, FabricEvent::HeadReady { port: in_port, vc: in_vc }.into());
+                }
             }
         }
     }

@@ -56,11 +56,7 @@ pub(crate) struct Slab<T> {
 
 impl<T: Copy> Slab<T> {
     pub fn with_capacity(n: usize) -> Self {
-        Self {
-            items: Vec::with_capacity(n),
-            free: Vec::with_capacity(n),
-            live: 0,
-        }
+        Self { items: Vec::with_capacity(n), free: Vec::with_capacity(n), live: 0 }
     }
 
     #[inline]

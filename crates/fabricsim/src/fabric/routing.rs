@@ -52,23 +52,14 @@ impl RoutingTable {
     ) -> Self {
         let n = topo.nodes.len();
         let phases = 2;
-        let down = if algorithm == RoutingAlgorithm::Updown {
-            updown_directions(topo)
-        } else {
-            vec![true; topo.n_ports()]
-        };
+        let down =
+            if algorithm == RoutingAlgorithm::Updown { updown_directions(topo) } else { vec![true; topo.n_ports()] };
         let mut dist = vec![UNREACHABLE; n * n * phases];
         for dst in 0..n {
             if topo.nodes[dst].kind.is_switch() {
                 continue;
             }
-            bfs_to(
-                topo,
-                algorithm,
-                &down,
-                dst as NodeId,
-                &mut dist[dst * n * phases..(dst + 1) * n * phases],
-            );
+            bfs_to(topo, algorithm, &down, dst as NodeId, &mut dist[dst * n * phases..(dst + 1) * n * phases]);
         }
         let mut index = vec![(0u32, 0u16); n * phases * n];
         let mut ports = Vec::new();
@@ -92,22 +83,12 @@ impl RoutingTable {
                             ports.push(p);
                         }
                     }
-                    index[(node * phases + ph) * n + dst] =
-                        (start, (ports.len() as u32 - start) as u16);
+                    index[(node * phases + ph) * n + dst] = (start, (ports.len() as u32 - start) as u16);
                 }
             }
         }
-        let mut t = RoutingTable {
-            algorithm,
-            n_nodes: n,
-            index,
-            ports,
-            dist,
-            down,
-            levels: 1,
-            cdg_acyclic: true,
-            max_hops: 0,
-        };
+        let mut t =
+            RoutingTable { algorithm, n_nodes: n, index, ports, dist, down, levels: 1, cdg_acyclic: true, max_hops: 0 };
         let (acyclic, max_hops) = t.check_dependencies(topo, flows);
         t.cdg_acyclic = acyclic;
         t.max_hops = max_hops;
@@ -198,12 +179,7 @@ impl RoutingTable {
     }
 }
 
-fn next_phase(
-    algorithm: RoutingAlgorithm,
-    down: &[bool],
-    p: PortId,
-    phase: usize,
-) -> Option<usize> {
+fn next_phase(algorithm: RoutingAlgorithm, down: &[bool], p: PortId, phase: usize) -> Option<usize> {
     if algorithm != RoutingAlgorithm::Updown {
         return Some(0);
     }
@@ -216,13 +192,7 @@ fn next_phase(
 
 /// Breadth-first distances to `dst` over (node, phase) states; only
 /// switches forward, so only they (and `dst`) are expanded.
-fn bfs_to(
-    topo: &Topology,
-    algorithm: RoutingAlgorithm,
-    down: &[bool],
-    dst: NodeId,
-    out: &mut [u32],
-) {
+fn bfs_to(topo: &Topology, algorithm: RoutingAlgorithm, down: &[bool], dst: NodeId, out: &mut [u32]) {
     let mut q = VecDeque::new();
     for ph in 0..2 {
         out[dst as usize * 2 + ph] = 0;
@@ -238,9 +208,7 @@ fn bfs_to(
             let pv = pw ^ 1;
             let v = topo.port_node(pv);
             for ph in 0..2 {
-                if next_phase(algorithm, down, pv, ph) == Some(ph2)
-                    && out[v as usize * 2 + ph] == UNREACHABLE
-                {
+                if next_phase(algorithm, down, pv, ph) == Some(ph2) && out[v as usize * 2 + ph] == UNREACHABLE {
                     out[v as usize * 2 + ph] = dw + 1;
                     q.push_back((v, ph));
                 }
@@ -290,18 +258,9 @@ mod tests {
     use crate::fabric::topology::{generate, Link, NodeKind, ShapeParams};
 
     fn ring(n: u32) -> (Topology, Vec<NodeId>) {
-        let shape = generate(
-            TopologyKind::Ring,
-            &ShapeParams {
-                switches: Some(n),
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let shape = generate(TopologyKind::Ring, &ShapeParams { switches: Some(n), ..Default::default() }).unwrap();
         let mut t = Topology::default();
-        let sw: Vec<_> = (0..shape.switches)
-            .map(|i| t.add_node(format!("sw{i}"), NodeKind::Switch, 0))
-            .collect();
+        let sw: Vec<_> = (0..shape.switches).map(|i| t.add_node(format!("sw{i}"), NodeKind::Switch, 0)).collect();
         let l = |a, b| Link {
             a,
             b,
@@ -325,21 +284,13 @@ mod tests {
     }
 
     fn all_pairs(eps: &[NodeId]) -> Vec<Vec<(NodeId, NodeId)>> {
-        vec![eps
-            .iter()
-            .flat_map(|&a| eps.iter().filter(move |&&b| b != a).map(move |&b| (a, b)))
-            .collect()]
+        vec![eps.iter().flat_map(|&a| eps.iter().filter(move |&&b| b != a).map(move |&b| (a, b))).collect()]
     }
 
     #[test]
     fn minimal_routing_on_a_ring_has_a_cyclic_cdg_and_gets_hop_vcs() {
         let (t, eps) = ring(6);
-        let r = RoutingTable::build(
-            &t,
-            RoutingAlgorithm::Oblivious,
-            DeadlockAvoidance::Auto,
-            &all_pairs(&eps),
-        );
+        let r = RoutingTable::build(&t, RoutingAlgorithm::Oblivious, DeadlockAvoidance::Auto, &all_pairs(&eps));
         assert!(!r.cdg_acyclic);
         assert!(r.levels > 1);
         // endpoint -> switch, 3 ring hops, switch -> endpoint
@@ -349,12 +300,7 @@ mod tests {
     #[test]
     fn updown_on_a_ring_is_acyclic_with_one_vc() {
         let (t, eps) = ring(6);
-        let r = RoutingTable::build(
-            &t,
-            RoutingAlgorithm::Updown,
-            DeadlockAvoidance::Auto,
-            &all_pairs(&eps),
-        );
+        let r = RoutingTable::build(&t, RoutingAlgorithm::Updown, DeadlockAvoidance::Auto, &all_pairs(&eps));
         assert!(r.cdg_acyclic);
         assert_eq!(r.levels, 1);
         for &a in &eps {
@@ -369,12 +315,7 @@ mod tests {
     #[test]
     fn distances_are_shortest() {
         let (t, eps) = ring(6);
-        let r = RoutingTable::build(
-            &t,
-            RoutingAlgorithm::Oblivious,
-            DeadlockAvoidance::None,
-            &all_pairs(&eps),
-        );
+        let r = RoutingTable::build(&t, RoutingAlgorithm::Oblivious, DeadlockAvoidance::None, &all_pairs(&eps));
         assert_eq!(r.distance(eps[0], 0, eps[3]), Some(5));
         assert_eq!(r.distance(eps[0], 0, eps[1]), Some(3));
         assert_eq!(r.levels, 1);

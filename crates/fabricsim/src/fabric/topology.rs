@@ -68,12 +68,7 @@ pub struct Topology {
 
 impl Topology {
     pub fn add_node(&mut self, name: String, kind: NodeKind, latency: Time) -> NodeId {
-        self.nodes.push(Node {
-            name,
-            kind,
-            latency,
-            ports: Vec::new(),
-        });
+        self.nodes.push(Node { name, kind, latency, ports: Vec::new() });
         (self.nodes.len() - 1) as NodeId
     }
 
@@ -106,10 +101,7 @@ impl Topology {
     }
 
     pub fn find(&self, name: &str) -> Option<NodeId> {
-        self.nodes
-            .iter()
-            .position(|n| n.name == name)
-            .map(|i| i as NodeId)
+        self.nodes.iter().position(|n| n.name == name).map(|i| i as NodeId)
     }
 
     /// Nodes reachable from `from` when only switches forward.
@@ -158,39 +150,22 @@ pub struct ShapeParams {
 pub fn generate(kind: TopologyKind, p: &ShapeParams) -> Result<Shape, (String, String)> {
     let need = |v: Option<u32>, key: &str, min: u32| -> Result<usize, (String, String)> {
         match v {
-            None => Err((
-                key.to_string(),
-                format!("missing; a {kind:?} topology needs it").to_lowercase(),
-            )),
-            Some(x) if x < min => Err((
-                key.to_string(),
-                format!("{x} is too small; expected at least {min}"),
-            )),
-            Some(x) if x > 4096 => Err((
-                key.to_string(),
-                format!("{x} is too large; expected at most 4096"),
-            )),
+            None => Err((key.to_string(), format!("missing; a {kind:?} topology needs it").to_lowercase())),
+            Some(x) if x < min => Err((key.to_string(), format!("{x} is too small; expected at least {min}"))),
+            Some(x) if x > 4096 => Err((key.to_string(), format!("{x} is too large; expected at most 4096"))),
             Some(x) => Ok(x as usize),
         }
     };
     Ok(match kind {
         TopologyKind::Chain => {
             let n = need(p.switches, "switches", 1)?;
-            Shape {
-                switches: n,
-                edges: (1..n).map(|i| (i - 1, i)).collect(),
-                edge_switches: (0..n).collect(),
-            }
+            Shape { switches: n, edges: (1..n).map(|i| (i - 1, i)).collect(), edge_switches: (0..n).collect() }
         }
         TopologyKind::Ring => {
             let n = need(p.switches, "switches", 3)?;
             let mut edges: Vec<_> = (1..n).map(|i| (i - 1, i)).collect();
             edges.push((n - 1, 0));
-            Shape {
-                switches: n,
-                edges,
-                edge_switches: (0..n).collect(),
-            }
+            Shape { switches: n, edges, edge_switches: (0..n).collect() }
         }
         TopologyKind::FullyConnected => {
             let n = need(p.switches, "switches", 1)?;
@@ -200,11 +175,7 @@ pub fn generate(kind: TopologyKind, p: &ShapeParams) -> Result<Shape, (String, S
                     edges.push((i, j));
                 }
             }
-            Shape {
-                switches: n,
-                edges,
-                edge_switches: (0..n).collect(),
-            }
+            Shape { switches: n, edges, edge_switches: (0..n).collect() }
         }
         TopologyKind::Tree => {
             let arity = need(p.arity, "arity", 1)?;
@@ -220,20 +191,13 @@ pub fn generate(kind: TopologyKind, p: &ShapeParams) -> Result<Shape, (String, S
                         next.push(next_id);
                         next_id += 1;
                         if next_id > 4096 {
-                            return Err((
-                                "depth".into(),
-                                "tree has more than 4096 switches".into(),
-                            ));
+                            return Err(("depth".into(), "tree has more than 4096 switches".into()));
                         }
                     }
                 }
                 level = next;
             }
-            Shape {
-                switches: next_id,
-                edges,
-                edge_switches: level,
-            }
+            Shape { switches: next_id, edges, edge_switches: level }
         }
         TopologyKind::SpineLeaf => {
             let spines = need(p.spines, "spines", 1)?;
@@ -244,11 +208,7 @@ pub fn generate(kind: TopologyKind, p: &ShapeParams) -> Result<Shape, (String, S
                     edges.push((spines + l, s));
                 }
             }
-            Shape {
-                switches: spines + leaves,
-                edges,
-                edge_switches: (spines..spines + leaves).collect(),
-            }
+            Shape { switches: spines + leaves, edges, edge_switches: (spines..spines + leaves).collect() }
         }
         TopologyKind::Mesh | TopologyKind::Torus => {
             let wrap = kind == TopologyKind::Torus;
@@ -276,11 +236,7 @@ pub fn generate(kind: TopologyKind, p: &ShapeParams) -> Result<Shape, (String, S
                     }
                 }
             }
-            Shape {
-                switches: rows * cols,
-                edges,
-                edge_switches: (0..rows * cols).collect(),
-            }
+            Shape { switches: rows * cols, edges, edge_switches: (0..rows * cols).collect() }
         }
     })
 }
@@ -295,91 +251,25 @@ mod tests {
 
     #[test]
     fn shapes_have_expected_edge_counts() {
-        let s = generate(
-            TopologyKind::Ring,
-            &ShapeParams {
-                switches: Some(5),
-                ..p()
-            },
-        )
-        .unwrap();
+        let s = generate(TopologyKind::Ring, &ShapeParams { switches: Some(5), ..p() }).unwrap();
         assert_eq!(s.edges.len(), 5);
-        let s = generate(
-            TopologyKind::FullyConnected,
-            &ShapeParams {
-                switches: Some(5),
-                ..p()
-            },
-        )
-        .unwrap();
+        let s = generate(TopologyKind::FullyConnected, &ShapeParams { switches: Some(5), ..p() }).unwrap();
         assert_eq!(s.edges.len(), 10);
-        let s = generate(
-            TopologyKind::Tree,
-            &ShapeParams {
-                arity: Some(2),
-                depth: Some(2),
-                ..p()
-            },
-        )
-        .unwrap();
-        assert_eq!(
-            (s.switches, s.edges.len(), s.edge_switches.len()),
-            (7, 6, 4)
-        );
-        let s = generate(
-            TopologyKind::SpineLeaf,
-            &ShapeParams {
-                spines: Some(2),
-                leaves: Some(4),
-                ..p()
-            },
-        )
-        .unwrap();
-        assert_eq!(
-            (s.switches, s.edges.len(), s.edge_switches.len()),
-            (6, 8, 4)
-        );
-        let s = generate(
-            TopologyKind::Mesh,
-            &ShapeParams {
-                rows: Some(3),
-                cols: Some(4),
-                ..p()
-            },
-        )
-        .unwrap();
+        let s = generate(TopologyKind::Tree, &ShapeParams { arity: Some(2), depth: Some(2), ..p() }).unwrap();
+        assert_eq!((s.switches, s.edges.len(), s.edge_switches.len()), (7, 6, 4));
+        let s = generate(TopologyKind::SpineLeaf, &ShapeParams { spines: Some(2), leaves: Some(4), ..p() }).unwrap();
+        assert_eq!((s.switches, s.edges.len(), s.edge_switches.len()), (6, 8, 4));
+        let s = generate(TopologyKind::Mesh, &ShapeParams { rows: Some(3), cols: Some(4), ..p() }).unwrap();
         assert_eq!(s.edges.len(), 3 * 3 + 2 * 4);
-        let s = generate(
-            TopologyKind::Torus,
-            &ShapeParams {
-                rows: Some(3),
-                cols: Some(4),
-                ..p()
-            },
-        )
-        .unwrap();
+        let s = generate(TopologyKind::Torus, &ShapeParams { rows: Some(3), cols: Some(4), ..p() }).unwrap();
         assert_eq!(s.edges.len(), 2 * 12);
     }
 
     #[test]
     fn missing_parameter_is_named() {
-        let e = generate(
-            TopologyKind::Mesh,
-            &ShapeParams {
-                rows: Some(2),
-                ..p()
-            },
-        )
-        .unwrap_err();
+        let e = generate(TopologyKind::Mesh, &ShapeParams { rows: Some(2), ..p() }).unwrap_err();
         assert_eq!(e.0, "cols");
-        let e = generate(
-            TopologyKind::Ring,
-            &ShapeParams {
-                switches: Some(2),
-                ..p()
-            },
-        )
-        .unwrap_err();
+        let e = generate(TopologyKind::Ring, &ShapeParams { switches: Some(2), ..p() }).unwrap_err();
         assert!(e.1.contains("at least 3"));
     }
 }

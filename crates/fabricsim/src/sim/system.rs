@@ -74,6 +74,8 @@ pub struct RunResult {
     pub write_latency: Histogram,
     /// Link directions: (link index, from node name, to node name, bandwidth GB/s, stats over the window).
     pub links: Vec<(usize, String, String, f64, LinkStats)>,
+    /// Per link: whether it is half duplex.
+    pub half_duplex: Vec<bool>,
     pub class_packets: Vec<(String, u64, u64)>,
     pub memories: Vec<(String, u64, Time)>,
     pub vc_levels: u8,
@@ -112,6 +114,11 @@ pub struct System {
     window_start: Time,
     window_end: Time,
     snapshot: Vec<LinkStats>,
+    /// When the first requester issued its last request: the end of steady state.
+    steady_end: Option<Time>,
+    snapshot_end: Vec<LinkStats>,
+    /// Per requester: payload bytes completed inside [window_start, steady_end].
+    steady_bytes: Vec<u64>,
     done: usize,
     routing_name: String,
 }
@@ -129,23 +136,14 @@ impl System {
                 resp_flows.push((m, r.node));
             }
         }
-        let routing = RoutingTable::build(
-            &topo,
-            spec.fabric.routing,
-            spec.fabric.deadlock_avoidance,
-            &[req_flows, resp_flows],
-        );
-        let max_packet = spec
-            .requesters
-            .iter()
-            .map(|r| r.workload.max_packet())
-            .max()
-            .unwrap_or(64);
+        let routing =
+            RoutingTable::build(&topo, spec.fabric.routing, spec.fabric.deadlock_avoidance, &[req_flows, resp_flows]);
+        let max_packet = spec.requesters.iter().map(|r| r.workload.max_packet()).max().unwrap_or(64);
         let buffer = match spec.fabric.buffer {
             BufferSize::Auto => None,
             BufferSize::Bytes(s) => Some(s.bytes().min(u32::MAX as u64 / 2) as u32),
         };
-        let fabric = Fabric::new(topo, routing, VC_CLASSES, buffer, max_packet);
+        let fabric = Fabric::new(topo, routing, spec.fabric.switch_queueing, VC_CLASSES, buffer, max_packet);
 
         let mut agent_of = vec![Agent::None; spec.topology.nodes.len()];
         let count = spec.requesters.len() as u32;
@@ -164,13 +162,7 @@ impl System {
                 agent_of[r.node as usize] = Agent::Requester(i as u32);
                 let local_perm: Vec<u32> = if r.workload.pattern == Pattern::Permutation {
                     perm.iter()
-                        .filter_map(|m| {
-                            r.workload
-                                .targets
-                                .iter()
-                                .position(|t| t == m)
-                                .map(|p| p as u32)
-                        })
+                        .filter_map(|m| r.workload.targets.iter().position(|t| t == m).map(|p| p as u32))
                         .collect()
                 } else {
                     Vec::new()
@@ -190,10 +182,7 @@ impl System {
             agent_of[m.node as usize] = Agent::Memory(i as u32);
         }
         let nr = requesters.len();
-        let warmup_free = requesters
-            .iter()
-            .filter(|r| r.workload.warmup == 0 || r.total() == 0)
-            .count();
+        let warmup_free = requesters.iter().filter(|r| r.workload.warmup == 0 || r.total() == 0).count();
         System {
             spec_name: spec.name.clone(),
             seed: spec.seed,
@@ -201,22 +190,11 @@ impl System {
             q: EventQueue::with_capacity(4096),
             agent_of,
             req_node: spec.requesters.iter().map(|r| r.node).collect(),
-            req_targets: spec
-                .requesters
-                .iter()
-                .map(|r| r.workload.targets.clone())
-                .collect(),
+            req_targets: spec.requesters.iter().map(|r| r.workload.targets.clone()).collect(),
             req_pending: vec![0; nr],
             req_blocked: vec![false; nr],
-            responded: requesters
-                .iter()
-                .map(|r| vec![0u64; (r.total() as usize).div_ceil(64)])
-                .collect(),
-            memories: spec
-                .memories
-                .iter()
-                .map(|m| MemoryEndpoint::new(m.latency, m.bandwidth, m.queue))
-                .collect(),
+            responded: requesters.iter().map(|r| vec![0u64; (r.total() as usize).div_ceil(64)]).collect(),
+            memories: spec.memories.iter().map(|m| MemoryEndpoint::new(m.latency, m.bandwidth, m.queue)).collect(),
             mem_node: spec.memories.iter().map(|m| m.node).collect(),
             mem_inflight: spec.memories.iter().map(|_| VecDeque::new()).collect(),
             lat: vec![Histogram::default(); nr],
@@ -224,14 +202,14 @@ impl System {
             read_lat: Histogram::default(),
             write_lat: Histogram::default(),
             measured: vec![(0, 0); nr],
-            started_measuring: requesters
-                .iter()
-                .map(|r| r.workload.warmup == 0 || r.total() == 0)
-                .collect(),
+            started_measuring: requesters.iter().map(|r| r.workload.warmup == 0 || r.total() == 0).collect(),
             n_started: warmup_free,
             window_start: 0,
             window_end: 0,
             snapshot: Vec::new(),
+            steady_end: None,
+            snapshot_end: Vec::new(),
+            steady_bytes: vec![0; nr],
             done: requesters.iter().filter(|r| r.total() == 0).count(),
             routing_name: format!("{:?}", spec.fabric.routing).to_lowercase(),
             requesters,
@@ -250,12 +228,7 @@ impl System {
         for r in 0..self.requesters.len() {
             self.start_requester(r);
         }
-        let total: u64 = self
-            .requesters
-            .iter()
-            .map(|r| r.total())
-            .sum::<u64>()
-            .max(1);
+        let total: u64 = self.requesters.iter().map(|r| r.total()).sum::<u64>().max(1);
         let mut completed_total: u64 = 0;
         let mut outcome = Outcome::Completed;
         let mut tick: u32 = 0;
@@ -283,8 +256,7 @@ impl System {
             }
             tick = tick.wrapping_add(1);
             if tick & 0xFFFF == 0 {
-                let frac =
-                    (completed_total as f64 / total as f64).max(t as f64 / self.max_time as f64);
+                let frac = (completed_total as f64 / total as f64).max(t as f64 / self.max_time as f64);
                 if !progress(frac.min(1.0)) {
                     outcome = Outcome::Interrupted;
                     break;
@@ -324,10 +296,7 @@ impl System {
         let n_requesters = self.requesters.len();
         let req = &mut self.requesters[r];
         let timed = req.workload.injection == Injection::Open || req.workload.trace.is_some();
-        if timed
-            && req.workload.injection == Injection::Closed
-            && req.outstanding >= req.workload.window
-        {
+        if timed && req.workload.injection == Injection::Closed && req.outstanding >= req.workload.window {
             self.req_blocked[r] = true;
             return;
         }
@@ -345,6 +314,15 @@ impl System {
                 self.snapshot = self.fabric.link_stats().to_vec();
             }
         }
+        if req.issued == req.total()
+            && self.steady_end.is_none()
+            && self.n_started == n_requesters
+            && created > self.window_start
+        {
+            // From here on some requester is draining: steady state is over.
+            self.steady_end = Some(created);
+            self.snapshot_end = self.fabric.link_stats().to_vec();
+        }
         if timed {
             if let Some(next) = req.advance_schedule(created) {
                 let lat = req.issue_latency;
@@ -353,16 +331,8 @@ impl System {
         }
         let wl = &req.workload;
         let mem = self.req_targets[r][target as usize];
-        let bytes = if msg.kind.carries_data() {
-            msg.bytes + wl.data_header
-        } else {
-            wl.header_bytes
-        };
-        let payload = if msg.kind.carries_data() {
-            msg.bytes
-        } else {
-            0
-        };
+        let bytes = if msg.kind.carries_data() { msg.bytes + wl.data_header } else { wl.header_bytes };
+        let payload = if msg.kind.carries_data() { msg.bytes } else { 0 };
         let hdr = PacketHeader {
             src: self.req_node[r],
             dst: self.mem_node[mem as usize],
@@ -393,32 +363,20 @@ impl System {
     fn accept(&mut self, m: usize, pkt: PacketId) {
         let (_, msg, wait) = self.fabric.consume(&mut self.q, pkt);
         let now = self.q.now();
-        let (resp, ready) = self.memories[m].accept(
-            now,
-            MemMsg {
-                queued: msg.queued + wait,
-                ..msg
-            },
-        );
+        let (resp, ready) = self.memories[m].accept(now, MemMsg { queued: msg.queued + wait, ..msg });
         self.mem_inflight[m].push_back(resp);
         self.q.schedule(ready, Event::MemReady(m as u32));
     }
 
     fn mem_ready(&mut self, m: usize) {
-        let resp = self.mem_inflight[m]
-            .pop_front()
-            .expect("a response is in service");
+        let resp = self.mem_inflight[m].pop_front().expect("a response is in service");
         let r = resp.requester as usize;
         let wl = &self.requesters[r].workload;
         let data = resp.kind.carries_data();
         let hdr = PacketHeader {
             src: self.mem_node[m],
             dst: self.req_node[r],
-            bytes: if data {
-                resp.bytes + wl.data_header
-            } else {
-                wl.header_bytes
-            },
+            bytes: if data { resp.bytes + wl.data_header } else { wl.header_bytes },
             payload: if data { resp.bytes } else { 0 },
             class: resp.kind as u8,
             vc_class: resp.kind.vc_class(),
@@ -435,22 +393,11 @@ impl System {
 
     fn response(&mut self, r: usize, pkt: PacketId) {
         let (_, msg, wait) = self.fabric.consume(&mut self.q, pkt);
-        assert_eq!(
-            msg.requester as usize, r,
-            "response delivered to the wrong requester"
-        );
-        assert!(
-            matches!(msg.kind, MsgKind::ReadResp | MsgKind::WriteAck),
-            "requester received a {:?}",
-            msg.kind
-        );
+        assert_eq!(msg.requester as usize, r, "response delivered to the wrong requester");
+        assert!(matches!(msg.kind, MsgKind::ReadResp | MsgKind::WriteAck), "requester received a {:?}", msg.kind);
         let bits = &mut self.responded[r];
         let (w, b) = ((msg.tag / 64) as usize, msg.tag % 64);
-        assert!(
-            bits[w] >> b & 1 == 0,
-            "request {} of requester {r} answered twice",
-            msg.tag
-        );
+        assert!(bits[w] >> b & 1 == 0, "request {} of requester {r} answered twice", msg.tag);
         bits[w] |= 1 << b;
         let req = &self.requesters[r];
         let done_at = self.q.now() + req.cache_latency;
@@ -471,6 +418,9 @@ impl System {
         // first picosecond (no pipeline-fill gap at its start).
         if self.n_started == self.requesters.len() && done_at >= self.window_start {
             self.measured[r].1 += msg.bytes as u64;
+            if self.steady_end.is_none() {
+                self.steady_bytes[r] += msg.bytes as u64;
+            }
         }
         self.q.schedule(done_at, Event::Complete(r as u32));
     }
@@ -487,24 +437,31 @@ impl System {
         if timed {
             if self.req_blocked[r] {
                 self.req_blocked[r] = false;
-                self.q
-                    .schedule(now + req.issue_latency, Event::Issue(r as u32));
+                self.q.schedule(now + req.issue_latency, Event::Issue(r as u32));
             }
         } else if req.issued + (self.req_pending[r] as u64) < req.total() {
             self.req_pending[r] += 1;
-            self.q
-                .schedule(now + req.issue_latency, Event::Issue(r as u32));
+            self.q.schedule(now + req.issue_latency, Event::Issue(r as u32));
         }
     }
 
-    fn finish(self, outcome: Outcome, wall_s: f64) -> RunResult {
-        let topo = &self.fabric.topo;
-        let stats = self.fabric.link_stats();
-        let snap = if self.snapshot.is_empty() {
-            vec![LinkStats::default(); stats.len()]
-        } else {
-            self.snapshot.clone()
+    fn finish(mut self, outcome: Outcome, wall_s: f64) -> RunResult {
+        // Measure steady state, [window_start, steady_end], when there was one;
+        // otherwise up to the last measured completion (drain included).
+        let final_stats = self.fabric.link_stats().to_vec();
+        let stats: &[LinkStats] = match self.steady_end {
+            Some(t1) if outcome == Outcome::Completed && t1 > self.window_start => {
+                self.window_end = t1;
+                for (m, b) in self.measured.iter_mut().zip(&self.steady_bytes) {
+                    m.1 = *b;
+                }
+                &self.snapshot_end
+            }
+            _ => &final_stats,
         };
+        let topo = &self.fabric.topo;
+        let snap =
+            if self.snapshot.is_empty() { vec![LinkStats::default(); stats.len()] } else { self.snapshot.clone() };
         let mut links = Vec::new();
         for (p, s) in stats.iter().enumerate() {
             let l = &topo.links[p / 2];
@@ -518,10 +475,8 @@ impl System {
             ));
         }
         let (cp, cb) = self.fabric.class_counts();
-        let class_packets = MsgKind::ALL
-            .iter()
-            .map(|k| (k.name().to_string(), cp[*k as usize], cb[*k as usize]))
-            .collect();
+        let class_packets =
+            MsgKind::ALL.iter().map(|k| (k.name().to_string(), cp[*k as usize], cb[*k as usize])).collect();
         let mut warnings = Vec::new();
         match outcome {
             Outcome::TimeLimit => warnings.push(format!(
@@ -564,18 +519,13 @@ impl System {
             read_latency: self.read_lat.clone(),
             write_latency: self.write_lat.clone(),
             links,
+            half_duplex: topo.links.iter().map(|l| l.duplex == crate::config::schema::Duplex::Half).collect(),
             class_packets,
             memories: self
                 .memories
                 .iter()
                 .enumerate()
-                .map(|(i, m)| {
-                    (
-                        topo.nodes[self.mem_node[i] as usize].name.clone(),
-                        m.served,
-                        m.busy_ps,
-                    )
-                })
+                .map(|(i, m)| (topo.nodes[self.mem_node[i] as usize].name.clone(), m.served, m.busy_ps))
                 .collect(),
             vc_levels: self.fabric.routing.levels,
             cdg_acyclic: self.fabric.routing.cdg_acyclic,

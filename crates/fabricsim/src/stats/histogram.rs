@@ -17,13 +17,7 @@ pub struct Histogram {
 
 impl Default for Histogram {
     fn default() -> Self {
-        Self {
-            counts: Box::new([0; BUCKETS]),
-            count: 0,
-            sum: 0,
-            min: u64::MAX,
-            max: 0,
-        }
+        Self { counts: Box::new([0; BUCKETS]), count: 0, sum: 0, min: u64::MAX, max: 0 }
     }
 }
 
@@ -99,14 +93,10 @@ impl Histogram {
 
     /// Non-empty buckets as (lo, hi, count).
     pub fn buckets(&self) -> impl Iterator<Item = (u64, u64, u64)> + '_ {
-        self.counts
-            .iter()
-            .enumerate()
-            .filter(|(_, &c)| c > 0)
-            .map(|(i, &c)| {
-                let (lo, hi) = bounds(i);
-                (lo, hi, c)
-            })
+        self.counts.iter().enumerate().filter(|(_, &c)| c > 0).map(|(i, &c)| {
+            let (lo, hi) = bounds(i);
+            (lo, hi, c)
+        })
     }
 }
 

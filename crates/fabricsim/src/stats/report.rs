@@ -110,22 +110,15 @@ impl RunResult {
     pub fn links_csv(&self) -> String {
         let t = self.measured_time().max(1) as f64;
         let mut s = String::from(
-            "link,from,to,bandwidth_GBps,packets,bytes,payload_bytes,busy_ns,utilization,efficiency,turnaround_ns,mean_wait_ns,throughput_GBps\n",
+            "link,from,to,duplex,bandwidth_GBps,packets,bytes,payload_bytes,busy_ns,utilization,efficiency,turnaround_ns,mean_wait_ns,throughput_GBps\n",
         );
         for (l, from, to, bw, st) in &self.links {
-            let eff = if st.busy_ps == 0 {
-                0.0
-            } else {
-                st.payload_ps as f64 / st.busy_ps as f64
-            };
-            let wait = if st.packets == 0 {
-                0.0
-            } else {
-                st.wait_ps as f64 / st.packets as f64 / NS as f64
-            };
+            let duplex = if self.half_duplex.get(*l).copied().unwrap_or(false) { "half" } else { "full" };
+            let eff = if st.busy_ps == 0 { 0.0 } else { st.payload_ps as f64 / st.busy_ps as f64 };
+            let wait = if st.packets == 0 { 0.0 } else { st.wait_ps as f64 / st.packets as f64 / NS as f64 };
             let _ = writeln!(
                 s,
-                "{l},{from},{to},{},{},{},{},{},{},{},{},{},{}",
+                "{l},{from},{to},{duplex},{},{},{},{},{},{},{},{},{},{}",
                 round(*bw, 6),
                 st.packets,
                 st.bytes,
@@ -144,11 +137,7 @@ impl RunResult {
     /// Latency histogram buckets, overall and per operation.
     pub fn latency_csv(&self) -> String {
         let mut s = String::from("scope,lo_ns,hi_ns,count\n");
-        for (scope, h) in [
-            ("all", &self.all_latency()),
-            ("read", &self.read_latency),
-            ("write", &self.write_latency),
-        ] {
+        for (scope, h) in [("all", &self.all_latency()), ("read", &self.read_latency), ("write", &self.write_latency)] {
             for (lo, hi, c) in h.buckets() {
                 let _ = writeln!(s, "{scope},{},{},{c}", ns(lo), ns(hi));
             }
@@ -173,11 +162,7 @@ impl RunResult {
                 round(r.latency.mean() / NS as f64, 3),
                 ns(r.latency.quantile(0.5)),
                 ns(r.latency.quantile(0.99)),
-                ns(if r.latency.count == 0 {
-                    0
-                } else {
-                    r.latency.max
-                }),
+                ns(if r.latency.count == 0 { 0 } else { r.latency.max }),
                 round(r.queueing.mean() / NS as f64, 3),
             );
         }
@@ -207,13 +192,7 @@ impl RunResult {
         let h = self.all_latency();
         let issued: u64 = self.requesters.iter().map(|r| r.issued).sum();
         let completed: u64 = self.requesters.iter().map(|r| r.completed).sum();
-        let _ = writeln!(
-            s,
-            "{} (seed {}): {}",
-            self.name,
-            self.seed,
-            self.outcome_name()
-        );
+        let _ = writeln!(s, "{} (seed {}): {}", self.name, self.seed, self.outcome_name());
         let _ = writeln!(
             s,
             "  simulated {:.3} us, measured {:.3} us, {} events in {:.3} s ({:.1} M events/s)",
@@ -223,11 +202,7 @@ impl RunResult {
             self.wall_s,
             self.events as f64 / self.wall_s.max(1e-9) / 1e6
         );
-        let _ = writeln!(
-            s,
-            "  requests {completed}/{issued} completed, throughput {:.3} GB/s",
-            self.throughput_gbps()
-        );
+        let _ = writeln!(s, "  requests {completed}/{issued} completed, throughput {:.3} GB/s", self.throughput_gbps());
         if h.count > 0 {
             let _ = writeln!(
                 s,
@@ -259,24 +234,13 @@ impl RunResult {
             );
         }
         let _ = writeln!(s);
-        let _ = writeln!(
-            s,
-            "  {:<24} {:>10} {:>8} {:>8} {:>10}",
-            "link direction", "GB/s cap", "util", "effic", "wait ns"
-        );
+        let _ =
+            writeln!(s, "  {:<24} {:>10} {:>8} {:>8} {:>10}", "link direction", "GB/s cap", "util", "effic", "wait ns");
         let mut busiest: Vec<_> = self.links.iter().collect();
         busiest.sort_by(|a, b| b.4.busy_ps.cmp(&a.4.busy_ps).then(a.0.cmp(&b.0)));
         for (_, from, to, bw, st) in busiest.iter().take(8) {
-            let eff = if st.busy_ps == 0 {
-                0.0
-            } else {
-                st.payload_ps as f64 / st.busy_ps as f64
-            };
-            let wait = if st.packets == 0 {
-                0.0
-            } else {
-                st.wait_ps as f64 / st.packets as f64 / NS as f64
-            };
+            let eff = if st.busy_ps == 0 { 0.0 } else { st.payload_ps as f64 / st.busy_ps as f64 };
+            let wait = if st.packets == 0 { 0.0 } else { st.wait_ps as f64 / st.packets as f64 / NS as f64 };
             let _ = writeln!(
                 s,
                 "  {:<24} {:>10.2} {:>8.3} {:>8.3} {:>10.2}",
@@ -288,11 +252,7 @@ impl RunResult {
             );
         }
         if self.links.len() > 8 {
-            let _ = writeln!(
-                s,
-                "  ... {} more link directions in links.csv",
-                self.links.len() - 8
-            );
+            let _ = writeln!(s, "  ... {} more link directions in links.csv", self.links.len() - 8);
         }
         for w in &self.warnings {
             let _ = writeln!(s, "  warning: {w}");

@@ -69,14 +69,7 @@ impl Generator {
             Some(t) => t,
             None => interleave(addr, self.interleave, self.n_targets),
         };
-        (
-            Access {
-                write,
-                addr,
-                bytes: self.line as u32,
-            },
-            target,
-        )
+        (Access { write, addr, bytes: self.line as u32 }, target)
     }
 }
 

@@ -22,8 +22,7 @@ pub fn mix(a: u64, b: u64, c: u64) -> u64 {
 
 impl Stream {
     pub fn new(seed: u64, stream: u64) -> Self {
-        let s = ((splitmix64(seed) as u128) << 64)
-            | splitmix64(seed ^ splitmix64(stream.wrapping_add(1))) as u128;
+        let s = ((splitmix64(seed) as u128) << 64) | splitmix64(seed ^ splitmix64(stream.wrapping_add(1))) as u128;
         Stream(Pcg64Mcg::new(s | 1))
     }
 

@@ -25,11 +25,7 @@ pub struct TraceRecord {
 }
 
 /// Parse trace text; `requesters` are the system's requester names.
-pub fn parse(
-    text: &str,
-    source: &str,
-    requesters: &[String],
-) -> Result<Vec<TraceRecord>, ConfigError> {
+pub fn parse(text: &str, source: &str, requesters: &[String]) -> Result<Vec<TraceRecord>, ConfigError> {
     let mut out = Vec::new();
     let mut last = vec![0 as Time; requesters.len()];
     for (i, raw) in text.lines().enumerate() {
@@ -76,18 +72,12 @@ pub fn parse(
         } else {
             f[3].parse()
         }
-        .map_err(|_| {
-            err(format!(
-                "address {:?}: expected a decimal or 0x-hex number",
-                f[3]
-            ))
-        })?;
-        let bytes: u32 = f[4].parse().ok().filter(|&b| b > 0).ok_or_else(|| {
-            err(format!(
-                "size {:?}: expected a positive number of bytes",
-                f[4]
-            ))
-        })?;
+        .map_err(|_| err(format!("address {:?}: expected a decimal or 0x-hex number", f[3])))?;
+        let bytes: u32 = f[4]
+            .parse()
+            .ok()
+            .filter(|&b| b > 0)
+            .ok_or_else(|| err(format!("size {:?}: expected a positive number of bytes", f[4])))?;
         let r = requester as usize;
         if time < last[r] {
             return Err(err(format!(
@@ -98,20 +88,10 @@ pub fn parse(
             )));
         }
         last[r] = time;
-        out.push(TraceRecord {
-            time,
-            requester,
-            write,
-            addr,
-            bytes,
-        });
+        out.push(TraceRecord { time, requester, write, addr, bytes });
     }
     if out.is_empty() {
-        return Err(ConfigError::new(
-            source,
-            "",
-            "the trace has no requests".to_string(),
-        ));
+        return Err(ConfigError::new(source, "", "the trace has no requests".to_string()));
     }
     Ok(out)
 }
@@ -126,23 +106,9 @@ mod tests {
 
     #[test]
     fn parses_lines() {
-        let t = parse(
-            "# c\n0 host0 R 0x40 64\n\n1.5ns 1 W 128 32 # x\n",
-            "t.trace",
-            &names(),
-        )
-        .unwrap();
+        let t = parse("# c\n0 host0 R 0x40 64\n\n1.5ns 1 W 128 32 # x\n", "t.trace", &names()).unwrap();
         assert_eq!(t.len(), 2);
-        assert_eq!(
-            t[1],
-            TraceRecord {
-                time: 1500,
-                requester: 1,
-                write: true,
-                addr: 128,
-                bytes: 32
-            }
-        );
+        assert_eq!(t[1], TraceRecord { time: 1500, requester: 1, write: true, addr: 128, bytes: 32 });
     }
 
     #[test]

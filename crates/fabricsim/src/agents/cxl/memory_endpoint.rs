@@ -26,16 +26,7 @@ pub struct MemoryEndpoint {
 
 impl MemoryEndpoint {
     pub fn new(latency: Time, bandwidth: Bandwidth, queue: u32) -> Self {
-        Self {
-            latency,
-            bandwidth,
-            queue,
-            holding: 0,
-            busy_until: 0,
-            waiting: VecDeque::new(),
-            served: 0,
-            busy_ps: 0,
-        }
+        Self { latency, bandwidth, queue, holding: 0, busy_until: 0, waiting: VecDeque::new(), served: 0, busy_ps: 0 }
     }
 
     pub fn has_room(&self) -> bool {
@@ -55,11 +46,7 @@ impl MemoryEndpoint {
             MsgKind::WriteReq => MsgKind::WriteAck,
             other => unreachable!("memory endpoint received a {other:?}"),
         };
-        let resp = MemMsg {
-            kind,
-            queued: req.queued + (start - now),
-            ..req
-        };
+        let resp = MemMsg { kind, queued: req.queued + (start - now), ..req };
         (resp, start + service + self.latency)
     }
 

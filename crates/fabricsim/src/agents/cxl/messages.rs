@@ -12,12 +12,7 @@ pub enum MsgKind {
 }
 
 impl MsgKind {
-    pub const ALL: [MsgKind; 4] = [
-        MsgKind::ReadReq,
-        MsgKind::WriteReq,
-        MsgKind::ReadResp,
-        MsgKind::WriteAck,
-    ];
+    pub const ALL: [MsgKind; 4] = [MsgKind::ReadReq, MsgKind::WriteReq, MsgKind::ReadResp, MsgKind::WriteAck];
 
     pub fn name(self) -> &'static str {
         match self {

@@ -77,28 +77,13 @@ impl Requester {
         let (a, t) = match &self.workload.trace {
             Some(tr) => {
                 let r = tr[self.issued as usize];
-                let a = Access {
-                    write: r.write,
-                    addr: r.addr,
-                    bytes: r.bytes,
-                };
-                (
-                    a,
-                    interleave(
-                        r.addr,
-                        self.workload.interleave,
-                        self.workload.targets.len() as u64,
-                    ),
-                )
+                let a = Access { write: r.write, addr: r.addr, bytes: r.bytes };
+                (a, interleave(r.addr, self.workload.interleave, self.workload.targets.len() as u64))
             }
             None => self.gen.next(&mut self.rng),
         };
         let msg = MemMsg {
-            kind: if a.write {
-                MsgKind::WriteReq
-            } else {
-                MsgKind::ReadReq
-            },
+            kind: if a.write { MsgKind::WriteReq } else { MsgKind::ReadReq },
             requester: self.index,
             tag: self.issued,
             addr: a.addr,

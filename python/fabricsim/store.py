@@ -1,0 +1,127 @@
+"""The sweep store: one SQLite database, one row per finished point.
+
+Each point is written in a single transaction, so a sweep killed at any moment
+(even ``kill -9``) loses no finished point and never leaves a partial one.
+A point's key is a hash of everything that decides its result (the base
+configuration text, the overrides, the seed and the fabricsim version), so a
+re-run skips points already stored and an upgrade of fabricsim recomputes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterable
+from typing import Any
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS points (
+    key      TEXT PRIMARY KEY,   -- configuration hash (base text, overrides, seed, version)
+    sweep    TEXT NOT NULL,      -- name of the sweep that asked for it
+    params   TEXT NOT NULL,      -- JSON object: the overrides that define the point
+    seed     INTEGER NOT NULL,
+    status   TEXT NOT NULL,      -- 'ok' or 'error'
+    metrics  TEXT,               -- JSON object of the kept metrics ('ok' only)
+    error    TEXT,               -- the error message ('error' only)
+    wall_s   REAL NOT NULL,
+    version  TEXT NOT NULL
+);
+"""
+
+
+class Store:
+    """A handle on a sweep database. Only the process that runs the sweep writes to it."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = os.fspath(path)
+        parent = os.path.dirname(os.path.abspath(self.path))
+        os.makedirs(parent, exist_ok=True)
+        self.conn = sqlite3.connect(self.path, timeout=60)
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA synchronous=FULL")
+        self.conn.executescript(SCHEMA)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def done_keys(self) -> dict[str, str]:
+        """Stored keys and their status."""
+        return dict(self.conn.execute("SELECT key, status FROM points"))
+
+    def put(self, row: dict[str, Any]) -> None:
+        """Store one finished point, in one transaction."""
+        with self.conn:
+            self.conn.execute(
+                "INSERT OR REPLACE INTO points"
+                " (key, sweep, params, seed, status, metrics, error, wall_s, version)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    row["key"],
+                    row["sweep"],
+                    json.dumps(row["params"], sort_keys=True),
+                    row["seed"],
+                    row["status"],
+                    json.dumps(row["metrics"], sort_keys=True) if row.get("metrics") is not None else None,
+                    row.get("error"),
+                    row["wall_s"],
+                    row["version"],
+                ),
+            )
+
+    def rows(self, keys: Iterable[str] | None = None, sweep: str | None = None) -> list[dict[str, Any]]:
+        query = "SELECT key, sweep, params, seed, status, metrics, error, wall_s, version FROM points"
+        args: list[Any] = []
+        if sweep is not None:
+            query += " WHERE sweep = ?"
+            args.append(sweep)
+        query += " ORDER BY rowid"
+        wanted = set(keys) if keys is not None else None
+        out = []
+        for key, sw, params, seed, status, metrics, error, wall_s, version in self.conn.execute(query, args):
+            if wanted is not None and key not in wanted:
+                continue
+            out.append(
+                {
+                    "key": key,
+                    "sweep": sw,
+                    "params": json.loads(params),
+                    "seed": seed,
+                    "status": status,
+                    "metrics": json.loads(metrics) if metrics else {},
+                    "error": error,
+                    "wall_s": wall_s,
+                    "version": version,
+                }
+            )
+        return out
+
+
+def frame(rows: list[dict[str, Any]]):
+    """Rows as a pandas DataFrame: one column per parameter and per metric."""
+    import pandas as pd
+
+    records = []
+    for r in rows:
+        rec: dict[str, Any] = {"sweep": r["sweep"], "key": r["key"], "seed": r["seed"], "status": r["status"]}
+        rec.update(r["params"])
+        rec.update(r["metrics"])
+        rec["error"] = r["error"]
+        rec["wall_s"] = r["wall_s"]
+        rec["version"] = r["version"]
+        records.append(rec)
+    return pd.DataFrame.from_records(records)
+
+
+def load(path: str | os.PathLike, sweep: str | None = None):
+    """All points of a sweep database (or of one sweep in it) as a pandas DataFrame."""
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"{os.fspath(path)}: no such sweep database")
+    with Store(path) as s:
+        return frame(s.rows(sweep=sweep))

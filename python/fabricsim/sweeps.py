@@ -1,0 +1,454 @@
+"""Parameter sweeps: a base configuration, a grid and zipped lists of
+overrides, seeds, and the metrics to keep; run on local worker processes or a
+Dask cluster, stored point by point in SQLite (see :mod:`fabricsim.store`).
+
+A sweep specification in TOML::
+
+    [sweep]
+    name = "window"
+    base = "../examples/cxl_expander.toml"   # relative to this file
+    seeds = [1, 2]
+    metrics = ["throughput_GBps", "latency_ns.mean", "links.utilization.max"]
+
+    [grid]                      # every combination
+    "workload.window" = [16, 64, 256]
+
+    [zip]                       # varied together, lists of equal length
+    "topology.switches" = [2, 4, 8]
+    "topology.requesters" = [2, 4, 8]
+
+Results do not depend on the backend or the number of workers: each point is
+one deterministic simulation, and only simulation outputs are stored as
+metrics (wall time is kept in its own column).
+"""
+
+from __future__ import annotations
+
+import builtins
+import concurrent.futures as cf
+import hashlib
+import itertools
+import json
+import os
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from . import _core
+from ._config import ConfigError, load_config
+from .store import Store, frame
+
+DEFAULT_METRICS = (
+    "throughput_GBps",
+    "latency_ns.mean",
+    "latency_ns.p50",
+    "latency_ns.p99",
+    "requests.completed",
+    "outcome",
+)
+
+SPEC_KEYS = {"sweep", "grid", "zip", "base"}
+SWEEP_KEYS = {"name", "base", "seeds", "metrics", "extract"}
+
+
+@dataclass
+class Point:
+    """One simulation of a sweep: everything a worker needs, picklable."""
+
+    sweep: str
+    text: str
+    source: str
+    fmt: str
+    params: dict[str, Any]
+    seed: int
+    metrics: tuple[str, ...]
+    extract: str | None = None  # "module:function" taking a Result, returning a dict
+    #: columns that describe the point in results but are not overrides
+    labels: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def overrides(self) -> list[str]:
+        return [f"{k}={toml_value(v)}" for k, v in self.params.items()]
+
+    @property
+    def key(self) -> str:
+        h = hashlib.sha256()
+        for part in (self.text, self.fmt, json.dumps(self.params, sort_keys=True),
+                     json.dumps(self.labels, sort_keys=True), str(self.seed),
+                     ",".join(self.metrics), self.extract or "", _core.__version__):
+            h.update(part.encode())
+            h.update(b"\0")
+        return h.hexdigest()[:32]
+
+
+@dataclass
+class Sweep:
+    name: str
+    points: list[Point] = field(default_factory=list)
+
+
+def toml_value(v: Any) -> str:
+    """An override value written as TOML (strings quoted, so they stay strings)."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v)
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(toml_value(x) for x in v) + "]"
+    item = getattr(v, "item", None)  # numpy scalars
+    if callable(item):
+        return toml_value(item())
+    raise ConfigError(f"sweep value {v!r}: expected a number, string, boolean or list")
+
+
+def _read_toml(path: str) -> dict[str, Any]:
+    try:
+        import tomllib  # Python >= 3.11
+    except ModuleNotFoundError:  # pragma: no cover - older Pythons
+        import tomli as tomllib  # type: ignore[no-redef]
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such sweep specification") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: TOML syntax error: {exc}") from None
+
+
+def build(
+    base: Any,
+    grid: Mapping[str, Sequence[Any]] | None = None,
+    zip: Mapping[str, Sequence[Any]] | None = None,  # noqa: A002 - the spec's own word
+    seeds: Sequence[int] = (1,),
+    metrics: Sequence[str] = DEFAULT_METRICS,
+    name: str = "sweep",
+    extract: str | None = None,
+    source: str = "<python>",
+) -> Sweep:
+    """Expand a sweep into points and validate every one before anything runs.
+
+    An error names the sweep source, the key and what is wrong, e.g.
+    ``sweep.toml: grid."workload.windw": unknown key, ...``.
+    """
+    cfg = load_config(base)
+    grid = dict(grid or {})
+    zipped = dict(zip or {})
+    for table, values in (("grid", grid), ("zip", zipped)):
+        for k, v in values.items():
+            if not isinstance(v, (list, tuple)) or len(v) == 0:
+                raise ConfigError(f'{source}: {table}."{k}": expected a non-empty list of values')
+    lengths = {len(v) for v in zipped.values()}
+    if len(lengths) > 1:
+        detail = ", ".join(f'"{k}" has {len(v)}' for k, v in zipped.items())
+        raise ConfigError(f"{source}: zip: lists must have equal lengths ({detail})")
+    if not seeds or not all(isinstance(s, int) and s >= 0 for s in seeds):
+        raise ConfigError(f"{source}: sweep.seeds: expected a non-empty list of non-negative integers")
+    if isinstance(metrics, str) or not all(isinstance(m, str) for m in metrics):
+        raise ConfigError(f"{source}: sweep.metrics: expected a list of metric names")
+
+    grid_keys = list(grid)
+    combos = list(itertools.product(*[grid[k] for k in grid_keys])) if grid_keys else [()]
+    zip_rows = [dict(r) for r in _zip_rows(zipped)] or [{}]
+    points = []
+    for combo in combos:
+        for zrow in zip_rows:
+            params = dict(builtins.zip(grid_keys, combo))
+            params.update(zrow)
+            for seed in seeds:
+                points.append(Point(name, cfg.text, cfg.source, cfg.fmt, params, int(seed), tuple(metrics), extract))
+    # Validate each distinct parameter set once, before anything runs.
+    seen: set[str] = set()
+    for p in points:
+        sig = json.dumps(p.params, sort_keys=True)
+        if sig in seen:
+            continue
+        seen.add(sig)
+        try:
+            _core.validate(p.text, p.source, fmt=p.fmt, overrides=p.overrides)
+        except _core.ConfigError as exc:
+            msg = str(exc)
+            bad = next((k for k in p.params if f"--set {k}=" in msg), None)
+            where = f'{_table_of(bad, grid, zipped)}."{bad}"' if bad else "base"
+            raise ConfigError(f"{source}: {where}: {msg}") from None
+    return Sweep(name, points)
+
+
+def _zip_rows(zipped: Mapping[str, Sequence[Any]]) -> list[list[tuple[str, Any]]]:
+    if not zipped:
+        return []
+    keys = list(zipped)
+    n = len(zipped[keys[0]])
+    return [[(k, zipped[k][i]) for k in keys] for i in range(n)]
+
+
+def _table_of(key: str, grid: Mapping, zipped: Mapping) -> str:
+    return "grid" if key in grid else "zip"
+
+
+def load_spec(path: str | os.PathLike) -> Sweep:
+    """Read a TOML sweep specification (see the module documentation)."""
+    path = os.fspath(path)
+    spec = _read_toml(path)
+    unknown = set(spec) - SPEC_KEYS
+    if unknown:
+        raise ConfigError(f"{path}: {sorted(unknown)[0]}: unknown key, expected one of sweep, grid, zip, base")
+    sw = spec.get("sweep")
+    if not isinstance(sw, dict):
+        raise ConfigError(f"{path}: sweep: missing [sweep] table")
+    unknown = set(sw) - SWEEP_KEYS
+    if unknown:
+        raise ConfigError(
+            f"{path}: sweep.{sorted(unknown)[0]}: unknown key, expected one of {', '.join(sorted(SWEEP_KEYS))}"
+        )
+    if "base" in spec and "base" in sw:
+        raise ConfigError(f"{path}: sweep.base: give the base as a file (sweep.base) or a [base] table, not both")
+    if "base" in spec:
+        base: Any = spec["base"]
+    elif isinstance(sw.get("base"), str):
+        base = os.path.join(os.path.dirname(path), sw["base"])
+    else:
+        raise ConfigError(f"{path}: sweep.base: missing; expected a configuration file path or a [base] table")
+    return build(
+        base,
+        grid=spec.get("grid"),
+        zip=spec.get("zip"),
+        seeds=sw.get("seeds", [1]),
+        metrics=sw.get("metrics", list(DEFAULT_METRICS)),
+        name=sw.get("name", os.path.splitext(os.path.basename(path))[0]),
+        extract=sw.get("extract"),
+        source=path,
+    )
+
+
+# ---------------------------------------------------------------- metrics
+
+
+def pick(summary: Mapping[str, Any], tables: Mapping[str, Any], metric: str) -> Any:
+    """Value of one metric name.
+
+    - ``a.b.c``: a path into the summary (``latency_ns.p99``);
+    - ``links.<column>.<max|mean|min|sum>``: an aggregate over link directions;
+    - ``links[FROM->TO].<column>``: one link direction's value.
+    """
+    if metric.startswith("links"):
+        links = tables["links"]
+        if metric.startswith("links["):
+            sel, _, col = metric[len("links["):].partition("].")
+            frm, _, to = sel.partition("->")
+            row = links[(links["from"] == frm) & (links["to"] == to)]
+            if row.empty or col not in links:
+                raise KeyError(metric)
+            return float(row[col].iloc[0])
+        _, col, agg = metric.split(".")
+        return float(getattr(links[col], agg)())
+    v: Any = summary
+    for part in metric.split("."):
+        if not isinstance(v, Mapping) or part not in v:
+            raise KeyError(metric)
+        v = v[part]
+    return v
+
+
+def run_point(point: Point) -> dict[str, Any]:
+    """Run one point; never raises: failures come back as an error row."""
+    t0 = time.perf_counter()
+    row: dict[str, Any] = {
+        "key": point.key,
+        "sweep": point.sweep,
+        "params": {**point.labels, **point.params},
+        "seed": point.seed,
+        "version": _core.__version__,
+    }
+    try:
+        r = _run_text(point.text, point)
+        metrics = {}
+        tables = {"links": r.links} if any(m.startswith("links") for m in point.metrics) else {}
+        for m in point.metrics:
+            try:
+                metrics[m] = pick(r.summary, tables, m)
+            except KeyError:
+                raise ValueError(f"metric {m!r}: not in the results") from None
+        if point.extract:
+            metrics.update(_resolve(point.extract)(r))
+        row.update(status="ok", metrics=metrics, error=None)
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a failed point is data, stored with its error
+        row.update(status="error", metrics=None, error=f"{type(exc).__name__}: {exc}")
+    row["wall_s"] = time.perf_counter() - t0
+    return row
+
+
+def _run_text(text: str, point: Point):
+    from .result import Result
+
+    raw = _core.run(text, point.source, fmt=point.fmt, overrides=point.overrides, seed=point.seed, progress=None)
+    return Result(raw)
+
+
+def _resolve(spec: str) -> Callable:
+    module, _, func = spec.partition(":")
+    mod = __import__(module, fromlist=[func])
+    return getattr(mod, func)
+
+
+# ---------------------------------------------------------------- execution
+
+
+def execute(
+    sweep: Sweep,
+    db: str | os.PathLike,
+    workers: int | None = None,
+    dask: str | None = None,
+    progress: bool | None = None,
+    retry_failed: bool = False,
+):
+    """Run the points of ``sweep`` not yet in ``db``; return all its points as a DataFrame.
+
+    ``workers``: local processes (default: one per core); ``dask``: ``"local"`` for a
+    ``LocalCluster`` or a scheduler address. Points that failed before are reported and
+    skipped unless ``retry_failed``.
+    """
+    with Store(db) as store:
+        done = store.done_keys()
+        keys = [p.key for p in sweep.points]
+        todo, seen = [], set()
+        failed_before = 0
+        for p in sweep.points:
+            if p.key in seen:
+                continue
+            seen.add(p.key)
+            status = done.get(p.key)
+            if status == "ok" or (status == "error" and not retry_failed):
+                failed_before += status == "error"
+                continue
+            todo.append(p)
+        total = len(seen)
+        bar = _Progress(total, total - len(todo), failed_before, progress)
+        try:
+            if todo:
+                if dask is not None:
+                    _run_dask(todo, dask, workers, store, bar)
+                else:
+                    _run_local(todo, workers, store, bar)
+        finally:
+            bar.close()
+        rows = store.rows(keys=keys)
+    df = frame(rows)
+    failures = [r for r in rows if r["status"] == "error"]
+    if failures:
+        first = failures[0]
+        print(
+            f"{len(failures)} of {total} points failed (stored with their errors; "
+            f"re-run with --retry-failed to try again); first: {first['params']} seed {first['seed']}: "
+            f"{first['error']}",
+            file=sys.stderr,
+        )
+    return df
+
+
+class WorkerDied(RuntimeError):
+    pass
+
+
+def _run_local(todo: list[Point], workers: int | None, store: Store, bar: _Progress) -> None:
+    n = max(1, workers or os.cpu_count() or 1)
+    if n == 1:
+        for p in todo:
+            row = run_point(p)
+            store.put(row)
+            bar.update(row)
+        return
+    import multiprocessing as mp
+
+    ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+    with cf.ProcessPoolExecutor(max_workers=n, mp_context=ctx) as pool:
+        futures = {pool.submit(run_point, p): p for p in todo}
+        try:
+            for fut in cf.as_completed(futures):
+                row = fut.result()
+                store.put(row)
+                bar.update(row)
+        except cf.process.BrokenProcessPool:
+            for f in futures:
+                f.cancel()
+            raise WorkerDied(
+                "a worker process died; every finished point is stored; run the sweep again to resume"
+            ) from None
+
+
+def _run_dask(todo: list[Point], address: str, workers: int | None, store: Store, bar: _Progress) -> None:
+    try:
+        from dask.distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        raise ConfigError(
+            "--dask needs dask's distributed scheduler: pip install 'fabricsim[dask]'"
+        ) from None
+    cluster = None
+    if address == "local":
+        cluster = LocalCluster(
+            n_workers=max(1, workers or os.cpu_count() or 1), threads_per_worker=1, processes=True,
+            dashboard_address=None,
+        )
+        client = Client(cluster)
+    else:
+        client = Client(address)
+    try:
+        futures = client.map(run_point, todo, pure=False)
+        for fut in as_completed(futures):
+            row = fut.result()
+            store.put(row)
+            bar.update(row)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+class _Progress:
+    """Points done / total, failures and time left; silent when not on a terminal."""
+
+    def __init__(self, total: int, done: int, failed: int, show: bool | None):
+        self.failed = failed
+        self.bar = None
+        if show is None:
+            show = sys.stderr.isatty()
+        if show and total:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, initial=done, unit="pt", dynamic_ncols=True, file=sys.stderr)
+            self.bar.set_postfix(failed=failed)
+
+    def update(self, row: dict[str, Any]) -> None:
+        if row["status"] == "error":
+            self.failed += 1
+        if self.bar is not None:
+            self.bar.update(1)
+            self.bar.set_postfix(failed=self.failed)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def sweep(
+    base: Any,
+    grid: Mapping[str, Sequence[Any]] | None = None,
+    zip: Mapping[str, Sequence[Any]] | None = None,  # noqa: A002
+    seeds: Sequence[int] = (1,),
+    metrics: Sequence[str] = DEFAULT_METRICS,
+    db: str | os.PathLike = "sweep.db",
+    name: str = "sweep",
+    workers: int | None = None,
+    dask: str | None = None,
+    progress: bool | None = None,
+    extract: str | None = None,
+    retry_failed: bool = False,
+):
+    """Build, validate and run a sweep; return its points as a pandas DataFrame."""
+    sw = build(base, grid=grid, zip=zip, seeds=seeds, metrics=metrics, name=name, extract=extract)
+    return execute(sw, db, workers=workers, dask=dask, progress=progress, retry_failed=retry_failed)
