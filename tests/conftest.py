@@ -69,9 +69,7 @@ def tiny_file(tmp_path: Path) -> Path:
     return path
 
 
-def run_cli(
-    *args: str, cwd: Path | None = None, timeout: float = 600
-) -> subprocess.CompletedProcess:
+def run_cli(*args: str, cwd: Path | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
     """Run `python -m fabricsim ARGS...` and capture its output (stdin closed, not a tty)."""
     return subprocess.run(
         [sys.executable, "-m", "fabricsim", *args],

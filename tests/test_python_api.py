@@ -127,9 +127,13 @@ def test_overrides_list_conversion():
     assert overrides_list(None) == []
     assert overrides_list("a.b=1") == ["a.b=1"]
     assert overrides_list(["a=1", "b=x"]) == ["a=1", "b=x"]
-    assert overrides_list(
-        {"w.n": 50, "w.f": 0.5, "w.on": True, "w.off": False, "fabric.link.bandwidth": "64GB/s"}
-    ) == ["w.n=50", "w.f=0.5", "w.on=true", "w.off=false", "fabric.link.bandwidth=64GB/s"]
+    assert overrides_list({"w.n": 50, "w.f": 0.5, "w.on": True, "w.off": False, "fabric.link.bandwidth": "64GB/s"}) == [
+        "w.n=50",
+        "w.f=0.5",
+        "w.on=true",
+        "w.off=false",
+        "fabric.link.bandwidth=64GB/s",
+    ]
     assert overrides_list({"w.list": [1, "a"]}) == ['w.list=[1, "a"]']
     with pytest.raises(ConfigError):
         overrides_list(["no-equals-sign"])
@@ -152,9 +156,7 @@ def test_validate_returns_resolved_config(tiny_dict):
     resolved = fabricsim.validate(tiny_dict)
     assert isinstance(resolved, dict)
     assert resolved["name"] == "tiny"
-    assert (
-        fabricsim.validate(tiny_dict, set={"workload.requests": 50})["workload"]["requests"] == 50
-    )
+    assert fabricsim.validate(tiny_dict, set={"workload.requests": 50})["workload"]["requests"] == 50
 
 
 def test_unknown_key_in_dict_names_the_key(tiny_dict):

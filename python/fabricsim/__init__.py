@@ -74,9 +74,7 @@ def run(
         callback = None
 
     try:
-        raw = _core.run(
-            src.text, src.source, fmt=src.fmt, overrides=overrides, seed=seed, progress=callback
-        )
+        raw = _core.run(src.text, src.source, fmt=src.fmt, overrides=overrides, seed=seed, progress=callback)
     finally:
         if bar is not None:
             bar.close()

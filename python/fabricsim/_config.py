@@ -65,9 +65,7 @@ def load_config(config: ConfigLike) -> ConfigSource:
         except OSError as exc:
             raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
         return ConfigSource(text, path, "toml")
-    raise TypeError(
-        f"config must be a path to a .toml file, TOML text or a dict, not {type(config).__name__}"
-    )
+    raise TypeError(f"config must be a path to a .toml file, TOML text or a dict, not {type(config).__name__}")
 
 
 def _toml_value(value: Any, top: bool) -> str:
@@ -91,9 +89,7 @@ def _toml_value(value: Any, top: bool) -> str:
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_toml_value(v, False) for v in value) + "]"
     if isinstance(value, Mapping):
-        items = ", ".join(
-            f"{json.dumps(str(k))} = {_toml_value(v, False)}" for k, v in value.items()
-        )
+        items = ", ".join(f"{json.dumps(str(k))} = {_toml_value(v, False)}" for k, v in value.items())
         return "{" + items + "}"
     item = getattr(value, "item", None)  # numpy scalars
     if callable(item):

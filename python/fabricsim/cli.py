@@ -66,8 +66,7 @@ def _add_set(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="override one configuration value, e.g. --set workload.requests=1000 "
-        "(may be repeated)",
+        help="override one configuration value, e.g. --set workload.requests=1000 (may be repeated)",
     )
 
 
@@ -84,9 +83,7 @@ def add_run(sub: argparse._SubParsersAction) -> None:
         help="write summary.json, timing.json and the CSV tables to DIR",
     )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
-    p.add_argument(
-        "--quiet", "-q", action="store_true", help="no progress bar and no summary table"
-    )
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar and no summary table")
     p.set_defaults(func=cmd_run)
 
 
@@ -268,10 +265,19 @@ def add_sweep(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("spec", metavar="SPEC", help="sweep specification (.toml)")
     backend = p.add_mutually_exclusive_group()
-    backend.add_argument("--workers", type=int, default=None, metavar="N",
-                         help="local worker processes (default: one per core)")
-    backend.add_argument("--dask", default=None, metavar="ADDRESS",
-                         help="run on a Dask cluster: a scheduler address, or 'local' for a LocalCluster")
+    backend.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="local worker processes (default: one per core)",
+    )
+    backend.add_argument(
+        "--dask",
+        default=None,
+        metavar="ADDRESS",
+        help="run on a Dask cluster: a scheduler address, or 'local' for a LocalCluster",
+    )
     p.add_argument("--db", default=None, metavar="FILE", help="SQLite store (default: SPEC with .db)")
     p.add_argument("--retry-failed", action="store_true", help="run points stored as failed again")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
@@ -286,8 +292,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if args.workers is not None and args.workers < 1:
         _error(f"--workers {args.workers}: expected at least 1")
         return EXIT_CONFIG
-    df = sweep_mod.execute(spec, db, workers=args.workers, dask=args.dask, progress=_progress(args),
-                           retry_failed=args.retry_failed)
+    df = sweep_mod.execute(
+        spec,
+        db,
+        workers=args.workers,
+        dask=args.dask,
+        progress=_progress(args),
+        retry_failed=args.retry_failed,
+    )
     ok = int((df["status"] == "ok").sum())
     print(f"{spec.name}: {ok} of {len(df)} points ok; results in {db} (fabricsim results {db})")
     return EXIT_OK if ok == len(df) else EXIT_ERROR
@@ -351,8 +363,15 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     if not args.names and not args.all:
         _error("name seeds or figures to reproduce (e.g. esf, fig10), or give --all")
         return EXIT_CONFIG
-    reproduce(args.names, everything=args.all, quick=args.quick, out=args.out, workers=args.workers,
-              dask=args.dask, progress=_progress(args))
+    reproduce(
+        args.names,
+        everything=args.all,
+        quick=args.quick,
+        out=args.out,
+        workers=args.workers,
+        dask=args.dask,
+        progress=_progress(args),
+    )
     return EXIT_OK
 
 

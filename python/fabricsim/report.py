@@ -17,8 +17,14 @@ from .store import Store, frame
 from .sweeps import execute
 
 
-def run_experiment(exp: Experiment, quick: bool, db: Path, workers: int | None, dask: str | None,
-                   progress: bool | None):
+def run_experiment(
+    exp: Experiment,
+    quick: bool,
+    db: Path,
+    workers: int | None,
+    dask: str | None,
+    progress: bool | None,
+):
     sw = exp.sweep(quick)
     df = execute(sw, db, workers=workers, dask=dask, progress=progress)
     failed = df[df["status"] != "ok"]
@@ -45,8 +51,15 @@ def _plot(exp: Experiment, data, out: Path) -> tuple[Path, Path]:
     return png, svg
 
 
-def reproduce(names: list[str], everything: bool = False, quick: bool = False, out: str | os.PathLike = "reproduce",
-              workers: int | None = None, dask: str | None = None, progress: bool | None = None) -> Path:
+def reproduce(
+    names: list[str],
+    everything: bool = False,
+    quick: bool = False,
+    out: str | os.PathLike = "reproduce",
+    workers: int | None = None,
+    dask: str | None = None,
+    progress: bool | None = None,
+) -> Path:
     """Run the selected experiments and write the report; return the report's path."""
     exps = select(names, everything)
     out = Path(out)
@@ -63,8 +76,16 @@ def reproduce(names: list[str], everything: bool = False, quick: bool = False, o
         data.to_csv(csv, index=False, float_format="%.6g")
         png, svg = _plot(exp, data, folder / exp.figure)
         rows = exp.compare(data)
-        sections.append({"exp": exp, "csv": csv, "png": png, "svg": svg, "rows": rows,
-                         "seconds": time.perf_counter() - t})
+        sections.append(
+            {
+                "exp": exp,
+                "csv": csv,
+                "png": png,
+                "svg": svg,
+                "rows": rows,
+                "seconds": time.perf_counter() - t,
+            }
+        )
     total = time.perf_counter() - t0
     md = _markdown(sections, quick, out)
     (out / "report.md").write_text(md)
@@ -81,11 +102,15 @@ def _fmt(v: float | None) -> str:
 
 
 def _rows_md(rows: list[Comparison]) -> list[str]:
-    lines = ["| figure | metric | paper | fabricsim | ratio | verdict | explanation |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| figure | metric | paper | fabricsim | ratio | verdict | explanation |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
-        lines.append(f"| {r.figure} | {r.metric} | {_fmt(r.paper)} | {_fmt(r.fabricsim)} | {_fmt(r.ratio)} | "
-                     f"{r.verdict} | {r.explanation if r.verdict != 'within tolerance' else ''} |")
+        lines.append(
+            f"| {r.figure} | {r.metric} | {_fmt(r.paper)} | {_fmt(r.fabricsim)} | {_fmt(r.ratio)} | "
+            f"{r.verdict} | {r.explanation if r.verdict != 'within tolerance' else ''} |"
+        )
     return lines
 
 
@@ -93,42 +118,65 @@ def _table_text(rows: list[Comparison]) -> str:
     w = max([len(r.metric) for r in rows] + [6])
     lines = [f"{'figure':<11} {'metric':<{w}} {'paper':>7} {'fabricsim':>9} {'ratio':>6}  verdict"]
     for r in rows:
-        lines.append(f"{r.figure:<11} {r.metric:<{w}} {_fmt(r.paper):>7} {_fmt(r.fabricsim):>9} "
-                     f"{_fmt(r.ratio):>6}  {r.verdict}")
+        lines.append(
+            f"{r.figure:<11} {r.metric:<{w}} {_fmt(r.paper):>7} {_fmt(r.fabricsim):>9} {_fmt(r.ratio):>6}  {r.verdict}"
+        )
     return "\n".join(lines)
 
 
 def _markdown(sections, quick: bool, out: Path) -> str:
-    lines = [f"# fabricsim reproduction report{' (quick)' if quick else ''}", "",
-             f"fabricsim {__version__}. Every fabricsim value below comes from simulation; the paper column "
-             "is the reference only. Verdicts: *within tolerance* (|ratio − 1| within the row's tolerance), "
-             "*same trend* (the paper's qualitative statement holds), *disagrees*.", "",
-             "## Summary", ""]
+    lines = [
+        f"# fabricsim reproduction report{' (quick)' if quick else ''}",
+        "",
+        f"fabricsim {__version__}. Every fabricsim value below comes from simulation; the paper column "
+        "is the reference only. Verdicts: *within tolerance* (|ratio − 1| within the row's tolerance), "
+        "*same trend* (the paper's qualitative statement holds), *disagrees*.",
+        "",
+        "## Summary",
+        "",
+    ]
     lines += _rows_md([r for s in sections for r in s["rows"]])
     for s in sections:
         exp: Experiment = s["exp"]
-        lines += ["", f"## {exp.title}", "",
-                  f"![{exp.figure}]({s['png'].relative_to(out)})", "",
-                  f"Data: `{s['csv'].relative_to(out)}`; plot also as `{s['svg'].relative_to(out)}`; "
-                  f"{s['seconds']:.1f} s.", ""]
+        lines += [
+            "",
+            f"## {exp.title}",
+            "",
+            f"![{exp.figure}]({s['png'].relative_to(out)})",
+            "",
+            f"Data: `{s['csv'].relative_to(out)}`; plot also as `{s['svg'].relative_to(out)}`; {s['seconds']:.1f} s.",
+            "",
+        ]
         lines += _rows_md(s["rows"])
         if exp.notes:
-            lines += ["", "<details><summary>How this figure is modelled</summary>", "", exp.notes, "", "</details>"]
+            lines += [
+                "",
+                "<details><summary>How this figure is modelled</summary>",
+                "",
+                exp.notes,
+                "",
+                "</details>",
+            ]
     return "\n".join(lines) + "\n"
 
 
 def _html(sections, quick: bool) -> str:
     def table(rows: list[Comparison]) -> str:
-        head = "".join(f"<th>{h}</th>" for h in
-                       ["figure", "metric", "paper", "fabricsim", "ratio", "verdict", "explanation"])
+        head = "".join(
+            f"<th>{h}</th>" for h in ["figure", "metric", "paper", "fabricsim", "ratio", "verdict", "explanation"]
+        )
         body = []
         for r in rows:
             cls = r.verdict.replace(" ", "-")
             expl = r.explanation if r.verdict != "within tolerance" else ""
             body.append(
-                "<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in
-                                 [r.figure, r.metric, _fmt(r.paper), _fmt(r.fabricsim), _fmt(r.ratio)])
-                + f'<td class="{cls}">{r.verdict}</td><td>{html.escape(expl)}</td></tr>')
+                "<tr>"
+                + "".join(
+                    f"<td>{html.escape(str(c))}</td>"
+                    for c in [r.figure, r.metric, _fmt(r.paper), _fmt(r.fabricsim), _fmt(r.ratio)]
+                )
+                + f'<td class="{cls}">{r.verdict}</td><td>{html.escape(expl)}</td></tr>'
+            )
         return f"<table><tr>{head}</tr>{''.join(body)}</table>"
 
     parts = [
@@ -145,8 +193,12 @@ def _html(sections, quick: bool) -> str:
     for s in sections:
         exp: Experiment = s["exp"]
         img = base64.b64encode(s["png"].read_bytes()).decode()
-        parts += [f"<h2>{html.escape(exp.title)}</h2>", f"<img alt='{exp.figure}' src='data:image/png;base64,{img}'>",
-                  table(s["rows"]), f"<pre>{html.escape(exp.notes)}</pre>"]
+        parts += [
+            f"<h2>{html.escape(exp.title)}</h2>",
+            f"<img alt='{exp.figure}' src='data:image/png;base64,{img}'>",
+            table(s["rows"]),
+            f"<pre>{html.escape(exp.notes)}</pre>",
+        ]
     parts.append("</body></html>")
     return "\n".join(parts)
 

@@ -117,8 +117,7 @@ class Result:
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         files = {
-            "summary.json": json.dumps(self.deterministic_summary(), indent=2, sort_keys=True)
-            + "\n",
+            "summary.json": json.dumps(self.deterministic_summary(), indent=2, sort_keys=True) + "\n",
             "timing.json": json.dumps(self.timing(), indent=2, sort_keys=True) + "\n",
         }
         for name, text in self._tables.items():

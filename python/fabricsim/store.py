@@ -109,7 +109,12 @@ def frame(rows: list[dict[str, Any]]):
 
     records = []
     for r in rows:
-        rec: dict[str, Any] = {"sweep": r["sweep"], "key": r["key"], "seed": r["seed"], "status": r["status"]}
+        rec: dict[str, Any] = {
+            "sweep": r["sweep"],
+            "key": r["key"],
+            "seed": r["seed"],
+            "status": r["status"],
+        }
         rec.update(r["params"])
         rec.update(r["metrics"])
         rec["error"] = r["error"]

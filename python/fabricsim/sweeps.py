@@ -75,9 +75,16 @@ class Point:
     @property
     def key(self) -> str:
         h = hashlib.sha256()
-        for part in (self.text, self.fmt, json.dumps(self.params, sort_keys=True),
-                     json.dumps(self.labels, sort_keys=True), str(self.seed),
-                     ",".join(self.metrics), self.extract or "", _core.__version__):
+        for part in (
+            self.text,
+            self.fmt,
+            json.dumps(self.params, sort_keys=True),
+            json.dumps(self.labels, sort_keys=True),
+            str(self.seed),
+            ",".join(self.metrics),
+            self.extract or "",
+            _core.__version__,
+        ):
             h.update(part.encode())
             h.update(b"\0")
         return h.hexdigest()[:32]
@@ -159,7 +166,18 @@ def build(
             params = dict(builtins.zip(grid_keys, combo))
             params.update(zrow)
             for seed in seeds:
-                points.append(Point(name, cfg.text, cfg.source, cfg.fmt, params, int(seed), tuple(metrics), extract))
+                points.append(
+                    Point(
+                        name,
+                        cfg.text,
+                        cfg.source,
+                        cfg.fmt,
+                        params,
+                        int(seed),
+                        tuple(metrics),
+                        extract,
+                    )
+                )
     # Validate each distinct parameter set once, before anything runs.
     seen: set[str] = set()
     for p in points:
@@ -237,7 +255,7 @@ def pick(summary: Mapping[str, Any], tables: Mapping[str, Any], metric: str) -> 
     if metric.startswith("links"):
         links = tables["links"]
         if metric.startswith("links["):
-            sel, _, col = metric[len("links["):].partition("].")
+            sel, _, col = metric[len("links[") :].partition("].")
             frm, _, to = sel.partition("->")
             row = links[(links["from"] == frm) & (links["to"] == to)]
             if row.empty or col not in links:
@@ -385,13 +403,13 @@ def _run_dask(todo: list[Point], address: str, workers: int | None, store: Store
     try:
         from dask.distributed import Client, LocalCluster, as_completed
     except ImportError:
-        raise ConfigError(
-            "--dask needs dask's distributed scheduler: pip install 'fabricsim[dask]'"
-        ) from None
+        raise ConfigError("--dask needs dask's distributed scheduler: pip install 'fabricsim[dask]'") from None
     cluster = None
     if address == "local":
         cluster = LocalCluster(
-            n_workers=max(1, workers or os.cpu_count() or 1), threads_per_worker=1, processes=True,
+            n_workers=max(1, workers or os.cpu_count() or 1),
+            threads_per_worker=1,
+            processes=True,
             dashboard_address=None,
         )
         client = Client(cluster)

@@ -100,6 +100,14 @@ def tidy(df):
     ]
     order = {m: i for i, m in enumerate(MIX_LABELS.values())}
     d["mix_order"] = d["mix"].map(order)
-    cols = ["duplex", "header_overhead", "mix", "read_fraction", "throughput_GBps", "normalized_bandwidth",
-            "bus_utility", "bus_efficiency"]
+    cols = [
+        "duplex",
+        "header_overhead",
+        "mix",
+        "read_fraction",
+        "throughput_GBps",
+        "normalized_bandwidth",
+        "bus_utility",
+        "bus_efficiency",
+    ]
     return d.sort_values(["duplex", "header_overhead", "mix_order"])[cols].reset_index(drop=True)

@@ -20,7 +20,13 @@ from .. import Comparison, Experiment
 
 PORT_GBPS = 64.0
 TOPOLOGIES = ["chain", "tree", "ring", "spine_leaf", "fully_connected"]
-LABELS = {"chain": "Chain", "tree": "Tree", "ring": "Ring", "spine_leaf": "SL", "fully_connected": "FC"}
+LABELS = {
+    "chain": "Chain",
+    "tree": "Tree",
+    "ring": "Ring",
+    "spine_leaf": "SL",
+    "fully_connected": "FC",
+}
 
 NOTES = """\
 Modelling choices (the paper's Fig 9 gives the shapes but not their sizes):
@@ -61,8 +67,17 @@ def _shape(kind: str, n: int) -> dict:
 def base(kind: str, n: int, per_pair: int) -> dict:
     return {
         "name": f"esf-fig10-{kind}-{2 * n}",
-        "topology": {"kind": kind, **_shape(kind, n), "requesters": n, "memories": n, "attach": "split"},
-        "defaults": {"link": {"bandwidth": f"{PORT_GBPS:g}GB/s"}, "memory": {"bandwidth": "inf", "queue": 4096}},
+        "topology": {
+            "kind": kind,
+            **_shape(kind, n),
+            "requesters": n,
+            "memories": n,
+            "attach": "split",
+        },
+        "defaults": {
+            "link": {"bandwidth": f"{PORT_GBPS:g}GB/s"},
+            "memory": {"bandwidth": "inf", "queue": 4096},
+        },
         "workload": {
             "pattern": "uniform",
             "read_fraction": 1.0,
@@ -115,7 +130,13 @@ def plot(data: pd.DataFrame, fig) -> None:
 def paper_value(kind: str, scale: int) -> float:
     """The paper's stated asymptotes (text of Sec. V-A), as the reference column."""
     n = scale // 2
-    return {"chain": 1.0, "tree": 1.0, "ring": 2.0, "spine_leaf": n / 2, "fully_connected": float(n)}[kind]
+    return {
+        "chain": 1.0,
+        "tree": 1.0,
+        "ring": 2.0,
+        "spine_leaf": n / 2,
+        "fully_connected": float(n),
+    }[kind]
 
 
 WHY = {

@@ -40,15 +40,51 @@ def compare(data: pd.DataFrame) -> list[Comparison]:
     rows = []
     gains = [_at(data, "full", h, "1:1") for h in duplex.HEADERS]
     falling = all(b < a for a, b in zip(gains, gains[1:]))
-    rows.append(Comparison("ESF Fig 16", "full duplex, header 0, 1:1 / read-only", 2.0, gains[0], 0.05,
-                           falling, "the paper says 'nearly double'"))
-    rows.append(Comparison("ESF Fig 16", "full duplex, header = payload, 1:1 / read-only", 1.0, gains[-1], 0.05,
-                           falling, "the paper says the improvement 'drops to zero'"))
+    rows.append(
+        Comparison(
+            "ESF Fig 16",
+            "full duplex, header 0, 1:1 / read-only",
+            2.0,
+            gains[0],
+            0.05,
+            falling,
+            "the paper says 'nearly double'",
+        )
+    )
+    rows.append(
+        Comparison(
+            "ESF Fig 16",
+            "full duplex, header = payload, 1:1 / read-only",
+            1.0,
+            gains[-1],
+            0.05,
+            falling,
+            "the paper says the improvement 'drops to zero'",
+        )
+    )
     half = [_at(data, "half", h, m) for h in duplex.HEADERS for m in duplex.MIX_LABELS.values()]
-    rows.append(Comparison("ESF Fig 16", "half duplex, any mix and header / read-only (max)", 1.0, max(half), 0.05,
-                           True, "the paper: 'stays almost constant'"))
-    rows.append(Comparison("ESF Fig 16", "half duplex, any mix and header / read-only (min)", 1.0, min(half), 0.05,
-                           True, ""))
+    rows.append(
+        Comparison(
+            "ESF Fig 16",
+            "half duplex, any mix and header / read-only (max)",
+            1.0,
+            max(half),
+            0.05,
+            True,
+            "the paper: 'stays almost constant'",
+        )
+    )
+    rows.append(
+        Comparison(
+            "ESF Fig 16",
+            "half duplex, any mix and header / read-only (min)",
+            1.0,
+            min(half),
+            0.05,
+            True,
+            "",
+        )
+    )
     return rows
 
 

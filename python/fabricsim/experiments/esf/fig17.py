@@ -47,14 +47,43 @@ def compare(data: pd.DataFrame) -> list[Comparison]:
     falling = all(b < a for a, b in zip(eff, eff[1:]))
     half_util = [_at(data, "half", h, m, "bus_utility") for h in duplex.HEADERS for m in duplex.MIX_LABELS.values()]
     return [
-        Comparison("ESF Fig 17", "full duplex utility, read-only, header 0", 0.5, full_util[0], 0.05, rising, ""),
-        Comparison("ESF Fig 17", "full duplex utility, 1:1, header 0", 1.0, full_util[2], 0.05, rising,
-                   "the paper: 'approaches 1'"),
-        Comparison("ESF Fig 17", "half duplex utility (min over mix and header)", 1.0, min(half_util), 0.05, True,
-                   "the paper: 'almost fully utilized'"),
-        Comparison("ESF Fig 17", "full duplex efficiency, 1:1, header = payload", None, eff[-1], 0.05, falling,
-                   "the paper gives no number, only that efficiency falls as the header grows; "
-                   "0.5 follows from header packets as long as data packets"),
+        Comparison(
+            "ESF Fig 17",
+            "full duplex utility, read-only, header 0",
+            0.5,
+            full_util[0],
+            0.05,
+            rising,
+            "",
+        ),
+        Comparison(
+            "ESF Fig 17",
+            "full duplex utility, 1:1, header 0",
+            1.0,
+            full_util[2],
+            0.05,
+            rising,
+            "the paper: 'approaches 1'",
+        ),
+        Comparison(
+            "ESF Fig 17",
+            "half duplex utility (min over mix and header)",
+            1.0,
+            min(half_util),
+            0.05,
+            True,
+            "the paper: 'almost fully utilized'",
+        ),
+        Comparison(
+            "ESF Fig 17",
+            "full duplex efficiency, 1:1, header = payload",
+            None,
+            eff[-1],
+            0.05,
+            falling,
+            "the paper gives no number, only that efficiency falls as the header grows; "
+            "0.5 follows from header packets as long as data packets",
+        ),
     ]
 
 
