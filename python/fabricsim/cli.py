@@ -153,6 +153,11 @@ def add_bench(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
     p.add_argument("--quick", action="store_true", help="a shorter, less precise measurement")
+    p.add_argument(
+        "--sweep",
+        action="store_true",
+        help="also measure the parallel efficiency of a sweep on 2 local workers (about 30 s)",
+    )
     p.set_defaults(func=cmd_bench)
 
 
@@ -187,6 +192,10 @@ def format_bench(figures: Mapping[str, Any]) -> str:
 def cmd_bench(args: argparse.Namespace) -> int:
     fabricsim = _api()
     figures = fabricsim.bench(quick=args.quick)
+    if args.sweep:
+        from .sweeps import parallel_efficiency
+
+        figures["sweep"] = parallel_efficiency()
     if args.json:
         print(json.dumps(figures, indent=2))
     else:

@@ -59,9 +59,10 @@ def reproduce(
     workers: int | None = None,
     dask: str | None = None,
     progress: bool | None = None,
+    experiments: list[Experiment] | None = None,
 ) -> Path:
     """Run the selected experiments and write the report; return the report's path."""
-    exps = select(names, everything)
+    exps = experiments if experiments is not None else select(names, everything)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     db = out / "fabricsim.db"

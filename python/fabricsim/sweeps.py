@@ -470,3 +470,42 @@ def sweep(
     """Build, validate and run a sweep; return its points as a pandas DataFrame."""
     sw = build(base, grid=grid, zip=zip, seeds=seeds, metrics=metrics, name=name, extract=extract)
     return execute(sw, db, workers=workers, dask=dask, progress=progress, retry_failed=retry_failed)
+
+
+def parallel_efficiency(points: int = 8, requests: int = 3000, workers: int = 2) -> dict[str, Any]:
+    """Speed-up of a sweep on ``workers`` local processes over one, divided by ``workers``.
+
+    Each point is the 8x8-mesh benchmark system (about a second of simulation), so the
+    figure measures the sweep layer's overhead on realistic points, not process start-up.
+    """
+    import tempfile
+
+    from ._core import bench_config
+
+    base = bench_config()
+    wall = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in (1, workers):
+            sw = build(
+                base,
+                grid={"workload.requests": [requests]},
+                seeds=list(range(1, points + 1)),
+                metrics=["throughput_GBps"],
+                name=f"efficiency-{n}",
+                source="<bench>",
+            )
+            t0 = time.perf_counter()
+            df = execute(sw, os.path.join(tmp, f"w{n}.db"), workers=n, progress=False)
+            wall[n] = time.perf_counter() - t0
+            if (df["status"] != "ok").any():
+                raise RuntimeError(f"benchmark sweep failed: {df['error'].dropna().iloc[0]}")
+    speedup = wall[1] / wall[workers]
+    return {
+        "what": f"{points} points of the 8x8 mesh benchmark, 1 vs {workers} local workers",
+        "points": points,
+        "seconds_per_point": wall[1] / points,
+        "wall_s_1_worker": wall[1],
+        f"wall_s_{workers}_workers": wall[workers],
+        "speedup": speedup,
+        "parallel_efficiency": speedup / workers,
+    }

@@ -96,6 +96,12 @@ fn run_bench(py: Python<'_>, quick: bool) -> PyResult<String> {
     py.detach(|| fabricsim::bench::run_all(quick)).map_err(PyRuntimeError::new_err)
 }
 
+/// The TOML of the 8x8 mesh benchmark system.
+#[pyfunction]
+fn bench_config() -> &'static str {
+    fabricsim::bench::MESH_8X8
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", fabricsim::VERSION)?;
@@ -103,5 +109,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;
+    m.add_function(wrap_pyfunction!(bench_config, m)?)?;
     Ok(())
 }

@@ -1,0 +1,205 @@
+"""Sweeps: validation before running, backends that agree, a store that survives
+a killed worker, failures that are stored and reported, and the reproduction report."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import fabricsim
+from fabricsim import sweeps
+from fabricsim.experiments import Comparison, Experiment
+from fabricsim.report import reproduce
+
+TINY = {
+    "name": "tiny",
+    "defaults": {"link": {"bandwidth": "64GB/s", "latency": "1ns"}},
+    "requester": [{"name": "host0"}],
+    "memory": [{"name": "mem0"}],
+    "link": [{"a": "host0", "b": "mem0"}],
+    "workload": {"pattern": "uniform", "requests": 300},
+}
+GRID = {"workload.window": [1, 4, 16], "workload.read_fraction": [0.0, 1.0]}
+METRICS = ["throughput_GBps", "latency_ns.mean", "links.utilization.max", "links[host0->mem0].busy_ns"]
+
+
+def metrics_by_point(df):
+    cols = ["workload.window", "workload.read_fraction", "seed", *METRICS]
+    return df[cols].sort_values(cols[:3]).reset_index(drop=True)
+
+
+def test_spec_errors_name_the_key(tmp_path):
+    spec = tmp_path / "s.toml"
+    spec.write_text('[sweep]\nname = "x"\nbase = "c.toml"\nsede = [1]\n')
+    with pytest.raises(fabricsim.ConfigError, match=r"s\.toml: sweep\.sede: unknown key"):
+        sweeps.load_spec(spec)
+    spec.write_text('[sweep]\nbase = "c.toml"\n[grid]\n"workload.window" = 4\n')
+    (tmp_path / "c.toml").write_text("[[requester]]\nname='r'\n[[memory]]\nname='m'\n[[link]]\na='r'\nb='m'\n")
+    with pytest.raises(fabricsim.ConfigError, match=r'grid\."workload\.window": expected a non-empty list'):
+        sweeps.load_spec(spec)
+
+
+def test_override_of_a_missing_key_fails_before_anything_runs(tmp_path):
+    db = tmp_path / "x.db"
+    with pytest.raises(fabricsim.ConfigError, match=r'grid\."workload\.windw".*unknown key'):
+        fabricsim.sweep(TINY, grid={"workload.windw": [1, 2]}, db=db)
+    assert not db.exists()
+
+
+def test_one_and_two_workers_store_identical_metrics(tmp_path):
+    one = fabricsim.sweep(TINY, grid=GRID, seeds=[1, 2], metrics=METRICS, db=tmp_path / "1.db", workers=1)
+    two = fabricsim.sweep(TINY, grid=GRID, seeds=[1, 2], metrics=METRICS, db=tmp_path / "2.db", workers=2)
+    assert len(one) == 12 and (one["status"] == "ok").all()
+    assert metrics_by_point(one).equals(metrics_by_point(two))
+    # a re-run finds everything stored and runs nothing
+    again = fabricsim.sweep(TINY, grid=GRID, seeds=[1, 2], metrics=METRICS, db=tmp_path / "1.db", workers=1)
+    assert again["wall_s"].tolist() == one["wall_s"].tolist()
+
+
+def test_dask_local_cluster_matches_local_processes(tmp_path):
+    pytest.importorskip("dask.distributed")
+    local = fabricsim.sweep(TINY, grid=GRID, metrics=METRICS, db=tmp_path / "l.db", workers=2)
+    dask = fabricsim.sweep(TINY, grid=GRID, metrics=METRICS, db=tmp_path / "d.db", dask="local", workers=2)
+    assert metrics_by_point(local).equals(metrics_by_point(dask))
+
+
+def test_a_failed_point_is_stored_with_its_error_and_not_retried_silently(tmp_path, capsys):
+    db = tmp_path / "f.db"
+    df = fabricsim.sweep(TINY, grid={"workload.window": [1, 2]}, metrics=["latency_ns.nope"], db=db, workers=1)
+    assert (df["status"] == "error").all()
+    assert "metric 'latency_ns.nope'" in df["error"].iloc[0]
+    assert "2 of 2 points failed" in capsys.readouterr().err
+    again = fabricsim.sweep(TINY, grid={"workload.window": [1, 2]}, metrics=["latency_ns.nope"], db=db, workers=1)
+    assert again["wall_s"].tolist() == df["wall_s"].tolist()  # not re-run
+    assert "2 of 2 points failed" in capsys.readouterr().err
+
+
+def _children(pid: int) -> list[int]:
+    kids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                kids.append(int(entry))
+    return kids
+
+
+def _stored(db: Path) -> int:
+    if not db.exists():
+        return 0
+    try:
+        with sqlite3.connect(db) as c:
+            return c.execute("SELECT COUNT(*) FROM points").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc to find the workers")
+def test_killing_a_worker_loses_no_finished_point_and_resume_completes(tmp_path):
+    base = tmp_path / "base.toml"
+    base.write_text((Path(__file__).resolve().parents[1] / "examples" / "spine_leaf.toml").read_text())
+    spec = tmp_path / "spec.toml"
+    spec.write_text(
+        '[sweep]\nname = "kill"\nbase = "base.toml"\nseeds = [1, 2, 3, 4, 5, 6]\n'
+        'metrics = ["throughput_GBps", "latency_ns.p99", "requests.completed"]\n'
+        '[grid]\n"workload.requests" = [20000]\n"workload.read_fraction" = [0.5, 1.0]\n'
+    )
+    db = tmp_path / "kill.db"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fabricsim", "sweep", str(spec), "--workers", "2", "--db", str(db), "--quiet"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while _stored(db) < 2 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    workers = _children(proc.pid)
+    assert proc.poll() is None and workers, "the sweep finished before a worker could be killed"
+    os.kill(workers[0], signal.SIGKILL)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 1, (out, err)
+    assert "worker process died" in err
+    stored_after_kill = _stored(db)
+    assert 2 <= stored_after_kill < 12
+
+    resumed = subprocess.run(
+        [sys.executable, "-m", "fabricsim", "sweep", str(spec), "--workers", "2", "--db", str(db), "--quiet"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    after = fabricsim.load(db)
+    assert len(after) == 12 and after["key"].is_unique and (after["status"] == "ok").all()
+
+    clean = fabricsim.sweep(
+        base,
+        grid={"workload.requests": [20000], "workload.read_fraction": [0.5, 1.0]},
+        seeds=[1, 2, 3, 4, 5, 6],
+        metrics=["throughput_GBps", "latency_ns.p99", "requests.completed"],
+        name="kill",
+        db=tmp_path / "clean.db",
+        workers=2,
+    )
+    cols = ["workload.read_fraction", "seed", "throughput_GBps", "latency_ns.p99", "requests.completed"]
+    key = ["workload.read_fraction", "seed"]
+    assert (
+        after[cols].sort_values(key).reset_index(drop=True).equals(clean[cols].sort_values(key).reset_index(drop=True))
+    )
+
+
+def test_results_command_exports_csv(tmp_path):
+    db = tmp_path / "r.db"
+    fabricsim.sweep(TINY, grid={"workload.window": [1, 2]}, metrics=["throughput_GBps"], db=db, workers=1)
+    proc = subprocess.run(
+        [sys.executable, "-m", "fabricsim", "results", str(db), "--csv", str(tmp_path / "r.csv")],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    import pandas as pd
+
+    df = pd.read_csv(tmp_path / "r.csv")
+    assert sorted(df["workload.window"]) == [1, 2] and "throughput_GBps" in df
+
+
+def _fake(value: float, paper: float, trend: bool) -> Experiment:
+    def sweep(quick):
+        return sweeps.build(TINY, grid={"workload.window": [1, 2]}, metrics=["throughput_GBps"], name="fake")
+
+    def compare(data):
+        return [Comparison("Fake Fig 1", "a metric", paper, value, 0.1, trend, "because of a modelling choice")]
+
+    return Experiment(
+        seed="fake",
+        figure="fig1",
+        title="A fake figure",
+        sweep=sweep,
+        analyze=lambda df: df[["workload.window", "throughput_GBps"]],
+        plot=lambda data, fig: fig.add_subplot(1, 1, 1).plot(data["workload.window"], data["throughput_GBps"]),
+        compare=compare,
+    )
+
+
+def test_report_marks_a_value_outside_tolerance_as_a_disagreement(tmp_path):
+    reproduce([], out=tmp_path / "rep", workers=1, progress=False, experiments=[_fake(2.0, 1.0, False)])
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "| Fake Fig 1 | a metric | 1 | 2 | 2 | disagrees | because of a modelling choice |" in md
+    html = (tmp_path / "rep" / "report.html").read_text()
+    assert 'class="disagrees"' in html and "data:image/png;base64," in html
+    assert (tmp_path / "rep" / "fake" / "fig1.csv").exists()
+    assert (tmp_path / "rep" / "fake" / "fig1.svg").exists()
+
+    reproduce([], out=tmp_path / "rep2", workers=1, progress=False, experiments=[_fake(1.05, 1.0, False)])
+    assert "| within tolerance |" in (tmp_path / "rep2" / "report.md").read_text()
