@@ -50,6 +50,8 @@ def _guarded(func: Callable[[argparse.Namespace], int], args: argparse.Namespace
     except RuntimeError as exc:
         _error(str(exc))
         return EXIT_ERROR
+    except BrokenPipeError:
+        raise  # handled quietly by main()
     except OSError as exc:
         _error(str(exc))
         return EXIT_ERROR
