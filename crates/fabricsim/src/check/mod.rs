@@ -1,4 +1,11 @@
-//! The checking engine: the memory-model oracle and (issue 4) the
-//! exhaustive explorer of protocol state machines.
+//! The checking engine: the exhaustive explorer of protocol state machines,
+//! its state representation, the memory-model oracle, and counterexample
+//! output (text and sequence charts).
 
+pub mod chart;
+pub mod explorer;
+pub mod fingerprint;
 pub mod oracle;
+pub mod world;
+
+pub use explorer::{explore, Options, Report};

@@ -1,0 +1,1 @@
+//! Directory coherence (MSI, MESI) and German's protocol.

@@ -1,0 +1,136 @@
+//! The protocol API shared by both engines.
+//!
+//! A protocol is a set of deterministic state machines (agents) that talk
+//! only through messages. Each agent kind has one handler per message kind
+//! (`on_message`) and a list of spontaneous actions (`actions`/`act`: a core
+//! issuing its next instruction, a cache evicting a line, a home sending
+//! the next grant). The *timing engine* delivers messages through the
+//! fabric and charges each handler's processing delay; the *checking
+//! engine* (`check::explorer`) delivers them in every order the channels
+//! allow and fires every enabled action, so one model is both timed and
+//! exhaustively checked.
+//!
+//! Channels: a message goes from one agent to another on a virtual channel
+//! (VC). Each VC declares its ordering: point-to-point FIFO (per source,
+//! destination and VC) or unordered. A protocol may bound the messages in
+//! flight per (source, destination, VC); a transition whose sends exceed
+//! the bound is not enabled (how Murphi-style single-slot channels are
+//! written).
+
+use std::fmt::Debug;
+use std::hash::Hash;
+
+use crate::engine::Time;
+
+/// An agent's index in its system.
+pub type AgentId = u8;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChannelOrder {
+    /// Messages from one source to one destination on this VC arrive in
+    /// the order they were sent.
+    Fifo,
+    /// Any message in flight may arrive next.
+    Unordered,
+}
+
+/// What a handler did with a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Consumed.
+    Done,
+    /// Not now: the message stays in its channel until the agent's state
+    /// changes (a blocking directory's queued request, a recycled message).
+    Stall,
+}
+
+/// A protocol error found while handling a message or an action.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    pub kind: &'static str,
+    pub detail: String,
+}
+
+impl Violation {
+    pub fn unexpected(state: impl Debug, msg: impl Debug) -> Self {
+        Violation { kind: "unexpected message", detail: format!("{msg:?} in state {state:?}") }
+    }
+}
+
+/// A message being sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Send<M> {
+    pub to: AgentId,
+    pub vc: u8,
+    pub msg: M,
+    /// Local processing before the message leaves (timing engine only).
+    pub delay: Time,
+}
+
+/// What a handler may touch besides its own agent: the sends it makes, the
+/// system's ghost state (checker-only bookkeeping such as the last value
+/// written to each address), and the values loads return (observations).
+pub struct Ctx<'a, M, G> {
+    pub me: AgentId,
+    pub ghost: &'a mut G,
+    pub sends: &'a mut Vec<Send<M>>,
+    /// Processing delay charged to the sends that follow (timing engine).
+    pub delay: Time,
+}
+
+impl<M, G> Ctx<'_, M, G> {
+    #[inline]
+    pub fn send(&mut self, to: AgentId, vc: u8, msg: M) {
+        self.sends.push(Send { to, vc, msg, delay: self.delay });
+    }
+}
+
+/// A protocol: its agents, messages, channels, invariants.
+pub trait Protocol {
+    /// All agent kinds of the protocol, as one enum (compact, hashable).
+    type Agent: Clone + Eq + Hash + Debug;
+    /// All message kinds, with their fields.
+    type Msg: Copy + Eq + Ord + Hash + Debug;
+    /// Global bookkeeping that is part of the state but of no agent.
+    type Ghost: Clone + Eq + Hash + Debug;
+    /// A spontaneous action of an agent.
+    type Action: Copy + Eq + Debug;
+
+    fn name(&self) -> String;
+    /// Ordering of each virtual channel.
+    fn vc_orders(&self) -> &[ChannelOrder];
+    /// Most messages in flight per (source, destination, VC).
+    fn capacity(&self) -> usize {
+        usize::MAX
+    }
+    /// The initial states (several when a parameter is left free).
+    fn initial(&self) -> Vec<(Vec<Self::Agent>, Self::Ghost)>;
+    fn on_message(
+        &self,
+        agent: &mut Self::Agent,
+        ctx: &mut Ctx<Self::Msg, Self::Ghost>,
+        from: AgentId,
+        msg: Self::Msg,
+    ) -> Result<Step, Violation>;
+    /// Spontaneous actions enabled for `agent` (id `me`).
+    fn actions(&self, agent: &Self::Agent, me: AgentId, ghost: &Self::Ghost, out: &mut Vec<Self::Action>);
+    fn act(
+        &self,
+        agent: &mut Self::Agent,
+        ctx: &mut Ctx<Self::Msg, Self::Ghost>,
+        action: Self::Action,
+    ) -> Result<(), Violation>;
+    /// Environment actions (new requests from outside the protocol) do not
+    /// count as progress when looking for deadlocks.
+    fn is_environment(&self, _action: &Self::Action) -> bool {
+        false
+    }
+    /// Invariants over the whole state; `Err(name: detail)` on a violation.
+    fn invariant(&self, agents: &[Self::Agent], ghost: &Self::Ghost) -> Result<(), (String, String)>;
+    /// Whether an agent waits for something (a transaction in progress).
+    fn busy(&self, agent: &Self::Agent) -> bool;
+    /// A short name of agent `id` for traces ("cache1", "dir0").
+    fn agent_name(&self, id: AgentId) -> String {
+        format!("agent{id}")
+    }
+}

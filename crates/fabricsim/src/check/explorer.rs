@@ -1,0 +1,303 @@
+//! Exhaustive, breadth-first exploration of a protocol's reachable states.
+//!
+//! Breadth-first, so the first violation found has a shortest trace. The
+//! visited set holds 128-bit fingerprints (see `fingerprint`); the frontier
+//! holds full states; for each state only its parent and the transition
+//! that reached it are kept, and a counterexample is rebuilt by replaying
+//! those transitions from the initial state.
+
+use std::time::Instant;
+
+use serde_json::json;
+
+use super::fingerprint::{fingerprint, FingerprintSet};
+use super::world::{Label, Outcome, World};
+use crate::agents::protocol::Protocol;
+
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Stop after this many states (the result says the search was cut).
+    pub max_states: Option<u64>,
+    /// Do not expand states deeper than this.
+    pub max_depth: Option<u32>,
+    /// Report states where work is pending but only environment actions
+    /// (or nothing) can happen.
+    pub check_deadlock: bool,
+}
+
+/// A violation and the shortest execution that reaches it.
+#[derive(Debug, Clone)]
+pub struct Counterexample {
+    pub kind: String,
+    pub detail: String,
+    pub steps: Vec<TraceStep>,
+}
+
+#[derive(Debug, Clone)]
+pub struct TraceStep {
+    pub step: usize,
+    /// "deliver" or "action".
+    pub what: &'static str,
+    pub from: Option<String>,
+    pub agent: String,
+    pub event: String,
+    pub before: String,
+    pub after: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub protocol: String,
+    pub states: u64,
+    pub transitions: u64,
+    pub depth: u32,
+    pub seconds: f64,
+    pub peak_rss_kb: u64,
+    /// Whether every reachable state was visited (no bound was hit).
+    pub complete: bool,
+    pub violation: Option<Counterexample>,
+    /// Quiescent states with no enabled transition (for litmus outcomes).
+    pub final_states: u64,
+}
+
+impl Report {
+    pub fn states_per_s(&self) -> f64 {
+        self.states as f64 / self.seconds.max(1e-9)
+    }
+
+    /// Upper bound on the probability that hash compaction omitted a state.
+    pub fn omission_bound(&self) -> f64 {
+        let n = self.states as f64;
+        n * n / 2f64.powi(129)
+    }
+
+    pub fn to_json(&self) -> serde_json::Value {
+        json!({
+            "protocol": self.protocol,
+            "ok": self.violation.is_none(),
+            "complete": self.complete,
+            "states": self.states,
+            "transitions": self.transitions,
+            "depth": self.depth,
+            "seconds": self.seconds,
+            "states_per_s": self.states_per_s(),
+            "peak_rss_kb": self.peak_rss_kb,
+            "omission_probability_bound": self.omission_bound(),
+            "violation": self.violation.as_ref().map(|v| json!({
+                "kind": v.kind,
+                "detail": v.detail,
+                "trace": v.steps.iter().map(|s| json!({
+                    "step": s.step, "what": s.what, "from": s.from, "agent": s.agent,
+                    "event": s.event, "before": s.before, "after": s.after,
+                })).collect::<Vec<_>>(),
+            })),
+        })
+    }
+
+    /// The counterexample as text: one line per step.
+    pub fn trace_text(&self) -> String {
+        let Some(v) = &self.violation else { return String::new() };
+        let mut s = format!("{}: {}\n", v.kind, v.detail);
+        for t in &v.steps {
+            let who = match &t.from {
+                Some(f) => format!("{f} -> {}", t.agent),
+                None => t.agent.clone(),
+            };
+            s += &format!("{:>4}  {:<22} {}\n        before: {}\n        after:  {}\n", t.step, who, t.event, t.before, t.after);
+        }
+        s
+    }
+}
+
+/// Peak resident memory of this process, in KiB (Linux; 0 elsewhere).
+pub fn peak_rss_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// Explore every state reachable from the protocol's initial states.
+/// `on_final` sees each quiescent state that has no successor.
+pub fn explore<P: Protocol>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&World<P>)) -> Report {
+    let t0 = Instant::now();
+    let mut visited = FingerprintSet::default();
+    // parent index and the label that reached each state, in discovery order
+    let mut parents: Vec<(u32, Option<Label<P::Msg, P::Action>>)> = Vec::new();
+    let mut frontier: Vec<(u32, World<P>)> = Vec::new();
+    let inits: Vec<World<P>> = p.initial().into_iter().map(|(a, g)| World::new(a, g)).collect();
+    let mut violation = None;
+    for w in &inits {
+        if visited.insert(fingerprint(w)) {
+            parents.push((u32::MAX, None));
+            let id = (parents.len() - 1) as u32;
+            if let Err((k, d)) = p.invariant(&w.agents, &w.ghost) {
+                violation.get_or_insert((id, None, k, d));
+            }
+            frontier.push((id, w.clone()));
+        }
+    }
+    let mut transitions = 0u64;
+    let mut depth = 0u32;
+    let mut complete = true;
+    let mut final_states = 0u64;
+    let mut sends = Vec::new();
+    let mut idx = Vec::new();
+    let mut acts = Vec::new();
+    'search: while !frontier.is_empty() && violation.is_none() {
+        if opts.max_depth.is_some_and(|d| depth >= d) {
+            complete = false;
+            break;
+        }
+        let mut next_frontier = Vec::new();
+        for (id, w) in frontier.drain(..) {
+            let mut progress = false;
+            let mut any = false;
+            let mut handle = |out: Outcome<P>,
+                              label: Label<P::Msg, P::Action>,
+                              env: bool,
+                              visited: &mut FingerprintSet,
+                              parents: &mut Vec<(u32, Option<Label<P::Msg, P::Action>>)>,
+                              next_frontier: &mut Vec<(u32, World<P>)>|
+             -> Option<(u32, Option<Label<P::Msg, P::Action>>, String, String)> {
+                match out {
+                    Outcome::Disabled => None,
+                    Outcome::Error(v) => Some((id, Some(label), v.kind.to_string(), v.detail)),
+                    Outcome::Next(n) => {
+                        transitions += 1;
+                        any = true;
+                        progress |= !env;
+                        if visited.insert(fingerprint(&n)) {
+                            parents.push((id, Some(label)));
+                            let nid = (parents.len() - 1) as u32;
+                            if let Err((k, d)) = p.invariant(&n.agents, &n.ghost) {
+                                return Some((nid, None, k, d));
+                            }
+                            next_frontier.push((nid, n));
+                        }
+                        None
+                    }
+                }
+            };
+            idx.clear();
+            w.deliverable(p, &mut idx);
+            for &i in &idx {
+                let label = Label::Deliver(w.mail[i]);
+                let out = w.deliver(p, i, &mut sends);
+                if let Some(v) = handle(out, label, false, &mut visited, &mut parents, &mut next_frontier) {
+                    violation = Some(v);
+                    break 'search;
+                }
+            }
+            for a in 0..w.agents.len() {
+                acts.clear();
+                p.actions(&w.agents[a], a as u8, &w.ghost, &mut acts);
+                for &action in &acts {
+                    let env = p.is_environment(&action);
+                    let out = w.act(p, a as u8, action, &mut sends);
+                    let label = Label::Act { agent: a as u8, action };
+                    if let Some(v) = handle(out, label, env, &mut visited, &mut parents, &mut next_frontier) {
+                        violation = Some(v);
+                        break 'search;
+                    }
+                }
+            }
+            let quiet = w.quiescent(p);
+            if !any && quiet {
+                final_states += 1;
+                on_final(&w);
+            } else if opts.check_deadlock && !progress && !quiet {
+                violation = Some((
+                    id,
+                    None,
+                    "deadlock".to_string(),
+                    format!(
+                        "work is pending ({} messages in flight, {} agents waiting) and nothing but new requests can happen",
+                        w.mail.len(),
+                        w.agents.iter().filter(|a| p.busy(a)).count()
+                    ),
+                ));
+                break 'search;
+            }
+            if opts.max_states.is_some_and(|m| parents.len() as u64 >= m) {
+                complete = false;
+                break 'search;
+            }
+        }
+        frontier = next_frontier;
+        depth += 1;
+    }
+    let counterexample = violation.map(|(id, extra, kind, detail)| Counterexample {
+        kind,
+        detail,
+        steps: rebuild(p, &parents, id, extra),
+    });
+    if counterexample.is_some() {
+        complete = false;
+    }
+    Report {
+        protocol: p.name(),
+        states: parents.len() as u64,
+        transitions,
+        depth,
+        seconds: t0.elapsed().as_secs_f64(),
+        peak_rss_kb: peak_rss_kb(),
+        complete,
+        violation: counterexample,
+        final_states,
+    }
+}
+
+/// Replay the labels from the initial state to state `id` (and one more
+/// label, the failing one, if given).
+fn rebuild<P: Protocol>(
+    p: &P,
+    parents: &[(u32, Option<Label<P::Msg, P::Action>>)],
+    id: u32,
+    extra: Option<Label<P::Msg, P::Action>>,
+) -> Vec<TraceStep> {
+    let mut labels = Vec::new();
+    let mut cur = id;
+    while let Some((parent, Some(label))) = parents.get(cur as usize).cloned() {
+        labels.push(label);
+        cur = parent;
+    }
+    labels.reverse();
+    let root = cur as usize;
+    let inits: Vec<World<P>> = p.initial().into_iter().map(|(a, g)| World::new(a, g)).collect();
+    // Roots are the first states discovered, in the order of `initial()`
+    // after duplicates; find the one whose fingerprint matches.
+    let mut seen = FingerprintSet::default();
+    let mut w = inits
+        .into_iter()
+        .filter(|w| seen.insert(fingerprint(w)))
+        .nth(root)
+        .expect("trace starts at an initial state");
+    let mut steps = Vec::new();
+    let total = labels.len() + extra.is_some() as usize;
+    for (n, label) in labels.into_iter().chain(extra).enumerate() {
+        let (what, from, agent) = match &label {
+            Label::Deliver(e) => ("deliver", Some(p.agent_name(e.from)), e.to),
+            Label::Act { agent, .. } => ("action", None, *agent),
+        };
+        let event = match &label {
+            Label::Deliver(e) => format!("{:?}", e.msg),
+            Label::Act { action, .. } => format!("{action:?}"),
+        };
+        let before = format!("{:?}", w.agents[agent as usize]);
+        let next = w.replay(p, &label);
+        let after = match &next {
+            Some(n) => format!("{:?}", n.agents[agent as usize]),
+            None if n + 1 == total => "(violation)".to_string(),
+            None => "(not replayable)".to_string(),
+        };
+        steps.push(TraceStep { step: n + 1, what, from, agent: p.agent_name(agent), event, before, after });
+        match next {
+            Some(nw) => w = nw,
+            None => break,
+        }
+    }
+    steps
+}

@@ -1,0 +1,177 @@
+//! The checker's state of a whole system: every agent, the messages in
+//! flight and the ghost state, in a canonical form (so two orders of
+//! reaching the same situation give equal states), and its transitions.
+
+use std::fmt;
+use std::hash::{Hash, Hasher};
+
+use crate::agents::protocol::{AgentId, ChannelOrder, Ctx, Protocol, Send, Step, Violation};
+
+/// A message in flight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Envelope<M> {
+    pub to: AgentId,
+    pub vc: u8,
+    pub from: AgentId,
+    pub msg: M,
+}
+
+/// One step of an execution.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Label<M, A> {
+    Deliver(Envelope<M>),
+    Act { agent: AgentId, action: A },
+}
+
+impl<M: fmt::Debug, A: fmt::Debug> fmt::Debug for Label<M, A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Label::Deliver(e) => write!(f, "{} -> {}: {:?}", e.from, e.to, e.msg),
+            Label::Act { agent, action } => write!(f, "{agent}: {action:?}"),
+        }
+    }
+}
+
+pub struct World<P: Protocol> {
+    pub agents: Vec<P::Agent>,
+    pub ghost: P::Ghost,
+    /// Sorted by (to, vc, from); within that, send order on FIFO channels
+    /// and message order on unordered ones.
+    pub mail: Vec<Envelope<P::Msg>>,
+}
+
+impl<P: Protocol> Clone for World<P> {
+    fn clone(&self) -> Self {
+        World { agents: self.agents.clone(), ghost: self.ghost.clone(), mail: self.mail.clone() }
+    }
+}
+impl<P: Protocol> PartialEq for World<P> {
+    fn eq(&self, o: &Self) -> bool {
+        self.agents == o.agents && self.ghost == o.ghost && self.mail == o.mail
+    }
+}
+impl<P: Protocol> Eq for World<P> {}
+impl<P: Protocol> Hash for World<P> {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.agents.hash(h);
+        self.ghost.hash(h);
+        self.mail.hash(h);
+    }
+}
+impl<P: Protocol> fmt::Debug for World<P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("World").field("agents", &self.agents).field("ghost", &self.ghost).field("mail", &self.mail).finish()
+    }
+}
+
+/// Why a transition could not be taken.
+pub enum Outcome<P: Protocol> {
+    Next(World<P>),
+    /// Not enabled (a stall, or a send into a full channel).
+    Disabled,
+    Error(Violation),
+}
+
+impl<P: Protocol> World<P> {
+    pub fn new(agents: Vec<P::Agent>, ghost: P::Ghost) -> Self {
+        World { agents, ghost, mail: Vec::new() }
+    }
+
+    /// Whether nothing is in flight and no agent waits.
+    pub fn quiescent(&self, p: &P) -> bool {
+        self.mail.is_empty() && !self.agents.iter().any(|a| p.busy(a))
+    }
+
+    /// Add sends in canonical position; false if a channel would overflow.
+    fn post(&mut self, p: &P, from: AgentId, sends: &[Send<P::Msg>]) -> bool {
+        let cap = p.capacity();
+        let orders = p.vc_orders();
+        for s in sends {
+            let key = (s.to, s.vc, from);
+            let start = self.mail.partition_point(|e| (e.to, e.vc, e.from) < key);
+            let end = self.mail.partition_point(|e| (e.to, e.vc, e.from) <= key);
+            if end - start >= cap {
+                return false;
+            }
+            let env = Envelope { to: s.to, vc: s.vc, from, msg: s.msg };
+            let at = match orders[s.vc as usize] {
+                ChannelOrder::Fifo => end,
+                ChannelOrder::Unordered => start + self.mail[start..end].partition_point(|e| e.msg <= s.msg),
+            };
+            self.mail.insert(at, env);
+        }
+        true
+    }
+
+    /// Indices of the messages that may be delivered next: the head of each
+    /// FIFO channel, and each distinct message of an unordered one.
+    pub fn deliverable(&self, p: &P, out: &mut Vec<usize>) {
+        let orders = p.vc_orders();
+        for i in 0..self.mail.len() {
+            let e = &self.mail[i];
+            let first_of_group = i == 0 || {
+                let d = &self.mail[i - 1];
+                (d.to, d.vc, d.from) != (e.to, e.vc, e.from)
+            };
+            let ok = match orders[e.vc as usize] {
+                ChannelOrder::Fifo => first_of_group,
+                ChannelOrder::Unordered => first_of_group || self.mail[i - 1].msg != e.msg,
+            };
+            if ok {
+                out.push(i);
+            }
+        }
+    }
+
+    /// Deliver message `i`.
+    pub fn deliver(&self, p: &P, i: usize, sends: &mut Vec<Send<P::Msg>>) -> Outcome<P> {
+        let mut next = self.clone();
+        let env = next.mail.remove(i);
+        sends.clear();
+        let mut ctx = Ctx { me: env.to, ghost: &mut next.ghost, sends, delay: 0 };
+        match p.on_message(&mut next.agents[env.to as usize], &mut ctx, env.from, env.msg) {
+            Ok(Step::Stall) => Outcome::Disabled,
+            Err(v) => Outcome::Error(v),
+            Ok(Step::Done) => {
+                if next.post(p, env.to, sends) {
+                    Outcome::Next(next)
+                } else {
+                    Outcome::Disabled
+                }
+            }
+        }
+    }
+
+    /// Fire `action` of agent `a`.
+    pub fn act(&self, p: &P, a: AgentId, action: P::Action, sends: &mut Vec<Send<P::Msg>>) -> Outcome<P> {
+        let mut next = self.clone();
+        sends.clear();
+        let mut ctx = Ctx { me: a, ghost: &mut next.ghost, sends, delay: 0 };
+        match p.act(&mut next.agents[a as usize], &mut ctx, action) {
+            Err(v) => Outcome::Error(v),
+            Ok(()) => {
+                if next.post(p, a, sends) {
+                    Outcome::Next(next)
+                } else {
+                    Outcome::Disabled
+                }
+            }
+        }
+    }
+
+    /// Take a transition given by its label (for replaying a trace).
+    pub fn replay(&self, p: &P, label: &Label<P::Msg, P::Action>) -> Option<World<P>> {
+        let mut sends = Vec::new();
+        let out = match label {
+            Label::Deliver(e) => {
+                let i = self.mail.iter().position(|m| m == e)?;
+                self.deliver(p, i, &mut sends)
+            }
+            Label::Act { agent, action } => self.act(p, *agent, *action, &mut sends),
+        };
+        match out {
+            Outcome::Next(w) => Some(w),
+            _ => None,
+        }
+    }
+}
