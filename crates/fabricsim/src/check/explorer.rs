@@ -11,8 +11,9 @@ use std::time::Instant;
 use serde_json::json;
 
 use super::fingerprint::{fingerprint, FingerprintSet};
-use super::world::{Label, Outcome, World};
+use super::world::{Envelope, Label, World};
 use crate::agents::protocol::Protocol;
+use crate::agents::protocol::Violation;
 
 #[derive(Debug, Clone, Default)]
 pub struct Options {
@@ -103,7 +104,10 @@ impl Report {
                 Some(f) => format!("{f} -> {}", t.agent),
                 None => t.agent.clone(),
             };
-            s += &format!("{:>4}  {:<22} {}\n        before: {}\n        after:  {}\n", t.step, who, t.event, t.before, t.after);
+            s += &format!(
+                "{:>4}  {:<22} {}\n        before: {}\n        after:  {}\n",
+                t.step, who, t.event, t.before, t.after
+            );
         }
         s
     }
@@ -119,6 +123,69 @@ pub fn peak_rss_kb() -> u64 {
         .unwrap_or(0)
 }
 
+/// One breadth-first layer of states, stored flat (no allocation per
+/// state): state `k` is `ids[k]`, `ghosts[k]`, the agents in
+/// `agents[agent_end[k-1]..agent_end[k]]` and the messages in
+/// `mail[mail_end[k-1]..mail_end[k]]`.
+struct Layer<P: Protocol> {
+    ids: Vec<u32>,
+    ghosts: Vec<P::Ghost>,
+    agents: Vec<P::Agent>,
+    agent_end: Vec<u32>,
+    mail: Vec<Envelope<P::Msg>>,
+    mail_end: Vec<u32>,
+}
+
+impl<P: Protocol> Layer<P> {
+    fn new() -> Self {
+        Layer {
+            ids: Vec::new(),
+            ghosts: Vec::new(),
+            agents: Vec::new(),
+            agent_end: Vec::new(),
+            mail: Vec::new(),
+            mail_end: Vec::new(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    fn clear(&mut self) {
+        self.ids.clear();
+        self.ghosts.clear();
+        self.agents.clear();
+        self.agent_end.clear();
+        self.mail.clear();
+        self.mail_end.clear();
+    }
+
+    fn push(&mut self, id: u32, w: &World<P>) {
+        self.ids.push(id);
+        self.ghosts.push(w.ghost.clone());
+        self.agents.extend_from_slice(&w.agents);
+        self.agent_end.push(self.agents.len() as u32);
+        self.mail.extend_from_slice(&w.mail);
+        self.mail_end.push(self.mail.len() as u32);
+    }
+
+    /// Copy state `k` into `w` (reusing its buffers); its id.
+    fn load(&self, k: usize, w: &mut World<P>) -> u32 {
+        let (a0, m0) = if k == 0 { (0, 0) } else { (self.agent_end[k - 1] as usize, self.mail_end[k - 1] as usize) };
+        w.agents.clear();
+        w.agents.extend_from_slice(&self.agents[a0..self.agent_end[k] as usize]);
+        w.mail.clear();
+        w.mail.extend_from_slice(&self.mail[m0..self.mail_end[k] as usize]);
+        w.ghost.clone_from(&self.ghosts[k]);
+        self.ids[k]
+    }
+}
+
 /// Explore every state reachable from the protocol's initial states.
 /// `on_final` sees each quiescent state that has no successor.
 pub fn explore<P: Protocol>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&World<P>)) -> Report {
@@ -126,7 +193,8 @@ pub fn explore<P: Protocol>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wor
     let mut visited = FingerprintSet::default();
     // parent index and the label that reached each state, in discovery order
     let mut parents: Vec<(u32, Option<Label<P::Msg, P::Action>>)> = Vec::new();
-    let mut frontier: Vec<(u32, World<P>)> = Vec::new();
+    let mut frontier = Layer::<P>::new();
+    let mut next_frontier = Layer::<P>::new();
     let inits: Vec<World<P>> = p.initial().into_iter().map(|(a, g)| World::new(a, g)).collect();
     let mut violation = None;
     for w in &inits {
@@ -136,9 +204,26 @@ pub fn explore<P: Protocol>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wor
             if let Err((k, d)) = p.invariant(&w.agents, &w.ghost) {
                 violation.get_or_insert((id, None, k, d));
             }
-            frontier.push((id, w.clone()));
+            frontier.push(id, w);
         }
     }
+    let Some(first) = inits.first() else {
+        return Report {
+            protocol: p.name(),
+            states: 0,
+            transitions: 0,
+            depth: 0,
+            seconds: t0.elapsed().as_secs_f64(),
+            peak_rss_kb: peak_rss_kb(),
+            complete: true,
+            violation: None,
+            final_states: 0,
+        };
+    };
+    // The state being expanded and the successor being built (scratch
+    // buffers, reused for every transition).
+    let mut w = first.clone();
+    let mut next = first.clone();
     let mut transitions = 0u64;
     let mut depth = 0u32;
     let mut complete = true;
@@ -151,31 +236,34 @@ pub fn explore<P: Protocol>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wor
             complete = false;
             break;
         }
-        let mut next_frontier = Vec::new();
-        for (id, w) in frontier.drain(..) {
+        next_frontier.clear();
+        for k in 0..frontier.len() {
+            let id = frontier.load(k, &mut w);
             let mut progress = false;
             let mut any = false;
-            let mut handle = |out: Outcome<P>,
+            // A transition's result: its successor is in `next` if Ok(true).
+            let mut handle = |out: Result<bool, Violation>,
                               label: Label<P::Msg, P::Action>,
                               env: bool,
+                              next: &World<P>,
                               visited: &mut FingerprintSet,
                               parents: &mut Vec<(u32, Option<Label<P::Msg, P::Action>>)>,
-                              next_frontier: &mut Vec<(u32, World<P>)>|
+                              next_frontier: &mut Layer<P>|
              -> Option<(u32, Option<Label<P::Msg, P::Action>>, String, String)> {
                 match out {
-                    Outcome::Disabled => None,
-                    Outcome::Error(v) => Some((id, Some(label), v.kind.to_string(), v.detail)),
-                    Outcome::Next(n) => {
+                    Ok(false) => None,
+                    Err(v) => Some((id, Some(label), v.kind.to_string(), v.detail)),
+                    Ok(true) => {
                         transitions += 1;
                         any = true;
                         progress |= !env;
-                        if visited.insert(fingerprint(&n)) {
+                        if visited.insert(fingerprint(next)) {
                             parents.push((id, Some(label)));
                             let nid = (parents.len() - 1) as u32;
-                            if let Err((k, d)) = p.invariant(&n.agents, &n.ghost) {
+                            if let Err((k, d)) = p.invariant(&next.agents, &next.ghost) {
                                 return Some((nid, None, k, d));
                             }
-                            next_frontier.push((nid, n));
+                            next_frontier.push(nid, next);
                         }
                         None
                     }
@@ -185,8 +273,8 @@ pub fn explore<P: Protocol>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wor
             w.deliverable(p, &mut idx);
             for &i in &idx {
                 let label = Label::Deliver(w.mail[i]);
-                let out = w.deliver(p, i, &mut sends);
-                if let Some(v) = handle(out, label, false, &mut visited, &mut parents, &mut next_frontier) {
+                let out = w.deliver_into(p, i, &mut sends, &mut next);
+                if let Some(v) = handle(out, label, false, &next, &mut visited, &mut parents, &mut next_frontier) {
                     violation = Some(v);
                     break 'search;
                 }
@@ -196,9 +284,9 @@ pub fn explore<P: Protocol>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wor
                 p.actions(&w.agents[a], a as u8, &w.ghost, &mut acts);
                 for &action in &acts {
                     let env = p.is_environment(&action);
-                    let out = w.act(p, a as u8, action, &mut sends);
+                    let out = w.act_into(p, a as u8, action, &mut sends, &mut next);
                     let label = Label::Act { agent: a as u8, action };
-                    if let Some(v) = handle(out, label, env, &mut visited, &mut parents, &mut next_frontier) {
+                    if let Some(v) = handle(out, label, env, &next, &mut visited, &mut parents, &mut next_frontier) {
                         violation = Some(v);
                         break 'search;
                     }
@@ -226,7 +314,7 @@ pub fn explore<P: Protocol>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wor
                 break 'search;
             }
         }
-        frontier = next_frontier;
+        std::mem::swap(&mut frontier, &mut next_frontier);
         depth += 1;
     }
     let counterexample = violation.map(|(id, extra, kind, detail)| Counterexample {
@@ -270,11 +358,8 @@ fn rebuild<P: Protocol>(
     // Roots are the first states discovered, in the order of `initial()`
     // after duplicates; find the one whose fingerprint matches.
     let mut seen = FingerprintSet::default();
-    let mut w = inits
-        .into_iter()
-        .filter(|w| seen.insert(fingerprint(w)))
-        .nth(root)
-        .expect("trace starts at an initial state");
+    let mut w =
+        inits.into_iter().filter(|w| seen.insert(fingerprint(w))).nth(root).expect("trace starts at an initial state");
     let mut steps = Vec::new();
     let total = labels.len() + extra.is_some() as usize;
     for (n, label) in labels.into_iter().chain(extra).enumerate() {

@@ -5,6 +5,7 @@
 pub mod chart;
 pub mod explorer;
 pub mod fingerprint;
+pub mod litmus_run;
 pub mod oracle;
 pub mod world;
 

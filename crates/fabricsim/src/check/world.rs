@@ -44,6 +44,12 @@ impl<P: Protocol> Clone for World<P> {
     fn clone(&self) -> Self {
         World { agents: self.agents.clone(), ghost: self.ghost.clone(), mail: self.mail.clone() }
     }
+    /// Reuses `self`'s buffers (the explorer's scratch state).
+    fn clone_from(&mut self, o: &Self) {
+        self.agents.clone_from(&o.agents);
+        self.ghost.clone_from(&o.ghost);
+        self.mail.clone_from(&o.mail);
+    }
 }
 impl<P: Protocol> PartialEq for World<P> {
     fn eq(&self, o: &Self) -> bool {
@@ -60,7 +66,11 @@ impl<P: Protocol> Hash for World<P> {
 }
 impl<P: Protocol> fmt::Debug for World<P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("World").field("agents", &self.agents).field("ghost", &self.ghost).field("mail", &self.mail).finish()
+        f.debug_struct("World")
+            .field("agents", &self.agents)
+            .field("ghost", &self.ghost)
+            .field("mail", &self.mail)
+            .finish()
     }
 }
 
@@ -86,10 +96,20 @@ impl<P: Protocol> World<P> {
     fn post(&mut self, p: &P, from: AgentId, sends: &[Send<P::Msg>]) -> bool {
         let cap = p.capacity();
         let orders = p.vc_orders();
+        // (to, vc, from) packed so that integer order is tuple order.
+        let chan = |e: &Envelope<P::Msg>| (e.to as u32) << 16 | (e.vc as u32) << 8 | e.from as u32;
         for s in sends {
-            let key = (s.to, s.vc, from);
-            let start = self.mail.partition_point(|e| (e.to, e.vc, e.from) < key);
-            let end = self.mail.partition_point(|e| (e.to, e.vc, e.from) <= key);
+            let key = (s.to as u32) << 16 | (s.vc as u32) << 8 | from as u32;
+            // The channel's messages are mail[start..end]. Mail is short,
+            // so scan it; search it when it is not.
+            let (start, end) = if self.mail.len() <= 32 {
+                let start = self.mail.iter().position(|e| chan(e) >= key).unwrap_or(self.mail.len());
+                let end = start + self.mail[start..].iter().take_while(|e| chan(e) == key).count();
+                (start, end)
+            } else {
+                let start = self.mail.partition_point(|e| chan(e) < key);
+                (start, start + self.mail[start..].partition_point(|e| chan(e) <= key))
+            };
             if end - start >= cap {
                 return false;
             }
@@ -126,37 +146,73 @@ impl<P: Protocol> World<P> {
     /// Deliver message `i`.
     pub fn deliver(&self, p: &P, i: usize, sends: &mut Vec<Send<P::Msg>>) -> Outcome<P> {
         let mut next = self.clone();
-        let env = next.mail.remove(i);
-        sends.clear();
-        let mut ctx = Ctx { me: env.to, ghost: &mut next.ghost, sends, delay: 0 };
-        match p.on_message(&mut next.agents[env.to as usize], &mut ctx, env.from, env.msg) {
-            Ok(Step::Stall) => Outcome::Disabled,
+        match next.deliver_here(p, i, sends) {
+            Ok(true) => Outcome::Next(next),
+            Ok(false) => Outcome::Disabled,
             Err(v) => Outcome::Error(v),
-            Ok(Step::Done) => {
-                if next.post(p, env.to, sends) {
-                    Outcome::Next(next)
-                } else {
-                    Outcome::Disabled
-                }
-            }
         }
     }
 
     /// Fire `action` of agent `a`.
     pub fn act(&self, p: &P, a: AgentId, action: P::Action, sends: &mut Vec<Send<P::Msg>>) -> Outcome<P> {
         let mut next = self.clone();
-        sends.clear();
-        let mut ctx = Ctx { me: a, ghost: &mut next.ghost, sends, delay: 0 };
-        match p.act(&mut next.agents[a as usize], &mut ctx, action) {
+        match next.act_here(p, a, action, sends) {
+            Ok(true) => Outcome::Next(next),
+            Ok(false) => Outcome::Disabled,
             Err(v) => Outcome::Error(v),
-            Ok(()) => {
-                if next.post(p, a, sends) {
-                    Outcome::Next(next)
-                } else {
-                    Outcome::Disabled
-                }
-            }
         }
+    }
+
+    /// [`World::deliver`] into `next`, reusing its buffers: `Ok(true)` if
+    /// `next` is the successor, `Ok(false)` if the transition is disabled
+    /// (`next` then holds junk).
+    pub fn deliver_into(
+        &self,
+        p: &P,
+        i: usize,
+        sends: &mut Vec<Send<P::Msg>>,
+        next: &mut World<P>,
+    ) -> Result<bool, Violation> {
+        next.clone_from(self);
+        next.deliver_here(p, i, sends)
+    }
+
+    /// [`World::act`] into `next`, reusing its buffers (as `deliver_into`).
+    pub fn act_into(
+        &self,
+        p: &P,
+        a: AgentId,
+        action: P::Action,
+        sends: &mut Vec<Send<P::Msg>>,
+        next: &mut World<P>,
+    ) -> Result<bool, Violation> {
+        next.clone_from(self);
+        next.act_here(p, a, action, sends)
+    }
+
+    /// Deliver message `i` of this state, changing it in place.
+    fn deliver_here(&mut self, p: &P, i: usize, sends: &mut Vec<Send<P::Msg>>) -> Result<bool, Violation> {
+        let env = self.mail.remove(i);
+        sends.clear();
+        let mut ctx = Ctx { me: env.to, ghost: &mut self.ghost, sends, delay: 0 };
+        match p.on_message(&mut self.agents[env.to as usize], &mut ctx, env.from, env.msg)? {
+            Step::Stall => Ok(false),
+            Step::Done => Ok(self.post(p, env.to, sends)),
+        }
+    }
+
+    /// Fire an action in place.
+    fn act_here(
+        &mut self,
+        p: &P,
+        a: AgentId,
+        action: P::Action,
+        sends: &mut Vec<Send<P::Msg>>,
+    ) -> Result<bool, Violation> {
+        sends.clear();
+        let mut ctx = Ctx { me: a, ghost: &mut self.ghost, sends, delay: 0 };
+        p.act(&mut self.agents[a as usize], &mut ctx, action)?;
+        Ok(self.post(p, a, sends))
     }
 
     /// Take a transition given by its label (for replaying a trace).

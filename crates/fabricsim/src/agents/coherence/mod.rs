@@ -1,1 +1,5 @@
 //! Directory coherence (MSI, MESI) and German's protocol.
+
+pub mod core;
+pub mod directory;
+pub mod german;

@@ -1,0 +1,118 @@
+//! The core's memory-model front end: which operation of its program may be
+//! performed next, under SC, TSO or RC (the seeds' words), independent of
+//! the coherence protocol behind it.
+//!
+//! - SC: one operation at a time, in program order.
+//! - TSO: stores retire into a FIFO store buffer and drain to the cache in
+//!   order; loads forward from the youngest buffered store to their
+//!   location; a seq_cst fence or an RMW waits for the buffer to drain
+//!   (x86-TSO, C11 accesses mapped to plain x86 accesses).
+//! - RC: any operation may be performed once nothing before it forbids it:
+//!   a later operation waits for an earlier acquire (acquire load, RMW or
+//!   fence), a release waits for every earlier operation, operations on one
+//!   location stay in order, a fence waits for everything before it, and a
+//!   seq_cst access is both an acquire and a release.
+
+use crate::workloads::program::{Op, Value};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FrontEnd {
+    Sc,
+    Tso,
+    Rc,
+}
+
+impl FrontEnd {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "sc" => Some(FrontEnd::Sc),
+            "tso" => Some(FrontEnd::Tso),
+            "rc" => Some(FrontEnd::Rc),
+            _ => None,
+        }
+    }
+}
+
+pub const MAX_REGS: usize = 4;
+pub const SB_SIZE: usize = 4;
+
+/// Architectural state of one core running a program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Core {
+    /// Operations in this core's program.
+    pub len: u8,
+    /// SC/TSO: next operation; RC: unused.
+    pub pc: u8,
+    /// RC: operations performed / in flight (bit per operation).
+    pub done: u32,
+    pub inflight: u32,
+    /// SC/TSO: an operation waits for a miss.
+    pub waiting: bool,
+    pub regs: [Value; MAX_REGS],
+    /// TSO store buffer, oldest first.
+    pub sb: [(u8, Value); SB_SIZE],
+    pub sb_len: u8,
+}
+
+fn acquire_like(op: Op) -> bool {
+    match op {
+        Op::Load { order, .. } | Op::Rmw { order, .. } | Op::Fence { order } => order.is_acquire(),
+        Op::Store { order, .. } => order.is_seq_cst(),
+    }
+}
+
+fn release_like(op: Op) -> bool {
+    match op {
+        Op::Store { order, .. } | Op::Rmw { order, .. } | Op::Fence { order } => order.is_release(),
+        Op::Load { order, .. } => order.is_seq_cst(),
+    }
+}
+
+impl Core {
+    /// Every operation performed and the store buffer empty.
+    pub fn finished(&self) -> bool {
+        let all = if self.len >= 32 { u32::MAX } else { (1u32 << self.len) - 1 };
+        (self.pc == self.len || self.done == all) && !self.waiting && self.sb_len == 0 && self.inflight == 0
+    }
+
+    /// RC: may operation `j` be performed now? `reorder_release` is the
+    /// deliberately broken variant that lets a release overtake earlier
+    /// operations.
+    pub fn rc_may_start(&self, prog: &[Op], j: usize, reorder_release: bool) -> bool {
+        if self.done >> j & 1 == 1 || self.inflight >> j & 1 == 1 {
+            return false;
+        }
+        let oj = prog[j];
+        for (i, &oi) in prog.iter().enumerate().take(j) {
+            if self.done >> i & 1 == 1 {
+                continue;
+            }
+            if acquire_like(oi) || matches!(oi, Op::Fence { .. }) {
+                return false;
+            }
+            if (release_like(oj) && !reorder_release) || matches!(oj, Op::Fence { .. }) {
+                return false;
+            }
+            if oi.loc().is_some() && oi.loc() == oj.loc() {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// TSO: the youngest buffered value for `loc`.
+    pub fn forward(&self, loc: u8) -> Option<Value> {
+        self.sb[..self.sb_len as usize].iter().rev().find(|e| e.0 == loc).map(|e| e.1)
+    }
+
+    pub fn sb_push(&mut self, loc: u8, v: Value) {
+        self.sb[self.sb_len as usize] = (loc, v);
+        self.sb_len += 1;
+    }
+
+    pub fn sb_pop(&mut self) {
+        self.sb.copy_within(1..self.sb_len as usize, 0);
+        self.sb_len -= 1;
+        self.sb[self.sb_len as usize] = (0, 0);
+    }
+}

@@ -1,0 +1,867 @@
+//! Directory-based MSI and MESI with private write-back caches: the
+//! protocol of Sorin, Hill and Wood's Primer (2nd ed., ch. 8) with a
+//! blocking directory. Each address has a home directory (addresses
+//! interleave across directories); the directory keeps the sharer set or
+//! the owner, serves one transaction per address at a time (later requests
+//! wait in their channel) and ends it when the requester sends `Unblock`
+//! (and, for a read of an owned line, when the owner's `CopyBack` arrives).
+//! MESI grants Exclusive to a reader when no cache holds the line; a store
+//! to an E line upgrades silently to M.
+//!
+//! All three virtual networks (requests, forwarded requests, responses)
+//! are unordered: the blocking directory makes point-to-point order
+//! unnecessary, and the checker explores every delivery order.
+//!
+//! Each cache belongs to a core that either runs a program through a
+//! memory-model front end (`core.rs`), or, with no program, loads, stores
+//! and evicts any address at any time, one miss at a time (the usual
+//! setting for checking the coherence invariants).
+
+use std::sync::Arc;
+
+use super::core::{Core, FrontEnd};
+use crate::agents::protocol::{AgentId, ChannelOrder, Ctx, Protocol, Step, Violation};
+use crate::workloads::program::{Op, Outcome, Program, Value};
+
+pub const MAX_LOCS: usize = 4;
+pub const MAX_PROCS: usize = 8;
+
+pub const REQ: u8 = 0;
+pub const FWD: u8 = 1;
+pub const RESP: u8 = 2;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Msg {
+    // requests, cache -> directory
+    GetS { loc: u8 },
+    GetM { loc: u8 },
+    PutS { loc: u8 },
+    PutM { loc: u8, data: Value },
+    // forwarded requests, directory -> cache
+    FwdGetS { loc: u8, req: AgentId },
+    FwdGetM { loc: u8, req: AgentId },
+    Inv { loc: u8, req: AgentId },
+    PutAck { loc: u8 },
+    // responses
+    Data { loc: u8, data: Value, acks: u8, excl: bool },
+    InvAck { loc: u8 },
+    CopyBack { loc: u8, data: Value },
+    Unblock { loc: u8 },
+}
+
+impl Msg {
+    pub fn vc(self) -> u8 {
+        match self {
+            Msg::GetS { .. } | Msg::GetM { .. } | Msg::PutS { .. } | Msg::PutM { .. } => REQ,
+            Msg::FwdGetS { .. } | Msg::FwdGetM { .. } | Msg::Inv { .. } | Msg::PutAck { .. } => FWD,
+            _ => RESP,
+        }
+    }
+
+    pub fn carries_data(self) -> bool {
+        matches!(self, Msg::PutM { .. } | Msg::Data { .. } | Msg::CopyBack { .. })
+    }
+}
+
+/// Cache line states; the transient ones are named as in the Primer
+/// (`IM_AD`: was I, going to M, waiting for data and acks).
+#[allow(non_camel_case_types)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CState {
+    I,
+    S,
+    E,
+    M,
+    IS_D,
+    IM_AD,
+    SM_AD,
+    MI_A,
+    SI_A,
+    II_A,
+}
+
+impl CState {
+    pub fn readable(self) -> bool {
+        matches!(self, CState::S | CState::E | CState::M | CState::SM_AD)
+    }
+    pub fn writable(self) -> bool {
+        matches!(self, CState::E | CState::M)
+    }
+    pub fn stable(self) -> bool {
+        matches!(self, CState::I | CState::S | CState::E | CState::M)
+    }
+}
+
+/// What waits for a line's transaction to finish.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Waiter {
+    None,
+    /// Operation `i` of the core's program.
+    Op(u8),
+    /// The head of the TSO store buffer.
+    Drain,
+    /// A load or a store of the unconstrained core.
+    Load,
+    Store(Value),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Line {
+    pub st: CState,
+    pub data: Value,
+    pub got_data: bool,
+    pub acks_needed: u8,
+    pub acks_got: u8,
+    pub waiter: Waiter,
+}
+
+impl Default for Line {
+    fn default() -> Self {
+        Line { st: CState::I, data: 0, got_data: false, acks_needed: 0, acks_got: 0, waiter: Waiter::None }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct DirLine {
+    pub owner: Option<AgentId>,
+    /// Bit per cache.
+    pub sharers: u8,
+    pub mem: Value,
+    /// Messages the current transaction still waits for (0: idle).
+    pub wait: u8,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Node {
+    Cache { core: Core, lines: [Line; MAX_LOCS] },
+    Dir { lines: [DirLine; MAX_LOCS] },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Variant {
+    Msi,
+    Mesi,
+}
+
+/// Deliberately broken variants, to show the checker catches them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mutant {
+    /// A requester takes M when the data arrives, before all invalidation acks.
+    GrantBeforeAcks,
+    /// The directory forgets to record a new sharer.
+    ForgetSharer,
+    /// The directory ignores the owner's copy-back, so memory stays stale.
+    StaleData,
+    /// The directory drops the data of a write-back.
+    DropWriteback,
+    /// A sharer invalidates its copy without acknowledging.
+    InvWithoutAck,
+    /// The RC front end lets a release overtake earlier operations.
+    ReorderRelease,
+}
+
+pub const MUTANTS: &[(&str, Mutant)] = &[
+    ("grant-before-acks", Mutant::GrantBeforeAcks),
+    ("forget-sharer", Mutant::ForgetSharer),
+    ("stale-data", Mutant::StaleData),
+    ("drop-writeback", Mutant::DropWriteback),
+    ("inv-without-ack", Mutant::InvWithoutAck),
+    ("reorder-release", Mutant::ReorderRelease),
+];
+
+pub fn mutant_by_name(name: &str) -> Option<Mutant> {
+    MUTANTS.iter().find(|(n, _)| *n == name).map(|(_, m)| *m)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Ghost {
+    /// The last value written to each location (coherence order).
+    pub last: [Value; MAX_LOCS],
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    // unconstrained core (environment)
+    Load(u8),
+    Store(u8, Value),
+    Evict(u8),
+    // program cores
+    Step,
+    Drain,
+    Perform(u8),
+}
+
+/// A directory protocol instance: sizes, variant, and what the cores do.
+#[derive(Debug, Clone)]
+pub struct Directory {
+    pub variant: Variant,
+    pub caches: usize,
+    pub dirs: usize,
+    pub locs: usize,
+    /// Values an unconstrained core may store.
+    pub values: Vec<Value>,
+    pub program: Option<Arc<Program>>,
+    pub front_end: FrontEnd,
+    pub mutant: Option<Mutant>,
+}
+
+impl Directory {
+    /// Unconstrained cores: the coherence-invariant check.
+    pub fn free(variant: Variant, caches: usize, dirs: usize, locs: usize, values: usize) -> Self {
+        assert!(caches <= MAX_PROCS && locs <= MAX_LOCS && dirs >= 1);
+        Directory {
+            variant,
+            caches,
+            dirs,
+            locs,
+            values: (0..values as Value).collect(),
+            program: None,
+            front_end: FrontEnd::Sc,
+            mutant: None,
+        }
+    }
+
+    /// One core per thread of `program`, behind `front_end`.
+    pub fn running(variant: Variant, program: Arc<Program>, front_end: FrontEnd, dirs: usize) -> Self {
+        Directory {
+            variant,
+            caches: program.threads.len(),
+            dirs,
+            locs: program.locations.len(),
+            values: Vec::new(),
+            program: Some(program),
+            front_end,
+            mutant: None,
+        }
+    }
+
+    pub fn with_mutant(mut self, m: Option<Mutant>) -> Self {
+        self.mutant = m;
+        self
+    }
+
+    fn is(&self, m: Mutant) -> bool {
+        self.mutant == Some(m)
+    }
+
+    pub fn home(&self, loc: u8) -> AgentId {
+        (self.caches + loc as usize % self.dirs) as AgentId
+    }
+
+    fn prog(&self, me: AgentId) -> &[Op] {
+        self.program.as_ref().map(|p| p.threads[me as usize].as_slice()).unwrap_or(&[])
+    }
+
+    /// The final outcome of a quiescent state: registers and memory.
+    pub fn outcome(&self, agents: &[Node]) -> Outcome {
+        let p = self.program.as_ref().expect("a program");
+        let regs = (0..self.caches)
+            .map(|t| match &agents[t] {
+                Node::Cache { core, .. } => core.regs[..p.registers[t].len()].to_vec(),
+                Node::Dir { .. } => unreachable!(),
+            })
+            .collect();
+        let mem = (0..self.locs)
+            .map(|l| {
+                let owned = agents[..self.caches].iter().find_map(|a| match a {
+                    Node::Cache { lines, .. } if lines[l].st.writable() => Some(lines[l].data),
+                    _ => None,
+                });
+                owned.unwrap_or_else(|| match &agents[self.home(l as u8) as usize] {
+                    Node::Dir { lines } => lines[l].mem,
+                    Node::Cache { .. } => unreachable!(),
+                })
+            })
+            .collect();
+        Outcome { regs, mem }
+    }
+
+    // ------------------------------------------------------------ cache side
+
+    /// Try to perform a memory operation at the cache now. Returns
+    /// Ok(true) if done, Ok(false) if a miss was started.
+    fn access(
+        &self,
+        core: &mut Core,
+        line: &mut Line,
+        ctx: &mut Ctx<Msg, Ghost>,
+        loc: u8,
+        op: Op,
+        waiter: Waiter,
+    ) -> Result<bool, Violation> {
+        match op {
+            Op::Load { reg, .. } => {
+                if line.st.readable() {
+                    check_value(ctx.ghost, loc, line.data)?;
+                    core.regs[reg as usize] = line.data;
+                    return Ok(true);
+                }
+                line.st = CState::IS_D;
+                ctx.send(self.home(loc), REQ, Msg::GetS { loc });
+            }
+            Op::Store { value, .. } => {
+                if line.st.writable() {
+                    line.st = CState::M;
+                    line.data = value;
+                    ctx.ghost.last[loc as usize] = value;
+                    return Ok(true);
+                }
+                self.get_m(line, ctx, loc);
+            }
+            Op::Rmw { reg, kind, .. } => {
+                if line.st.writable() {
+                    check_value(ctx.ghost, loc, line.data)?;
+                    core.regs[reg as usize] = line.data;
+                    if let Some(new) = kind.apply(line.data) {
+                        line.st = CState::M;
+                        line.data = new;
+                        ctx.ghost.last[loc as usize] = new;
+                    }
+                    return Ok(true);
+                }
+                self.get_m(line, ctx, loc);
+            }
+            Op::Fence { .. } => return Ok(true),
+        }
+        line.waiter = waiter;
+        Ok(false)
+    }
+
+    fn get_m(&self, line: &mut Line, ctx: &mut Ctx<Msg, Ghost>, loc: u8) {
+        line.st = if line.st == CState::S { CState::SM_AD } else { CState::IM_AD };
+        line.got_data = false;
+        line.acks_needed = 0;
+        line.acks_got = 0;
+        ctx.send(self.home(loc), REQ, Msg::GetM { loc });
+    }
+
+    /// The line's transaction finished: let whatever waited go on.
+    fn wake(
+        &self,
+        me: AgentId,
+        core: &mut Core,
+        lines: &mut [Line; MAX_LOCS],
+        ctx: &mut Ctx<Msg, Ghost>,
+        loc: u8,
+    ) -> Result<(), Violation> {
+        let line = &mut lines[loc as usize];
+        let waiter = std::mem::replace(&mut line.waiter, Waiter::None);
+        match waiter {
+            Waiter::None => {}
+            Waiter::Load => check_value(ctx.ghost, loc, line.data)?,
+            Waiter::Store(v) => {
+                line.st = CState::M;
+                line.data = v;
+                ctx.ghost.last[loc as usize] = v;
+            }
+            Waiter::Op(i) => {
+                let op = self.prog(me)[i as usize];
+                let done = self.access(core, line, ctx, loc, op, Waiter::Op(i))?;
+                debug_assert!(done, "the line has the permission the operation needed");
+                match self.front_end {
+                    FrontEnd::Rc => {
+                        core.inflight &= !(1 << i);
+                        core.done |= 1 << i;
+                    }
+                    _ => {
+                        core.waiting = false;
+                        core.pc += 1;
+                    }
+                }
+            }
+            Waiter::Drain => {
+                let (l, v) = core.sb[0];
+                debug_assert_eq!(l, loc);
+                line.st = CState::M;
+                line.data = v;
+                ctx.ghost.last[loc as usize] = v;
+                core.sb_pop();
+            }
+        }
+        Ok(())
+    }
+
+    fn finish_m(
+        &self,
+        me: AgentId,
+        core: &mut Core,
+        lines: &mut [Line; MAX_LOCS],
+        ctx: &mut Ctx<Msg, Ghost>,
+        loc: u8,
+    ) -> Result<(), Violation> {
+        let line = &mut lines[loc as usize];
+        line.st = CState::M;
+        line.got_data = false;
+        line.acks_needed = 0;
+        line.acks_got = 0;
+        ctx.send(self.home(loc), RESP, Msg::Unblock { loc });
+        self.wake(me, core, lines, ctx, loc)
+    }
+
+    fn cache_message(
+        &self,
+        me: AgentId,
+        core: &mut Core,
+        lines: &mut [Line; MAX_LOCS],
+        ctx: &mut Ctx<Msg, Ghost>,
+        msg: Msg,
+    ) -> Result<Step, Violation> {
+        use CState::*;
+        let home = |loc| self.home(loc);
+        match msg {
+            Msg::Data { loc, data, acks, excl } => {
+                let line = &mut lines[loc as usize];
+                match line.st {
+                    IS_D => {
+                        line.st = if excl { E } else { S };
+                        line.data = data;
+                        ctx.send(home(loc), RESP, Msg::Unblock { loc });
+                        self.wake(me, core, lines, ctx, loc)?;
+                    }
+                    IM_AD | SM_AD => {
+                        line.data = data;
+                        line.got_data = true;
+                        line.acks_needed = acks;
+                        if line.acks_got == acks || self.is(Mutant::GrantBeforeAcks) {
+                            self.finish_m(me, core, lines, ctx, loc)?;
+                        }
+                    }
+                    st => return Err(Violation::unexpected(st, msg)),
+                }
+            }
+            Msg::InvAck { loc } => {
+                let line = &mut lines[loc as usize];
+                match line.st {
+                    IM_AD | SM_AD => {
+                        line.acks_got += 1;
+                        if line.got_data && line.acks_got == line.acks_needed {
+                            self.finish_m(me, core, lines, ctx, loc)?;
+                        }
+                    }
+                    // The grant-before-acks mutant already took M: late acks are its symptom.
+                    M | E if self.is(Mutant::GrantBeforeAcks) => {}
+                    st => return Err(Violation::unexpected(st, msg)),
+                }
+            }
+            Msg::Inv { loc, req } => {
+                let line = &mut lines[loc as usize];
+                line.st = match line.st {
+                    S => I,
+                    SM_AD => IM_AD,
+                    SI_A => II_A,
+                    st => return Err(Violation::unexpected(st, msg)),
+                };
+                if !self.is(Mutant::InvWithoutAck) {
+                    ctx.send(req, RESP, Msg::InvAck { loc });
+                }
+            }
+            Msg::FwdGetS { loc, req } => {
+                let line = &mut lines[loc as usize];
+                line.st = match line.st {
+                    M | E => S,
+                    MI_A => SI_A,
+                    st => return Err(Violation::unexpected(st, msg)),
+                };
+                ctx.send(req, RESP, Msg::Data { loc, data: line.data, acks: 0, excl: false });
+                ctx.send(home(loc), RESP, Msg::CopyBack { loc, data: line.data });
+            }
+            Msg::FwdGetM { loc, req } => {
+                let line = &mut lines[loc as usize];
+                line.st = match line.st {
+                    M | E => I,
+                    MI_A => II_A,
+                    st => return Err(Violation::unexpected(st, msg)),
+                };
+                ctx.send(req, RESP, Msg::Data { loc, data: line.data, acks: 0, excl: false });
+            }
+            Msg::PutAck { loc } => {
+                let line = &mut lines[loc as usize];
+                line.st = match line.st {
+                    SI_A | MI_A | II_A => I,
+                    st => return Err(Violation::unexpected(st, msg)),
+                };
+            }
+            _ => return Err(Violation::unexpected("cache", msg)),
+        }
+        Ok(Step::Done)
+    }
+
+    // ------------------------------------------------------------ directory side
+
+    fn dir_message(
+        &self,
+        lines: &mut [DirLine; MAX_LOCS],
+        ctx: &mut Ctx<Msg, Ghost>,
+        from: AgentId,
+        msg: Msg,
+    ) -> Result<Step, Violation> {
+        let bit = |a: AgentId| 1u8 << a;
+        match msg {
+            Msg::GetS { loc } | Msg::GetM { loc } | Msg::PutS { loc } | Msg::PutM { loc, .. }
+                if lines[loc as usize].wait > 0 =>
+            {
+                Ok(Step::Stall)
+            }
+            Msg::GetS { loc } => {
+                let d = &mut lines[loc as usize];
+                match d.owner {
+                    Some(o) if o != from => {
+                        ctx.send(o, FWD, Msg::FwdGetS { loc, req: from });
+                        d.owner = None;
+                        d.sharers = bit(o) | bit(from);
+                        d.wait = 2; // the requester's Unblock and the owner's CopyBack
+                    }
+                    Some(_) => return Err(Violation::unexpected("owner asking to read its own line", msg)),
+                    None if d.sharers == 0 && self.variant == Variant::Mesi => {
+                        ctx.send(from, RESP, Msg::Data { loc, data: d.mem, acks: 0, excl: true });
+                        d.owner = Some(from);
+                        d.wait = 1;
+                    }
+                    None => {
+                        ctx.send(from, RESP, Msg::Data { loc, data: d.mem, acks: 0, excl: false });
+                        if !self.is(Mutant::ForgetSharer) {
+                            d.sharers |= bit(from);
+                        }
+                        d.wait = 1;
+                    }
+                }
+                Ok(Step::Done)
+            }
+            Msg::GetM { loc } => {
+                let d = &mut lines[loc as usize];
+                match d.owner {
+                    Some(o) if o != from => ctx.send(o, FWD, Msg::FwdGetM { loc, req: from }),
+                    Some(_) => return Err(Violation::unexpected("owner asking for its own line", msg)),
+                    None => {
+                        let others = d.sharers & !bit(from);
+                        ctx.send(
+                            from,
+                            RESP,
+                            Msg::Data { loc, data: d.mem, acks: others.count_ones() as u8, excl: false },
+                        );
+                        for s in 0..self.caches as u8 {
+                            if others & bit(s) != 0 {
+                                ctx.send(s, FWD, Msg::Inv { loc, req: from });
+                            }
+                        }
+                    }
+                }
+                d.owner = Some(from);
+                d.sharers = 0;
+                d.wait = 1;
+                Ok(Step::Done)
+            }
+            Msg::PutS { loc } => {
+                lines[loc as usize].sharers &= !bit(from);
+                ctx.send(from, FWD, Msg::PutAck { loc });
+                Ok(Step::Done)
+            }
+            Msg::PutM { loc, data } => {
+                let d = &mut lines[loc as usize];
+                if d.owner == Some(from) {
+                    if !self.is(Mutant::DropWriteback) {
+                        d.mem = data;
+                    }
+                    d.owner = None;
+                } else {
+                    // A stale put: the line was taken away while the write-back was in flight.
+                    d.sharers &= !bit(from);
+                }
+                ctx.send(from, FWD, Msg::PutAck { loc });
+                Ok(Step::Done)
+            }
+            Msg::Unblock { loc } | Msg::CopyBack { loc, .. } => {
+                let d = &mut lines[loc as usize];
+                if d.wait == 0 {
+                    return Err(Violation::unexpected("idle directory line", msg));
+                }
+                if let Msg::CopyBack { data, .. } = msg {
+                    if !self.is(Mutant::StaleData) {
+                        d.mem = data;
+                    }
+                }
+                d.wait -= 1;
+                Ok(Step::Done)
+            }
+            _ => Err(Violation::unexpected("directory", msg)),
+        }
+    }
+}
+
+fn check_value(ghost: &Ghost, loc: u8, v: Value) -> Result<(), Violation> {
+    if ghost.last[loc as usize] != v {
+        return Err(Violation {
+            kind: "data-value invariant",
+            detail: format!(
+                "a load of location {loc} returned {v}, but the last write in coherence order wrote {}",
+                ghost.last[loc as usize]
+            ),
+        });
+    }
+    Ok(())
+}
+
+impl Protocol for Directory {
+    type Agent = Node;
+    type Msg = Msg;
+    type Ghost = Ghost;
+    type Action = Action;
+
+    fn name(&self) -> String {
+        let v = match self.variant {
+            Variant::Msi => "msi",
+            Variant::Mesi => "mesi",
+        };
+        let m = self
+            .mutant
+            .and_then(|m| MUTANTS.iter().find(|x| x.1 == m))
+            .map(|x| format!("+{}", x.0))
+            .unwrap_or_default();
+        format!("{v}{m}")
+    }
+
+    fn vc_orders(&self) -> &[ChannelOrder] {
+        &[ChannelOrder::Unordered, ChannelOrder::Unordered, ChannelOrder::Unordered]
+    }
+
+    fn initial(&self) -> Vec<(Vec<Node>, Ghost)> {
+        let init = |l: usize| self.program.as_ref().map(|p| p.init[l]).unwrap_or(0);
+        let mut agents: Vec<Node> = (0..self.caches)
+            .map(|t| Node::Cache {
+                core: Core { len: self.prog(t as AgentId).len() as u8, ..Core::default() },
+                lines: [Line::default(); MAX_LOCS],
+            })
+            .collect();
+        for d in 0..self.dirs {
+            let mut lines = [DirLine::default(); MAX_LOCS];
+            for (l, line) in lines.iter_mut().enumerate().take(self.locs) {
+                if l % self.dirs == d {
+                    line.mem = init(l);
+                }
+            }
+            agents.push(Node::Dir { lines });
+        }
+        let mut last = [0; MAX_LOCS];
+        for (l, v) in last.iter_mut().enumerate().take(self.locs) {
+            *v = init(l);
+        }
+        vec![(agents, Ghost { last })]
+    }
+
+    fn on_message(
+        &self,
+        agent: &mut Node,
+        ctx: &mut Ctx<Msg, Ghost>,
+        from: AgentId,
+        msg: Msg,
+    ) -> Result<Step, Violation> {
+        let me = ctx.me;
+        match agent {
+            Node::Cache { core, lines } => self.cache_message(me, core, lines, ctx, msg),
+            Node::Dir { lines } => self.dir_message(lines, ctx, from, msg),
+        }
+    }
+
+    fn actions(&self, agent: &Node, me: AgentId, _ghost: &Ghost, out: &mut Vec<Action>) {
+        let Node::Cache { core, lines } = agent else { return };
+        let Some(program) = &self.program else {
+            // An unconstrained core is an in-order core with one miss
+            // outstanding at a time (a single MSHR), evictions included.
+            if lines.iter().any(|l| !l.st.stable()) {
+                return;
+            }
+            for l in 0..self.locs as u8 {
+                let line = &lines[l as usize];
+                match line.st {
+                    CState::I => {
+                        out.push(Action::Load(l));
+                        out.extend(self.values.iter().map(|&v| Action::Store(l, v)));
+                    }
+                    CState::S | CState::E | CState::M => {
+                        out.extend(self.values.iter().map(|&v| Action::Store(l, v)));
+                        out.push(Action::Evict(l));
+                    }
+                    _ => {}
+                }
+            }
+            return;
+        };
+        let prog = &program.threads[me as usize];
+        let free = |loc: Option<u8>| loc.is_none_or(|l| lines[l as usize].st.stable());
+        match self.front_end {
+            FrontEnd::Sc => {
+                if !core.waiting && (core.pc as usize) < prog.len() && free(prog[core.pc as usize].loc()) {
+                    out.push(Action::Step);
+                }
+            }
+            FrontEnd::Tso => {
+                if !core.waiting && (core.pc as usize) < prog.len() {
+                    let op = prog[core.pc as usize];
+                    let ok = match op {
+                        Op::Load { loc, .. } => core.forward(loc).is_some() || free(Some(loc)),
+                        Op::Store { .. } => (core.sb_len as usize) < super::core::SB_SIZE,
+                        Op::Rmw { loc, .. } => core.sb_len == 0 && free(Some(loc)),
+                        Op::Fence { order } => !order.is_seq_cst() || core.sb_len == 0,
+                    };
+                    if ok {
+                        out.push(Action::Step);
+                    }
+                }
+                if core.sb_len > 0 && free(Some(core.sb[0].0)) {
+                    out.push(Action::Drain);
+                }
+            }
+            FrontEnd::Rc => {
+                for j in 0..prog.len() {
+                    if core.rc_may_start(prog, j, self.is(Mutant::ReorderRelease)) && free(prog[j].loc()) {
+                        out.push(Action::Perform(j as u8));
+                    }
+                }
+            }
+        }
+    }
+
+    fn act(&self, agent: &mut Node, ctx: &mut Ctx<Msg, Ghost>, action: Action) -> Result<(), Violation> {
+        let me = ctx.me;
+        let Node::Cache { core, lines } = agent else { unreachable!("directories have no actions") };
+        match action {
+            Action::Load(l) => {
+                let line = &mut lines[l as usize];
+                line.st = CState::IS_D;
+                line.waiter = Waiter::Load;
+                ctx.send(self.home(l), REQ, Msg::GetS { loc: l });
+            }
+            Action::Store(l, v) => {
+                let line = &mut lines[l as usize];
+                if line.st.writable() {
+                    line.st = CState::M;
+                    line.data = v;
+                    ctx.ghost.last[l as usize] = v;
+                } else {
+                    self.get_m(line, ctx, l);
+                    line.waiter = Waiter::Store(v);
+                }
+            }
+            Action::Evict(l) => {
+                let line = &mut lines[l as usize];
+                match line.st {
+                    CState::S => {
+                        line.st = CState::SI_A;
+                        ctx.send(self.home(l), REQ, Msg::PutS { loc: l });
+                    }
+                    _ => {
+                        line.st = CState::MI_A;
+                        ctx.send(self.home(l), REQ, Msg::PutM { loc: l, data: line.data });
+                    }
+                }
+            }
+            Action::Step => {
+                let i = core.pc;
+                let op = self.prog(me)[i as usize];
+                if self.front_end == FrontEnd::Tso {
+                    match op {
+                        Op::Store { loc, value, .. } => {
+                            core.sb_push(loc, value);
+                            core.pc += 1;
+                            return Ok(());
+                        }
+                        Op::Load { loc, reg, .. } => {
+                            if let Some(v) = core.forward(loc) {
+                                core.regs[reg as usize] = v;
+                                core.pc += 1;
+                                return Ok(());
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                match op.loc() {
+                    None => core.pc += 1,
+                    Some(l) => {
+                        if self.access(core, &mut lines[l as usize], ctx, l, op, Waiter::Op(i))? {
+                            core.pc += 1;
+                        } else {
+                            core.waiting = true;
+                        }
+                    }
+                }
+            }
+            Action::Drain => {
+                let (l, v) = core.sb[0];
+                let line = &mut lines[l as usize];
+                if line.st.writable() {
+                    line.st = CState::M;
+                    line.data = v;
+                    ctx.ghost.last[l as usize] = v;
+                    core.sb_pop();
+                } else {
+                    self.get_m(line, ctx, l);
+                    line.waiter = Waiter::Drain;
+                }
+            }
+            Action::Perform(j) => {
+                let op = self.prog(me)[j as usize];
+                let done = match op.loc() {
+                    None => true,
+                    Some(l) => self.access(core, &mut lines[l as usize], ctx, l, op, Waiter::Op(j))?,
+                };
+                if done {
+                    core.done |= 1 << j;
+                } else {
+                    core.inflight |= 1 << j;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn is_environment(&self, action: &Action) -> bool {
+        matches!(action, Action::Load(_) | Action::Store(..) | Action::Evict(_))
+    }
+
+    fn invariant(&self, agents: &[Node], ghost: &Ghost) -> Result<(), (String, String)> {
+        for l in 0..self.locs {
+            let (mut writers, mut readers) = (0, 0);
+            for (c, a) in agents[..self.caches].iter().enumerate() {
+                let Node::Cache { lines, .. } = a else { continue };
+                let line = &lines[l];
+                if line.st.writable() {
+                    writers += 1;
+                } else if line.st.readable() {
+                    readers += 1;
+                }
+                if line.st.readable() && line.data != ghost.last[l] {
+                    return Err((
+                        "data-value invariant".into(),
+                        format!(
+                            "cache{c} holds {} for location {l} in {:?}, but the last write wrote {}",
+                            line.data, line.st, ghost.last[l]
+                        ),
+                    ));
+                }
+            }
+            if writers > 1 || (writers == 1 && readers > 0) {
+                return Err((
+                    "single-writer-multiple-readers".into(),
+                    format!("location {l} has {writers} writers and {readers} readers at once"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn busy(&self, agent: &Node) -> bool {
+        match agent {
+            Node::Cache { core, lines } => lines.iter().any(|l| !l.st.stable()) || !core.finished(),
+            Node::Dir { lines } => lines.iter().any(|l| l.wait > 0),
+        }
+    }
+
+    fn agent_name(&self, id: AgentId) -> String {
+        if (id as usize) < self.caches {
+            format!("cache{id}")
+        } else {
+            format!("dir{}", id as usize - self.caches)
+        }
+    }
+}

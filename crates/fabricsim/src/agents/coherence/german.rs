@@ -1,0 +1,579 @@
+//! German's cache-coherence protocol with data, as a fabricsim [`Protocol`].
+//!
+//! A line-for-line port of `../shared/benchmarks/murphi/german.m` (the
+//! Chou–Mannava–Park formulation that the Murphi family of checkers runs),
+//! so that our checker's state counts and speed can be compared with theirs.
+//!
+//! Agents: agent 0 is the `Home` (InvSet, ShrSet, ExGntd, CurCmd, CurPtr,
+//! MemData); agents 1..=NODE_NUM are the `Client`s (Cache[i].State and
+//! Cache[i].Data), client `i` being agent `i + 1`. The ghost state is
+//! AuxData, the latest value stored.
+//!
+//! Channels: german.m's three single-slot arrays are our three virtual
+//! channels with capacity 1 per (source, destination, VC): VC 0 is Chan1
+//! (ReqS/ReqE, client → home), VC 1 is Chan2 (GntS/GntE/Inv, home →
+//! client), VC 2 is Chan3 (InvAck, client → home). `ChanN[i].Cmd = Empty`
+//! is "no message in flight on that channel"; a guard `ChanN[i].Cmd = Empty`
+//! is the capacity bound (a transition whose send would overflow a slot is
+//! not enabled), and a guard `ChanN[i].Cmd = X` is the delivery of X.
+//!
+//! Rules and where they live:
+//!
+//! | german.m rule   | here                                              |
+//! |-----------------|---------------------------------------------------|
+//! | Store(i, d)     | client action `Store(d)` (environment)            |
+//! | SendReqS(i)     | client action `SendReqS` (environment)            |
+//! | SendReqE(i)     | client action `SendReqE` (environment)            |
+//! | RecvReqS(i)     | home receives `ReqS` (Stall unless CurCmd = Empty)|
+//! | RecvReqE(i)     | home receives `ReqE` (Stall unless CurCmd = Empty)|
+//! | SendInv(i)      | home action `SendInv(i)`                          |
+//! | SendInvAck(i)   | client receives `Inv`, sends `InvAck` on Chan3    |
+//! | RecvInvAck(i)   | home receives `InvAck` (Stall if CurCmd = Empty)  |
+//! | SendGntS(i)     | home action `SendGntS(i)`                         |
+//! | SendGntE(i)     | home action `SendGntE(i)`                         |
+//! | RecvGntS(i)     | client receives `GntS`                            |
+//! | RecvGntE(i)     | client receives `GntE`                            |
+//!
+//! Undefined values. Murphi gives every variable an extra value,
+//! "undefined", which is part of the state; german.m leaves or makes
+//! undefined Cache[i].Data (in state I), CurPtr (when no request is being
+//! served), and the Data field of every channel slot that carries none.
+//! Here they are `Option`s: `Client::data` is `None` exactly when german.m
+//! has Cache[i].Data undefined, `Home::cur_ptr` likewise, and a message's
+//! data is a field of the message (`GntS(d)`, `GntE(d)`, `InvAck(Option<d>)`;
+//! ReqS/ReqE/Inv carry none, as Chan1's Data is never assigned and Chan2's is
+//! undefined whenever a grant has been received).
+//!
+//! Stale fields. A Murphi channel slot keeps its Data after its Cmd becomes
+//! Empty unless a rule undefines it; a message that has been delivered
+//! keeps nothing here, so the port equals german.m only if no rule ever
+//! leaves a defined Data behind an Empty slot. Every rule that empties a
+//! slot with data undefines it (RecvGntS, RecvGntE) except RecvInvAck,
+//! which undefines Chan3[i].Data only when ExGntd is true. That suffices:
+//! Chan3[i].Data is set only by SendInvAck from a cache in E; a cache is in
+//! E only after GntE, which set ExGntd; ExGntd is cleared only by a
+//! RecvInvAck, and while ExGntd holds ShrSet = {owner} so the owner's ack
+//! is the only one that can be in flight. Hence an InvAck carrying data is
+//! always received with ExGntd = true and its data is undefined. The port
+//! does not rely on the argument: [`German::on_message`] reports a
+//! `"stale data"` violation if an InvAck carrying data ever arrives with
+//! ExGntd false (the state german.m would have and this port could not
+//! represent), and reports `"undefined value"` where german.m would read an
+//! undefined value (`MemData := Chan3[i].Data` with no data, an error in
+//! Murphi). The tests check the correct protocol exhaustively, so neither
+//! happens there, and its state counts equal rumur's exactly (see
+//! `tests/german.rs`).
+//!
+//! Invariants CntrlProp and DataProp are german.m's, word for word.
+//!
+//! Mutants ([`MUTANTS`], [`German::with_mutant`]) are deliberately broken
+//! variants the checker must catch.
+
+use std::fmt;
+
+use crate::agents::protocol::{AgentId, ChannelOrder, Ctx, Protocol, Step, Violation};
+use crate::check::{explore, Options};
+
+/// A data value, `0..DATA_NUM`.
+pub type Data = u8;
+
+/// Chan1: ReqS/ReqE, client → home.
+pub const CHAN1: u8 = 0;
+/// Chan2: GntS/GntE/Inv, home → client.
+pub const CHAN2: u8 = 1;
+/// Chan3: InvAck, client → home.
+pub const CHAN3: u8 = 2;
+
+/// The home's agent id.
+pub const HOME: AgentId = 0;
+
+/// Cache[i].State.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CacheState {
+    I,
+    S,
+    E,
+}
+
+/// CurCmd (the MSG_CMD values the home ever holds there).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Cmd {
+    Empty,
+    ReqS,
+    ReqE,
+}
+
+/// A message in a channel slot: its Cmd and, where defined, its Data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Msg {
+    ReqS,
+    ReqE,
+    Inv,
+    InvAck(Option<Data>),
+    GntS(Data),
+    GntE(Data),
+}
+
+/// The directory: german.m's InvSet, ShrSet, ExGntd, CurCmd, CurPtr and
+/// MemData. Sets are bit masks over client indices.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Home {
+    pub inv_set: u32,
+    pub shr_set: u32,
+    pub ex_gntd: bool,
+    pub cur_cmd: Cmd,
+    /// Client index; `None` is Murphi's undefined.
+    pub cur_ptr: Option<u8>,
+    pub mem_data: Data,
+}
+
+/// A client's cache line: Cache[i].State and Cache[i].Data.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Client {
+    pub state: CacheState,
+    /// `None` is Murphi's undefined (always so in state I).
+    pub data: Option<Data>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Agent {
+    Home(Home),
+    Client(Client),
+}
+
+/// Spontaneous rules. Client indices are german.m's node numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Client: Store(d) in E (environment).
+    Store(Data),
+    /// Client: SendReqS (environment).
+    SendReqS,
+    /// Client: SendReqE (environment).
+    SendReqE,
+    /// Home: SendInv(i).
+    SendInv(u8),
+    /// Home: SendGntS(i).
+    SendGntS(u8),
+    /// Home: SendGntE(i).
+    SendGntE(u8),
+}
+
+fn set_str(mask: u32) -> String {
+    let v: Vec<String> = (0..32).filter(|i| mask >> i & 1 == 1).map(|i| i.to_string()).collect();
+    format!("{{{}}}", v.join(","))
+}
+
+fn opt_str(x: Option<u8>) -> String {
+    x.map_or("undef".to_string(), |d| d.to_string())
+}
+
+impl fmt::Debug for Home {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "Home {{ InvSet: {}, ShrSet: {}, ExGntd: {}, CurCmd: {:?}, CurPtr: {}, MemData: {} }}",
+            set_str(self.inv_set),
+            set_str(self.shr_set),
+            self.ex_gntd,
+            self.cur_cmd,
+            opt_str(self.cur_ptr),
+            self.mem_data
+        )
+    }
+}
+
+impl fmt::Debug for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}(data {})", self.state, opt_str(self.data))
+    }
+}
+
+impl fmt::Debug for Agent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Agent::Home(h) => h.fmt(f),
+            Agent::Client(c) => c.fmt(f),
+        }
+    }
+}
+
+/// Deliberately broken variants, by name. Each breaks one rule of german.m:
+///
+/// - `grant-before-acks`: SendGntE without its `forall j: ShrSet[j] = false`
+///   guard (exclusive grant before every invalidation is acknowledged).
+/// - `forget-sharer`: SendGntS does not add the requester to ShrSet.
+/// - `stale-data`: RecvInvAck ignores the written-back data (MemData keeps
+///   its old value, which later grants hand out).
+/// - `drop-writeback`: SendInvAck from E sends no data, so the home has
+///   nothing to write back (german.m would read an undefined value).
+/// - `ack-keeps-copy`: SendInvAck acknowledges without invalidating the
+///   cache.
+/// - `no-exclusive-flag`: SendGntE does not set ExGntd (the home forgets an
+///   exclusive copy exists).
+/// - `store-in-shared`: Store is also enabled in S.
+/// - `reqs-no-inv`: SendInv only for ReqE (a ReqS never recalls an E copy).
+pub const MUTANTS: &[&str] = &[
+    "grant-before-acks",
+    "forget-sharer",
+    "stale-data",
+    "drop-writeback",
+    "ack-keeps-copy",
+    "no-exclusive-flag",
+    "store-in-shared",
+    "reqs-no-inv",
+    "inv-on-reqs",
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mutant {
+    GrantBeforeAcks,
+    ForgetSharer,
+    StaleData,
+    DropWriteback,
+    AckKeepsCopy,
+    NoExclusiveFlag,
+    StoreInShared,
+    ReqsNoInv,
+    InvOnReqS,
+}
+
+impl Mutant {
+    fn parse(name: &str) -> Option<Mutant> {
+        Some(match name {
+            "grant-before-acks" => Mutant::GrantBeforeAcks,
+            "forget-sharer" => Mutant::ForgetSharer,
+            "stale-data" => Mutant::StaleData,
+            "drop-writeback" => Mutant::DropWriteback,
+            "ack-keeps-copy" => Mutant::AckKeepsCopy,
+            "no-exclusive-flag" => Mutant::NoExclusiveFlag,
+            "store-in-shared" => Mutant::StoreInShared,
+            "reqs-no-inv" => Mutant::ReqsNoInv,
+            "inv-on-reqs" => Mutant::InvOnReqS,
+            _ => return None,
+        })
+    }
+}
+
+/// German's protocol with `clients` nodes (NODE_NUM) and `data` values
+/// (DATA_NUM).
+#[derive(Debug, Clone)]
+pub struct German {
+    clients: usize,
+    data: usize,
+    mutant: Option<Mutant>,
+    mutant_name: Option<String>,
+}
+
+const ORDERS: [ChannelOrder; 3] = [ChannelOrder::Fifo; 3];
+
+impl German {
+    /// The correct protocol. Panics unless 1 <= clients <= 32 and
+    /// 1 <= data <= 255.
+    pub fn new(clients: usize, data: usize) -> Self {
+        assert!((1..=32).contains(&clients), "German's protocol: 1 to 32 clients, not {clients}");
+        assert!((1..=255).contains(&data), "German's protocol: 1 to 255 data values, not {data}");
+        German { clients, data, mutant: None, mutant_name: None }
+    }
+
+    /// The protocol, or one of its broken variants named in [`MUTANTS`].
+    pub fn with_mutant(clients: usize, data: usize, mutant: Option<&str>) -> Result<Self, String> {
+        let mut g = German::new(clients, data);
+        if let Some(name) = mutant {
+            g.mutant = Some(
+                Mutant::parse(name)
+                    .ok_or_else(|| format!("unknown German mutant {name:?}; known: {}", MUTANTS.join(", ")))?,
+            );
+            g.mutant_name = Some(name.to_string());
+        }
+        Ok(g)
+    }
+
+    pub fn clients(&self) -> usize {
+        self.clients
+    }
+
+    #[inline]
+    fn is(&self, m: Mutant) -> bool {
+        self.mutant == Some(m)
+    }
+
+    #[inline]
+    fn client_agent(i: u8) -> AgentId {
+        i + 1
+    }
+}
+
+fn home(agents: &[Agent]) -> &Home {
+    match &agents[HOME as usize] {
+        Agent::Home(h) => h,
+        Agent::Client(_) => unreachable!("agent 0 is the home"),
+    }
+}
+
+fn client(a: &Agent) -> &Client {
+    match a {
+        Agent::Client(c) => c,
+        Agent::Home(_) => unreachable!("agents 1.. are clients"),
+    }
+}
+
+impl Protocol for German {
+    type Agent = Agent;
+    type Msg = Msg;
+    /// AuxData.
+    type Ghost = Data;
+    type Action = Action;
+
+    fn name(&self) -> String {
+        let base = format!("german-{}c{}d", self.clients, self.data);
+        match &self.mutant_name {
+            Some(m) => format!("{base}-{m}"),
+            None => base,
+        }
+    }
+
+    fn vc_orders(&self) -> &[ChannelOrder] {
+        &ORDERS
+    }
+
+    /// Every channel is a single slot.
+    fn capacity(&self) -> usize {
+        1
+    }
+
+    /// `ruleset d : DATA do startstate`: one initial state per value.
+    fn initial(&self) -> Vec<(Vec<Agent>, Data)> {
+        (0..self.data as Data)
+            .map(|d| {
+                let mut agents = vec![Agent::Home(Home {
+                    inv_set: 0,
+                    shr_set: 0,
+                    ex_gntd: false,
+                    cur_cmd: Cmd::Empty,
+                    cur_ptr: None,
+                    mem_data: d,
+                })];
+                agents.extend((0..self.clients).map(|_| Agent::Client(Client { state: CacheState::I, data: None })));
+                (agents, d)
+            })
+            .collect()
+    }
+
+    fn on_message(
+        &self,
+        agent: &mut Agent,
+        ctx: &mut Ctx<Msg, Data>,
+        from: AgentId,
+        msg: Msg,
+    ) -> Result<Step, Violation> {
+        match agent {
+            Agent::Home(h) => {
+                let i = from - 1;
+                match msg {
+                    // RecvReqS / RecvReqE
+                    Msg::ReqS | Msg::ReqE => {
+                        if h.cur_cmd != Cmd::Empty {
+                            return Ok(Step::Stall);
+                        }
+                        h.cur_cmd = if msg == Msg::ReqS { Cmd::ReqS } else { Cmd::ReqE };
+                        h.cur_ptr = Some(i);
+                        h.inv_set = h.shr_set;
+                    }
+                    // RecvInvAck
+                    Msg::InvAck(data) => {
+                        if h.cur_cmd == Cmd::Empty {
+                            return Ok(Step::Stall);
+                        }
+                        h.shr_set &= !(1 << i);
+                        if h.ex_gntd {
+                            h.ex_gntd = false;
+                            let Some(d) = data else {
+                                return Err(Violation {
+                                    kind: "undefined value",
+                                    detail: format!("RecvInvAck({i}): MemData := Chan3[{i}].Data, which is undefined"),
+                                });
+                            };
+                            if !self.is(Mutant::StaleData) {
+                                h.mem_data = d;
+                            }
+                        } else if data.is_some() {
+                            return Err(Violation {
+                                kind: "stale data",
+                                detail: format!("RecvInvAck({i}) with ExGntd = false leaves Chan3[{i}].Data defined"),
+                            });
+                        }
+                    }
+                    _ => return Err(Violation::unexpected(*h, msg)),
+                }
+            }
+            Agent::Client(c) => match msg {
+                // SendInvAck
+                Msg::Inv => {
+                    let data = if c.state == CacheState::E && !self.is(Mutant::DropWriteback) { c.data } else { None };
+                    ctx.send(HOME, CHAN3, Msg::InvAck(data));
+                    if !self.is(Mutant::AckKeepsCopy) {
+                        c.state = CacheState::I;
+                        c.data = None;
+                    }
+                }
+                // RecvGntS
+                Msg::GntS(d) => {
+                    c.state = CacheState::S;
+                    c.data = Some(d);
+                }
+                // RecvGntE
+                Msg::GntE(d) => {
+                    c.state = CacheState::E;
+                    c.data = Some(d);
+                }
+                _ => return Err(Violation::unexpected(*c, msg)),
+            },
+        }
+        Ok(Step::Done)
+    }
+
+    fn actions(&self, agent: &Agent, _me: AgentId, _ghost: &Data, out: &mut Vec<Action>) {
+        match agent {
+            Agent::Home(h) => {
+                let inv_ok = match h.cur_cmd {
+                    Cmd::ReqE => true,
+                    Cmd::ReqS => (h.ex_gntd || self.is(Mutant::InvOnReqS)) && !self.is(Mutant::ReqsNoInv),
+                    Cmd::Empty => false,
+                };
+                if inv_ok {
+                    let mut m = h.inv_set;
+                    while m != 0 {
+                        out.push(Action::SendInv(m.trailing_zeros() as u8));
+                        m &= m - 1;
+                    }
+                }
+                if let (Some(i), false) = (h.cur_ptr, h.ex_gntd) {
+                    match h.cur_cmd {
+                        Cmd::ReqS => out.push(Action::SendGntS(i)),
+                        Cmd::ReqE if h.shr_set == 0 || self.is(Mutant::GrantBeforeAcks) => {
+                            out.push(Action::SendGntE(i))
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            Agent::Client(c) => {
+                if c.state == CacheState::E || (c.state == CacheState::S && self.is(Mutant::StoreInShared)) {
+                    out.extend((0..self.data as Data).map(Action::Store));
+                }
+                if c.state == CacheState::I {
+                    out.push(Action::SendReqS);
+                }
+                if c.state != CacheState::E {
+                    out.push(Action::SendReqE);
+                }
+            }
+        }
+    }
+
+    fn act(&self, agent: &mut Agent, ctx: &mut Ctx<Msg, Data>, action: Action) -> Result<(), Violation> {
+        match (agent, action) {
+            (Agent::Client(c), Action::Store(d)) => {
+                c.data = Some(d);
+                *ctx.ghost = d;
+            }
+            (Agent::Client(_), Action::SendReqS) => ctx.send(HOME, CHAN1, Msg::ReqS),
+            (Agent::Client(_), Action::SendReqE) => ctx.send(HOME, CHAN1, Msg::ReqE),
+            (Agent::Home(h), Action::SendInv(i)) => {
+                ctx.send(Self::client_agent(i), CHAN2, Msg::Inv);
+                h.inv_set &= !(1 << i);
+            }
+            (Agent::Home(h), Action::SendGntS(i)) => {
+                ctx.send(Self::client_agent(i), CHAN2, Msg::GntS(h.mem_data));
+                if !self.is(Mutant::ForgetSharer) {
+                    h.shr_set |= 1 << i;
+                }
+                h.cur_cmd = Cmd::Empty;
+                h.cur_ptr = None;
+            }
+            (Agent::Home(h), Action::SendGntE(i)) => {
+                ctx.send(Self::client_agent(i), CHAN2, Msg::GntE(h.mem_data));
+                h.shr_set |= 1 << i;
+                h.ex_gntd = !self.is(Mutant::NoExclusiveFlag);
+                h.cur_cmd = Cmd::Empty;
+                h.cur_ptr = None;
+            }
+            (a, action) => {
+                return Err(Violation { kind: "bad action", detail: format!("{action:?} for {a:?}") });
+            }
+        }
+        Ok(())
+    }
+
+    fn is_environment(&self, action: &Action) -> bool {
+        matches!(action, Action::Store(_) | Action::SendReqS | Action::SendReqE)
+    }
+
+    fn invariant(&self, agents: &[Agent], aux: &Data) -> Result<(), (String, String)> {
+        let clients = &agents[1..];
+        // CntrlProp: forall i != j: (State[i] = E -> State[j] = I)
+        //                         & (State[i] = S -> State[j] = I | State[j] = S)
+        let mut holder: Option<(usize, CacheState)> = None;
+        for (i, a) in clients.iter().enumerate() {
+            let s = client(a).state;
+            if s == CacheState::I {
+                continue;
+            }
+            if let Some((j, t)) = holder {
+                if s == CacheState::E || t == CacheState::E {
+                    return Err((
+                        "CntrlProp".into(),
+                        format!("client{j} is {t:?} while client{i} is {s:?} (german.m nodes {j} and {i})"),
+                    ));
+                }
+            } else {
+                holder = Some((i, s));
+            }
+        }
+        // DataProp: (ExGntd = false -> MemData = AuxData)
+        //         & forall i: State[i] != I -> Data[i] = AuxData
+        let h = home(agents);
+        if !h.ex_gntd && h.mem_data != *aux {
+            return Err((
+                "DataProp".into(),
+                format!("ExGntd is false but MemData = {} differs from AuxData = {aux}", h.mem_data),
+            ));
+        }
+        for (i, a) in clients.iter().enumerate() {
+            let c = client(a);
+            if c.state != CacheState::I && c.data != Some(*aux) {
+                return Err((
+                    "DataProp".into(),
+                    format!("client{i} is {:?} with data {} but AuxData = {aux}", c.state, opt_str(c.data)),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The home is busy while it serves a request (CurCmd != Empty).
+    fn busy(&self, agent: &Agent) -> bool {
+        matches!(agent, Agent::Home(h) if h.cur_cmd != Cmd::Empty)
+    }
+
+    fn agent_name(&self, id: AgentId) -> String {
+        if id == HOME {
+            "home".to_string()
+        } else {
+            format!("client{}", id - 1)
+        }
+    }
+}
+
+/// Explore German's protocol with `clients` clients and 2 data values (the
+/// configuration of the speed comparison); returns (states, seconds).
+pub fn bench(clients: usize) -> (u64, f64) {
+    bench_with(clients, 2)
+}
+
+/// Like [`bench`] with `data` values; returns (states, seconds).
+pub fn bench_with(clients: usize, data: usize) -> (u64, f64) {
+    let r = explore(&German::new(clients, data), &Options::default(), &mut |_| {});
+    assert!(r.violation.is_none() && r.complete, "German's protocol failed: {}", r.trace_text());
+    (r.states, r.seconds)
+}
