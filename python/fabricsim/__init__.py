@@ -22,7 +22,7 @@ from .result import Result
 
 __version__: str = _core.__version__
 
-__all__ = ["run", "validate", "bench", "sweep", "load", "Result", "ConfigError", "__version__"]
+__all__ = ["run", "validate", "bench", "sweep", "load", "check", "litmus", "Result", "ConfigError", "__version__"]
 
 ProgressCallback = Callable[[float, str], None]
 
@@ -149,3 +149,30 @@ def load(db: str | os.PathLike, sweep: str | None = None):
     from .store import load as _load
 
     return _load(db, sweep=sweep)
+
+
+def check(config: ConfigLike, set: OverridesLike = None) -> dict[str, Any]:
+    """Exhaustively explore a protocol configuration (a ``[check]`` table).
+
+    Returns the report: ``ok``, ``states``, ``transitions``, ``seconds``, ``states_per_s``,
+    ``peak_rss_kb``, ``violation`` (kind, detail, trace steps), ``trace_text`` and ``chart``
+    (an SVG sequence chart of the counterexample, or None).
+    """
+    src = load_config(config)
+    report, trace, chart = _core.check(src.text, src.source, fmt=src.fmt, overrides=overrides_list(set))
+    out = json.loads(report)
+    out["trace_text"] = trace
+    out["chart"] = chart
+    return out
+
+
+def litmus(path: str | os.PathLike, model: str, protocol: str | None = None) -> dict[str, Any]:
+    """A litmus test's verdict under ``model`` (sc, tso, rc); with ``protocol`` also the outcomes the
+    protocol produces (``observed``) and whether they are all allowed (``ok``)."""
+    path = os.fspath(path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as exc:
+        raise ConfigError(f"{path}: {exc.strerror}") from None
+    return json.loads(_core.litmus(text, path, model, protocol))

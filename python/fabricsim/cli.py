@@ -146,6 +146,82 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# -- check ----------------------------------------------------------------------------------
+def add_check(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "check",
+        help="explore every reachable state of a protocol and check its invariants",
+        description="Exhaustive, breadth-first exploration of a protocol configuration ([check] table): "
+        "single writer / multiple readers, data values, deadlock, unexpected messages. "
+        "A violation prints the shortest trace.",
+    )
+    p.add_argument("config", metavar="CONFIG", help="check configuration (.toml)")
+    _add_set(p)
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--chart", default=None, metavar="FILE", help="write a violation's sequence chart (SVG)")
+    p.set_defaults(func=cmd_check)
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    fabricsim = _api()
+    report = fabricsim.check(args.config, set=args.overrides)
+    if args.chart and report.get("chart"):
+        Path(args.chart).write_text(report["chart"])
+    if args.json:
+        print(json.dumps({k: v for k, v in report.items() if k not in ("chart", "trace_text")}))
+    else:
+        state = "ok" if report["ok"] else "VIOLATION"
+        bound = "" if report["complete"] or not report["ok"] else " (bounded: not every state visited)"
+        print(
+            f"{report['protocol']}: {state}{bound}: {report['states']:,} states, {report['transitions']:,} "
+            f"transitions, depth {report['depth']}, {report['seconds']:.2f} s "
+            f"({report['states_per_s']:,.0f} states/s), peak memory {report['peak_rss_kb'] / 1024:.0f} MiB"
+        )
+        if report["trace_text"]:
+            print(report["trace_text"].rstrip())
+        if args.chart and report.get("chart"):
+            print(f"sequence chart: {args.chart}")
+    return EXIT_OK if report["ok"] else EXIT_ERROR
+
+
+# -- litmus ---------------------------------------------------------------------------------
+def add_litmus(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "litmus",
+        help="litmus tests: the memory model's verdict, or a protocol's outcomes against it",
+        description="For each herd7 C litmus file: the outcomes the memory model allows and the verdict of "
+        "its condition; with --protocol, also every outcome the protocol can produce (exhaustively), "
+        "which must be allowed.",
+    )
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("--model", required=True, choices=["sc", "tso", "rc"])
+    p.add_argument("--protocol", default=None, metavar="NAME", help="msi or mesi (optionally +MUTANT)")
+    p.add_argument("--json", action="store_true", help="one JSON object per test per line")
+    p.set_defaults(func=cmd_litmus)
+
+
+def cmd_litmus(args: argparse.Namespace) -> int:
+    fabricsim = _api()
+    status = EXIT_OK
+    for f in args.files:
+        r = fabricsim.litmus(f, model=args.model, protocol=args.protocol)
+        if args.json:
+            print(json.dumps(r), flush=True)
+        else:
+            line = f"{r['test']:<20} {r['model']:<4} {r['verdict']:<10}"
+            if args.protocol:
+                line += (
+                    f" {args.protocol}: {'ok' if r['ok'] else 'FAIL'} (observed {len(r['observed'])} of "
+                    f"{len(r['allowed'])} allowed outcomes, {r['states']} states)"
+                )
+                for o in r.get("forbidden_observed", []):
+                    line += f"\n    forbidden outcome observed: {o}"
+            print(line, flush=True)
+        if args.protocol and not r["ok"]:
+            status = EXIT_ERROR
+    return status
+
+
 # -- bench ----------------------------------------------------------------------------------
 def add_bench(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -394,6 +470,8 @@ COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_sweep,
     add_results,
     add_reproduce,
+    add_check,
+    add_litmus,
     add_bench,
     add_examples,
 ]

@@ -96,6 +96,42 @@ fn run_bench(py: Python<'_>, quick: bool) -> PyResult<String> {
     py.detach(|| fabricsim::bench::run_all(quick)).map_err(PyRuntimeError::new_err)
 }
 
+/// Litmus tests: the oracle's verdict under `model`, and with `protocol`
+/// the outcomes the protocol produces, exhaustively. Returns JSON text (one
+/// object); a parse error raises ConfigError naming the file and line.
+#[pyfunction]
+#[pyo3(signature = (text, source, model, protocol = None))]
+fn litmus(py: Python<'_>, text: &str, source: &str, model: &str, protocol: Option<String>) -> PyResult<String> {
+    use fabricsim::check::{litmus_run, oracle};
+    let prog = fabricsim::workloads::litmus::parse(text, source).map_err(|e| PyConfigError::new_err(e.to_string()))?;
+    let m: oracle::Model = model.parse().map_err(|e: String| PyConfigError::new_err(format!("--model: {e}")))?;
+    let prog = std::sync::Arc::new(prog);
+    py.detach(|| match protocol {
+        None => Ok(oracle::report_json(&prog, m).to_string()),
+        Some(name) => {
+            let run = litmus_run::run_on_protocol(prog.clone(), m, &name)
+                .map_err(|e| PyConfigError::new_err(format!("--protocol: {e}")))?;
+            Ok(litmus_run::run_json(&prog, m, &name, &run).to_string())
+        }
+    })
+}
+
+/// Exhaustive check of a protocol configuration: JSON text of the report,
+/// the counterexample as text, and its sequence chart (SVG) if any.
+#[pyfunction]
+#[pyo3(signature = (text, source, fmt = "toml", overrides = Vec::new()))]
+fn check(
+    py: Python<'_>,
+    text: &str,
+    source: &str,
+    fmt: &str,
+    overrides: Vec<String>,
+) -> PyResult<(String, String, Option<String>)> {
+    let f = self::fmt(fmt)?;
+    let r = py.detach(|| fabricsim::check::config::run(text, source, f, &overrides)).map_err(config_err)?;
+    Ok((r.to_json().to_string(), r.report.trace_text(), r.svg))
+}
+
 /// The TOML of the 8x8 mesh benchmark system.
 #[pyfunction]
 fn bench_config() -> &'static str {
@@ -110,5 +146,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;
     m.add_function(wrap_pyfunction!(bench_config, m)?)?;
+    m.add_function(wrap_pyfunction!(litmus, m)?)?;
+    m.add_function(wrap_pyfunction!(check, m)?)?;
     Ok(())
 }

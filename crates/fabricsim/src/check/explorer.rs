@@ -13,7 +13,6 @@ use serde_json::json;
 use super::fingerprint::{fingerprint, FingerprintSet};
 use super::world::{Envelope, Label, World};
 use crate::agents::protocol::Protocol;
-use crate::agents::protocol::Violation;
 
 #[derive(Debug, Clone, Default)]
 pub struct Options {
@@ -220,10 +219,13 @@ pub fn explore<P: Protocol>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wor
             final_states: 0,
         };
     };
-    // The state being expanded and the successor being built (scratch
-    // buffers, reused for every transition).
+    // The state being expanded and its successors (scratch buffers,
+    // reused for every state).
     let mut w = first.clone();
-    let mut next = first.clone();
+    let mut succ: Vec<World<P>> = Vec::new();
+    // Per enabled transition of `w`, in order: its label, whether it is an
+    // environment action, and its successor's fingerprint.
+    let mut batch: Vec<(Label<P::Msg, P::Action>, bool, u128)> = Vec::new();
     let mut transitions = 0u64;
     let mut depth = 0u32;
     let mut complete = true;
@@ -239,58 +241,76 @@ pub fn explore<P: Protocol>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wor
         next_frontier.clear();
         for k in 0..frontier.len() {
             let id = frontier.load(k, &mut w);
-            let mut progress = false;
-            let mut any = false;
-            // A transition's result: its successor is in `next` if Ok(true).
-            let mut handle = |out: Result<bool, Violation>,
-                              label: Label<P::Msg, P::Action>,
-                              env: bool,
-                              next: &World<P>,
-                              visited: &mut FingerprintSet,
-                              parents: &mut Vec<(u32, Option<Label<P::Msg, P::Action>>)>,
-                              next_frontier: &mut Layer<P>|
-             -> Option<(u32, Option<Label<P::Msg, P::Action>>, String, String)> {
-                match out {
-                    Ok(false) => None,
-                    Err(v) => Some((id, Some(label), v.kind.to_string(), v.detail)),
-                    Ok(true) => {
-                        transitions += 1;
-                        any = true;
-                        progress |= !env;
-                        if visited.insert(fingerprint(next)) {
-                            parents.push((id, Some(label)));
-                            let nid = (parents.len() - 1) as u32;
-                            if let Err((k, d)) = p.invariant(&next.agents, &next.ghost) {
-                                return Some((nid, None, k, d));
-                            }
-                            next_frontier.push(nid, next);
+            // Take every enabled transition of `w` (in the order: deliveries,
+            // then each agent's actions), up to the first error, then look
+            // their successors up in the visited set in the same order. Each
+            // lookup is prefetched as soon as its successor is known, so the
+            // cache misses overlap the work on the next successors.
+            batch.clear();
+            let mut failed = None;
+            'take: {
+                idx.clear();
+                w.deliverable(p, &mut idx);
+                for &i in &idx {
+                    if succ.len() == batch.len() {
+                        succ.push(w.clone());
+                    }
+                    let label = Label::Deliver(w.mail[i]);
+                    match w.deliver_into(p, i, &mut sends, &mut succ[batch.len()]) {
+                        Ok(true) => {
+                            let fp = fingerprint(&succ[batch.len()]);
+                            visited.prefetch(fp);
+                            batch.push((label, false, fp));
                         }
-                        None
+                        Ok(false) => {}
+                        Err(v) => {
+                            failed = Some((label, v));
+                            break 'take;
+                        }
                     }
                 }
-            };
-            idx.clear();
-            w.deliverable(p, &mut idx);
-            for &i in &idx {
-                let label = Label::Deliver(w.mail[i]);
-                let out = w.deliver_into(p, i, &mut sends, &mut next);
-                if let Some(v) = handle(out, label, false, &next, &mut visited, &mut parents, &mut next_frontier) {
-                    violation = Some(v);
-                    break 'search;
+                for a in 0..w.agents.len() {
+                    acts.clear();
+                    p.actions(&w.agents[a], a as u8, &w.ghost, &mut acts);
+                    for &action in &acts {
+                        if succ.len() == batch.len() {
+                            succ.push(w.clone());
+                        }
+                        let label = Label::Act { agent: a as u8, action };
+                        match w.act_into(p, a as u8, action, &mut sends, &mut succ[batch.len()]) {
+                            Ok(true) => {
+                                let fp = fingerprint(&succ[batch.len()]);
+                                visited.prefetch(fp);
+                                batch.push((label, p.is_environment(&action), fp));
+                            }
+                            Ok(false) => {}
+                            Err(v) => {
+                                failed = Some((label, v));
+                                break 'take;
+                            }
+                        }
+                    }
                 }
             }
-            for a in 0..w.agents.len() {
-                acts.clear();
-                p.actions(&w.agents[a], a as u8, &w.ghost, &mut acts);
-                for &action in &acts {
-                    let env = p.is_environment(&action);
-                    let out = w.act_into(p, a as u8, action, &mut sends, &mut next);
-                    let label = Label::Act { agent: a as u8, action };
-                    if let Some(v) = handle(out, label, env, &next, &mut visited, &mut parents, &mut next_frontier) {
-                        violation = Some(v);
+            let any = !batch.is_empty();
+            let mut progress = false;
+            for (j, &(label, env, fp)) in batch.iter().enumerate() {
+                transitions += 1;
+                progress |= !env;
+                if visited.insert(fp) {
+                    parents.push((id, Some(label)));
+                    let nid = (parents.len() - 1) as u32;
+                    let n = &succ[j];
+                    if let Err((k, d)) = p.invariant(&n.agents, &n.ghost) {
+                        violation = Some((nid, None, k, d));
                         break 'search;
                     }
+                    next_frontier.push(nid, n);
                 }
+            }
+            if let Some((label, v)) = failed {
+                violation = Some((id, Some(label), v.kind.to_string(), v.detail));
+                break 'search;
             }
             let quiet = w.quiescent(p);
             if !any && quiet {

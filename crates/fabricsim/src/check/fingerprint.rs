@@ -149,6 +149,36 @@ pub fn fingerprint<T: Hash>(t: &T) -> u128 {
     h.finish128()
 }
 
+/// A zeroed table of `n` slots. A large one is backed by huge pages where
+/// the system allows it (Linux's transparent huge pages in "madvise" mode):
+/// lookups are random, and with 4 KiB pages nearly each one would also miss
+/// the TLB.
+fn table(n: usize) -> Vec<u128> {
+    let v = vec![0u128; n];
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        let bytes = n * std::mem::size_of::<u128>();
+        if bytes >= 2 * HUGE {
+            extern "C" {
+                fn madvise(addr: *mut std::ffi::c_void, len: usize, advice: std::ffi::c_int) -> std::ffi::c_int;
+            }
+            const MADV_HUGEPAGE: std::ffi::c_int = 14;
+            // The huge-page-aligned part of the (still untouched) table.
+            let start = (v.as_ptr() as usize).next_multiple_of(HUGE);
+            let end = (v.as_ptr() as usize + bytes) / HUGE * HUGE;
+            if end > start {
+                // SAFETY: advice only, on memory this vector owns; failure
+                // (no huge pages here) changes nothing.
+                unsafe {
+                    madvise(start as *mut std::ffi::c_void, end - start, MADV_HUGEPAGE);
+                }
+            }
+        }
+    }
+    v
+}
+
 /// The visited set: open addressing with linear probing over a flat array
 /// of fingerprints (one cache miss per lookup in the common case), indexed
 /// by a fingerprint's low bits, which are already uniformly mixed. Zero
@@ -170,7 +200,7 @@ impl FingerprintSet {
     /// A set that holds `n` fingerprints before it grows.
     pub fn with_capacity(n: usize) -> Self {
         let slots = (n * 4 / 3 + 1).next_power_of_two().max(1024);
-        FingerprintSet { slots: vec![0; slots], len: 0, has_zero: false }
+        FingerprintSet { slots: table(slots), len: 0, has_zero: false }
     }
 
     pub fn len(&self) -> usize {
@@ -204,6 +234,23 @@ impl FingerprintSet {
         self.slot(fp).is_ok()
     }
 
+    /// Start loading the slot where `fp` would be (a hint; no effect on
+    /// the set).
+    #[inline]
+    pub fn prefetch(&self, fp: u128) {
+        let i = fp as usize & (self.slots.len() - 1);
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: prefetching is a hint; any address is allowed, and this
+        // one is in bounds.
+        #[allow(unused_unsafe)]
+        unsafe {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            _mm_prefetch::<_MM_HINT_T0>(self.slots.as_ptr().add(i) as *const i8);
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = i;
+    }
+
     /// Add `fp`; true if it was not there.
     #[inline]
     pub fn insert(&mut self, fp: u128) -> bool {
@@ -228,8 +275,8 @@ impl FingerprintSet {
     }
 
     fn grow(&mut self) {
-        let old = std::mem::replace(&mut self.slots, vec![0; 0]);
-        self.slots = vec![0; old.len() * 2];
+        let old = std::mem::replace(&mut self.slots, Vec::new());
+        self.slots = table(old.len() * 2);
         let mask = self.slots.len() - 1;
         for fp in old.into_iter().filter(|&f| f != 0) {
             let mut i = fp as usize & mask;

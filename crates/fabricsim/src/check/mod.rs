@@ -3,6 +3,7 @@
 //! output (text and sequence charts).
 
 pub mod chart;
+pub mod config;
 pub mod explorer;
 pub mod fingerprint;
 pub mod litmus_run;

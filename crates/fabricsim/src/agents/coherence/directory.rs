@@ -131,10 +131,72 @@ pub struct DirLine {
     pub wait: u8,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Clone, PartialEq, Eq, Hash)]
 pub enum Node {
     Cache { core: Core, lines: [Line; MAX_LOCS] },
     Dir { lines: [DirLine; MAX_LOCS] },
+}
+
+/// Compact, for traces: only lines not in their initial state, and the
+/// core only when it runs a program.
+impl std::fmt::Debug for Node {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Node::Cache { core, lines } => {
+                let mut parts = Vec::new();
+                for (l, line) in lines.iter().enumerate() {
+                    if *line != Line::default() {
+                        let mut s = format!("[{l}] {:?}", line.st);
+                        if line.st != CState::I {
+                            s += &format!(" data={}", line.data);
+                        }
+                        if line.acks_needed > 0 || line.acks_got > 0 {
+                            s += &format!(" acks={}/{}", line.acks_got, line.acks_needed);
+                        }
+                        if line.waiter != Waiter::None {
+                            s += &format!(" waiting: {:?}", line.waiter);
+                        }
+                        parts.push(s);
+                    }
+                }
+                if core.len > 0 {
+                    parts.push(format!(
+                        "pc={} done={:b} regs={:?} sb={:?}",
+                        core.pc,
+                        core.done,
+                        core.regs,
+                        &core.sb[..core.sb_len as usize]
+                    ));
+                }
+                if parts.is_empty() {
+                    write!(f, "cache: all I")
+                } else {
+                    write!(f, "cache: {}", parts.join("; "))
+                }
+            }
+            Node::Dir { lines } => {
+                let parts: Vec<String> = lines
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, d)| d.owner.is_some() || d.sharers != 0 || d.wait > 0 || d.mem != 0)
+                    .map(|(l, d)| {
+                        let st = match d.owner {
+                            Some(o) => format!("owner=cache{o}"),
+                            None if d.sharers != 0 => format!("sharers={:b}", d.sharers),
+                            None => "I".to_string(),
+                        };
+                        let busy = if d.wait > 0 { format!(" busy({})", d.wait) } else { String::new() };
+                        format!("[{l}] {st} mem={}{busy}", d.mem)
+                    })
+                    .collect();
+                if parts.is_empty() {
+                    write!(f, "dir: all I")
+                } else {
+                    write!(f, "dir: {}", parts.join("; "))
+                }
+            }
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

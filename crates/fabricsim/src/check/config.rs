@@ -1,0 +1,129 @@
+//! `fabricsim check CONFIG`: which protocol to explore, at what size, with
+//! which bounds. Strict like every configuration:
+//!
+//! ```toml
+//! [check]
+//! protocol = "mesi"        # msi | mesi | german
+//! caches = 3               # msi/mesi: caches (cores); german: clients
+//! directories = 1          # msi/mesi
+//! addresses = 1            # msi/mesi
+//! values = 2               # data values (german: DATA_NUM)
+//! mutant = "forget-sharer" # optional: a deliberately broken variant
+//! max_states = 10000000    # optional bound
+//! max_depth = 200          # optional bound
+//! deadlock = true
+//! ```
+
+use serde::Deserialize;
+use serde_json::json;
+
+use super::chart::sequence_svg;
+use super::explorer::{explore, Options, Report};
+use crate::agents::coherence::directory::{mutant_by_name, Directory, Variant, MAX_LOCS, MAX_PROCS, MUTANTS};
+use crate::agents::coherence::german::{self, German};
+use crate::config::load::{apply_overrides, parse_table, typed, Override};
+use crate::config::{ConfigError, Format};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    check: CheckConfig,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckConfig {
+    pub protocol: String,
+    #[serde(default = "two")]
+    pub caches: usize,
+    #[serde(default = "one")]
+    pub directories: usize,
+    #[serde(default = "one")]
+    pub addresses: usize,
+    #[serde(default = "two")]
+    pub values: usize,
+    pub mutant: Option<String>,
+    pub max_states: Option<u64>,
+    pub max_depth: Option<u32>,
+    #[serde(default = "yes")]
+    pub deadlock: bool,
+}
+
+fn one() -> usize {
+    1
+}
+fn two() -> usize {
+    2
+}
+fn yes() -> bool {
+    true
+}
+
+/// The result of a check: the report and, on a violation, its chart.
+pub struct CheckResult {
+    pub report: Report,
+    pub svg: Option<String>,
+}
+
+impl CheckResult {
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut v = self.report.to_json();
+        v["ok"] = json!(self.report.violation.is_none());
+        v
+    }
+}
+
+pub fn run(text: &str, source: &str, fmt: Format, overrides: &[String]) -> Result<CheckResult, ConfigError> {
+    let table = parse_table(text, source, fmt)?;
+    let parsed: Vec<Override> = overrides.iter().map(|o| Override::parse(o)).collect::<Result<_, _>>()?;
+    let table = apply_overrides(table, &parsed)?;
+    let f: File = typed(table, source, "", &parsed)?;
+    let c = f.check;
+    let err = |k: &str, m: String| ConfigError::new(source, format!("check.{k}"), m);
+    let opts = Options { max_states: c.max_states, max_depth: c.max_depth, check_deadlock: c.deadlock };
+    let report = match c.protocol.as_str() {
+        "msi" | "mesi" => {
+            if c.caches == 0 || c.caches > MAX_PROCS {
+                return Err(err("caches", format!("{}: expected 1 to {MAX_PROCS}", c.caches)));
+            }
+            if c.addresses == 0 || c.addresses > MAX_LOCS {
+                return Err(err("addresses", format!("{}: expected 1 to {MAX_LOCS}", c.addresses)));
+            }
+            if c.directories == 0 || c.directories > c.addresses {
+                return Err(err("directories", format!("{}: expected 1 to the number of addresses", c.directories)));
+            }
+            if c.values == 0 || c.values > 8 {
+                return Err(err("values", format!("{}: expected 1 to 8", c.values)));
+            }
+            let mutant = match &c.mutant {
+                None => None,
+                Some(m) => Some(mutant_by_name(m).ok_or_else(|| {
+                    err(
+                        "mutant",
+                        format!(
+                            "{m:?}: expected one of {}",
+                            MUTANTS.iter().map(|m| m.0).collect::<Vec<_>>().join(", ")
+                        ),
+                    )
+                })?),
+            };
+            let v = if c.protocol == "msi" { Variant::Msi } else { Variant::Mesi };
+            let p = Directory::free(v, c.caches, c.directories, c.addresses, c.values).with_mutant(mutant);
+            explore(&p, &opts, &mut |_| {})
+        }
+        "german" => {
+            if c.caches == 0 || c.caches > 8 {
+                return Err(err("caches", format!("{}: expected 1 to 8 clients", c.caches)));
+            }
+            if c.values == 0 || c.values > 8 {
+                return Err(err("values", format!("{}: expected 1 to 8", c.values)));
+            }
+            let p = German::with_mutant(c.caches, c.values, c.mutant.as_deref())
+                .map_err(|e| err("mutant", format!("{e}; expected one of {}", german::MUTANTS.join(", "))))?;
+            explore(&p, &opts, &mut |_| {})
+        }
+        other => return Err(err("protocol", format!("{other:?}: expected msi, mesi or german"))),
+    };
+    let svg = sequence_svg(&report);
+    Ok(CheckResult { report, svg })
+}
