@@ -8,7 +8,7 @@ use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use fabricsim::{config, ConfigError, Format, Outcome, System};
+use fabricsim::{config, ConfigError, Format, Outcome};
 
 create_exception!(
     _core,
@@ -47,7 +47,6 @@ fn run<'py>(
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let spec = config::resolve(text, source, self::fmt(fmt)?, &overrides, seed).map_err(config_err)?;
-    let system = System::build(&spec);
     let mut pending: Option<PyErr> = None;
     let result = py.detach(|| {
         let mut last = Instant::now();
@@ -70,7 +69,7 @@ fn run<'py>(
                 true
             })
         };
-        system.run(&mut cb)
+        fabricsim::run_spec(&spec, &mut cb)
     });
     if let Some(e) = pending {
         return Err(e);

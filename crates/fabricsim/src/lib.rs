@@ -32,5 +32,14 @@ pub fn run_text(
     progress: &mut dyn FnMut(f64) -> bool,
 ) -> Result<RunResult, ConfigError> {
     let spec = config::resolve(text, source, fmt, overrides, seed)?;
-    Ok(System::build(&spec).run(progress))
+    Ok(run_spec(&spec, progress))
+}
+
+/// Run a validated system: a coherence protocol if it names one, else its
+/// request/response workload.
+pub fn run_spec(spec: &SystemSpec, progress: &mut dyn FnMut(f64) -> bool) -> RunResult {
+    match &spec.protocol {
+        Some(p) => sim::protocol::ProtocolSystem::build(spec, p).run(progress),
+        None => System::build(spec).run(progress),
+    }
 }

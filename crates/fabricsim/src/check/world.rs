@@ -8,12 +8,21 @@ use std::hash::{Hash, Hasher};
 use crate::agents::protocol::{AgentId, ChannelOrder, Ctx, Protocol, Send, Step, Violation};
 
 /// A message in flight.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Envelope<M> {
     pub to: AgentId,
     pub vc: u8,
     pub from: AgentId,
     pub msg: M,
+}
+
+/// The channel in one write (the checker hashes every state it reaches).
+impl<M: Hash> Hash for Envelope<M> {
+    #[inline(always)]
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        h.write_u32(self.to as u32 | (self.vc as u32) << 8 | (self.from as u32) << 16);
+        self.msg.hash(h);
+    }
 }
 
 /// One step of an execution.
@@ -58,10 +67,20 @@ impl<P: Protocol> PartialEq for World<P> {
 }
 impl<P: Protocol> Eq for World<P> {}
 impl<P: Protocol> Hash for World<P> {
+    // What hashing the three fields would write (a slice writes its length,
+    // then its elements), written out so that it inlines into the
+    // fingerprint function and the hasher stays in registers.
+    #[inline(always)]
     fn hash<H: Hasher>(&self, h: &mut H) {
-        self.agents.hash(h);
+        h.write_usize(self.agents.len());
+        for a in &self.agents {
+            a.hash(h);
+        }
         self.ghost.hash(h);
-        self.mail.hash(h);
+        h.write_usize(self.mail.len());
+        for m in &self.mail {
+            m.hash(h);
+        }
     }
 }
 impl<P: Protocol> fmt::Debug for World<P> {

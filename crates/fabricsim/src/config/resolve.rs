@@ -43,6 +43,21 @@ pub struct SystemSpec {
     pub memories: Vec<MemorySpec>,
     /// The configuration after overrides, with defaults filled in (for records).
     pub resolved: serde_json::Value,
+    /// A coherence protocol to run instead of the request/response workload.
+    pub protocol: Option<ProtocolSpec>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ProtocolSpec {
+    pub name: String,
+    pub program: Arc<crate::workloads::program::Program>,
+    pub model: crate::check::oracle::Model,
+    pub cache_latency: Time,
+    pub directory_latency: Time,
+    pub memory_latency: Time,
+    pub control_bytes: u32,
+    pub data_bytes: u32,
+    pub issue_interval: Time,
 }
 
 /// Resolved-configuration summary written beside results.
@@ -303,6 +318,10 @@ impl Builder<'_> {
             },
         })
         .expect("config serializes");
+        let protocol = match &config.protocol {
+            None => None,
+            Some(pc) => Some(self.protocol(pc, requesters.len(), memories.len())?),
+        };
         Ok(SystemSpec {
             name: config.name.clone(),
             seed: config.sim.seed,
@@ -312,6 +331,44 @@ impl Builder<'_> {
             requesters,
             memories,
             resolved,
+            protocol,
+        })
+    }
+
+    fn protocol(&self, pc: &ProtocolConfig, caches: usize, dirs: usize) -> Result<ProtocolSpec, ConfigError> {
+        if pc.name != "msi" && pc.name != "mesi" {
+            return Err(self.err("protocol.name", format!("{:?}: expected \"msi\" or \"mesi\"", pc.name)));
+        }
+        let model: crate::check::oracle::Model =
+            pc.model.parse().map_err(|e: String| self.err("protocol.model", format!("{:?}: {e}", pc.model)))?;
+        let path = self.base_dir.join(&pc.program);
+        let program = crate::workloads::litmus::parse_file(&path)
+            .map_err(|e| ConfigError::new(&format!("{}:{}", e.file, e.line), "", e.message.clone()))?;
+        if program.threads.len() != caches {
+            return Err(self.err(
+                "protocol.program",
+                format!(
+                    "{:?} has {} threads but the system has {caches} requesters (caches); expected one per thread",
+                    pc.program,
+                    program.threads.len()
+                ),
+            ));
+        }
+        if dirs == 0 || dirs > program.locations.len().max(1) {
+            return Err(
+                self.err("memory", format!("{dirs} memories (directories): expected 1 to the number of locations"))
+            );
+        }
+        Ok(ProtocolSpec {
+            name: pc.name.clone(),
+            program: Arc::new(program),
+            model,
+            cache_latency: pc.cache_latency.ps(),
+            directory_latency: pc.directory_latency.ps(),
+            memory_latency: pc.memory_latency.ps(),
+            control_bytes: pc.control_bytes.bytes().max(1) as u32,
+            data_bytes: pc.data_bytes.bytes().max(1) as u32,
+            issue_interval: pc.issue_interval.ps().max(1),
         })
     }
 

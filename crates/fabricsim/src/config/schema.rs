@@ -30,6 +30,51 @@ pub struct Config {
     pub link: Vec<LinkConfig>,
     #[serde(default)]
     pub workload: WorkloadConfig,
+    /// Run a coherence protocol on the fabric instead of request/response
+    /// traffic: caches are the requesters, directories the memories.
+    pub protocol: Option<ProtocolConfig>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProtocolConfig {
+    /// `msi` or `mesi`.
+    pub name: String,
+    /// A litmus file whose threads the cores run (relative to this file).
+    pub program: String,
+    /// Core front end: `sc`, `tso` or `rc`.
+    #[serde(default = "default_model")]
+    pub model: String,
+    #[serde(default = "default_cache_latency")]
+    pub cache_latency: Duration,
+    #[serde(default = "default_directory_latency")]
+    pub directory_latency: Duration,
+    #[serde(default = "default_memory_latency")]
+    pub memory_latency: Duration,
+    /// Size of a message without data, and of one with a line of data.
+    #[serde(default = "default_control_bytes")]
+    pub control_bytes: Size,
+    #[serde(default = "default_data_bytes")]
+    pub data_bytes: Size,
+    /// Time between two operations a core issues.
+    #[serde(default = "default_issue_interval")]
+    pub issue_interval: Duration,
+}
+
+fn default_model() -> String {
+    "sc".into()
+}
+fn default_directory_latency() -> Duration {
+    Duration(10 * crate::engine::NS)
+}
+fn default_control_bytes() -> Size {
+    Size(16)
+}
+fn default_data_bytes() -> Size {
+    Size(80)
+}
+fn default_issue_interval() -> Duration {
+    Duration(crate::engine::NS)
 }
 
 fn default_name() -> String {

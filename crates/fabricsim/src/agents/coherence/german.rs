@@ -70,6 +70,7 @@
 //! variants the checker must catch.
 
 use std::fmt;
+use std::hash::{Hash, Hasher};
 
 use crate::agents::protocol::{AgentId, ChannelOrder, Ctx, Protocol, Step, Violation};
 use crate::check::{explore, Options};
@@ -104,7 +105,7 @@ pub enum Cmd {
 }
 
 /// A message in a channel slot: its Cmd and, where defined, its Data.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Msg {
     ReqS,
     ReqE,
@@ -116,7 +117,7 @@ pub enum Msg {
 
 /// The directory: german.m's InvSet, ShrSet, ExGntd, CurCmd, CurPtr and
 /// MemData. Sets are bit masks over client indices.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Home {
     pub inv_set: u32,
     pub shr_set: u32,
@@ -128,17 +129,72 @@ pub struct Home {
 }
 
 /// A client's cache line: Cache[i].State and Cache[i].Data.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Client {
     pub state: CacheState,
     /// `None` is Murphi's undefined (always so in state I).
     pub data: Option<Data>,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Agent {
     Home(Home),
     Client(Client),
+}
+
+// Hashing. The checker fingerprints every state it reaches, so agents and
+// messages hash as packed words rather than field by field (the derived
+// way): one write per client and per message, two for the home. Each
+// packing is injective, and an agent's first byte says which kind it is
+// (bit 0), so the encoding of a state stays unambiguous.
+
+/// `None` as 0, `Some(d)` as d + 1 (9 bits).
+#[inline]
+fn opt_code(x: Option<u8>) -> u64 {
+    x.map_or(0, |d| d as u64 + 1)
+}
+
+impl Hash for Home {
+    #[inline]
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        let low = (self.ex_gntd as u64) << 1
+            | (self.cur_cmd as u64) << 2
+            | opt_code(self.cur_ptr) << 4
+            | (self.mem_data as u64) << 13;
+        h.write_u128((low | (self.inv_set as u64) << 21) as u128 | (self.shr_set as u128) << 64);
+    }
+}
+
+impl Hash for Client {
+    #[inline]
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        h.write_u16((1 | (self.state as u64) << 1 | opt_code(self.data) << 3) as u16);
+    }
+}
+
+impl Hash for Agent {
+    #[inline]
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        match self {
+            Agent::Home(x) => x.hash(h),
+            Agent::Client(x) => x.hash(h),
+        }
+    }
+}
+
+impl Hash for Msg {
+    #[inline]
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        let code = match *self {
+            Msg::ReqS => 0,
+            Msg::ReqE => 1,
+            Msg::Inv => 2,
+            Msg::InvAck(d) => 3 | opt_code(d) << 3,
+            Msg::GntS(d) => 4 | (d as u64) << 3,
+            Msg::GntE(d) => 5 | (d as u64) << 3,
+        };
+        h.write_u16(code as u16);
+    }
 }
 
 /// Spontaneous rules. Client indices are german.m's node numbers.

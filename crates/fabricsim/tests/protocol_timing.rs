@@ -1,0 +1,76 @@
+//! The MESI agents the checker explores, timed on the fabric: a hit costs
+//! the cache latency; a miss to a remote directory costs the fabric round
+//! trip plus directory and memory time, exactly, at zero load.
+
+use fabricsim::config::units::Bandwidth;
+use fabricsim::{config, run_spec, Format, Outcome};
+
+fn cfg(name: &str) -> String {
+    format!(
+        r#"
+name = "timed-{name}"
+[defaults.link]
+bandwidth = "64GB/s"
+latency = "2ns"
+port_delay = "5ns"
+[defaults.switch]
+latency = "20ns"
+[[requester]]
+name = "cache0"
+[[switch]]
+name = "sw"
+[[memory]]
+name = "dir0"
+[[link]]
+a = "cache0"
+b = "sw"
+[[link]]
+a = "sw"
+b = "dir0"
+[protocol]
+name = "{name}"
+program = "timing/one_line.litmus"
+model = "sc"
+cache_latency = "1ns"
+directory_latency = "10ns"
+memory_latency = "50ns"
+control_bytes = "16B"
+data_bytes = "80B"
+"#
+    )
+}
+
+fn run(name: &str) -> fabricsim::RunResult {
+    let source = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/protocol.toml");
+    let spec = config::resolve(&cfg(name), source, Format::Toml, &[], None).unwrap_or_else(|e| panic!("{e}"));
+    run_spec(&spec, &mut |_| true)
+}
+
+#[test]
+fn mesi_hit_and_miss_latencies_are_exact_at_zero_load() {
+    let r = run("mesi");
+    assert_eq!(r.outcome, Outcome::Completed, "{:?}", r.warnings);
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    let bw = Bandwidth::parse("64GB/s").unwrap();
+    let hop = |bytes: u64| bw.serialize(bytes) + 2_000 + 2 * 5_000;
+    let cache = 1_000;
+    let miss = cache + 2 * hop(16) + 20_000 + 10_000 + 50_000 + 2 * hop(80) + 20_000 + cache;
+    // load x: miss (E granted); load x: hit; store x: hit (silent E -> M)
+    let loads = &r.read_latency;
+    assert_eq!((loads.count, loads.min, loads.max), (2, cache, miss));
+    let stores = &r.write_latency;
+    assert_eq!((stores.count, stores.min, stores.max), (1, cache, cache));
+}
+
+#[test]
+fn msi_store_to_a_shared_line_pays_an_upgrade_miss() {
+    let r = run("msi");
+    assert_eq!(r.outcome, Outcome::Completed, "{:?}", r.warnings);
+    let bw = Bandwidth::parse("64GB/s").unwrap();
+    let hop = |bytes: u64| bw.serialize(bytes) + 2_000 + 2 * 5_000;
+    let cache = 1_000;
+    // S -> M: GetM to the directory, which answers with data from memory (no other sharer).
+    let upgrade = cache + 2 * hop(16) + 20_000 + 10_000 + 50_000 + 2 * hop(80) + 20_000 + cache;
+    assert_eq!(r.write_latency.max, upgrade);
+    assert_eq!(r.read_latency.min, cache);
+}
