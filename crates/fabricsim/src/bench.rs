@@ -89,6 +89,36 @@ pub fn mesh(requests_per_requester: u64) -> MeshBench {
     }
 }
 
+/// The explicit-state checker on a protocol: states, seconds, states/s.
+fn checker<P: crate::agents::protocol::Protocol>(p: &P) -> serde_json::Value {
+    let r =
+        crate::check::explore(p, &crate::check::Options { check_deadlock: true, ..Default::default() }, &mut |_| {});
+    json!({
+        "states": r.states,
+        "transitions": r.transitions,
+        "seconds": r.seconds,
+        "states_per_s": r.states_per_s(),
+        "peak_rss_kb": r.peak_rss_kb,
+        "ok": r.violation.is_none(),
+    })
+}
+
+/// Checker figures: German's protocol (2 data values) and MESI.
+pub fn checker_figures(quick: bool) -> serde_json::Value {
+    use crate::agents::coherence::directory::{Directory, Variant};
+    use crate::agents::coherence::german::German;
+    let mut german = serde_json::Map::new();
+    let sizes: &[usize] = if quick { &[2, 3] } else { &[2, 3, 4] };
+    for &n in sizes {
+        german.insert(format!("{n}_clients"), checker(&German::new(n, 2)));
+    }
+    json!({
+        "german": german,
+        "mesi_3_caches_1_address": checker(&Directory::free(Variant::Mesi, 3, 1, 1, 2)),
+        "msi_3_caches_1_address": checker(&Directory::free(Variant::Msi, 3, 1, 1, 2)),
+    })
+}
+
 /// All built-in benchmarks as JSON text.
 pub fn run_all(quick: bool) -> Result<String, String> {
     let (n, s) = engine_dispatch(if quick { 2_000_000 } else { 20_000_000 }, 1024);
@@ -112,6 +142,7 @@ pub fn run_all(quick: bool) -> Result<String, String> {
             "packet_hops_per_s": m.packet_hops as f64 / m.wall_s,
             "simulated_throughput_GBps": m.throughput_gbps,
         },
+        "checker": checker_figures(quick),
     });
     Ok(serde_json::to_string_pretty(&v).expect("json"))
 }

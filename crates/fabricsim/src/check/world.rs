@@ -67,20 +67,10 @@ impl<P: Protocol> PartialEq for World<P> {
 }
 impl<P: Protocol> Eq for World<P> {}
 impl<P: Protocol> Hash for World<P> {
-    // What hashing the three fields would write (a slice writes its length,
-    // then its elements), written out so that it inlines into the
-    // fingerprint function and the hasher stays in registers.
-    #[inline(always)]
     fn hash<H: Hasher>(&self, h: &mut H) {
-        h.write_usize(self.agents.len());
-        for a in &self.agents {
-            a.hash(h);
-        }
+        self.agents.hash(h);
         self.ghost.hash(h);
-        h.write_usize(self.mail.len());
-        for m in &self.mail {
-            m.hash(h);
-        }
+        self.mail.hash(h);
     }
 }
 impl<P: Protocol> fmt::Debug for World<P> {

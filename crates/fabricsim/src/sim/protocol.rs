@@ -366,7 +366,7 @@ impl ProtocolSystem {
             in_flight_packets: self.fabric.in_flight(),
             requesters: (0..self.caches())
                 .map(|c| RequesterResult {
-                    name: format!("cache{c}"),
+                    name: topo.nodes[self.node_of[c] as usize].name.clone(),
                     issued: self.spec.program.threads[c].len() as u64,
                     completed: self.ops_done[c],
                     measured: self.ops_done[c],
