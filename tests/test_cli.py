@@ -170,3 +170,56 @@ def test_ctrl_c_stops_a_long_run_cleanly(tmp_path):
     assert proc.returncode == 130, err
     assert "interrupted" in err
     assert time.monotonic() - start < 5
+
+
+SHARED_LITMUS = REPO / "crates" / "fabricsim" / "tests" / "litmus"
+
+
+def test_litmus_oracle_json_contract(cli):
+    proc = cli("litmus", str(SHARED_LITMUS / "SB.litmus"), str(SHARED_LITMUS / "MP.litmus"), "--model", "tso", "--json")
+    assert proc.returncode == 0, proc.stderr
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [o["test"] for o in lines] == ["SB", "MP"]
+    assert lines[0]["verdict"] == "allowed" and lines[1]["verdict"] == "forbidden"
+    assert all({"test", "model", "verdict", "allowed"} <= set(o) for o in lines)
+
+
+def test_litmus_on_a_protocol_reports_observed_outcomes(cli):
+    proc = cli("litmus", str(SHARED_LITMUS / "SB.litmus"), "--model", "tso", "--protocol", "mesi", "--json")
+    assert proc.returncode == 0, proc.stderr
+    o = json.loads(proc.stdout)
+    assert o["ok"] is True and o["states"] > 0
+    assert set(o["observed"]) <= set(o["allowed"]) and len(o["observed"]) == 4
+
+
+def test_litmus_catches_a_broken_release(cli):
+    proc = cli("litmus", str(SHARED_LITMUS / "MP+rel+acq.litmus"), "--model", "rc", "--protocol", "msi+reorder-release")
+    assert proc.returncode == 1
+    assert "forbidden outcome observed" in proc.stdout
+
+
+def test_litmus_parse_error_names_file_and_line(cli, tmp_path):
+    bad = tmp_path / "bad.litmus"
+    bad.write_text("C bad\n{ x=0; }\nP0(atomic_int* x) {\n  if (1) { }\n}\nexists (x=0)\n")
+    proc = cli("litmus", str(bad), "--model", "sc")
+    assert proc.returncode == 2
+    assert f"{bad}:4:" in proc.stderr
+
+
+def test_check_passes_mesi_and_catches_a_mutant_with_a_chart(cli, tmp_path):
+    proc = cli("check", str(REPO / "examples" / "check" / "mesi.toml"), "--json")
+    assert proc.returncode == 0, proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["ok"] and report["complete"] and report["states"] > 100_000
+    chart = tmp_path / "cx.svg"
+    proc = cli("check", str(REPO / "examples" / "check" / "mesi_mutant.toml"), "--chart", str(chart))
+    assert proc.returncode == 1
+    assert "single-writer-multiple-readers" in proc.stdout
+    assert chart.read_text().startswith("<svg")
+
+
+def test_check_config_errors_name_the_key(cli, tmp_path):
+    bad = tmp_path / "c.toml"
+    bad.write_text('[check]\nprotocol = "mesi"\ncaches = 3\nmutnt = "x"\n')
+    proc = cli("check", str(bad))
+    assert proc.returncode == 2 and "check.mutnt: unknown key" in proc.stderr
