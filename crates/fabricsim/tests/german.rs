@@ -45,6 +45,22 @@ fn two_clients_three_values_match_rumur() {
     assert_eq!(r.transitions, 18630);
 }
 
+#[test]
+fn three_clients_three_values_match_rumur() {
+    let r = passes(3, 3);
+    assert_eq!(r.states, 91773);
+    assert_eq!(r.transitions, 381591);
+}
+
+/// 1.1 million states: run in release builds only.
+#[test]
+#[cfg_attr(debug_assertions, ignore)]
+fn four_clients_two_values_match_rumur() {
+    let r = passes(4, 2);
+    assert_eq!(r.states, 1105434);
+    assert_eq!(r.transitions, 5922288);
+}
+
 /// Which check catches each mutant with the deadlock check on, and the
 /// length of the shortest counterexample.
 const CAUGHT_BY: &[(&str, &str, usize)] = &[
@@ -132,7 +148,7 @@ fn bench_counts_states() {
     assert!(secs >= 0.0);
 }
 
-/// Speed figures (best of 5 runs):
+/// Speed figures (best of 5 runs; peak memory of the whole process so far):
 /// `cargo test --release -p fabricsim --test german speed -- --ignored --nocapture`.
 #[test]
 #[ignore]
@@ -142,43 +158,9 @@ fn speed() {
         let states = runs[0].0;
         let best = runs.iter().map(|r| r.1).fold(f64::INFINITY, f64::min);
         println!(
-            "german {clients} clients, 2 values: {states} states in {best:.3} s = {:.0} states/s",
-            states as f64 / best
+            "german {clients} clients, 2 values: {states} states in {best:.3} s = {:.0} states/s, peak RSS {} MiB",
+            states as f64 / best,
+            fabricsim::check::explorer::peak_rss_kb() / 1024
         );
     }
-}
-
-#[test]
-#[ignore]
-fn tmp_fp_micro() {
-    use fabricsim::agents::protocol::Protocol;
-    use fabricsim::check::fingerprint::fingerprint;
-    use fabricsim::check::world::World;
-    let g = German::new(4, 2);
-    let (a, gh) = g.initial().remove(0);
-    let mut w: World<German> = World::new(a, gh);
-    let mut sends = Vec::new();
-    // a few steps to get mail in flight
-    for act in
-        [fabricsim::agents::coherence::german::Action::SendReqS, fabricsim::agents::coherence::german::Action::SendReqE]
-    {
-        for c in 1..3u8 {
-            if let fabricsim::check::world::Outcome::Next(n) = w.act(
-                &g,
-                c + if act == fabricsim::agents::coherence::german::Action::SendReqE { 2 } else { 0 },
-                act,
-                &mut sends,
-            ) {
-                w = n;
-            }
-        }
-    }
-    println!("{:?}", w);
-    let t = std::time::Instant::now();
-    let mut x = 0u128;
-    for i in 0..10_000_000u32 {
-        w.ghost = (i & 1) as u8;
-        x ^= fingerprint(&w);
-    }
-    println!("{:.1} ns per fingerprint {x}", t.elapsed().as_secs_f64() * 1e9 / 1e7);
 }

@@ -2,7 +2,8 @@
 //!
 //! Breadth-first, so the first violation found has a shortest trace. The
 //! visited set holds 128-bit fingerprints (see `fingerprint`); the frontier
-//! holds full states; for each state only its parent and the transition
+//! holds full states (one breadth-first layer at a time, in flat arrays:
+//! no allocation per state or per transition); for each state only its parent and the transition
 //! that reached it are kept, and a counterexample is rebuilt by replaying
 //! those transitions from the initial state.
 
@@ -122,6 +123,11 @@ pub fn peak_rss_kb() -> u64 {
         .unwrap_or(0)
 }
 
+/// A transition's label.
+type Edge<P> = Label<<P as Protocol>::Msg, <P as Protocol>::Action>;
+/// A state's parent and the transition from it (none for initial states).
+type Parent<P> = (u32, Option<Edge<P>>);
+
 /// One breadth-first layer of states, stored flat (no allocation per
 /// state): state `k` is `ids[k]`, `ghosts[k]`, the agents in
 /// `agents[agent_end[k-1]..agent_end[k]]` and the messages in
@@ -191,7 +197,7 @@ pub fn explore<P: Protocol>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wor
     let t0 = Instant::now();
     let mut visited = FingerprintSet::default();
     // parent index and the label that reached each state, in discovery order
-    let mut parents: Vec<(u32, Option<Label<P::Msg, P::Action>>)> = Vec::new();
+    let mut parents: Vec<Parent<P>> = Vec::new();
     let mut frontier = Layer::<P>::new();
     let mut next_frontier = Layer::<P>::new();
     let inits: Vec<World<P>> = p.initial().into_iter().map(|(a, g)| World::new(a, g)).collect();
@@ -225,7 +231,7 @@ pub fn explore<P: Protocol>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wor
     let mut succ: Vec<World<P>> = Vec::new();
     // Per enabled transition of `w`, in order: its label, whether it is an
     // environment action, and its successor's fingerprint.
-    let mut batch: Vec<(Label<P::Msg, P::Action>, bool, u128)> = Vec::new();
+    let mut batch: Vec<(Edge<P>, bool, u128)> = Vec::new();
     let mut transitions = 0u64;
     let mut depth = 0u32;
     let mut complete = true;
@@ -360,12 +366,7 @@ pub fn explore<P: Protocol>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wor
 
 /// Replay the labels from the initial state to state `id` (and one more
 /// label, the failing one, if given).
-fn rebuild<P: Protocol>(
-    p: &P,
-    parents: &[(u32, Option<Label<P::Msg, P::Action>>)],
-    id: u32,
-    extra: Option<Label<P::Msg, P::Action>>,
-) -> Vec<TraceStep> {
+fn rebuild<P: Protocol>(p: &P, parents: &[Parent<P>], id: u32, extra: Option<Edge<P>>) -> Vec<TraceStep> {
     let mut labels = Vec::new();
     let mut cur = id;
     while let Some((parent, Some(label))) = parents.get(cur as usize).cloned() {

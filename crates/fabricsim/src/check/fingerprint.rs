@@ -4,8 +4,10 @@
 //! state. Two different states with the same fingerprint would make the
 //! second look visited, so a collision can only *omit* states, never add
 //! false ones; with n states the chance of any collision is at most
-//! n^2 / 2^129 (about 3e-25 for ten million states), which the report
-//! prints. The two 64-bit lanes are independent multiply-rotate mixers.
+//! n^2 / 2^129 (about 1.5e-25 for ten million states), which the report
+//! prints. The hash has two 64-bit multiply-rotate lanes over the state's
+//! bytes; the set ([`FingerprintSet`]) is an open-addressing table of
+//! fingerprints, exact over them.
 
 use std::hash::{Hash, Hasher};
 
@@ -275,7 +277,7 @@ impl FingerprintSet {
     }
 
     fn grow(&mut self) {
-        let old = std::mem::replace(&mut self.slots, Vec::new());
+        let old = std::mem::take(&mut self.slots);
         self.slots = table(old.len() * 2);
         let mask = self.slots.len() - 1;
         for fp in old.into_iter().filter(|&f| f != 0) {

@@ -253,21 +253,32 @@ impl fmt::Debug for Agent {
     }
 }
 
-/// Deliberately broken variants, by name. Each breaks one rule of german.m:
+/// Deliberately broken variants, by name. Each changes one rule of
+/// german.m; in brackets, what catches it first with 2 or 3 clients and
+/// the deadlock check on (`tests/german.rs`; rumur, given the same edit to
+/// german.m, reports the same property with a trace of the same length,
+/// except for the two liveness bugs, see there):
 ///
 /// - `grant-before-acks`: SendGntE without its `forall j: ShrSet[j] = false`
-///   guard (exclusive grant before every invalidation is acknowledged).
-/// - `forget-sharer`: SendGntS does not add the requester to ShrSet.
-/// - `stale-data`: RecvInvAck ignores the written-back data (MemData keeps
-///   its old value, which later grants hand out).
-/// - `drop-writeback`: SendInvAck from E sends no data, so the home has
-///   nothing to write back (german.m would read an undefined value).
+///   guard: an exclusive grant before every invalidation is acknowledged
+///   (CntrlProp).
+/// - `forget-sharer`: SendGntS does not add the requester to ShrSet
+///   (CntrlProp).
+/// - `stale-data`: RecvInvAck ignores the written-back data, so MemData
+///   keeps a stale value that later grants hand out (DataProp).
+/// - `drop-writeback`: SendInvAck from E sends no data; the home then
+///   reads an undefined value, an error in Murphi ("undefined value").
 /// - `ack-keeps-copy`: SendInvAck acknowledges without invalidating the
-///   cache.
-/// - `no-exclusive-flag`: SendGntE does not set ExGntd (the home forgets an
-///   exclusive copy exists).
-/// - `store-in-shared`: Store is also enabled in S.
-/// - `reqs-no-inv`: SendInv only for ReqE (a ReqS never recalls an E copy).
+///   cache (DataProp).
+/// - `no-exclusive-flag`: SendGntE does not set ExGntd, so the home forgets
+///   an exclusive copy exists (DataProp).
+/// - `store-in-shared`: Store is also enabled in S (DataProp).
+/// - `reqs-no-inv`: SendInv only for ReqE, so a ReqS never recalls an E
+///   copy and the home waits forever ("deadlock").
+/// - `inv-on-reqs`: SendInv for every ReqS, not only when ExGntd: a sharer's
+///   acknowledgement can arrive after its request was served; it is stranded
+///   until the next request ("deadlock"), which it then corrupts by removing
+///   a sharer that holds a new copy (CntrlProp without the deadlock check).
 pub const MUTANTS: &[&str] = &[
     "grant-before-acks",
     "forget-sharer",
