@@ -129,6 +129,23 @@ pub trait Protocol {
     fn invariant(&self, agents: &[Self::Agent], ghost: &Self::Ghost) -> Result<(), (String, String)>;
     /// Whether an agent waits for something (a transaction in progress).
     fn busy(&self, agent: &Self::Agent) -> bool;
+    /// Symmetry reduction: how many symmetries (permutations of
+    /// interchangeable caches, data values, addresses) the protocol has;
+    /// the checker stores each state once per orbit. 1 means none.
+    fn symmetries(&self) -> usize {
+        1
+    }
+    /// Apply symmetry `k` (0 is the identity) to a state: its agents, ghost,
+    /// and the (to, from, message) of every message in flight. The caller
+    /// puts the messages back in canonical order.
+    fn permute(
+        &self,
+        _k: usize,
+        _agents: &mut [Self::Agent],
+        _ghost: &mut Self::Ghost,
+        _mail: &mut [(AgentId, AgentId, Self::Msg)],
+    ) {
+    }
     /// A short name of agent `id` for traces ("cache1", "dir0").
     fn agent_name(&self, id: AgentId) -> String {
         format!("agent{id}")

@@ -12,6 +12,7 @@
 //! max_states = 10000000    # optional bound
 //! max_depth = 200          # optional bound
 //! deadlock = true
+//! symmetry = false         # msi/mesi: store one state per symmetry orbit
 //! ```
 
 use serde::Deserialize;
@@ -47,6 +48,9 @@ pub struct CheckConfig {
     pub max_depth: Option<u32>,
     #[serde(default = "yes")]
     pub deadlock: bool,
+    /// msi/mesi: symmetry reduction over caches, data values and addresses.
+    #[serde(default)]
+    pub symmetry: bool,
 }
 
 fn one() -> usize {
@@ -108,7 +112,9 @@ pub fn run(text: &str, source: &str, fmt: Format, overrides: &[String]) -> Resul
                 })?),
             };
             let v = if c.protocol == "msi" { Variant::Msi } else { Variant::Mesi };
-            let p = Directory::free(v, c.caches, c.directories, c.addresses, c.values).with_mutant(mutant);
+            let p = Directory::free(v, c.caches, c.directories, c.addresses, c.values)
+                .with_mutant(mutant)
+                .with_symmetry(c.symmetry);
             explore(&p, &opts, &mut |_| {})
         }
         "german" => {

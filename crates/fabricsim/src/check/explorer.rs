@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use serde_json::json;
 
-use super::fingerprint::{fingerprint, FingerprintSet};
+use super::fingerprint::FingerprintSet;
 use super::world::{Envelope, Label, World};
 use crate::agents::protocol::Protocol;
 
@@ -203,7 +203,7 @@ pub fn explore<P: Protocol>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wor
     let inits: Vec<World<P>> = p.initial().into_iter().map(|(a, g)| World::new(a, g)).collect();
     let mut violation = None;
     for w in &inits {
-        if visited.insert(fingerprint(w)) {
+        if visited.insert(w.orbit_fingerprint(p)) {
             parents.push((u32::MAX, None));
             let id = (parents.len() - 1) as u32;
             if let Err((k, d)) = p.invariant(&w.agents, &w.ghost) {
@@ -264,7 +264,7 @@ pub fn explore<P: Protocol>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wor
                     let label = Label::Deliver(w.mail[i]);
                     match w.deliver_into(p, i, &mut sends, &mut succ[batch.len()]) {
                         Ok(true) => {
-                            let fp = fingerprint(&succ[batch.len()]);
+                            let fp = succ[batch.len()].orbit_fingerprint(p);
                             visited.prefetch(fp);
                             batch.push((label, false, fp));
                         }
@@ -285,7 +285,7 @@ pub fn explore<P: Protocol>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wor
                         let label = Label::Act { agent: a as u8, action };
                         match w.act_into(p, a as u8, action, &mut sends, &mut succ[batch.len()]) {
                             Ok(true) => {
-                                let fp = fingerprint(&succ[batch.len()]);
+                                let fp = succ[batch.len()].orbit_fingerprint(p);
                                 visited.prefetch(fp);
                                 batch.push((label, p.is_environment(&action), fp));
                             }
@@ -379,8 +379,11 @@ fn rebuild<P: Protocol>(p: &P, parents: &[Parent<P>], id: u32, extra: Option<Edg
     // Roots are the first states discovered, in the order of `initial()`
     // after duplicates; find the one whose fingerprint matches.
     let mut seen = FingerprintSet::default();
-    let mut w =
-        inits.into_iter().filter(|w| seen.insert(fingerprint(w))).nth(root).expect("trace starts at an initial state");
+    let mut w = inits
+        .into_iter()
+        .filter(|w| seen.insert(w.orbit_fingerprint(p)))
+        .nth(root)
+        .expect("trace starts at an initial state");
     let mut steps = Vec::new();
     let total = labels.len() + extra.is_some() as usize;
     for (n, label) in labels.into_iter().chain(extra).enumerate() {

@@ -240,3 +240,38 @@ impl<P: Protocol> World<P> {
         }
     }
 }
+
+impl<P: Protocol> World<P> {
+    /// The state's fingerprint, the same for every state of its symmetry
+    /// orbit when the protocol declares symmetries: the smallest
+    /// fingerprint over the permuted copies (Ip and Dill's scalarsets, with
+    /// a canonical representative chosen by fingerprint).
+    pub fn orbit_fingerprint(&self, p: &P) -> u128 {
+        let n = p.symmetries();
+        let mut best = super::fingerprint::fingerprint(self);
+        if n <= 1 {
+            return best;
+        }
+        let orders = p.vc_orders();
+        let mut mail: Vec<(AgentId, AgentId, P::Msg)> = Vec::with_capacity(self.mail.len());
+        for k in 1..n {
+            let mut agents = self.agents.clone();
+            let mut ghost = self.ghost.clone();
+            mail.clear();
+            mail.extend(self.mail.iter().map(|e| (e.to, e.from, e.msg)));
+            p.permute(k, &mut agents, &mut ghost, &mut mail);
+            let mut envs: Vec<Envelope<P::Msg>> =
+                self.mail.iter().zip(&mail).map(|(e, &(to, from, msg))| Envelope { to, vc: e.vc, from, msg }).collect();
+            // Canonical order: by channel, keeping send order on FIFO channels.
+            envs.sort_by(|a, b| {
+                (a.to, a.vc, a.from).cmp(&(b.to, b.vc, b.from)).then_with(|| match orders[a.vc as usize] {
+                    ChannelOrder::Fifo => std::cmp::Ordering::Equal,
+                    ChannelOrder::Unordered => a.msg.cmp(&b.msg),
+                })
+            });
+            let w = World::<P> { agents, ghost, mail: envs };
+            best = best.min(super::fingerprint::fingerprint(&w));
+        }
+        best
+    }
+}

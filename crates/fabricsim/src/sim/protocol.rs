@@ -300,8 +300,7 @@ impl ProtocolSystem {
         }
         let mut outcome = Outcome::Completed;
         let mut tick = 0u32;
-        loop {
-            let Some((t, ev)) = self.q.pop() else { break };
+        while let Some((t, ev)) = self.q.pop() {
             if t > self.max_time {
                 outcome = Outcome::TimeLimit;
                 break;

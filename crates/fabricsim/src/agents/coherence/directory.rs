@@ -265,6 +265,10 @@ pub struct Directory {
     pub program: Option<Arc<Program>>,
     pub front_end: FrontEnd,
     pub mutant: Option<Mutant>,
+    /// Symmetry reduction (unconstrained cores only): caches are
+    /// interchangeable, and so are the two data values and, with one
+    /// directory or one per address, two addresses.
+    pub symmetry: bool,
 }
 
 impl Directory {
@@ -280,6 +284,7 @@ impl Directory {
             program: None,
             front_end: FrontEnd::Sc,
             mutant: None,
+            symmetry: false,
         }
     }
 
@@ -294,7 +299,24 @@ impl Directory {
             program: Some(program),
             front_end,
             mutant: None,
+            symmetry: false,
         }
+    }
+
+    pub fn with_symmetry(mut self, on: bool) -> Self {
+        self.symmetry = on && self.program.is_none();
+        self
+    }
+
+    /// (cache permutations, value swap?, address swap?) of the symmetry group.
+    fn group(&self) -> (usize, bool, bool) {
+        if !self.symmetry {
+            return (1, false, false);
+        }
+        let perms = if self.caches <= 4 { (1..=self.caches).product() } else { 1 };
+        let values = self.values == [0, 1];
+        let addrs = self.locs == 2 && (self.dirs == 1 || self.dirs == 2);
+        (perms, values, addrs)
     }
 
     pub fn with_mutant(mut self, m: Option<Mutant>) -> Self {
@@ -919,6 +941,83 @@ impl Protocol for Directory {
         }
     }
 
+    fn symmetries(&self) -> usize {
+        let (perms, values, addrs) = self.group();
+        perms * if values { 2 } else { 1 } * if addrs { 2 } else { 1 }
+    }
+
+    fn permute(&self, k: usize, agents: &mut [Node], ghost: &mut Ghost, mail: &mut [(AgentId, AgentId, Msg)]) {
+        let (perms, values, addrs) = self.group();
+        let pi = nth_permutation(self.caches, k % perms);
+        let swap_v = values && (k / perms) % 2 == 1;
+        let swap_a = addrs && (k / perms / if values { 2 } else { 1 }) % 2 == 1;
+        let v = |x: Value| if swap_v { 1 - x } else { x };
+        let l = |x: u8| if swap_a { 1 - x } else { x };
+        let c = |x: AgentId| pi[x as usize];
+        let agent = |a: AgentId| -> AgentId {
+            if (a as usize) < self.caches {
+                c(a)
+            } else if swap_a && self.dirs == 2 {
+                (self.caches + 1 - (a as usize - self.caches)) as AgentId
+            } else {
+                a
+            }
+        };
+        let old: Vec<Node> = agents.to_vec();
+        for (i, node) in old.into_iter().enumerate() {
+            let new = match node {
+                Node::Cache { core, lines } => {
+                    let mut nl = lines;
+                    for (j, line) in lines.iter().enumerate().take(self.locs) {
+                        let waiter = match line.waiter {
+                            Waiter::Store(x) => Waiter::Store(v(x)),
+                            w => w,
+                        };
+                        nl[l(j as u8) as usize] = Line { data: v(line.data), waiter, ..*line };
+                    }
+                    Node::Cache { core, lines: nl }
+                }
+                Node::Dir { lines } => {
+                    let mut nl = lines;
+                    for (j, d) in lines.iter().enumerate().take(self.locs) {
+                        let mut sharers = 0u8;
+                        for s in 0..self.caches {
+                            if d.sharers >> s & 1 == 1 {
+                                sharers |= 1 << c(s as AgentId);
+                            }
+                        }
+                        nl[l(j as u8) as usize] =
+                            DirLine { owner: d.owner.map(c), sharers, mem: v(d.mem), wait: d.wait };
+                    }
+                    Node::Dir { lines: nl }
+                }
+            };
+            agents[agent(i as AgentId) as usize] = new;
+        }
+        let last = ghost.last;
+        for j in 0..self.locs {
+            ghost.last[l(j as u8) as usize] = v(last[j]);
+        }
+        for (to, from, msg) in mail.iter_mut() {
+            *to = agent(*to);
+            *from = agent(*from);
+            *msg = match *msg {
+                Msg::GetS { loc } => Msg::GetS { loc: l(loc) },
+                Msg::GetM { loc } => Msg::GetM { loc: l(loc) },
+                Msg::PutS { loc } => Msg::PutS { loc: l(loc) },
+                Msg::PutM { loc, data } => Msg::PutM { loc: l(loc), data: v(data) },
+                Msg::FwdGetS { loc, req } => Msg::FwdGetS { loc: l(loc), req: c(req) },
+                Msg::FwdGetM { loc, req } => Msg::FwdGetM { loc: l(loc), req: c(req) },
+                Msg::Inv { loc, req } => Msg::Inv { loc: l(loc), req: c(req) },
+                Msg::PutAck { loc } => Msg::PutAck { loc: l(loc) },
+                Msg::Data { loc, data, acks, excl } => Msg::Data { loc: l(loc), data: v(data), acks, excl },
+                Msg::InvAck { loc } => Msg::InvAck { loc: l(loc) },
+                Msg::CopyBack { loc, data } => Msg::CopyBack { loc: l(loc), data: v(data) },
+                Msg::Unblock { loc } => Msg::Unblock { loc: l(loc) },
+            };
+        }
+    }
+
     fn agent_name(&self, id: AgentId) -> String {
         if (id as usize) < self.caches {
             format!("cache{id}")
@@ -926,4 +1025,19 @@ impl Protocol for Directory {
             format!("dir{}", id as usize - self.caches)
         }
     }
+}
+
+/// The `k`-th permutation of `0..n` (factorial number system).
+fn nth_permutation(n: usize, mut k: usize) -> [AgentId; MAX_PROCS] {
+    let mut pool: Vec<AgentId> = (0..n as AgentId).collect();
+    let mut out = [0; MAX_PROCS];
+    for (i, slot) in out.iter_mut().enumerate().take(n) {
+        let f: usize = (1..n - i).product();
+        *slot = pool.remove(k / f);
+        k %= f;
+    }
+    for (i, slot) in out.iter_mut().enumerate().skip(n) {
+        *slot = i as AgentId;
+    }
+    out
 }
