@@ -995,8 +995,8 @@ impl Protocol for Directory {
             agents[agent(i as AgentId) as usize] = new;
         }
         let last = ghost.last;
-        for j in 0..self.locs {
-            ghost.last[l(j as u8) as usize] = v(last[j]);
+        for (j, &x) in last.iter().enumerate().take(self.locs) {
+            ghost.last[l(j as u8) as usize] = v(x);
         }
         for (to, from, msg) in mail.iter_mut() {
             *to = agent(*to);
