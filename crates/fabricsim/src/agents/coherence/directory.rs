@@ -385,9 +385,7 @@ impl Directory {
             }
             Op::Store { value, .. } => {
                 if line.st.writable() {
-                    line.st = CState::M;
-                    line.data = value;
-                    ctx.ghost.last[loc as usize] = value;
+                    write(line, ctx.ghost, loc, value);
                     return Ok(true);
                 }
                 self.get_m(line, ctx, loc);
@@ -397,9 +395,7 @@ impl Directory {
                     check_value(ctx.ghost, loc, line.data)?;
                     core.regs[reg as usize] = line.data;
                     if let Some(new) = kind.apply(line.data) {
-                        line.st = CState::M;
-                        line.data = new;
-                        ctx.ghost.last[loc as usize] = new;
+                        write(line, ctx.ghost, loc, new);
                     }
                     return Ok(true);
                 }
@@ -434,9 +430,7 @@ impl Directory {
             Waiter::None => {}
             Waiter::Load => check_value(ctx.ghost, loc, line.data)?,
             Waiter::Store(v) => {
-                line.st = CState::M;
-                line.data = v;
-                ctx.ghost.last[loc as usize] = v;
+                write(line, ctx.ghost, loc, v);
             }
             Waiter::Op(i) => {
                 let op = self.prog(me)[i as usize];
@@ -456,9 +450,7 @@ impl Directory {
             Waiter::Drain => {
                 let (l, v) = core.sb[0];
                 debug_assert_eq!(l, loc);
-                line.st = CState::M;
-                line.data = v;
-                ctx.ghost.last[loc as usize] = v;
+                write(line, ctx.ghost, loc, v);
                 core.sb_pop();
             }
         }
@@ -672,6 +664,14 @@ impl Directory {
     }
 }
 
+/// A store performed with write permission: the line becomes M and holds
+/// the newest value in coherence order.
+fn write(line: &mut Line, ghost: &mut Ghost, loc: u8, v: Value) {
+    line.st = CState::M;
+    line.data = v;
+    ghost.last[loc as usize] = v;
+}
+
 fn check_value(ghost: &Ghost, loc: u8, v: Value) -> Result<(), Violation> {
     if ghost.last[loc as usize] != v {
         return Err(Violation {
@@ -818,9 +818,7 @@ impl Protocol for Directory {
             Action::Store(l, v) => {
                 let line = &mut lines[l as usize];
                 if line.st.writable() {
-                    line.st = CState::M;
-                    line.data = v;
-                    ctx.ghost.last[l as usize] = v;
+                    write(line, ctx.ghost, l, v);
                 } else {
                     self.get_m(line, ctx, l);
                     line.waiter = Waiter::Store(v);
@@ -874,9 +872,7 @@ impl Protocol for Directory {
                 let (l, v) = core.sb[0];
                 let line = &mut lines[l as usize];
                 if line.st.writable() {
-                    line.st = CState::M;
-                    line.data = v;
-                    ctx.ghost.last[l as usize] = v;
+                    write(line, ctx.ghost, l, v);
                     core.sb_pop();
                 } else {
                     self.get_m(line, ctx, l);
