@@ -135,13 +135,15 @@ pub trait Protocol {
     fn symmetries(&self) -> usize {
         1
     }
-    /// Apply symmetry `k` (0 is the identity) to a state: its agents, ghost,
-    /// and the (to, from, message) of every message in flight. The caller
-    /// puts the messages back in canonical order.
+    /// Apply symmetry `k` (0 is the identity) to a state: write the permuted
+    /// agents of `from` into `to` (same length), and permute the ghost and
+    /// the (to, from, message) of every message in flight in place. The
+    /// caller puts the messages back in canonical order.
     fn permute(
         &self,
         _k: usize,
-        _agents: &mut [Self::Agent],
+        _from: &[Self::Agent],
+        _to: &mut [Self::Agent],
         _ghost: &mut Self::Ghost,
         _mail: &mut [(AgentId, AgentId, Self::Msg)],
     ) {

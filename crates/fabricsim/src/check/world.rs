@@ -253,23 +253,28 @@ impl<P: Protocol> World<P> {
             return best;
         }
         let orders = p.vc_orders();
+        // One scratch state for every symmetry: nothing is allocated per symmetry.
+        let mut w = self.clone();
         let mut mail: Vec<(AgentId, AgentId, P::Msg)> = Vec::with_capacity(self.mail.len());
         for k in 1..n {
-            let mut agents = self.agents.clone();
-            let mut ghost = self.ghost.clone();
+            w.ghost.clone_from(&self.ghost);
             mail.clear();
             mail.extend(self.mail.iter().map(|e| (e.to, e.from, e.msg)));
-            p.permute(k, &mut agents, &mut ghost, &mut mail);
-            let mut envs: Vec<Envelope<P::Msg>> =
-                self.mail.iter().zip(&mail).map(|(e, &(to, from, msg))| Envelope { to, vc: e.vc, from, msg }).collect();
+            p.permute(k, &self.agents, &mut w.agents, &mut w.ghost, &mut mail);
+            w.mail.clear();
+            w.mail.extend(self.mail.iter().zip(&mail).map(|(e, &(to, from, msg))| Envelope {
+                to,
+                vc: e.vc,
+                from,
+                msg,
+            }));
             // Canonical order: by channel, keeping send order on FIFO channels.
-            envs.sort_by(|a, b| {
+            w.mail.sort_by(|a, b| {
                 (a.to, a.vc, a.from).cmp(&(b.to, b.vc, b.from)).then_with(|| match orders[a.vc as usize] {
                     ChannelOrder::Fifo => std::cmp::Ordering::Equal,
                     ChannelOrder::Unordered => a.msg.cmp(&b.msg),
                 })
             });
-            let w = World::<P> { agents, ghost, mail: envs };
             best = best.min(super::fingerprint::fingerprint(&w));
         }
         best

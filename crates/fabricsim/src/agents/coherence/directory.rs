@@ -942,7 +942,14 @@ impl Protocol for Directory {
         perms * if values { 2 } else { 1 } * if addrs { 2 } else { 1 }
     }
 
-    fn permute(&self, k: usize, agents: &mut [Node], ghost: &mut Ghost, mail: &mut [(AgentId, AgentId, Msg)]) {
+    fn permute(
+        &self,
+        k: usize,
+        from: &[Node],
+        to: &mut [Node],
+        ghost: &mut Ghost,
+        mail: &mut [(AgentId, AgentId, Msg)],
+    ) {
         let (perms, values, addrs) = self.group();
         let pi = nth_permutation(self.caches, k % perms);
         let swap_v = values && (k / perms) % 2 == 1;
@@ -959,9 +966,8 @@ impl Protocol for Directory {
                 a
             }
         };
-        let old: Vec<Node> = agents.to_vec();
-        for (i, node) in old.into_iter().enumerate() {
-            let new = match node {
+        for (i, node) in from.iter().enumerate() {
+            let new = match *node {
                 Node::Cache { core, lines } => {
                     let mut nl = lines;
                     for (j, line) in lines.iter().enumerate().take(self.locs) {
@@ -988,7 +994,7 @@ impl Protocol for Directory {
                     Node::Dir { lines: nl }
                 }
             };
-            agents[agent(i as AgentId) as usize] = new;
+            to[agent(i as AgentId) as usize] = new;
         }
         let last = ghost.last;
         for (j, &x) in last.iter().enumerate().take(self.locs) {
