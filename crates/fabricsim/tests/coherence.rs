@@ -125,3 +125,18 @@ fn symmetry_reduction_keeps_verdicts_and_shrinks_the_state_space() {
         }
     }
 }
+
+/// The full configuration of the issue: 3 caches, 2 addresses, 2 values,
+/// with symmetry reduction. About 12 minutes and 3.4 GB per protocol, so
+/// it runs on demand: `cargo test --release -p fabricsim --test coherence -- --ignored`.
+#[test]
+#[ignore = "12 minutes per protocol; run with --ignored"]
+fn msi_and_mesi_keep_the_invariants_with_3_caches_2_addresses_2_values() {
+    for v in [Variant::Msi, Variant::Mesi] {
+        let p = Directory::free(v, 3, 1, 2, 2).with_symmetry(true);
+        let r = explore(&p, &opts(), &mut |_| {});
+        assert!(r.violation.is_none(), "{}", r.trace_text());
+        assert!(r.complete);
+        eprintln!("{}: {} orbits, {} transitions, {:.0} s", r.protocol, r.states, r.transitions, r.seconds);
+    }
+}
