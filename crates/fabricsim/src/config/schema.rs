@@ -136,6 +136,16 @@ pub enum BufferSize {
     Bytes(Size),
 }
 
+impl BufferSize {
+    /// Bytes per VC, or None for the automatic size.
+    pub fn bytes(self) -> Option<u32> {
+        match self {
+            BufferSize::Auto => None,
+            BufferSize::Bytes(s) => Some(s.bytes().min(u32::MAX as u64 / 2) as u32),
+        }
+    }
+}
+
 impl<'de> Deserialize<'de> for BufferSize {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let v = toml::Value::deserialize(d)?;

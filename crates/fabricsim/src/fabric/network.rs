@@ -184,6 +184,39 @@ impl<M: Copy> Fabric<M> {
         &self.stats
     }
 
+    /// One row per link direction, (link, from, to, GB/s, stats), with
+    /// `stats` taken since `since` (a snapshot of `link_stats`) if given.
+    pub fn link_rows(
+        &self,
+        stats: &[LinkStats],
+        since: Option<&[LinkStats]>,
+    ) -> Vec<(usize, String, String, f64, LinkStats)> {
+        stats
+            .iter()
+            .enumerate()
+            .map(|(p, s)| {
+                let l = &self.topo.links[p / 2];
+                let (from, to) = if p % 2 == 0 { (l.a, l.b) } else { (l.b, l.a) };
+                let s = match since {
+                    Some(snap) => s.minus(&snap[p]),
+                    None => *s,
+                };
+                (
+                    p / 2,
+                    self.topo.nodes[from as usize].name.clone(),
+                    self.topo.nodes[to as usize].name.clone(),
+                    l.bandwidth.gb_per_s(),
+                    s,
+                )
+            })
+            .collect()
+    }
+
+    /// Per link: whether it is half duplex.
+    pub fn half_duplex_links(&self) -> Vec<bool> {
+        self.link_half.clone()
+    }
+
     pub fn class_counts(&self) -> (&[u64], &[u64]) {
         (&self.class_packets, &self.class_bytes)
     }

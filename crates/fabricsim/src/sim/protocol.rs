@@ -18,11 +18,10 @@ use crate::agents::coherence::directory::{Action, Directory, Ghost, Msg, Node, V
 use crate::agents::protocol::{AgentId, Ctx, Protocol, Send, Step};
 use crate::check::oracle::Model;
 use crate::config::resolve::ProtocolSpec;
-use crate::config::schema::BufferSize;
 use crate::config::SystemSpec;
 use crate::engine::{EventQueue, Time};
 use crate::fabric::routing::RoutingTable;
-use crate::fabric::{Fabric, FabricEvent, LinkStats, NodeId, PacketHeader, PacketId};
+use crate::fabric::{Fabric, FabricEvent, NodeId, PacketHeader, PacketId};
 use crate::sim::system::{Outcome, RequesterResult, RunResult};
 use crate::stats::Histogram;
 
@@ -98,10 +97,7 @@ impl ProtocolSystem {
             system.fabric.deadlock_avoidance,
             &[flows.clone(), flows.clone(), flows],
         );
-        let buffer = match system.fabric.buffer {
-            BufferSize::Auto => None,
-            BufferSize::Bytes(s) => Some(s.bytes().min(u32::MAX as u64 / 2) as u32),
-        };
+        let buffer = system.fabric.buffer.bytes();
         let fabric =
             Fabric::new(system.topology.clone(), routing, system.fabric.switch_queueing, 3, buffer, spec.data_bytes);
         let threads = spec.program.threads.len();
@@ -333,23 +329,7 @@ impl ProtocolSystem {
         }
         let end = self.q.now().max(1);
         let topo = &self.fabric.topo;
-        let links = self
-            .fabric
-            .link_stats()
-            .iter()
-            .enumerate()
-            .map(|(p, s): (usize, &LinkStats)| {
-                let l = &topo.links[p / 2];
-                let (from, to) = if p % 2 == 0 { (l.a, l.b) } else { (l.b, l.a) };
-                (
-                    p / 2,
-                    topo.nodes[from as usize].name.clone(),
-                    topo.nodes[to as usize].name.clone(),
-                    l.bandwidth.gb_per_s(),
-                    *s,
-                )
-            })
-            .collect();
+        let links = self.fabric.link_rows(self.fabric.link_stats(), None);
         let (cp, cb) = self.fabric.class_counts();
         let class_packets =
             ["request", "forward", "response"].iter().enumerate().map(|(i, n)| (n.to_string(), cp[i], cb[i])).collect();
@@ -377,7 +357,7 @@ impl ProtocolSystem {
             read_latency: self.loads.clone(),
             write_latency: self.stores.clone(),
             links,
-            half_duplex: topo.links.iter().map(|l| l.duplex == crate::config::schema::Duplex::Half).collect(),
+            half_duplex: self.fabric.half_duplex_links(),
             class_packets,
             memories: Vec::new(),
             vc_levels: self.fabric.routing.levels,

@@ -2,7 +2,7 @@ use std::collections::VecDeque;
 
 use crate::agents::cxl::messages::VC_CLASSES;
 use crate::agents::cxl::{MemMsg, MemoryEndpoint, MsgKind, Requester};
-use crate::config::schema::{BufferSize, Injection, Pattern};
+use crate::config::schema::{Injection, Pattern};
 use crate::config::SystemSpec;
 use crate::engine::{EventQueue, Time};
 use crate::fabric::routing::RoutingTable;
@@ -139,10 +139,7 @@ impl System {
         let routing =
             RoutingTable::build(&topo, spec.fabric.routing, spec.fabric.deadlock_avoidance, &[req_flows, resp_flows]);
         let max_packet = spec.requesters.iter().map(|r| r.workload.max_packet()).max().unwrap_or(64);
-        let buffer = match spec.fabric.buffer {
-            BufferSize::Auto => None,
-            BufferSize::Bytes(s) => Some(s.bytes().min(u32::MAX as u64 / 2) as u32),
-        };
+        let buffer = spec.fabric.buffer.bytes();
         let fabric = Fabric::new(topo, routing, spec.fabric.switch_queueing, VC_CLASSES, buffer, max_packet);
 
         let mut agent_of = vec![Agent::None; spec.topology.nodes.len()];
@@ -460,20 +457,7 @@ impl System {
             _ => &final_stats,
         };
         let topo = &self.fabric.topo;
-        let snap =
-            if self.snapshot.is_empty() { vec![LinkStats::default(); stats.len()] } else { self.snapshot.clone() };
-        let mut links = Vec::new();
-        for (p, s) in stats.iter().enumerate() {
-            let l = &topo.links[p / 2];
-            let (from, to) = if p % 2 == 0 { (l.a, l.b) } else { (l.b, l.a) };
-            links.push((
-                p / 2,
-                topo.nodes[from as usize].name.clone(),
-                topo.nodes[to as usize].name.clone(),
-                l.bandwidth.gb_per_s(),
-                s.minus(&snap[p]),
-            ));
-        }
+        let links = self.fabric.link_rows(stats, (!self.snapshot.is_empty()).then_some(self.snapshot.as_slice()));
         let (cp, cb) = self.fabric.class_counts();
         let class_packets =
             MsgKind::ALL.iter().map(|k| (k.name().to_string(), cp[*k as usize], cb[*k as usize])).collect();
@@ -519,7 +503,7 @@ impl System {
             read_latency: self.read_lat.clone(),
             write_latency: self.write_lat.clone(),
             links,
-            half_duplex: topo.links.iter().map(|l| l.duplex == crate::config::schema::Duplex::Half).collect(),
+            half_duplex: self.fabric.half_duplex_links(),
             class_packets,
             memories: self
                 .memories
