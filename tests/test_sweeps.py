@@ -1,5 +1,5 @@
 """Sweeps: validation before running, backends that agree, a store that survives
-a killed worker, failures that are stored and reported, and the reproduction report."""
+a killed worker, failures that are stored and reported."""
 
 from __future__ import annotations
 
@@ -15,8 +15,6 @@ import pytest
 
 import fabricsim
 from fabricsim import sweeps
-from fabricsim.experiments import Comparison, Experiment
-from fabricsim.report import reproduce
 
 TINY = {
     "name": "tiny",
@@ -172,34 +170,3 @@ def test_results_command_exports_csv(tmp_path):
 
     df = pd.read_csv(tmp_path / "r.csv")
     assert sorted(df["workload.window"]) == [1, 2] and "throughput_GBps" in df
-
-
-def _fake(value: float, paper: float, trend: bool) -> Experiment:
-    def sweep(quick):
-        return sweeps.build(TINY, grid={"workload.window": [1, 2]}, metrics=["throughput_GBps"], name="fake")
-
-    def compare(data):
-        return [Comparison("Fake Fig 1", "a metric", paper, value, 0.1, trend, "because of a modelling choice")]
-
-    return Experiment(
-        seed="fake",
-        figure="fig1",
-        title="A fake figure",
-        sweep=sweep,
-        analyze=lambda df: df[["workload.window", "throughput_GBps"]],
-        plot=lambda data, fig: fig.add_subplot(1, 1, 1).plot(data["workload.window"], data["throughput_GBps"]),
-        compare=compare,
-    )
-
-
-def test_report_marks_a_value_outside_tolerance_as_a_disagreement(tmp_path):
-    reproduce([], out=tmp_path / "rep", workers=1, progress=False, experiments=[_fake(2.0, 1.0, False)])
-    md = (tmp_path / "rep" / "report.md").read_text()
-    assert "| Fake Fig 1 | a metric | 1 | 2 | 2 | disagrees | because of a modelling choice |" in md
-    html = (tmp_path / "rep" / "report.html").read_text()
-    assert 'class="disagrees"' in html and "data:image/png;base64," in html
-    assert (tmp_path / "rep" / "fake" / "fig1.csv").exists()
-    assert (tmp_path / "rep" / "fake" / "fig1.svg").exists()
-
-    reproduce([], out=tmp_path / "rep2", workers=1, progress=False, experiments=[_fake(1.05, 1.0, False)])
-    assert "| within tolerance |" in (tmp_path / "rep2" / "report.md").read_text()

@@ -441,6 +441,21 @@ def add_reproduce(sub: argparse._SubParsersAction) -> None:
     backend.add_argument("--workers", type=int, default=None, metavar="N")
     backend.add_argument("--dask", default=None, metavar="ADDRESS")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bars")
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="sensitivity run: override one configuration value in every run of the selected experiments "
+        "(validated like `run --set`; may be repeated); the report says so",
+    )
+    p.add_argument(
+        "--no-robustness",
+        dest="robustness",
+        action="store_false",
+        help="skip re-running each figure with the alternatives to its modelling choices",
+    )
     p.set_defaults(func=cmd_reproduce)
 
 
@@ -458,6 +473,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         workers=args.workers,
         dask=args.dask,
         progress=_progress(args),
+        overrides=args.overrides,
+        robustness=args.robustness,
     )
     return EXIT_OK
 

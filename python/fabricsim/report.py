@@ -1,6 +1,9 @@
 """`fabricsim reproduce`: run the experiments, write per-figure data (CSV),
 plots (PNG and SVG) and one report (Markdown and a self-contained HTML page)
-with the paper's values beside fabricsim's."""
+with the paper's values beside fabricsim's, each row's source, tolerance or
+predicate, computed verdict and explanation, and per figure a robustness
+table: each modelling choice's alternative re-run, with the verdicts that
+change."""
 
 from __future__ import annotations
 
@@ -8,28 +11,39 @@ import base64
 import html
 import os
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .experiments import Comparison, Experiment, select
+from .experiments import Experiment, select
+from .experiments.variants import Variant, check_sensitivity, sensitivity
+from .experiments.verdicts import DISAGREES, SOURCE_KINDS, TREND, VERDICT_DEFINITIONS, VERDICTS, WITHIN, Row
 from .store import Store, frame
-from .sweeps import execute
+from .sweeps import Sweep, execute
+
+COLUMNS = ["metric", "paper", "source", "fabricsim", "ratio", "tolerance or predicate", "verdict", "explanation"]
 
 
 def run_experiment(
     exp: Experiment,
     quick: bool,
     db: Path,
-    workers: int | None,
-    dask: str | None,
-    progress: bool | None,
+    workers: int | None = None,
+    dask: str | None = None,
+    progress: bool | None = None,
+    variant: Variant | None = None,
+    sweep: Sweep | None = None,
 ):
-    sw = exp.sweep(quick)
+    """Run an experiment's sweep (``sweep`` if given, else its own, with ``variant`` applied) and analyse it."""
+    sw = sweep if sweep is not None else exp.sweep(quick)
+    if variant is not None:
+        sw = variant.apply(sw)
     df = execute(sw, db, workers=workers, dask=dask, progress=progress)
     failed = df[df["status"] != "ok"]
     if len(failed):
-        raise RuntimeError(f"{exp.id}: {len(failed)} points failed; first: {failed['error'].iloc[0]}")
+        what = f" ({variant.name})" if variant else ""
+        raise RuntimeError(f"{exp.id}{what}: {len(failed)} points failed; first: {failed['error'].iloc[0]}")
     return exp.analyze(df[df["status"] == "ok"].reset_index(drop=True))
 
 
@@ -39,16 +53,40 @@ def _plot(exp: Experiment, data, out: Path) -> tuple[Path, Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig = plt.figure(figsize=(9, 5.5))
+    fig = plt.figure(figsize=(12, 6), layout="constrained")
     exp.plot(data, fig)
     fig.text(0.99, 0.01, f"fabricsim {__version__}", ha="right", va="bottom", fontsize=7, alpha=0.6)
-    fig.tight_layout()
     png, svg = out.with_suffix(".png"), out.with_suffix(".svg")
     # Fixed metadata so the same data give the same files.
     fig.savefig(png, dpi=110, metadata={"Software": None})
     fig.savefig(svg, metadata={"Date": None, "Creator": None})
     plt.close(fig)
     return png, svg
+
+
+def robustness_table(
+    exp: Experiment, base_sweep: Sweep, base_rows: list[Row], quick: bool, db: Path, **run: Any
+) -> list[dict[str, Any]]:
+    """Re-run the figure with each alternative of each modelling choice; report the verdicts that change."""
+    before = {r.metric: r.verdict for r in base_rows}
+    out = []
+    for choice in exp.choices:
+        for alt in choice.alternatives:
+            data = run_experiment(exp, quick, db, sweep=alt.apply(base_sweep), **run)
+            rows = exp.compare(alt.remap(data))
+            changed = [
+                (r.metric, before.get(r.metric, "–"), r.verdict) for r in rows if before.get(r.metric) != r.verdict
+            ]
+            out.append(
+                {
+                    "choice": choice.name,
+                    "ours": choice.ours,
+                    "alternative": f"{alt.name}: {alt.description}",
+                    "counts": Counter(r.verdict for r in rows),
+                    "changed": changed,
+                }
+            )
+    return out
 
 
 def reproduce(
@@ -60,23 +98,35 @@ def reproduce(
     dask: str | None = None,
     progress: bool | None = None,
     experiments: list[Experiment] | None = None,
+    overrides: list[str] | None = None,
+    robustness: bool = True,
 ) -> Path:
-    """Run the selected experiments and write the report; return the report's path."""
+    """Run the selected experiments and write the report; return the report's path.
+
+    ``overrides`` (``KEY=VALUE``) make it a sensitivity run: applied to every run of every selected
+    experiment, validated first, and named in the report."""
     exps = experiments if experiments is not None else select(names, everything)
+    overrides = list(overrides or [])
+    variant = sensitivity(overrides)
+    sweeps = [(e.id, e.sweep(quick)) for e in exps]
+    if variant is not None:
+        sweeps = check_sensitivity(variant, sweeps)  # every run validated before any runs
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     db = out / "fabricsim.db"
+    run = {"workers": workers, "dask": dask, "progress": progress}
     sections: list[dict[str, Any]] = []
     t0 = time.perf_counter()
-    for exp in exps:
+    for exp, (_, sw) in zip(exps, sweeps):
         t = time.perf_counter()
-        data = run_experiment(exp, quick, db, workers, dask, progress)
+        data = run_experiment(exp, quick, db, sweep=sw, **run)
         folder = out / exp.seed
         folder.mkdir(exist_ok=True)
         csv = folder / f"{exp.figure}.csv"
         data.to_csv(csv, index=False, float_format="%.6g")
         png, svg = _plot(exp, data, folder / exp.figure)
         rows = exp.compare(data)
+        robust = robustness_table(exp, sw, rows, quick, db, **run) if robustness else None
         sections.append(
             {
                 "exp": exp,
@@ -84,16 +134,19 @@ def reproduce(
                 "png": png,
                 "svg": svg,
                 "rows": rows,
+                "robust": robust,
                 "seconds": time.perf_counter() - t,
             }
         )
     total = time.perf_counter() - t0
-    md = _markdown(sections, quick, out)
-    (out / "report.md").write_text(md)
-    (out / "report.html").write_text(_html(sections, quick))
-    print(_table_text([r for s in sections for r in s["rows"]]))
+    (out / "report.md").write_text(_markdown(sections, quick, out, overrides))
+    (out / "report.html").write_text(_html(sections, quick, overrides))
+    print(_table_text(sections))
     print(f"\n{len(exps)} figures in {total:.1f} s; report: {out / 'report.md'} and {out / 'report.html'}")
     return out / "report.md"
+
+
+# ---------------------------------------------------------------- formatting
 
 
 def _fmt(v: float | None) -> str:
@@ -102,41 +155,89 @@ def _fmt(v: float | None) -> str:
     return f"{v:.3g}"
 
 
-def _rows_md(rows: list[Comparison]) -> list[str]:
+def _cells(r: Row) -> list[str]:
+    """The row's cells, in COLUMNS order; every column for every row."""
+    return [r.metric, _fmt(r.paper), str(r.source), _fmt(r.fabricsim), _fmt(r.ratio), r.criterion, r.verdict, r.why]
+
+
+def _counts(rows: list[Row]) -> Counter:
+    return Counter(r.verdict for r in rows)
+
+
+def _summary_rows(sections) -> list[list[str]]:
+    out = []
+    for s in sections:
+        c = _counts(s["rows"])
+        if s["robust"] is None:
+            robust = "not run"
+        else:
+            moved = sorted({m for alt in s["robust"] for m, _, _ in alt["changed"]})
+            robust = (
+                "every verdict survives every alternative"
+                if not moved
+                else f"{len(moved)} rows change under some alternative"
+            )
+        mut = len(s["exp"].mutants)
+        out.append(
+            [s["exp"].title, str(len(s["rows"])), str(c[WITHIN]), str(c[TREND]), str(c[DISAGREES]), str(mut), robust]
+        )
+    return out
+
+
+SUMMARY_HEAD = ["figure", "rows", WITHIN, TREND, DISAGREES, "mutants (tested)", "robustness"]
+
+
+def _md_table(head: list[str], rows: list[list[str]]) -> list[str]:
+    def esc(c: str) -> str:
+        return c.replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(esc(c) for c in r) + " |" for r in rows]
+    return lines
+
+
+def _robust_rows(robust) -> list[list[str]]:
+    out = []
+    for a in robust:
+        c = a["counts"]
+        changed = "; ".join(f"{m}: {b} → {v}" for m, b, v in a["changed"]) or "none"
+        out.append([a["choice"], a["ours"], a["alternative"], f"{c[WITHIN]} / {c[TREND]} / {c[DISAGREES]}", changed])
+    return out
+
+
+ROBUST_HEAD = ["choice", "ours", "alternative", "within / trend / disagrees", "verdicts that change"]
+
+
+def _preamble(quick: bool, overrides: list[str]) -> list[str]:
     lines = [
-        "| figure | metric | paper | fabricsim | ratio | verdict | explanation |",
-        "|---|---|---|---|---|---|---|",
+        f"fabricsim {__version__}{' (quick sizes)' if quick else ''}. Every fabricsim value comes from simulation; "
+        "the paper column is the reference only, never an output.",
     ]
-    for r in rows:
+    if overrides:
         lines.append(
-            f"| {r.figure} | {r.metric} | {_fmt(r.paper)} | {_fmt(r.fabricsim)} | {_fmt(r.ratio)} | "
-            f"{r.verdict} | {r.explanation if r.verdict != 'within tolerance' else ''} |"
+            "**Sensitivity run**: every run of every experiment below had "
+            + ", ".join(f"`--set {o}`" for o in overrides)
+            + " applied; the verdicts describe that changed system, not fabricsim's reproduction."
         )
     return lines
 
 
-def _table_text(rows: list[Comparison]) -> str:
-    w = max([len(r.metric) for r in rows] + [6])
-    lines = [f"{'figure':<11} {'metric':<{w}} {'paper':>7} {'fabricsim':>9} {'ratio':>6}  verdict"]
-    for r in rows:
-        lines.append(
-            f"{r.figure:<11} {r.metric:<{w}} {_fmt(r.paper):>7} {_fmt(r.fabricsim):>9} {_fmt(r.ratio):>6}  {r.verdict}"
-        )
-    return "\n".join(lines)
-
-
-def _markdown(sections, quick: bool, out: Path) -> str:
-    lines = [
-        f"# fabricsim reproduction report{' (quick)' if quick else ''}",
+def _markdown(sections, quick: bool, out: Path, overrides: list[str]) -> str:
+    title = f"# fabricsim reproduction report{' (quick)' if quick else ''}{' — sensitivity run' if overrides else ''}"
+    lines = [title, ""] + _preamble(quick, overrides) + ["", "Verdicts:", ""]
+    lines += [f"- *{v}*: {VERDICT_DEFINITIONS[v]}." for v in VERDICTS]
+    lines += ["", "Sources of paper values:", ""]
+    lines += [f"- `{k}`: {d}." for k, d in SOURCE_KINDS.items()]
+    lines += [
         "",
-        f"fabricsim {__version__}. Every fabricsim value below comes from simulation; the paper column "
-        "is the reference only. Verdicts: *within tolerance* (|ratio − 1| within the row's tolerance), "
-        "*same trend* (the paper's qualitative statement holds), *disagrees*.",
+        "Each figure has reproduction mutants, changes that break its mechanism, which the test suite runs and "
+        "which must turn the named rows to *disagrees*; and a robustness table re-running it with the "
+        "alternatives to modelling choices the paper does not make.",
         "",
         "## Summary",
         "",
     ]
-    lines += _rows_md([r for s in sections for r in s["rows"]])
+    lines += _md_table(SUMMARY_HEAD, _summary_rows(sections))
     for s in sections:
         exp: Experiment = s["exp"]
         lines += [
@@ -148,58 +249,89 @@ def _markdown(sections, quick: bool, out: Path) -> str:
             f"Data: `{s['csv'].relative_to(out)}`; plot also as `{s['svg'].relative_to(out)}`; {s['seconds']:.1f} s.",
             "",
         ]
-        lines += _rows_md(s["rows"])
-        if exp.notes:
+        lines += _md_table(COLUMNS, [_cells(r) for r in s["rows"]])
+        if s["robust"] is not None:
+            lines += ["", "### Robustness to modelling choices", ""]
+            lines += _md_table(ROBUST_HEAD, _robust_rows(s["robust"])) if s["robust"] else ["(no choices listed)"]
+        if exp.mutants:
+            lines += ["", "### Reproduction mutants (run by the tests)", ""]
             lines += [
-                "",
-                "<details><summary>How this figure is modelled</summary>",
-                "",
-                exp.notes,
-                "",
-                "</details>",
+                f"- `{m.name}`: {m.description}; must turn to *disagrees*: {'; '.join(m.flips)}" for m in exp.mutants
             ]
+        if exp.notes:
+            lines += ["", "<details><summary>How this figure is modelled</summary>", "", exp.notes, "", "</details>"]
     return "\n".join(lines) + "\n"
 
 
-def _html(sections, quick: bool) -> str:
-    def table(rows: list[Comparison]) -> str:
-        head = "".join(
-            f"<th>{h}</th>" for h in ["figure", "metric", "paper", "fabricsim", "ratio", "verdict", "explanation"]
-        )
-        body = []
-        for r in rows:
-            cls = r.verdict.replace(" ", "-")
-            expl = r.explanation if r.verdict != "within tolerance" else ""
-            body.append(
-                "<tr>"
-                + "".join(
-                    f"<td>{html.escape(str(c))}</td>"
-                    for c in [r.figure, r.metric, _fmt(r.paper), _fmt(r.fabricsim), _fmt(r.ratio)]
-                )
-                + f'<td class="{cls}">{r.verdict}</td><td>{html.escape(expl)}</td></tr>'
+def _table_text(sections) -> str:
+    rows = [r for s in sections for r in s["rows"]]
+    w = max([len(r.metric) for r in rows] + [6])
+    lines = [f"{'figure':<11} {'metric':<{w}} {'paper':>7} {'fabricsim':>9} {'ratio':>6}  verdict"]
+    for s in sections:
+        for r in s["rows"]:
+            lines.append(
+                f"{r.figure:<11} {r.metric:<{w}} {_fmt(r.paper):>7} {_fmt(r.fabricsim):>9} "
+                f"{_fmt(r.ratio):>6}  {r.verdict}"
             )
-        return f"<table><tr>{head}</tr>{''.join(body)}</table>"
+    c = _counts(rows)
+    lines.append(f"\n{len(rows)} rows: {c[WITHIN]} {WITHIN}, {c[TREND]} {TREND}, {c[DISAGREES]} {DISAGREES}")
+    return "\n".join(lines)
 
+
+def _html_table(head: list[str], rows: list[list[str]], verdict_col: int | None = None) -> str:
+    th = "".join(f"<th>{html.escape(h)}</th>" for h in head)
+    body = []
+    for r in rows:
+        cells = []
+        for i, c in enumerate(r):
+            cls = f' class="{c.replace(" ", "-")}"' if i == verdict_col else ""
+            cells.append(f"<td{cls}>{html.escape(c)}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><tr>{th}</tr>{''.join(body)}</table>"
+
+
+def _html(sections, quick: bool, overrides: list[str]) -> str:
+    title = f"fabricsim reproduction report{' (quick)' if quick else ''}{' — sensitivity run' if overrides else ''}"
     parts = [
-        "<!doctype html><html><head><meta charset='utf-8'><title>fabricsim reproduction report</title>",
-        "<style>body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}"
-        "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;font-size:90%}"
-        ".within-tolerance{background:#d9f2d9}.same-trend{background:#fff3c4}.disagrees{background:#f8d0d0}"
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
+        "<style>body{font-family:sans-serif;max-width:1300px;margin:2em auto;padding:0 1em}"
+        "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;font-size:85%;"
+        "vertical-align:top}.within-tolerance{background:#d9f2d9}.same-trend{background:#fff3c4}"
+        ".disagrees{background:#f8d0d0}.sensitivity{background:#fde2c4;padding:.5em 1em}"
         "img{max-width:100%}pre{white-space:pre-wrap;background:#f6f6f6;padding:1em}</style></head><body>",
-        f"<h1>fabricsim reproduction report{' (quick)' if quick else ''}</h1>",
-        f"<p>fabricsim {__version__}. Every fabricsim value comes from simulation; the paper column is the "
-        "reference only.</p><h2>Summary</h2>",
-        table([r for s in sections for r in s["rows"]]),
+        f"<h1>{html.escape(title)}</h1>",
     ]
+    for i, line in enumerate(_preamble(quick, overrides)):
+        cls = " class='sensitivity'" if i == 1 else ""
+        parts.append(f"<p{cls}>{html.escape(line.replace('**', '').replace('`', ''))}</p>")
+    parts.append("<h3>Verdicts</h3><ul>")
+    parts += [
+        f"<li><span class='{v.replace(' ', '-')}'>{v}</span>: {html.escape(VERDICT_DEFINITIONS[v])}</li>"
+        for v in VERDICTS
+    ]
+    parts.append("</ul><h3>Sources of paper values</h3><ul>")
+    parts += [f"<li><code>{k}</code>: {html.escape(d)}</li>" for k, d in SOURCE_KINDS.items()]
+    parts.append("</ul><h2>Summary</h2>")
+    parts.append(_html_table(SUMMARY_HEAD, _summary_rows(sections)))
     for s in sections:
         exp: Experiment = s["exp"]
         img = base64.b64encode(s["png"].read_bytes()).decode()
         parts += [
             f"<h2>{html.escape(exp.title)}</h2>",
             f"<img alt='{exp.figure}' src='data:image/png;base64,{img}'>",
-            table(s["rows"]),
-            f"<pre>{html.escape(exp.notes)}</pre>",
+            _html_table(COLUMNS, [_cells(r) for r in s["rows"]], verdict_col=COLUMNS.index("verdict")),
         ]
+        if s["robust"] is not None:
+            parts += ["<h3>Robustness to modelling choices</h3>", _html_table(ROBUST_HEAD, _robust_rows(s["robust"]))]
+        if exp.mutants:
+            parts.append("<h3>Reproduction mutants (run by the tests)</h3><ul>")
+            parts += [
+                f"<li><code>{html.escape(m.name)}</code>: {html.escape(m.description)}; must turn to "
+                f"<i>disagrees</i>: {html.escape('; '.join(m.flips))}</li>"
+                for m in exp.mutants
+            ]
+            parts.append("</ul>")
+        parts.append(f"<h3>How this figure is modelled</h3><pre>{html.escape(exp.notes)}</pre>")
     parts.append("</body></html>")
     return "\n".join(parts)
 

@@ -1,11 +1,14 @@
 """Reproductions of the seed papers' figures and tables.
 
 One module per figure under ``fabricsim/experiments/<seed>/``, each defining
-``EXPERIMENT``: the sweep it runs (full and ``quick``), how the plotted metric
-is computed from the stored points, the plot, and the paper's values as a
-reference column with the tolerance and the reason for any disagreement.
-The paper's values are never an output: every plotted number comes from a
-simulation.
+``EXPERIMENT``: the sweep it runs (full and ``quick``), how the plotted data
+come from the stored points, the plot, the report rows (each with the
+paper's value and its source, a tolerance or a predicate computed on the
+simulated data, and an explanation: :mod:`.verdicts`), the reproduction
+mutants that must turn rows to "disagrees", and the modelling choices the
+report re-runs with alternatives (:mod:`.variants`). The paper's values are
+never an output: every plotted number comes from a simulation. How to write
+one: ``docs/reproductions.md``.
 """
 
 from __future__ import annotations
@@ -15,37 +18,12 @@ import pkgutil
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from .variants import Choice, Mutant, Variant
+from .verdicts import Row
+
 SEEDS = {
     "esf": "ESF: an extensible simulation framework for CXL-enabled systems (An et al.)",
 }
-
-
-@dataclass
-class Comparison:
-    """One row of a reproduction report."""
-
-    figure: str
-    metric: str
-    paper: float | None
-    fabricsim: float
-    tolerance: float = 0.10
-    same_trend: bool = False
-    explanation: str = ""
-
-    @property
-    def ratio(self) -> float | None:
-        if self.paper in (None, 0):
-            return None
-        return self.fabricsim / self.paper
-
-    @property
-    def verdict(self) -> str:
-        r = self.ratio
-        if r is not None and abs(r - 1.0) <= self.tolerance:
-            return "within tolerance"
-        if self.same_trend:
-            return "same trend"
-        return "disagrees"
 
 
 @dataclass
@@ -59,11 +37,22 @@ class Experiment:
     analyze: Callable[[Any], Any]
     #: (plotted data, matplotlib Figure) -> None
     plot: Callable[[Any, Any], None]
-    #: plotted data -> comparison rows
-    compare: Callable[[Any], list[Comparison]]
+    #: plotted data -> report rows
+    compare: Callable[[Any], list[Row]]
     #: modelling choices, and any parameter tuned for this figure (with why)
     notes: str = ""
+    #: changes that break the figure's mechanism, with the rows each must turn to "disagrees"
+    mutants: list[Mutant] = field(default_factory=list)
+    #: modelling choices the paper does not make, with alternatives the report re-runs
+    choices: list[Choice] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
+
+    def rows(self, quick: bool, db, variant: Variant | None = None, **run) -> list[Row]:
+        """Run the sweep (with ``variant`` applied) and return the report rows."""
+        from ..report import run_experiment
+
+        data = run_experiment(self, quick, db, variant=variant, **run)
+        return self.compare(variant.remap(data) if variant else data)
 
     @property
     def id(self) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...sweeps import Sweep, build
+from ..variants import Choice, Mutant, Variant
 
 READ_FRACTIONS = [1.0, 0.75, 0.5, 0.25, 0.0]
 MIX_LABELS = {1.0: "1:0", 0.75: "3:1", 0.5: "1:1", 0.25: "1:3", 0.0: "0:1"}
@@ -23,12 +24,18 @@ Modelling choices (the paper gives the system but not its numbers):
   so the bus is the only bottleneck; half duplex reverses with no turnaround
   time (the paper does not give one).
 - A data packet is one 64 B line (the paper counts header overhead only on
-  header packets); a header-only packet is header_overhead x 64 B.
+  header packets); a header-only packet (read request, write acknowledgement)
+  is header_overhead x 64 B, so with header overhead 0 it takes no bus time.
+- Bus utility averages over the bus's transmission directions: two for full
+  duplex, one (the shared medium) for half duplex; see `bus_metrics`.
 - Random addresses interleaved per line over the four memories; closed loop
   with 1024 outstanding requests so the bus saturates; 4 x 4000 measured
   requests after 2000 warm-up (the paper's 4000 per endpoint), also with
   --quick (the whole grid takes seconds).
-Nothing is tuned per point."""
+Nothing is tuned per point. The robustness table re-runs the grid with each
+alternative below."""
+
+SECTION = "Sec. V-D"
 
 
 def base(quick: bool) -> dict[str, Any]:
@@ -56,10 +63,14 @@ def base(quick: bool) -> dict[str, Any]:
 def bus_metrics(result) -> dict[str, float]:
     """Bus utility and transmission efficiency, ESF Fig 17's metrics.
 
-    Utility is the fraction of time the bus is busy, averaged over its two
-    directions for a full-duplex bus; a half-duplex bus is one medium, busy
-    in either direction, so its utility is the sum. Efficiency is payload
-    time over busy time."""
+    The paper: utility is "the fraction of time when the bus is busy compared
+    to the total simulation time (average in all transmission directions)".
+    A full-duplex bus has two transmission directions, so its utility is the
+    mean of their busy fractions; a half-duplex bus transmits in one
+    direction at a time over one medium, so its utility is that medium's busy
+    fraction (the sum over the two directions). ``bus_utility_directions``
+    is the other reading, the mean over two directions for either kind of
+    bus (a robustness alternative). Efficiency is payload time over busy time."""
     links = result.links
     bus = links[links["link"] == 0]
     busy = bus["busy_ns"].sum()
@@ -67,6 +78,7 @@ def bus_metrics(result) -> dict[str, float]:
     half = (bus["duplex"] == "half").all()
     return {
         "bus_utility": float(bus["utilization"].sum() if half else bus["utilization"].mean()),
+        "bus_utility_directions": float(bus["utilization"].mean()),
         "bus_efficiency": float(payload / busy) if busy else 0.0,
     }
 
@@ -108,6 +120,67 @@ def tidy(df):
         "throughput_GBps",
         "normalized_bandwidth",
         "bus_utility",
+        "bus_utility_directions",
         "bus_efficiency",
     ]
     return d.sort_values(["duplex", "header_overhead", "mix_order"])[cols].reset_index(drop=True)
+
+
+# ---------------------------------------------------------------- mutant and alternatives (Figs 16 and 17)
+
+
+def _is_full(labels) -> bool:
+    return labels.get("duplex") == "full"
+
+
+SHARED_WIRE = Mutant(
+    "shared-wire",
+    "the 'full duplex' runs send both directions over one half-duplex wire",
+    set={"link[0].duplex": "half"},
+    when=_is_full,
+)
+
+
+def _no_switch(cfg: dict, labels) -> None:
+    cfg["switch"] = []
+    cfg["memory"] = [{"name": "mem0"}]
+    cfg["link"] = [{"a": "req0", "b": "mem0"}]
+
+
+def _data_header(labels) -> dict:
+    return {"workload.data_header": f"{round(64 * labels['header_overhead'])}B"}
+
+
+CHOICES = [
+    Choice(
+        "headers on data packets",
+        "none: only header-only packets carry the header overhead",
+        [Variant("data headers", "data packets also carry header_overhead x 64 B", set_per_point=_data_header)],
+    ),
+    Choice(
+        "the switch between the bus and the memories",
+        "one switch, four memories behind 256 GB/s links",
+        [Variant("no switch", "one memory directly on the bus", edit=_no_switch)],
+    ),
+    Choice(
+        "bus utility of a half-duplex bus",
+        "busy fraction of its one medium (mean over transmission directions: 1 for half, 2 for full)",
+        [
+            Variant(
+                "two directions",
+                "mean over two directions for either bus",
+                columns={"bus_utility": "bus_utility_directions"},
+            )
+        ],
+    ),
+    Choice(
+        "half-duplex turnaround",
+        "0 ns (the paper gives none)",
+        [Variant("10 ns turnaround", "10 ns to reverse a half-duplex bus", set={"link[0].turnaround": "10ns"})],
+    ),
+    Choice(
+        "outstanding requests",
+        "1024",
+        [Variant("window 64", "64 outstanding requests", set={"workload.window": 64})],
+    ),
+]

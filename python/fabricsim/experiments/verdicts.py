@@ -1,0 +1,284 @@
+"""Rows of a reproduction report and how their verdicts are computed.
+
+A row compares one thing fabricsim simulated with one thing the paper says.
+Its verdict is computed from the simulated data, never declared:
+
+- a **tolerance** row compares a value with the paper's value: *within
+  tolerance* if ``|fabricsim / paper - 1| <= rel``, else *disagrees*;
+- a **predicate** row evaluates a named predicate over the simulated series
+  that encodes the paper's qualitative claim (monotone in x, flat within ε,
+  approaching a limit, an ordering ...): *same trend* if it holds, else
+  *disagrees*.
+
+Every row also says where the paper's value or claim comes from (a
+:class:`Source`) and carries an explanation of the mechanism behind it.
+See ``docs/reproductions.md`` for how to write a figure's rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+WITHIN = "within tolerance"
+TREND = "same trend"
+DISAGREES = "disagrees"
+VERDICTS = (WITHIN, TREND, DISAGREES)
+
+VERDICT_DEFINITIONS = {
+    WITHIN: "fabricsim's value is within the row's stated relative tolerance of the paper's value",
+    TREND: "the row's predicate, which encodes the paper's qualitative claim, holds on fabricsim's simulated data",
+    DISAGREES: "the value is outside the tolerance, or the predicate does not hold on fabricsim's data",
+}
+
+SOURCE_KINDS = {
+    "text": "stated in the paper's text (quoted, with its section)",
+    "figure": "read off one of the paper's plots, with the reading's uncertainty",
+    "table": "printed in one of the paper's tables",
+    "bound": "a limit the paper states (such as 'N x'): compared as a limit, never as a value at every point",
+}
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a paper value or claim comes from."""
+
+    kind: str
+    where: str
+    quote: str = ""
+    #: figure readings: the reading's uncertainty (absolute, in the row's units)
+    uncertainty: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in SOURCE_KINDS:
+            raise ValueError(f"source kind {self.kind!r}: expected one of {', '.join(SOURCE_KINDS)}")
+        if self.kind in ("text", "bound") and not self.quote:
+            raise ValueError(f"a {self.kind} source needs a quote")
+        if self.kind == "figure" and self.uncertainty is None:
+            raise ValueError("a figure reading needs its uncertainty")
+
+    def __str__(self) -> str:
+        s = f"{self.kind}, {self.where}"
+        if self.quote:
+            s += f': "{self.quote}"'
+        if self.uncertainty is not None:
+            s += f" (read ±{self.uncertainty:g})"
+        return s
+
+
+def text(where: str, quote: str) -> Source:
+    return Source("text", where, quote)
+
+
+def bound(where: str, quote: str) -> Source:
+    return Source("bound", where, quote)
+
+
+def figure(where: str, uncertainty: float, quote: str = "") -> Source:
+    return Source("figure", where, quote, uncertainty)
+
+
+def table(where: str) -> Source:
+    return Source("table", where)
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    rel: float
+
+    def __str__(self) -> str:
+        return f"within ±{self.rel:.0%} of the paper"
+
+
+@dataclass(frozen=True)
+class Predicate:
+    """A claim evaluated on simulated data: its words, whether it held, and the numbers that decided."""
+
+    words: str
+    holds: bool
+    detail: str = ""
+
+    def __str__(self) -> str:
+        return self.words
+
+
+@dataclass
+class Row:
+    """One row of a reproduction report."""
+
+    figure: str
+    metric: str
+    paper: float | None
+    source: Source
+    fabricsim: float | None
+    check: Tolerance | Predicate
+    #: the mechanism behind the value or claim; shown on every row
+    explanation: str
+    #: why fabricsim's default system disagrees, when it does (found by investigation)
+    if_disagrees: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.explanation:
+            raise ValueError(f"{self.figure} {self.metric}: every row needs an explanation")
+        if isinstance(self.check, Tolerance) and (self.paper is None or self.fabricsim is None):
+            raise ValueError(f"{self.figure} {self.metric}: a tolerance row needs both values")
+
+    @property
+    def ratio(self) -> float | None:
+        if self.paper in (None, 0) or self.fabricsim is None:
+            return None
+        return self.fabricsim / self.paper
+
+    @property
+    def verdict(self) -> str:
+        if isinstance(self.check, Tolerance):
+            r = self.ratio
+            return WITHIN if r is not None and abs(r - 1.0) <= self.check.rel + 1e-12 else DISAGREES
+        return TREND if self.check.holds else DISAGREES
+
+    @property
+    def criterion(self) -> str:
+        """The tolerance or the predicate in words, with the deciding numbers."""
+        if isinstance(self.check, Tolerance):
+            return str(self.check)
+        return f"{self.check.words} [{self.check.detail}]" if self.check.detail else self.check.words
+
+    @property
+    def why(self) -> str:
+        if self.verdict == DISAGREES and self.if_disagrees:
+            return f"{self.explanation} Disagrees because: {self.if_disagrees}"
+        return self.explanation
+
+
+# ---------------------------------------------------------------- predicates
+# Each returns a Predicate evaluated on fabricsim's numbers; the words say the
+# claim, the detail shows the numbers that decided it.
+
+
+def _fmt(v: float) -> str:
+    return f"{v:.3g}"
+
+
+def _series(xs: Sequence, ys: Sequence[float]) -> str:
+    return ", ".join(f"{x}: {_fmt(y)}" for x, y in zip(xs, ys))
+
+
+def monotone(xs: Sequence, ys: Sequence[float], increasing: bool = True, eps: float = 0.0, what: str = "") -> Predicate:
+    """Each step moves in the claimed direction; a step against it of at most ``eps`` (relative) is tolerated,
+    and ``eps = 0`` asks for a strict change at every step."""
+    steps = list(zip(ys, ys[1:]))
+    if eps == 0:
+        ok = all((b > a) if increasing else (b < a) for a, b in steps)
+        how = "strictly "
+    else:
+        ok = all(((b - a) if increasing else (a - b)) >= -eps * max(abs(a), 1e-12) for a, b in steps)
+        how = f"(steps against it ≤ {eps:.0%}) "
+    words = f"{what + ' ' if what else ''}{how}{'rises' if increasing else 'falls'} with x"
+    return Predicate(words, ok and len(ys) >= 2, _series(xs, ys))
+
+
+def flat(xs: Sequence, ys: Sequence[float], eps: float, what: str = "") -> Predicate:
+    """Flat: the largest value is at most ``1 + eps`` times the smallest."""
+    lo, hi = min(ys), max(ys)
+    spread = hi / lo - 1 if lo > 0 else float("inf")
+    return Predicate(
+        f"{what + ' ' if what else ''}flat: max / min - 1 ≤ {eps:.0%}",
+        spread <= eps,
+        f"max / min - 1 = {spread:.1%} over {len(ys)} points",
+    )
+
+
+def at_least(value: float, threshold: float, what: str) -> Predicate:
+    return Predicate(f"{what} ≥ {_fmt(threshold)}", value >= threshold, f"{_fmt(value)}")
+
+
+def greater(a: float, b: float, what_a: str, what_b: str, factor: float = 1.0) -> Predicate:
+    """``a > factor * b``."""
+    k = f"{factor:g} × " if factor != 1 else ""
+    return Predicate(f"{what_a} > {k}{what_b}", a > factor * b, f"{_fmt(a)} vs {_fmt(b)}")
+
+
+def ordering(values: dict[str, float], what: str = "") -> Predicate:
+    """The named values are in strictly decreasing order, as listed."""
+    names, vs = list(values), list(values.values())
+    ok = all(a > b for a, b in zip(vs, vs[1:]))
+    return Predicate(
+        f"{what + ': ' if what else ''}{' > '.join(names)}",
+        ok,
+        ", ".join(f"{n} {_fmt(v)}" for n, v in values.items()),
+    )
+
+
+def approaches(
+    xs: Sequence,
+    ys: Sequence[float],
+    limit: float,
+    tol: float,
+    over: float = 0.05,
+    eps: float = 0.02,
+    what: str = "",
+    strict: bool = False,
+) -> Predicate:
+    """A limit approached with x, as a limit and not as a value at every point: never above
+    ``limit·(1+over)``, not falling with x (steps down ≤ ``eps``; with ``strict``, rising at every
+    step), and the last point within ``tol`` below the limit."""
+    never_above = all(y <= limit * (1 + over) for y in ys)
+    if strict:
+        rising = all(b > a for a, b in zip(ys, ys[1:]))
+    else:
+        rising = all(b - a >= -eps * max(abs(a), 1e-12) for a, b in zip(ys, ys[1:]))
+    reached = ys[-1] >= limit * (1 - tol)
+    fails = [
+        m
+        for ok, m in (
+            (never_above, "exceeds the limit"),
+            (rising, "falls with x"),
+            (reached, "last point short of the limit"),
+        )
+        if not ok
+    ]
+    words = (
+        f"{what + ' ' if what else ''}approaches {_fmt(limit)} with x: never above it by > {over:.0%}, "
+        f"{'rising at every step' if strict else f'no step down > {eps:.0%}'}, last point within {tol:.0%} below it"
+    )
+    detail = _series(xs, ys) + (f"; {', '.join(fails)}" if fails else "")
+    return Predicate(words, not fails, detail)
+
+
+def at_limit(xs: Sequence, ys: Sequence[float], limits: Sequence[float], tol: float, what: str = "") -> Predicate:
+    """A limit the paper says is reached at every x (such as 'limited to one port', 'N x'): at every
+    point, at most ``limit·(1+tol)`` and at least ``limit·(1-tol)``."""
+    bad = [x for x, y, lim in zip(xs, ys, limits) if not (lim * (1 - tol) <= y <= lim * (1 + tol))]
+    detail = ", ".join(f"{x}: {_fmt(y)}/{_fmt(lim)}" for x, y, lim in zip(xs, ys, limits))
+    if bad:
+        detail += f"; off the limit at {', '.join(str(b) for b in bad)}"
+    return Predicate(
+        f"{what + ' ' if what else ''}at its limit at every x (within {tol:.0%}, fabricsim/limit shown)",
+        not bad,
+        detail,
+    )
+
+
+def proportional(xs: Sequence[float], ys: Sequence[float], tol: float, what: str = "") -> Predicate:
+    """Grows in proportion to x: y(last)/y(first) within ``tol`` of x(last)/x(first)."""
+    want = xs[-1] / xs[0]
+    got = ys[-1] / ys[0] if ys[0] else float("inf")
+    return Predicate(
+        f"{what + ' ' if what else ''}grows in proportion to x (growth within {tol:.0%} of x's)",
+        abs(got / want - 1) <= tol,
+        f"x grows {_fmt(want)}×, fabricsim {_fmt(got)}×",
+    )
+
+
+def crossover(
+    xs: Sequence[float], a: Sequence[float], b: Sequence[float], x1: float, x2: float, what: str = ""
+) -> Predicate:
+    """Series a starts below b and ends above it, crossing between x1 and x2."""
+    diff = [p - q for p, q in zip(a, b)]
+    cross = next((xs[i] for i in range(1, len(xs)) if diff[i - 1] < 0 <= diff[i]), None)
+    ok = cross is not None and x1 <= cross <= x2 and diff[-1] > 0
+    return Predicate(
+        f"{what + ' ' if what else ''}crosses over between {x1:g} and {x2:g}",
+        ok,
+        f"first x with a ≥ b: {cross}",
+    )

@@ -1,0 +1,323 @@
+"""Reproduction verdicts that can fail: predicates over series, bounds compared as limits,
+every report column on every row, reproduction mutants that turn their rows to "disagrees",
+deliberately wrong data that the figures' comparisons reject, robustness tables and
+sensitivity runs (`reproduce --set`)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+from fabricsim import sweeps
+from fabricsim.experiments import Experiment, discover
+from fabricsim.experiments.esf import fig10, fig16, fig17
+from fabricsim.experiments.variants import Choice, Variant
+from fabricsim.experiments.verdicts import (
+    DISAGREES,
+    TREND,
+    WITHIN,
+    Predicate,
+    Row,
+    Source,
+    Tolerance,
+    approaches,
+    at_limit,
+    bound,
+    crossover,
+    flat,
+    monotone,
+    ordering,
+    proportional,
+    text,
+)
+from fabricsim.report import COLUMNS, reproduce, run_experiment
+
+TINY = {
+    "name": "tiny",
+    "defaults": {"link": {"bandwidth": "64GB/s", "latency": "1ns"}},
+    "requester": [{"name": "host0"}],
+    "memory": [{"name": "mem0"}],
+    "link": [{"a": "host0", "b": "mem0"}],
+    "workload": {"pattern": "uniform", "requests": 300},
+}
+
+# ---------------------------------------------------------------- predicates
+
+
+def test_monotone_holds_and_breaks():
+    assert monotone([1, 2, 3], [1.0, 1.5, 1.9]).holds
+    assert not monotone([1, 2, 3], [1.0, 1.5, 1.5]).holds  # strict by default
+    assert monotone([1, 2, 3], [1.0, 1.5, 1.49], eps=0.02).holds  # a 0.7% dip within 2%
+    assert not monotone([1, 2, 3], [1.0, 1.5, 1.4], eps=0.02).holds
+    assert monotone([1, 2], [3.0, 2.0], increasing=False).holds
+    assert not monotone([1], [3.0]).holds  # one point is no trend
+
+
+def test_flat_and_ordering_and_proportional_and_crossover():
+    assert flat([1, 2, 3], [1.0, 1.03, 0.99], 0.05).holds
+    assert not flat([1, 2, 3], [1.0, 1.2, 0.99], 0.05).holds
+    assert ordering({"a": 3.0, "b": 2.0, "c": 1.0}).holds
+    assert not ordering({"a": 3.0, "b": 2.0, "c": 2.0}).holds
+    assert proportional([4, 8, 16], [2.0, 4.1, 7.9], 0.1).holds
+    assert not proportional([4, 8, 16], [2.0, 2.1, 2.2], 0.1).holds
+    assert crossover([1, 2, 3, 4], [0, 1, 3, 5], [2, 2, 2, 2], 2, 3).holds
+    assert not crossover([1, 2, 3, 4], [0, 1, 3, 5], [2, 2, 2, 2], 1, 2).holds
+
+
+def test_a_bound_checks_approach_not_equality():
+    # Far from the limit at small x, reaching it at the end: a limit approached holds.
+    assert approaches([8, 16, 32, 64], [1.33, 1.6, 1.78, 1.95], 2.0, tol=0.05).holds
+    # Equal to the limit at every point also holds; equality is not required.
+    assert approaches([8, 16], [2.0, 2.0], 2.0, tol=0.05).holds
+    # Above the limit: disagrees, however close.
+    assert not approaches([8, 16], [1.9, 2.3], 2.0, tol=0.05).holds
+    # Falling away from it with scale: disagrees.
+    assert not approaches([8, 16, 32], [2.0, 1.99, 1.91], 2.0, tol=0.05).holds
+    # Never getting there: disagrees.
+    assert not approaches([8, 16, 32], [1.0, 1.2, 1.4], 2.0, tol=0.05).holds
+    # strict: a flat series at the limit does not "rise towards" it.
+    assert not approaches([0, 1, 2], [1.0, 1.0, 1.0], 1.0, tol=0.05, strict=True).holds
+    # A limit reached at every x: within the tolerance at every point.
+    assert at_limit([4, 8], [2.0, 3.9], [2.0, 4.0], 0.1).holds
+    assert not at_limit([4, 8], [2.0, 3.3], [2.0, 4.0], 0.1).holds
+
+
+def test_rows_compute_their_verdicts():
+    src = text("Sec. X", "a quote")
+    assert Row("F", "m", 2.0, src, 1.9, Tolerance(0.1), "why").verdict == WITHIN
+    assert Row("F", "m", 2.0, src, 1.7, Tolerance(0.1), "why").verdict == DISAGREES
+    assert Row("F", "m", None, src, 1.7, Predicate("claim", True), "why").verdict == TREND
+    r = Row("F", "m", None, src, 1.7, Predicate("claim", False), "why", if_disagrees="because")
+    assert r.verdict == DISAGREES and "because" in r.why
+    with pytest.raises(ValueError):
+        Row("F", "m", 2.0, src, 1.9, Tolerance(0.1), "")  # an explanation is required
+    with pytest.raises(ValueError):
+        Source("text", "Sec. X")  # a text source needs its quote
+    with pytest.raises(ValueError):
+        Source("figure", "Fig 3")  # a figure reading needs its uncertainty
+    with pytest.raises(ValueError):
+        Source("hearsay", "x", "q")
+
+
+# ---------------------------------------------------------------- the real figures
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory):
+    return tmp_path_factory.mktemp("reproduce") / "fabricsim.db"
+
+
+_DATA: dict[str, object] = {}
+
+
+def _data(exp: Experiment, db, variant=None):
+    key = (exp.id, variant.name if variant else None)
+    if key not in _DATA:
+        _DATA[key] = run_experiment(exp, True, db, workers=1, progress=False, variant=variant)
+    return _DATA[key]
+
+
+def _verdicts(exp: Experiment, data) -> dict[str, str]:
+    return {r.metric: r.verdict for r in exp.compare(data)}
+
+
+def test_every_figure_has_a_mutant_and_every_row_a_source_and_explanation(db):
+    for exp in discover():
+        assert exp.mutants, f"{exp.id} has no reproduction mutant"
+        rows = exp.compare(_data(exp, db))
+        metrics = [r.metric for r in rows]
+        assert len(set(metrics)) == len(metrics), f"{exp.id}: row metrics must be unique"
+        for r in rows:
+            assert r.source.kind in ("text", "figure", "table", "bound") and r.explanation and r.criterion
+        for m in exp.mutants:
+            assert m.flips, f"{exp.id} {m.name} names no rows"
+            assert set(m.flips) <= set(metrics), f"{exp.id} {m.name}: unknown rows {set(m.flips) - set(metrics)}"
+
+
+MUTANTS = [(e, m) for e in discover() for m in e.mutants]
+
+
+@pytest.mark.parametrize("exp,mutant", MUTANTS, ids=[f"{e.figure}-{m.name}" for e, m in MUTANTS])
+def test_reproduction_mutant_turns_its_rows_to_disagrees(db, exp, mutant):
+    before = _verdicts(exp, _data(exp, db))
+    after = _verdicts(exp, mutant.remap(_data(exp, db, mutant)))
+    for metric in mutant.flips:
+        assert before[metric] != DISAGREES, f"{exp.id} {metric!r} already disagrees without the mutant"
+        assert after[metric] == DISAGREES, f"{exp.id} {mutant.name}: {metric!r} still {after[metric]!r}"
+
+
+def _set(data, mask, col, value):
+    d = data.copy()
+    d.loc[mask, col] = value
+    return d
+
+
+def test_fig10_rejects_wrong_data(db):
+    data = _data(fig10.EXPERIMENT, db)
+    assert _verdicts(fig10.EXPERIMENT, data)["FC: bandwidth / port = N, every scale"] != DISAGREES
+    fc = data["topology"] == "fully_connected"
+    slow = data.copy()
+    slow.loc[fc, "normalized_bandwidth"] = [1.1, 1.25, 1.4]  # grows, but nowhere near N
+    v = _verdicts(fig10.EXPERIMENT, slow)
+    assert v["FC: bandwidth / port = N, every scale"] == DISAGREES
+    assert v["FC: bandwidth grows with scale"] == DISAGREES
+    ring = data["topology"] == "ring"
+    falling = data.copy()
+    falling.loc[ring, "normalized_bandwidth"] = [2.0, 1.8]
+    assert _verdicts(fig10.EXPERIMENT, falling)["Ring: bandwidth / port rises to 2× with scale"] == DISAGREES
+    chain = data["topology"] == "chain"
+    half = data.copy()
+    half.loc[chain, "normalized_bandwidth"] = 0.5  # chain at half its bandwidth
+    assert _verdicts(fig10.EXPERIMENT, half)["Chain: bandwidth / port, every scale"] == DISAGREES
+
+
+def test_fig16_and_fig17_reject_wrong_data(db):
+    data = _data(fig16.EXPERIMENT, db)
+    # half duplex simulated as full duplex: the half-duplex series copies the full one
+    fake = data.copy()
+    full = data[data["duplex"] == "full"].set_index(["header_overhead", "mix"])
+    for col in ("normalized_bandwidth", "bus_utility"):
+        fake.loc[fake["duplex"] == "half", col] = [
+            full.loc[(h, m), col]
+            for h, m in zip(
+                fake.loc[fake["duplex"] == "half", "header_overhead"], fake.loc[fake["duplex"] == "half", "mix"]
+            )
+        ]
+    v = _verdicts(fig16.EXPERIMENT, fake)
+    assert v["half duplex: flat over every mix and header"] == DISAGREES
+    assert v["header 0: full duplex more affected by the mix than half"] == DISAGREES
+    # half-duplex utility at 0.5
+    low = _set(data, data["duplex"] == "half", "bus_utility", 0.5)
+    assert _verdicts(fig17.EXPERIMENT, low)["half duplex utility ≈ 1 at every mix and header"] == DISAGREES
+
+
+def test_fig10_ring_mutant_and_robustness_alternatives_are_valid(db):
+    # every alternative of every choice validates on every point (a typo in a key would fail here)
+    for exp in (fig10.EXPERIMENT, fig16.EXPERIMENT):
+        sw = exp.sweep(True)
+        for choice in exp.choices:
+            for alt in choice.alternatives:
+                alt.apply(sw)
+
+
+# ---------------------------------------------------------------- the report
+
+
+def _fake(value: float, paper: float, holds: bool, choices=None) -> Experiment:
+    def sweep(quick):
+        return sweeps.build(TINY, grid={"workload.window": [1, 2]}, metrics=["throughput_GBps"], name="fake")
+
+    def compare(data):
+        big = float(data["throughput_GBps"].max())
+        return [
+            Row("Fake Fig 1", "a value", paper, text("Sec. 1", "it is one"), value, Tolerance(0.1), "one by design"),
+            Row(
+                "Fake Fig 1",
+                "a claim",
+                None,
+                bound("Sec. 2", "rises"),
+                None,
+                Predicate("the claim", holds and big > 0),
+                "because",
+                "a modelling choice",
+            ),
+        ]
+
+    return Experiment(
+        seed="fake",
+        figure="fig1",
+        title="A fake figure",
+        sweep=sweep,
+        analyze=lambda df: df[["workload.window", "throughput_GBps"]],
+        plot=lambda data, fig: fig.add_subplot(1, 1, 1).plot(data["workload.window"], data["throughput_GBps"]),
+        compare=compare,
+        choices=choices or [],
+    )
+
+
+def _table_rows(md: str, first_cell: str) -> list[list[str]]:
+    out = []
+    for line in md.splitlines():
+        if line.startswith("| ") and not line.startswith("|---"):
+            cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+            if cells[0] == first_cell:
+                out.append(cells)
+    return out
+
+
+def test_report_shows_every_column_for_every_row(tmp_path):
+    reproduce([], out=tmp_path / "rep", workers=1, progress=False, experiments=[_fake(2.0, 1.0, False)])
+    md = (tmp_path / "rep" / "report.md").read_text()
+    header = "| " + " | ".join(COLUMNS) + " |"
+    assert md.count(header) == 1
+    value = _table_rows(md, "a value")[0]
+    claim = _table_rows(md, "a claim")[0]
+    assert value == [
+        "a value",
+        "1",
+        'text, Sec. 1: "it is one"',
+        "2",
+        "2",
+        "within ±10% of the paper",
+        DISAGREES,
+        "one by design",
+    ]
+    assert claim[2].startswith("bound") and claim[5] == "the claim" and claim[6] == DISAGREES
+    assert claim[7] == "because Disagrees because: a modelling choice"
+    # the summary is one line per figure, the rows appear once
+    assert md.count("## Summary") == 1 and md.count("| a value |") == 1
+    html = (tmp_path / "rep" / "report.html").read_text()
+    assert 'class="disagrees"' in html and "data:image/png;base64," in html
+    for v in (WITHIN, TREND, DISAGREES):
+        assert f">{v}</span>:" in html  # the verdict definitions
+    assert (tmp_path / "rep" / "fake" / "fig1.csv").exists() and (tmp_path / "rep" / "fake" / "fig1.svg").exists()
+
+    reproduce([], out=tmp_path / "rep2", workers=1, progress=False, experiments=[_fake(1.05, 1.0, True)])
+    md2 = (tmp_path / "rep2" / "report.md").read_text()
+    assert _table_rows(md2, "a value")[0][6] == WITHIN and _table_rows(md2, "a claim")[0][6] == TREND
+
+
+def test_report_robustness_table_shows_the_verdicts_an_alternative_changes(tmp_path):
+    # A closed loop with window 1 is latency-bound; the alternative opens the window and the value moves.
+    def compare_tp(data):
+        tp = float(data.sort_values("workload.window")["throughput_GBps"].iloc[0])
+        return [Row("Fake", "window-1 throughput", 1.0, text("s", "q"), tp / base_tp, Tolerance(0.05), "why")]
+
+    exp = _fake(1.0, 1.0, True)
+    base = run_experiment(exp, True, tmp_path / "b.db", workers=1, progress=False)
+    base_tp = float(base[base["workload.window"] == 1]["throughput_GBps"].iloc[0])
+    exp.compare = compare_tp
+    exp.choices = [
+        Choice("request count", "300", [Variant("more", "600 requests", set={"workload.requests": 600})]),
+        Choice("window", "as swept", [Variant("wider", "window 64 everywhere", set={"workload.window": 64})]),
+    ]
+    reproduce([], out=tmp_path / "rep", workers=1, progress=False, experiments=[exp])
+    md = (tmp_path / "rep" / "report.md").read_text()
+    rows = {r[0]: r for r in _table_rows(md, "request count") + _table_rows(md, "window")}
+    assert rows["request count"][4] == "none"
+    assert rows["window"][4] == f"window-1 throughput: {WITHIN} → {DISAGREES}"
+
+
+def _cli(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "fabricsim", *args], capture_output=True, text=True, cwd=cwd)
+
+
+def test_reproduce_set_is_a_sensitivity_run(tmp_path):
+    proc = _cli("reproduce", "fig16", "--quick", "--no-robustness", "-q", "--set", "link[0].duplex=half", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    md = (tmp_path / "reproduce" / "report.md").read_text()
+    assert "sensitivity run" in md and "`--set link[0].duplex=half`" in md
+    assert "| full duplex, header 0, 1:1 / read-only | 2 |" in md
+    assert _table_rows(md, "full duplex, header 0, 1:1 / read-only")[0][6] == DISAGREES
+
+
+def test_reproduce_set_errors_name_the_key(tmp_path):
+    proc = _cli("reproduce", "fig16", "--quick", "--set", "workload.windw=3", cwd=tmp_path)
+    assert proc.returncode == 2 and "workload.windw" in proc.stderr and "no run" in proc.stderr, proc.stderr
+    # valid for the duplex system's explicit links, not for fig10's generated fabric
+    proc = _cli("reproduce", "esf", "--quick", "--set", "link[0].duplex=half", cwd=tmp_path)
+    assert proc.returncode == 2 and "link[0].duplex" in proc.stderr and "esf/fig10" in proc.stderr, proc.stderr
+    assert not (tmp_path / "reproduce" / "report.md").exists()
