@@ -174,6 +174,35 @@ pub struct FabricConfig {
     /// How a switch queues packets between its input and output ports.
     #[serde(default = "default_switch_queueing")]
     pub switch_queueing: SwitchQueueing,
+    /// How oblivious (and up*/down*) routing picks among equal-cost next hops.
+    #[serde(default = "default_spread")]
+    pub spread: Spread,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Spread {
+    /// A hash of (source, destination, node), like ECMP.
+    Hash,
+    /// Destination-mod-k (Zahavi et al.): of k candidates, index d mod k,
+    /// d the destination's dense index among endpoints.
+    Dmodk,
+    /// Always the first candidate (lowest port id): one shortest-path tree.
+    First,
+}
+
+impl Spread {
+    pub fn name(self) -> &'static str {
+        match self {
+            Spread::Hash => "hash",
+            Spread::Dmodk => "dmodk",
+            Spread::First => "first",
+        }
+    }
+}
+
+fn default_spread() -> Spread {
+    Spread::Hash
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
@@ -198,6 +227,7 @@ impl Default for FabricConfig {
             deadlock_avoidance: default_deadlock(),
             buffer: default_buffer(),
             switch_queueing: default_switch_queueing(),
+            spread: default_spread(),
         }
     }
 }

@@ -5,6 +5,9 @@
 //! The answer set is stored per (node, phase, destination): `phase` is the
 //! only thing the ingress port changes (whether an up*/down* route has
 //! already turned down), and the source picks among equal-cost candidates.
+//! How oblivious routing picks is `[fabric] spread`: a hash of (source,
+//! destination, node) like ECMP, destination-mod-k (the static routing of
+//! fat trees), or always the first candidate (one shortest-path tree).
 //!
 //! Deadlock freedom is checked, not assumed: the channel dependency graph
 //! (Dally and Seitz) of every route the traffic can take is built and
@@ -18,14 +21,19 @@ use petgraph::algo::is_cyclic_directed;
 use petgraph::graphmap::DiGraphMap;
 
 use super::topology::{NodeId, PortId, Topology};
-use crate::config::schema::{DeadlockAvoidance, RoutingAlgorithm};
+use crate::config::schema::{DeadlockAvoidance, RoutingAlgorithm, Spread};
 use crate::workloads::rng::mix;
 
 const UNREACHABLE: u32 = u32::MAX;
 
 pub struct RoutingTable {
     pub algorithm: RoutingAlgorithm,
+    /// The oblivious choice among equal-cost candidates.
+    pub spread: Spread,
     n_nodes: usize,
+    /// Per node: its dense index among endpoints (node order), for
+    /// destination-mod-k; `u32::MAX` for switches.
+    endpoint_index: Vec<u32>,
     /// (start, len) into `ports` for each (node, phase, destination).
     index: Vec<(u32, u16)>,
     ports: Vec<PortId>,
@@ -47,10 +55,24 @@ impl RoutingTable {
     pub fn build(
         topo: &Topology,
         algorithm: RoutingAlgorithm,
+        spread: Spread,
         avoidance: DeadlockAvoidance,
         flows: &[Vec<(NodeId, NodeId)>],
     ) -> Self {
         let n = topo.nodes.len();
+        let mut endpoints = 0u32;
+        let endpoint_index: Vec<u32> = topo
+            .nodes
+            .iter()
+            .map(|node| {
+                if node.kind.is_switch() {
+                    u32::MAX
+                } else {
+                    endpoints += 1;
+                    endpoints - 1
+                }
+            })
+            .collect();
         let phases = 2;
         let down =
             if algorithm == RoutingAlgorithm::Updown { updown_directions(topo) } else { vec![true; topo.n_ports()] };
@@ -87,8 +109,19 @@ impl RoutingTable {
                 }
             }
         }
-        let mut t =
-            RoutingTable { algorithm, n_nodes: n, index, ports, dist, down, levels: 1, cdg_acyclic: true, max_hops: 0 };
+        let mut t = RoutingTable {
+            algorithm,
+            spread,
+            n_nodes: n,
+            endpoint_index,
+            index,
+            ports,
+            dist,
+            down,
+            levels: 1,
+            cdg_acyclic: true,
+            max_hops: 0,
+        };
         let (acyclic, max_hops) = t.check_dependencies(topo, flows);
         t.cdg_acyclic = acyclic;
         t.max_hops = max_hops;
@@ -117,15 +150,26 @@ impl RoutingTable {
     }
 
     /// The oblivious choice: fixed per (source, destination) at each node,
-    /// spreading flows over equal-cost paths like ECMP.
+    /// spread over equal-cost paths as `[fabric] spread` says.
     #[inline]
     pub fn oblivious(&self, src: NodeId, node: NodeId, phase: u8, dst: NodeId) -> PortId {
         let c = self.candidates(node, phase, dst);
         if c.len() == 1 {
-            c[0]
-        } else {
-            c[(mix(src as u64, dst as u64, node as u64) % c.len() as u64) as usize]
+            return c[0];
         }
+        let k = c.len() as u64;
+        let i = match self.spread {
+            Spread::Hash => mix(src as u64, dst as u64, node as u64) % k,
+            Spread::Dmodk => self.endpoint_index[dst as usize] as u64 % k,
+            Spread::First => 0,
+        };
+        c[i as usize]
+    }
+
+    /// The spread oblivious choices use, or None for adaptive routing
+    /// (which picks by free credit and ignores it).
+    pub fn spread_used(&self) -> Option<Spread> {
+        (self.algorithm != RoutingAlgorithm::Adaptive).then_some(self.spread)
     }
 
     /// Phase after leaving through port `p`.
@@ -257,26 +301,30 @@ mod tests {
     use crate::config::units::Bandwidth;
     use crate::fabric::topology::{generate, Link, NodeKind, ShapeParams};
 
-    fn ring(n: u32) -> (Topology, Vec<NodeId>) {
+    fn link(a: NodeId, b: NodeId) -> Link {
+        Link { a, b, bandwidth: Bandwidth::gbps(1), latency: 0, port_delay: 0, duplex: Duplex::Full, turnaround: 0 }
+    }
+
+    /// Switches `sw0..` joined in a ring; switch i is node i.
+    fn ring_switches(n: u32) -> Topology {
         let shape = generate(TopologyKind::Ring, &ShapeParams { switches: Some(n), ..Default::default() }).unwrap();
         let mut t = Topology::default();
-        let sw: Vec<_> = (0..shape.switches).map(|i| t.add_node(format!("sw{i}"), NodeKind::Switch, 0)).collect();
-        let l = |a, b| Link {
-            a,
-            b,
-            bandwidth: Bandwidth::gbps(1),
-            latency: 0,
-            port_delay: 0,
-            duplex: Duplex::Full,
-            turnaround: 0,
-        };
-        for &(a, b) in &shape.edges {
-            t.add_link(l(sw[a], sw[b]));
+        for i in 0..shape.switches {
+            t.add_node(format!("sw{i}"), NodeKind::Switch, 0);
         }
+        for &(a, b) in &shape.edges {
+            t.add_link(link(a as NodeId, b as NodeId));
+        }
+        t
+    }
+
+    /// A ring with one endpoint `e{i}` on each switch.
+    fn ring(n: u32) -> (Topology, Vec<NodeId>) {
+        let mut t = ring_switches(n);
         let eps: Vec<_> = (0..n)
             .map(|i| {
                 let e = t.add_node(format!("e{i}"), NodeKind::Memory, 0);
-                t.add_link(l(e, sw[i as usize]));
+                t.add_link(link(e, i));
                 e
             })
             .collect();
@@ -290,7 +338,13 @@ mod tests {
     #[test]
     fn minimal_routing_on_a_ring_has_a_cyclic_cdg_and_gets_hop_vcs() {
         let (t, eps) = ring(6);
-        let r = RoutingTable::build(&t, RoutingAlgorithm::Oblivious, DeadlockAvoidance::Auto, &all_pairs(&eps));
+        let r = RoutingTable::build(
+            &t,
+            RoutingAlgorithm::Oblivious,
+            Spread::Hash,
+            DeadlockAvoidance::Auto,
+            &all_pairs(&eps),
+        );
         assert!(!r.cdg_acyclic);
         assert!(r.levels > 1);
         // endpoint -> switch, 3 ring hops, switch -> endpoint
@@ -300,7 +354,8 @@ mod tests {
     #[test]
     fn updown_on_a_ring_is_acyclic_with_one_vc() {
         let (t, eps) = ring(6);
-        let r = RoutingTable::build(&t, RoutingAlgorithm::Updown, DeadlockAvoidance::Auto, &all_pairs(&eps));
+        let r =
+            RoutingTable::build(&t, RoutingAlgorithm::Updown, Spread::Hash, DeadlockAvoidance::Auto, &all_pairs(&eps));
         assert!(r.cdg_acyclic);
         assert_eq!(r.levels, 1);
         for &a in &eps {
@@ -315,9 +370,48 @@ mod tests {
     #[test]
     fn distances_are_shortest() {
         let (t, eps) = ring(6);
-        let r = RoutingTable::build(&t, RoutingAlgorithm::Oblivious, DeadlockAvoidance::None, &all_pairs(&eps));
+        let r = RoutingTable::build(
+            &t,
+            RoutingAlgorithm::Oblivious,
+            Spread::Hash,
+            DeadlockAvoidance::None,
+            &all_pairs(&eps),
+        );
         assert_eq!(r.distance(eps[0], 0, eps[3]), Some(5));
         assert_eq!(r.distance(eps[0], 0, eps[1]), Some(3));
         assert_eq!(r.levels, 1);
+    }
+
+    /// A ring of 4 whose flows all join opposite switches, so each has two
+    /// shortest paths. The endpoints' node order makes destination-mod-k
+    /// send every flow clockwise: the four routes close a cycle of channel
+    /// dependencies. `first` sends sw1-sw3's flows counter-clockwise, which
+    /// leaves no cycle. The deadlock check must follow the spread's routes.
+    #[test]
+    fn the_deadlock_check_follows_the_spread() {
+        let mut t = ring_switches(4);
+        // Dense endpoint indices: x 0, e0 1, e2 2, e1 3, y 4, e3 5.
+        let mut e = [0; 4];
+        for (name, sw) in [("x", 0), ("e0", 0), ("e2", 2), ("e1", 1), ("y", 0), ("e3", 3)] {
+            let n = t.add_node(name.into(), NodeKind::Memory, 0);
+            t.add_link(link(n, sw));
+            if let Some(i) = name.strip_prefix('e') {
+                e[i.parse::<usize>().unwrap()] = n;
+            }
+        }
+        let flows = vec![(0..4).map(|i| (e[i], e[(i + 2) % 4])).collect::<Vec<_>>()];
+        let build =
+            |spread| RoutingTable::build(&t, RoutingAlgorithm::Oblivious, spread, DeadlockAvoidance::Auto, &flows);
+        let dmodk = build(Spread::Dmodk);
+        assert!(!dmodk.cdg_acyclic);
+        assert!(dmodk.levels > 1);
+        let first = build(Spread::First);
+        assert!(first.cdg_acyclic);
+        assert_eq!(first.levels, 1);
+        // Clockwise from sw0 is its first port (the link to sw1).
+        assert_eq!(first.oblivious(e[0], 0, 0, e[2]), t.nodes[0].ports[0]);
+        assert_eq!(dmodk.oblivious(e[0], 0, 0, e[2]), t.nodes[0].ports[0]);
+        assert_eq!(first.oblivious(e[1], 1, 0, e[3]), t.nodes[1].ports[0]);
+        assert_eq!(dmodk.oblivious(e[1], 1, 0, e[3]), t.nodes[1].ports[1]);
     }
 }

@@ -18,6 +18,7 @@ use crate::agents::coherence::directory::{Action, Directory, Ghost, Msg, Node, V
 use crate::agents::protocol::{AgentId, Ctx, Protocol, Send, Step};
 use crate::check::oracle::Model;
 use crate::config::resolve::ProtocolSpec;
+use crate::config::schema::Spread;
 use crate::config::SystemSpec;
 use crate::engine::{EventQueue, Time};
 use crate::fabric::routing::RoutingTable;
@@ -94,6 +95,7 @@ impl ProtocolSystem {
         let routing = RoutingTable::build(
             &system.topology,
             system.fabric.routing,
+            system.fabric.spread,
             system.fabric.deadlock_avoidance,
             &[flows.clone(), flows.clone(), flows],
         );
@@ -363,6 +365,7 @@ impl ProtocolSystem {
             vc_levels: self.fabric.routing.levels,
             cdg_acyclic: self.fabric.routing.cdg_acyclic,
             routing: format!("{:?}", self.fabric.routing.algorithm).to_lowercase(),
+            spread: self.fabric.routing.spread_used().map(Spread::name),
             warnings,
         }
     }

@@ -2,7 +2,7 @@ use std::collections::VecDeque;
 
 use crate::agents::cxl::messages::VC_CLASSES;
 use crate::agents::cxl::{MemMsg, MemoryEndpoint, MsgKind, Requester};
-use crate::config::schema::{Injection, Pattern};
+use crate::config::schema::{Injection, Pattern, Spread};
 use crate::config::SystemSpec;
 use crate::engine::{EventQueue, Time};
 use crate::fabric::routing::RoutingTable;
@@ -81,6 +81,8 @@ pub struct RunResult {
     pub vc_levels: u8,
     pub cdg_acyclic: bool,
     pub routing: String,
+    /// `[fabric] spread` if the routing uses it (not adaptive routing).
+    pub spread: Option<&'static str>,
     pub warnings: Vec<String>,
 }
 
@@ -136,8 +138,13 @@ impl System {
                 resp_flows.push((m, r.node));
             }
         }
-        let routing =
-            RoutingTable::build(&topo, spec.fabric.routing, spec.fabric.deadlock_avoidance, &[req_flows, resp_flows]);
+        let routing = RoutingTable::build(
+            &topo,
+            spec.fabric.routing,
+            spec.fabric.spread,
+            spec.fabric.deadlock_avoidance,
+            &[req_flows, resp_flows],
+        );
         let max_packet = spec.requesters.iter().map(|r| r.workload.max_packet()).max().unwrap_or(64);
         let buffer = spec.fabric.buffer.bytes();
         let fabric = Fabric::new(topo, routing, spec.fabric.switch_queueing, VC_CLASSES, buffer, max_packet);
@@ -514,6 +521,7 @@ impl System {
             vc_levels: self.fabric.routing.levels,
             cdg_acyclic: self.fabric.routing.cdg_acyclic,
             routing: self.routing_name.clone(),
+            spread: self.fabric.routing.spread_used().map(Spread::name),
             warnings,
         }
     }

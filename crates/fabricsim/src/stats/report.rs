@@ -98,6 +98,7 @@ impl RunResult {
             "queueing_ns": lat_json(&q),
             "routing": {
                 "algorithm": self.routing,
+                "spread": self.spread,
                 "vc_levels": self.vc_levels,
                 "cdg_acyclic": self.cdg_acyclic,
             },
