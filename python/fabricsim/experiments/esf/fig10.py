@@ -70,11 +70,18 @@ by a chain of seven switches merging flows, and with input buffers of one
 credit round trip (8 KiB), a packet waiting at a merge holds its upstream
 credit, so the supply to the cut is bursty and it idles ~4% of the time. The
 ring at scale 32 gives 1.92 with 8 KiB buffers, 2.00 with 16 KiB, 32 KiB and
-64 KiB (`fabric.buffer`); the paper models no credit flow control. The paper's
-"by scaling up, can reach 2x" also fits a router that sends every tie the same
-way: with one shortest path per pair the worse cut carries 1/2 + 1/N of the
-data, giving 2N/(N+2) (1.33, 1.6, 1.78, 1.88 at scales 8-64), rising to 2x with
-scale, whereas fabricsim's hash spreads ties and reaches 2x at once."""
+64 KiB (`fabric.buffer`); the paper does not describe link-level flow control.
+The rising shape the paper describes ("by scaling up the system, the bandwidth
+can reach 2x") appears in fabricsim when ties are broken by port order rather
+than spread: pairs of switches half a ring apart have two shortest paths.
+fabricsim's hash spreads them and reaches 2x at scale 8; with
+`fabric.spread = "first"` (lowest port: one shortest-path tree) the ring rises
+1.38, 1.66, 1.85 at scales 8, 16, 32 (1.45, 2.00, 2.00 with 64 KiB buffers).
+Spine-leaf reaches 0.82-0.85 of N/2 with the hash (a leaf's two uplinks get
+unequal shares of its flows) and 1.00, 0.97, 0.95 of N/2 with `dmodk`
+(destination mod k, the classic static fat-tree routing). Measured at full
+size with `fabricsim reproduce esf --set fabric.spread=...`; the robustness
+table shows what each choice does to the verdicts."""
 
 
 def _shape(kind: str, n: int) -> dict:
@@ -384,6 +391,18 @@ CHOICES = [
         "input buffers",
         'buffer = "auto" (one credit round trip, 8 KiB)',
         [Variant("64KiB buffers", "64 KiB per VC per port, close to unbounded", set={"fabric.buffer": "64KiB"})],
+    ),
+    Choice(
+        "equal-cost spread of oblivious routes",
+        'spread = "hash" (ECMP-like, per source and destination)',
+        [
+            Variant(
+                "dmodk",
+                "destination mod k: flows to consecutive endpoints alternate paths",
+                set={"fabric.spread": "dmodk"},
+            ),
+            Variant("first", "always the lowest port: one shortest-path tree", set={"fabric.spread": "first"}),
+        ],
     ),
     Choice(
         "switch queueing",
