@@ -184,7 +184,7 @@ def _summary_rows(sections) -> list[list[str]]:
     return out
 
 
-SUMMARY_HEAD = ["figure", "rows", WITHIN, TREND, DISAGREES, "mutants (tested)", "robustness"]
+SUMMARY_HEAD = ["figure", "rows", WITHIN, TREND, DISAGREES, "mutants (run by the tests)", "robustness"]
 
 
 def _md_table(head: list[str], rows: list[list[str]]) -> list[str]:
@@ -250,9 +250,9 @@ def _markdown(sections, quick: bool, out: Path, overrides: list[str]) -> str:
             "",
         ]
         lines += _md_table(COLUMNS, [_cells(r) for r in s["rows"]])
-        if s["robust"] is not None:
+        if s["robust"]:
             lines += ["", "### Robustness to modelling choices", ""]
-            lines += _md_table(ROBUST_HEAD, _robust_rows(s["robust"])) if s["robust"] else ["(no choices listed)"]
+            lines += _md_table(ROBUST_HEAD, _robust_rows(s["robust"]))
         if exp.mutants:
             lines += ["", "### Reproduction mutants (run by the tests)", ""]
             lines += [
@@ -321,7 +321,7 @@ def _html(sections, quick: bool, overrides: list[str]) -> str:
             f"<img alt='{exp.figure}' src='data:image/png;base64,{img}'>",
             _html_table(COLUMNS, [_cells(r) for r in s["rows"]], verdict_col=COLUMNS.index("verdict")),
         ]
-        if s["robust"] is not None:
+        if s["robust"]:
             parts += ["<h3>Robustness to modelling choices</h3>", _html_table(ROBUST_HEAD, _robust_rows(s["robust"]))]
         if exp.mutants:
             parts.append("<h3>Reproduction mutants (run by the tests)</h3><ul>")

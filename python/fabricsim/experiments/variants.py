@@ -128,9 +128,12 @@ def parse_overrides(overrides: list[str]) -> dict[str, Any]:
         if not eq or not key:
             raise ConfigError(f"--set {o}: expected KEY=VALUE")
         try:
-            out[key] = tomllib.loads(f"v = {value}")["v"]
+            v = tomllib.loads(f"v = {value}")["v"]
         except tomllib.TOMLDecodeError:
-            out[key] = value
+            v = value
+        if not isinstance(v, (bool, int, float, str, list)):
+            raise ConfigError(f"--set {o}: expected a number, string, boolean or list value")
+        out[key] = v
     return out
 
 
@@ -150,6 +153,12 @@ def check_sensitivity(variant: Variant, sweeps: list[tuple[str, Sweep]]) -> list
     failures: list[tuple[str, str]] = []
     total = 0
     for exp_id, sw in sweeps:
+        varied = sorted({k for p in sw.points for k in p.params} & set(variant.set))
+        if varied:
+            raise ConfigError(
+                f"--set {varied[0]}: {exp_id} varies this key in its sweep; a sensitivity run cannot fix it "
+                "(choose another key, or the figures that do not vary it)"
+            )
         points = []
         for p in sw.points:
             q = variant._point(p)

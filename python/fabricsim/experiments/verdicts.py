@@ -17,6 +17,7 @@ See ``docs/reproductions.md`` for how to write a figure's rows.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -120,8 +121,10 @@ class Row:
     def __post_init__(self) -> None:
         if not self.explanation:
             raise ValueError(f"{self.figure} {self.metric}: every row needs an explanation")
-        if isinstance(self.check, Tolerance) and (self.paper is None or self.fabricsim is None):
-            raise ValueError(f"{self.figure} {self.metric}: a tolerance row needs both values")
+        if isinstance(self.check, Tolerance) and (self.paper is None or self.fabricsim is None or self.paper == 0):
+            raise ValueError(
+                f"{self.figure} {self.metric}: a tolerance row needs both values and a non-zero paper value"
+            )
 
     @property
     def ratio(self) -> float | None:
@@ -159,13 +162,33 @@ def _fmt(v: float) -> str:
     return f"{v:.3g}"
 
 
+def _invalid(ys: Sequence[float], words: str, at_least: int = 2) -> Predicate | None:
+    """A predicate over fewer than ``at_least`` points, or over a NaN or infinite value, does not hold."""
+    if len(ys) < at_least:
+        return Predicate(words, False, f"only {len(ys)} point(s); at least {at_least} needed")
+    if not all(math.isfinite(y) for y in ys):
+        return Predicate(words, False, "a value is NaN or infinite")
+    return None
+
+
 def _series(xs: Sequence, ys: Sequence[float]) -> str:
     return ", ".join(f"{x}: {_fmt(y)}" for x, y in zip(xs, ys))
 
 
-def monotone(xs: Sequence, ys: Sequence[float], increasing: bool = True, eps: float = 0.0, what: str = "") -> Predicate:
+def monotone(
+    xs: Sequence,
+    ys: Sequence[float],
+    increasing: bool = True,
+    eps: float = 0.0,
+    what: str = "",
+    min_change: float = 0.0,
+) -> Predicate:
     """Each step moves in the claimed direction; a step against it of at most ``eps`` (relative) is tolerated,
-    and ``eps = 0`` asks for a strict change at every step."""
+    and ``eps = 0`` asks for a strict change at every step. ``min_change``: the whole series must move by at
+    least this fraction of its first value, so a trend is not a rounding error."""
+    bad = _invalid(ys, f"{what + ' ' if what else ''}{'rises' if increasing else 'falls'} with x")
+    if bad:
+        return bad
     steps = list(zip(ys, ys[1:]))
     if eps == 0:
         ok = all((b > a) if increasing else (b < a) for a, b in steps)
@@ -173,12 +196,20 @@ def monotone(xs: Sequence, ys: Sequence[float], increasing: bool = True, eps: fl
     else:
         ok = all(((b - a) if increasing else (a - b)) >= -eps * max(abs(a), 1e-12) for a, b in steps)
         how = f"(steps against it ≤ {eps:.0%}) "
+    change = (ys[-1] - ys[0]) / abs(ys[0]) if ys[0] else float("inf")
+    moved = (change if increasing else -change) >= min_change
     words = f"{what + ' ' if what else ''}{how}{'rises' if increasing else 'falls'} with x"
-    return Predicate(words, ok and len(ys) >= 2, _series(xs, ys))
+    if min_change:
+        words += f", by ≥ {min_change:.0%} overall"
+    detail = _series(xs, ys) + ("" if moved else f"; moves only {change:+.1%} overall")
+    return Predicate(words, ok and moved, detail)
 
 
 def flat(xs: Sequence, ys: Sequence[float], eps: float, what: str = "") -> Predicate:
     """Flat: the largest value is at most ``1 + eps`` times the smallest."""
+    bad = _invalid(ys, f"{what + ' ' if what else ''}flat: max / min - 1 ≤ {eps:.0%}")
+    if bad:
+        return bad
     lo, hi = min(ys), max(ys)
     spread = hi / lo - 1 if lo > 0 else float("inf")
     return Predicate(
@@ -201,6 +232,9 @@ def greater(a: float, b: float, what_a: str, what_b: str, factor: float = 1.0) -
 def ordering(values: dict[str, float], what: str = "") -> Predicate:
     """The named values are in strictly decreasing order, as listed."""
     names, vs = list(values), list(values.values())
+    bad = _invalid(vs, f"{what + ': ' if what else ''}{' > '.join(names)}")
+    if bad:
+        return bad
     ok = all(a > b for a, b in zip(vs, vs[1:]))
     return Predicate(
         f"{what + ': ' if what else ''}{' > '.join(names)}",
@@ -214,14 +248,17 @@ def approaches(
     ys: Sequence[float],
     limit: float,
     tol: float,
-    over: float = 0.05,
-    eps: float = 0.02,
+    over: float = 0.01,
+    eps: float = 0.005,
     what: str = "",
     strict: bool = False,
 ) -> Predicate:
     """A limit approached with x, as a limit and not as a value at every point: never above
     ``limit·(1+over)``, not falling with x (steps down ≤ ``eps``; with ``strict``, rising at every
     step), and the last point within ``tol`` below the limit."""
+    bad = _invalid(ys, f"{what + ' ' if what else ''}approaches {_fmt(limit)} with x")
+    if bad:
+        return bad
     never_above = all(y <= limit * (1 + over) for y in ys)
     if strict:
         rising = all(b > a for a, b in zip(ys, ys[1:]))
@@ -245,29 +282,37 @@ def approaches(
     return Predicate(words, not fails, detail)
 
 
-def at_limit(xs: Sequence, ys: Sequence[float], limits: Sequence[float], tol: float, what: str = "") -> Predicate:
+def at_limit(
+    xs: Sequence, ys: Sequence[float], limits: Sequence[float], tol: float, what: str = "", over: float = 0.01
+) -> Predicate:
     """A limit the paper says is reached at every x (such as 'limited to one port', 'N x'): at every
-    point, at most ``limit·(1+tol)`` and at least ``limit·(1-tol)``."""
-    bad = [x for x, y, lim in zip(xs, ys, limits) if not (lim * (1 - tol) <= y <= lim * (1 + tol))]
+    point at least ``limit·(1-tol)`` and, being a limit, at most ``limit·(1+over)``."""
+    invalid = _invalid(ys, f"{what + ' ' if what else ''}at its limit at every x", at_least=1)
+    if invalid:
+        return invalid
+    bad = [x for x, y, lim in zip(xs, ys, limits) if not (lim * (1 - tol) <= y <= lim * (1 + over))]
     detail = ", ".join(f"{x}: {_fmt(y)}/{_fmt(lim)}" for x, y, lim in zip(xs, ys, limits))
     if bad:
         detail += f"; off the limit at {', '.join(str(b) for b in bad)}"
     return Predicate(
-        f"{what + ' ' if what else ''}at its limit at every x (within {tol:.0%}, fabricsim/limit shown)",
+        f"{what + ' ' if what else ''}at its limit at every x (from {tol:.0%} below to {over:.0%} above; "
+        "fabricsim/limit shown)",
         not bad,
         detail,
     )
 
 
 def proportional(xs: Sequence[float], ys: Sequence[float], tol: float, what: str = "") -> Predicate:
-    """Grows in proportion to x: y(last)/y(first) within ``tol`` of x(last)/x(first)."""
-    want = xs[-1] / xs[0]
-    got = ys[-1] / ys[0] if ys[0] else float("inf")
-    return Predicate(
-        f"{what + ' ' if what else ''}grows in proportion to x (growth within {tol:.0%} of x's)",
-        abs(got / want - 1) <= tol,
-        f"x grows {_fmt(want)}×, fabricsim {_fmt(got)}×",
-    )
+    """Grows in proportion to x: at every step, y's growth within ``tol`` of x's."""
+    words = f"{what + ' ' if what else ''}grows in proportion to x at every step (within {tol:.0%} of x's growth)"
+    bad = _invalid(ys, words)
+    if bad:
+        return bad
+    if any(v <= 0 for v in [*xs, *ys]):
+        return Predicate(words, False, "a value is zero or negative")
+    growth = [(x1 / x0, y1 / y0) for x0, x1, y0, y1 in zip(xs, xs[1:], ys, ys[1:])]
+    ok = all(abs(g / w - 1) <= tol for w, g in growth)
+    return Predicate(words, ok, "; ".join(f"x {_fmt(w)}×, fabricsim {_fmt(g)}×" for w, g in growth))
 
 
 def crossover(

@@ -140,6 +140,19 @@ SHARED_WIRE = Mutant(
     when=_is_full,
 )
 
+HALF_AS_FULL = Mutant(
+    "half-as-full",
+    "the 'half duplex' runs get a full-duplex bus",
+    set={"link[0].duplex": "full"},
+    when=lambda labels: labels.get("duplex") == "half",
+)
+
+FREE_HEADERS = Mutant(
+    "free-headers",
+    "header-only packets take no bus time whatever the header overhead",
+    set={"workload.header_overhead": 0.0},
+)
+
 
 def _no_switch(cfg: dict, labels) -> None:
     cfg["switch"] = []

@@ -71,11 +71,31 @@ def compare(data: pd.DataFrame) -> list[Row]:
     util = "bus_utility"
     eff = "bus_efficiency"
     read_side = ["1:0", "3:1", "1:1"]
+    write_side = ["0:1", "1:3", "1:1"]
     rising = [_at(data, "full", 0.0, m, util) for m in read_side]
+    rising_w = [_at(data, "full", 0.0, m, util) for m in write_side]
+    up_r = approaches(read_side, rising, 1.0, tol=0.05, strict=True)
+    up_w = approaches(write_side, rising_w, 1.0, tol=0.05, strict=True)
+    up = dataclasses.replace(
+        up_r,
+        words=up_r.words.replace("with x", "with the mix, from either single type"),
+        holds=up_r.holds and up_w.holds,
+        detail=f"{up_r.detail}; {up_w.detail}",
+    )
     half = [_at(data, "half", h, m, util) for h in hs for m in MIXES]
     half_x = [f"h{h:g} {m}" for h in hs for m in MIXES]
     half0 = [_at(data, "half", 0.0, m, util) for m in MIXES]
     single_util = [_at(data, "full", h, "1:0", util) for h in hs]
+    single_w = [_at(data, "full", h, "0:1", util) for h in hs]
+    hx = [f"h{h:g}" for h in hs]
+    grow_r = monotone(hx, single_util, increasing=True, what="read-only utility", min_change=0.2)
+    grow_w = monotone(hx, single_w, increasing=True, what="write-only utility", min_change=0.2)
+    grow = dataclasses.replace(
+        grow_r,
+        words="read-only and write-only utility strictly rise with the header, by ≥ 20% overall",
+        holds=grow_r.holds and grow_w.holds,
+        detail=f"read-only {grow_r.detail}; write-only {grow_w.detail}",
+    )
     falling = {(dx, m): [_at(data, dx, h, m, eff) for h in hs] for dx in ("full", "half") for m in MIXES}
     fall_checks = {k: monotone(hs, v, increasing=False) for k, v in falling.items()}
     bad = [f"{dx} {m}" for (dx, m), p in fall_checks.items() if not p.holds]
@@ -112,14 +132,14 @@ def compare(data: pd.DataFrame) -> list[Row]:
             1.0,
             bound(SECTION, "As the mix ratio increases, the bus utility approaches 1"),
             rising[-1],
-            approaches(read_side, rising, 1.0, tol=0.05, strict=True),
+            up,
             "Mixing puts payload in the idle direction until both are busy.",
         ),
         Row(
             FIG,
             "half duplex utility ≈ 1 at every mix and header",
             1.0,
-            bound(SECTION, "In the case of half-duplex bus, the bus is almost fully utilized"),
+            text(SECTION, "In the case of half-duplex bus, the bus is almost fully utilized"),
             min(half),
             at_limit(half_x, half, [1.0] * len(half), 0.05),
             HALF,
@@ -155,7 +175,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
                 "Because more time is spent on header transmission, the bus utility of single-type scenarios increases",
             ),
             single_util[-1],
-            monotone([f"h{h:g}" for h in hs], single_util, increasing=True, what="read-only utility"),
+            grow,
             f"{ONE_WAY} {HEADER}",
         ),
     ]
@@ -170,7 +190,15 @@ MUTANTS = [
             "full duplex utility rises to 1 with the mix, header 0",
             "full duplex single-type utility rises with the header",
         ],
-    )
+    ),
+    dataclasses.replace(
+        duplex.HALF_AS_FULL,
+        flips=["half duplex utility ≈ 1 at every mix and header", "half duplex utility unchanged by the mix, header 0"],
+    ),
+    dataclasses.replace(
+        duplex.FREE_HEADERS,
+        flips=["efficiency falls as the header grows", "full duplex single-type utility rises with the header"],
+    ),
 ]
 
 EXPERIMENT = Experiment(
