@@ -39,7 +39,55 @@ pub fn run_text(
 /// request/response workload.
 pub fn run_spec(spec: &SystemSpec, progress: &mut dyn FnMut(f64) -> bool) -> RunResult {
     match &spec.protocol {
-        Some(p) => sim::protocol::ProtocolSystem::build(spec, p).run(progress),
+        Some(p) => run_protocol(spec, p, progress),
         None => System::build(spec).run(progress),
+    }
+}
+
+/// The protocol a `[protocol]` table names, on the generic timing engine.
+/// Adding a protocol adds an arm here; the engine does not change.
+fn run_protocol(
+    spec: &SystemSpec,
+    ps: &config::resolve::ProtocolSpec,
+    progress: &mut dyn FnMut(f64) -> bool,
+) -> RunResult {
+    use agents::coherence::core::FrontEnd;
+    use agents::coherence::directory::{Directory, Variant};
+    use agents::coherence::german::German;
+    use sim::protocol::ProtocolSystem;
+
+    fn go<P: agents::protocol::Protocol>(
+        spec: &SystemSpec,
+        ps: &config::resolve::ProtocolSpec,
+        p: P,
+        progress: &mut dyn FnMut(f64) -> bool,
+    ) -> RunResult {
+        // resolve() checked the agent counts against the system
+        let sys = ProtocolSystem::build(spec, p, ps.timing.clone(), ps.driver, ps.assert_invariants)
+            .expect("the configuration was validated");
+        sys.run(progress)
+    }
+    let caches = spec.requesters.len();
+    let dirs = spec.memories.len();
+    match ps.name.as_str() {
+        "german" => go(spec, ps, German::new(caches, ps.values), progress),
+        name => {
+            let variant = if name == "msi" { Variant::Msi } else { Variant::Mesi };
+            let p = match &ps.program {
+                Some(prog) => {
+                    let fe = match ps.model {
+                        check::oracle::Model::Sc => FrontEnd::Sc,
+                        check::oracle::Model::Tso => FrontEnd::Tso,
+                        check::oracle::Model::Rc => FrontEnd::Rc,
+                    };
+                    Directory::running(variant, prog.clone(), fe, dirs)
+                }
+                None => {
+                    let lines = spec.requesters.iter().map(|r| r.workload.footprint / r.workload.line as u64).max();
+                    Directory::free(variant, caches, dirs, lines.unwrap_or(1).max(1) as usize, 2)
+                }
+            };
+            go(spec, ps, p, progress)
+        }
     }
 }

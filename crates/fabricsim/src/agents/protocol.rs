@@ -67,6 +67,44 @@ pub struct Send<M> {
     pub delay: Time,
 }
 
+/// Where the timing engine places an agent: cores (caches, clients,
+/// requesters) on the fabric's requester nodes in order, homes
+/// (directories, home agents, memory-side agents) on its memory nodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Core,
+    Home,
+}
+
+/// The kind of a memory operation, for latency statistics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpKind {
+    Load,
+    Store,
+    Rmw,
+    Other,
+}
+
+/// An operation's life, reported by the agent that performs it: the timing
+/// engine measures latency from `Issued` to `Done` (same agent, same id);
+/// the checker ignores both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpEvent {
+    Issued { id: u64, kind: OpKind },
+    Done { id: u64 },
+}
+
+/// An operation a workload asks a core to perform (timing engine): the
+/// protocol turns it into one of its environment actions
+/// ([`Protocol::workload_action`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WorkOp {
+    /// Line index (address / line size).
+    pub line: u64,
+    pub kind: OpKind,
+    pub value: u64,
+}
+
 /// What a handler may touch besides its own agent: the sends it makes, the
 /// system's ghost state (checker-only bookkeeping such as the last value
 /// written to each address), and the values loads return (observations).
@@ -76,12 +114,34 @@ pub struct Ctx<'a, M, G> {
     pub sends: &'a mut Vec<Send<M>>,
     /// Processing delay charged to the sends that follow (timing engine).
     pub delay: Time,
+    /// Operation events (timing engine); None when checking.
+    pub ops: Option<&'a mut Vec<OpEvent>>,
 }
 
-impl<M, G> Ctx<'_, M, G> {
+impl<'a, M, G> Ctx<'a, M, G> {
+    pub fn new(me: AgentId, ghost: &'a mut G, sends: &'a mut Vec<Send<M>>) -> Self {
+        Ctx { me, ghost, sends, delay: 0, ops: None }
+    }
+
     #[inline]
     pub fn send(&mut self, to: AgentId, vc: u8, msg: M) {
         self.sends.push(Send { to, vc, msg, delay: self.delay });
+    }
+
+    /// An operation started (timing statistics only).
+    #[inline]
+    pub fn issued(&mut self, id: u64, kind: OpKind) {
+        if let Some(ops) = self.ops.as_deref_mut() {
+            ops.push(OpEvent::Issued { id, kind });
+        }
+    }
+
+    /// An operation completed (timing statistics only).
+    #[inline]
+    pub fn done(&mut self, id: u64) {
+        if let Some(ops) = self.ops.as_deref_mut() {
+            ops.push(OpEvent::Done { id });
+        }
     }
 }
 
@@ -151,5 +211,27 @@ pub trait Protocol {
     /// A short name of agent `id` for traces ("cache1", "dir0").
     fn agent_name(&self, id: AgentId) -> String {
         format!("agent{id}")
+    }
+
+    // ---------------------------------------------------------------- timing
+    // What the timing engine needs beyond the checker; the defaults suit a
+    // protocol with no data messages whose cores are driven by their own
+    // (environment) actions.
+
+    /// Where agent `id` sits on the fabric.
+    fn role(&self, _id: AgentId) -> Role {
+        Role::Core
+    }
+    /// Whether a message carries a line of data (its size on the wire, and
+    /// a home's memory access before sending it).
+    fn carries_data(&self, _msg: &Self::Msg) -> bool {
+        false
+    }
+    /// The environment action that performs workload operation `op` at
+    /// `agent` now, or None if it cannot start yet (no free MSHR, a
+    /// transaction on the line in progress): the engine offers it again
+    /// after the agent's next change.
+    fn workload_action(&self, _agent: &Self::Agent, _me: AgentId, _op: &WorkOp) -> Option<Self::Action> {
+        None
     }
 }

@@ -203,7 +203,7 @@ impl<P: Protocol> World<P> {
     fn deliver_here(&mut self, p: &P, i: usize, sends: &mut Vec<Send<P::Msg>>) -> Result<bool, Violation> {
         let env = self.mail.remove(i);
         sends.clear();
-        let mut ctx = Ctx { me: env.to, ghost: &mut self.ghost, sends, delay: 0 };
+        let mut ctx = Ctx::new(env.to, &mut self.ghost, sends);
         match p.on_message(&mut self.agents[env.to as usize], &mut ctx, env.from, env.msg)? {
             Step::Stall => Ok(false),
             Step::Done => Ok(self.post(p, env.to, sends)),
@@ -219,7 +219,7 @@ impl<P: Protocol> World<P> {
         sends: &mut Vec<Send<P::Msg>>,
     ) -> Result<bool, Violation> {
         sends.clear();
-        let mut ctx = Ctx { me: a, ghost: &mut self.ghost, sends, delay: 0 };
+        let mut ctx = Ctx::new(a, &mut self.ghost, sends);
         p.act(&mut self.agents[a as usize], &mut ctx, action)?;
         Ok(self.post(p, a, sends))
     }

@@ -49,15 +49,15 @@ pub struct SystemSpec {
 
 #[derive(Debug, Clone)]
 pub struct ProtocolSpec {
+    /// `msi`, `mesi` or `german`.
     pub name: String,
-    pub program: Arc<crate::workloads::program::Program>,
+    pub program: Option<Arc<crate::workloads::program::Program>>,
     pub model: crate::check::oracle::Model,
-    pub cache_latency: Time,
-    pub directory_latency: Time,
-    pub memory_latency: Time,
-    pub control_bytes: u32,
-    pub data_bytes: u32,
-    pub issue_interval: Time,
+    pub timing: crate::sim::protocol::Timing,
+    pub driver: crate::sim::protocol::Driver,
+    /// German: data values.
+    pub values: usize,
+    pub assert_invariants: bool,
 }
 
 /// Resolved-configuration summary written beside results.
@@ -320,7 +320,7 @@ impl Builder<'_> {
         .expect("config serializes");
         let protocol = match &config.protocol {
             None => None,
-            Some(pc) => Some(self.protocol(pc, requesters.len(), memories.len())?),
+            Some(pc) => Some(self.protocol(pc, &requesters, memories.len())?),
         };
         Ok(SystemSpec {
             name: config.name.clone(),
@@ -335,40 +335,112 @@ impl Builder<'_> {
         })
     }
 
-    fn protocol(&self, pc: &ProtocolConfig, caches: usize, dirs: usize) -> Result<ProtocolSpec, ConfigError> {
-        if pc.name != "msi" && pc.name != "mesi" {
-            return Err(self.err("protocol.name", format!("{:?}: expected \"msi\" or \"mesi\"", pc.name)));
+    fn protocol(
+        &self,
+        pc: &ProtocolConfig,
+        requesters: &[RequesterSpec],
+        dirs: usize,
+    ) -> Result<ProtocolSpec, ConfigError> {
+        use crate::sim::protocol::{Driver, Timing};
+        let caches = requesters.len();
+        if !["msi", "mesi", "german"].contains(&pc.name.as_str()) {
+            return Err(self.err("protocol.name", format!("{:?}: expected \"msi\", \"mesi\" or \"german\"", pc.name)));
         }
         let model: crate::check::oracle::Model =
             pc.model.parse().map_err(|e: String| self.err("protocol.model", format!("{:?}: {e}", pc.model)))?;
-        let path = self.base_dir.join(&pc.program);
-        let program = crate::workloads::litmus::parse_file(&path)
-            .map_err(|e| ConfigError::new(&format!("{}:{}", e.file, e.line), "", e.message.clone()))?;
-        if program.threads.len() != caches {
+        if pc.directory_queue == 0 {
+            return Err(self.err("protocol.directory_queue", "0: expected at least 1 message"));
+        }
+        let driver = match pc.driver.as_deref() {
+            None if pc.program.is_some() => Driver::Own,
+            None if pc.name == "german" => Driver::Random,
+            None => Driver::Workload,
+            Some("program") => Driver::Own,
+            Some("random") => Driver::Random,
+            Some("workload") => Driver::Workload,
+            Some(d) => {
+                return Err(
+                    self.err("protocol.driver", format!("{d:?}: expected \"program\", \"workload\" or \"random\""))
+                )
+            }
+        };
+        if (driver == Driver::Own) != pc.program.is_some() {
             return Err(self.err(
                 "protocol.program",
-                format!(
-                    "{:?} has {} threads but the system has {caches} requesters (caches); expected one per thread",
-                    pc.program,
-                    program.threads.len()
-                ),
+                "the `program` driver needs a litmus file in `program`, and only it uses one".to_string(),
             ));
         }
-        if dirs == 0 || dirs > program.locations.len().max(1) {
-            return Err(
-                self.err("memory", format!("{dirs} memories (directories): expected 1 to the number of locations"))
-            );
+        let program = match &pc.program {
+            None => None,
+            Some(file) => {
+                if pc.name == "german" {
+                    return Err(self.err("protocol.program", "german's clients run no programs; expected no `program`"));
+                }
+                let path = self.base_dir.join(file);
+                let program = crate::workloads::litmus::parse_file(&path)
+                    .map_err(|e| ConfigError::new(&format!("{}:{}", e.file, e.line), "", e.message.clone()))?;
+                if program.threads.len() != caches {
+                    return Err(self.err(
+                        "protocol.program",
+                        format!(
+                            "{file:?} has {} threads but the system has {caches} requesters (caches); expected one per thread",
+                            program.threads.len()
+                        ),
+                    ));
+                }
+                if dirs == 0 || dirs > program.locations.len().max(1) {
+                    return Err(self.err(
+                        "memory",
+                        format!("{dirs} memories (directories): expected 1 to the number of locations"),
+                    ));
+                }
+                Some(Arc::new(program))
+            }
+        };
+        let line_bytes = requesters.first().map_or(64, |r| r.workload.line);
+        if pc.name == "german" {
+            if dirs != 1 {
+                return Err(self.err("memory", format!("{dirs} memories: german has one home; expected 1 memory")));
+            }
+            if !(1..=200).contains(&pc.values) {
+                return Err(self.err("protocol.values", format!("{}: expected 1 to 200 data values", pc.values)));
+            }
+            if driver == Driver::Workload {
+                return Err(self.err("protocol.driver", "german's clients take no workload; expected \"random\""));
+            }
+        } else {
+            use crate::agents::coherence::directory::{MAX_LOCS, MAX_PROCS};
+            if caches > MAX_PROCS {
+                return Err(self.err("requester", format!("{caches} caches: {} supports at most {MAX_PROCS}", pc.name)));
+            }
+            if driver != Driver::Own {
+                let lines = requesters.iter().map(|r| r.workload.footprint / r.workload.line.max(1) as u64).max();
+                if lines.unwrap_or(0) > MAX_LOCS as u64 {
+                    return Err(self.err(
+                        "workload.footprint",
+                        format!("{} lines: {} supports at most {MAX_LOCS} lines", lines.unwrap_or(0), pc.name),
+                    ));
+                }
+            }
         }
         Ok(ProtocolSpec {
             name: pc.name.clone(),
-            program: Arc::new(program),
+            program,
             model,
-            cache_latency: pc.cache_latency.ps(),
-            directory_latency: pc.directory_latency.ps(),
-            memory_latency: pc.memory_latency.ps(),
-            control_bytes: pc.control_bytes.bytes().max(1) as u32,
-            data_bytes: pc.data_bytes.bytes().max(1) as u32,
-            issue_interval: pc.issue_interval.ps().max(1),
+            timing: Timing {
+                cache_latency: pc.cache_latency.ps(),
+                directory_latency: pc.directory_latency.ps(),
+                memory_latency: pc.memory_latency.ps(),
+                control_bytes: pc.control_bytes.bytes().max(1) as u32,
+                data_bytes: pc.data_bytes.bytes().max(1) as u32,
+                line_bytes,
+                issue_interval: pc.issue_interval.ps().max(1),
+                service: pc.directory_service.ps(),
+                queue: pc.directory_queue as usize,
+            },
+            driver,
+            values: pc.values as usize,
+            assert_invariants: pc.assert_invariants,
         })
     }
 

@@ -38,10 +38,15 @@ pub struct Config {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProtocolConfig {
-    /// `msi` or `mesi`.
+    /// `msi`, `mesi` or `german`.
     pub name: String,
     /// A litmus file whose threads the cores run (relative to this file).
-    pub program: String,
+    pub program: Option<String>,
+    /// What the cores do: `program` (the litmus file's threads), `workload`
+    /// (the `[workload]` pattern, msi/mesi) or `random` (a random enabled
+    /// request each issue interval). Default: `program` with a program,
+    /// else `workload` for msi/mesi and `random` for german.
+    pub driver: Option<String>,
     /// Core front end: `sc`, `tso` or `rc`.
     #[serde(default = "default_model")]
     pub model: String,
@@ -59,8 +64,29 @@ pub struct ProtocolConfig {
     /// Time between two operations a core issues.
     #[serde(default = "default_issue_interval")]
     pub issue_interval: Duration,
+    /// A home's occupancy per message it handles (0: none).
+    #[serde(default = "default_directory_service")]
+    pub directory_service: Duration,
+    /// Messages a home holds per virtual channel; more wait in the fabric.
+    #[serde(default = "default_directory_queue")]
+    pub directory_queue: u32,
+    /// German: data values (DATA_NUM).
+    #[serde(default = "default_values")]
+    pub values: u32,
+    /// Check the protocol's invariants after every handler (slower).
+    #[serde(default)]
+    pub assert_invariants: bool,
 }
 
+fn default_directory_service() -> Duration {
+    Duration(0)
+}
+fn default_directory_queue() -> u32 {
+    16
+}
+fn default_values() -> u32 {
+    2
+}
 fn default_model() -> String {
     "sc".into()
 }

@@ -1,23 +1,29 @@
-//! The timing engine for coherence protocols: the same agents the checker
-//! explores, with their messages carried by the fabric. Caches sit on the
-//! requester nodes, directories on the memory nodes. A cache lookup costs
-//! `cache_latency`; a directory's reply leaves `directory_latency` after
-//! the request arrived, plus `memory_latency` when it carries memory data.
-//! Each core runs its thread of a litmus program through its front end,
-//! issuing at most one operation per `issue_interval`.
+//! The timing engine for any [`Protocol`]: the same agents the checker
+//! explores, with their messages carried by the fabric.
 //!
-//! An operation's latency runs from its issue to its completion: a hit
-//! completes one cache latency after issue; a miss completes one cache
-//! latency (the fill) after the message that gives the line its
-//! permission arrives.
+//! Placement: agents whose [`Role`] is `Core` sit on the fabric's requester
+//! nodes in order, `Home` agents on its memory nodes in order.
+//!
+//! Time: a handler or action at a core costs `cache_latency`; at a home,
+//! `directory_latency`, plus `memory_latency` when it sends data. The sends
+//! of a handler leave after that delay. A home is also *occupied*
+//! `service` per message it handles, one message at a time, and holds at
+//! most `queue` messages per virtual channel; further messages stay in the
+//! fabric, holding its credits (back-pressure).
+//!
+//! Drivers: every agent fires its own enabled non-environment actions (a
+//! litmus program's next operation, a home's next grant). Environment
+//! actions (new requests from outside the protocol) come from the driver:
+//! none (`Own`), a random enabled one every `issue_interval` (`Random`), or
+//! the next operation of a workload generator, which the protocol maps to
+//! an action with [`Protocol::workload_action`] (`Workload`).
+//!
+//! An operation's latency runs from the handler that reports it issued to
+//! the end of the handler that reports it done ([`crate::agents::protocol::OpEvent`]).
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
-use crate::agents::coherence::core::FrontEnd;
-use crate::agents::coherence::directory::{Action, Directory, Ghost, Msg, Node, Variant};
-use crate::agents::protocol::{AgentId, Ctx, Protocol, Send, Step};
-use crate::check::oracle::Model;
-use crate::config::resolve::ProtocolSpec;
+use crate::agents::protocol::{AgentId, Ctx, OpEvent, OpKind, Protocol, Role, Send, Step, WorkOp};
 use crate::config::schema::Spread;
 use crate::config::SystemSpec;
 use crate::engine::{EventQueue, Time};
@@ -25,14 +31,45 @@ use crate::fabric::routing::RoutingTable;
 use crate::fabric::{Fabric, FabricEvent, NodeId, PacketHeader, PacketId};
 use crate::sim::system::{Outcome, RequesterResult, RunResult};
 use crate::stats::Histogram;
+use crate::workloads::pattern::Generator;
+use crate::workloads::rng::Stream;
+use crate::workloads::WorkloadSpec;
+
+/// Timing parameters every protocol's agents share.
+#[derive(Debug, Clone)]
+pub struct Timing {
+    pub cache_latency: Time,
+    pub directory_latency: Time,
+    pub memory_latency: Time,
+    pub control_bytes: u32,
+    pub data_bytes: u32,
+    /// Payload bytes of a data message (the line).
+    pub line_bytes: u32,
+    pub issue_interval: Time,
+    /// Home occupancy per handled message (0: none).
+    pub service: Time,
+    /// Messages a home holds per virtual channel.
+    pub queue: usize,
+}
+
+/// What drives the cores' environment actions. `Random` and `Workload`
+/// issue each requester's `[workload]` warm-up plus measured requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Driver {
+    Own,
+    Random,
+    Workload,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Event {
     Fabric(FabricEvent),
-    /// A core may fire its next action.
-    Core(AgentId),
+    /// Agent may fire its next action.
+    Step(AgentId),
     /// A send leaves its agent (after the agent's processing delay).
     Leave(u32),
+    /// A home finished serving a message.
+    Served(AgentId),
 }
 
 impl From<FabricEvent> for Event {
@@ -42,53 +79,100 @@ impl From<FabricEvent> for Event {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Wire {
+pub struct Wire<M> {
     from: AgentId,
-    msg: Msg,
+    vc: u8,
+    msg: M,
 }
 
-pub struct ProtocolSystem {
-    p: Directory,
-    spec: ProtocolSpec,
-    agents: Vec<Node>,
-    ghost: Ghost,
+/// Per-core driver state.
+struct CoreDrive {
+    issued: u64,
+    ops: u64,
+    warmup: u64,
+    gen: Option<Generator>,
+    pending: Option<WorkOp>,
+    next_issue: Time,
+}
+
+pub struct ProtocolSystem<P: Protocol> {
+    p: P,
+    t: Timing,
+    driver: Driver,
+    agents: Vec<P::Agent>,
+    ghost: P::Ghost,
+    roles: Vec<Role>,
     node_of: Vec<NodeId>,
     agent_of_node: Vec<Option<AgentId>>,
     q: EventQueue<Event>,
-    fabric: Fabric<Wire>,
-    leaving: Vec<Option<(AgentId, Send<Msg>)>>,
+    fabric: Fabric<Wire<P::Msg>>,
+    leaving: Vec<Option<(AgentId, Send<P::Msg>)>>,
     free_slots: Vec<u32>,
-    stalled: Vec<VecDeque<PacketId>>,
-    core_scheduled: Vec<bool>,
-    /// Per core: issue time of each operation.
-    issued_at: Vec<Vec<Option<Time>>>,
-    progress: Vec<(u8, u32)>,
+    /// Per agent and VC: messages taken from the fabric, waiting to be handled.
+    inbox: Vec<Vec<VecDeque<Wire<P::Msg>>>>,
+    /// Per agent and VC: delivered packets not yet taken (the inbox is full).
+    overflow: Vec<Vec<VecDeque<PacketId>>>,
+    step_scheduled: Vec<bool>,
+    serving: Vec<bool>,
+    drive: Vec<CoreDrive>,
+    rng: Stream,
+    open_ops: HashMap<(AgentId, u64), (Time, OpKind, bool)>,
+    sends: Vec<Send<P::Msg>>,
+    ops: Vec<OpEvent>,
+    acts: Vec<P::Action>,
     loads: Histogram,
     stores: Histogram,
     per_core: Vec<Histogram>,
     ops_done: Vec<u64>,
+    measured: Vec<u64>,
+    warm_cores: usize,
+    window_start: Time,
     name: String,
     seed: u64,
     max_time: Time,
     error: Option<String>,
+    /// Check the invariants after every handler and action.
+    check: bool,
+    /// Messages in flight per (source, destination, VC), when the protocol bounds them.
+    in_flight: Vec<u32>,
+    cap: usize,
 }
 
-impl ProtocolSystem {
-    pub fn build(system: &SystemSpec, spec: &ProtocolSpec) -> Self {
-        let variant = if spec.name == "msi" { Variant::Msi } else { Variant::Mesi };
-        let fe = match spec.model {
-            Model::Sc => FrontEnd::Sc,
-            Model::Tso => FrontEnd::Tso,
-            Model::Rc => FrontEnd::Rc,
-        };
-        let p = Directory::running(variant, spec.program.clone(), fe, system.memories.len());
+impl<P: Protocol> ProtocolSystem<P> {
+    pub fn build(system: &SystemSpec, p: P, t: Timing, driver: Driver, check: bool) -> Result<Self, String> {
         let (agents, ghost) = p.initial().remove(0);
-        let mut node_of: Vec<NodeId> = system.requesters.iter().map(|r| r.node).collect();
-        node_of.extend(system.memories.iter().map(|m| m.node));
+        let p_cap = p.capacity();
+        let roles: Vec<Role> = (0..agents.len()).map(|a| p.role(a as AgentId)).collect();
+        let cores = roles.iter().filter(|r| **r == Role::Core).count();
+        let homes = roles.len() - cores;
+        if cores != system.requesters.len() || homes != system.memories.len() {
+            return Err(format!(
+                "protocol {} has {cores} cores and {homes} homes; the system has {} requesters and {} memories \
+                 (one requester per core, one memory per home)",
+                p.name(),
+                system.requesters.len(),
+                system.memories.len()
+            ));
+        }
+        let (mut next_core, mut next_home) = (0, 0);
+        let node_of: Vec<NodeId> = roles
+            .iter()
+            .map(|r| match r {
+                Role::Core => {
+                    next_core += 1;
+                    system.requesters[next_core - 1].node
+                }
+                Role::Home => {
+                    next_home += 1;
+                    system.memories[next_home - 1].node
+                }
+            })
+            .collect();
         let mut agent_of_node = vec![None; system.topology.nodes.len()];
         for (a, &n) in node_of.iter().enumerate() {
             agent_of_node[n as usize] = Some(a as AgentId);
         }
+        let nvc = p.vc_orders().len();
         // Every agent may talk to every other: the deadlock check sees all flows.
         let flows: Vec<(NodeId, NodeId)> =
             node_of.iter().flat_map(|&a| node_of.iter().filter(move |&&b| b != a).map(move |&b| (a, b))).collect();
@@ -97,23 +181,59 @@ impl ProtocolSystem {
             system.fabric.routing,
             system.fabric.spread,
             system.fabric.deadlock_avoidance,
-            &[flows.clone(), flows.clone(), flows],
+            &vec![flows; nvc],
         );
-        let buffer = system.fabric.buffer.bytes();
-        let fabric =
-            Fabric::new(system.topology.clone(), routing, system.fabric.switch_queueing, 3, buffer, spec.data_bytes);
-        let threads = spec.program.threads.len();
-        ProtocolSystem {
-            issued_at: spec.program.threads.iter().map(|t| vec![None; t.len()]).collect(),
-            progress: vec![(0, 0); threads],
-            per_core: vec![Histogram::default(); threads],
-            ops_done: vec![0; threads],
-            stalled: vec![VecDeque::new(); agents.len()],
-            core_scheduled: vec![false; threads],
+        let fabric = Fabric::new(
+            system.topology.clone(),
+            routing,
+            system.fabric.switch_queueing,
+            nvc,
+            system.fabric.buffer.bytes(),
+            t.data_bytes.max(t.control_bytes),
+        );
+        let n = agents.len();
+        let drive = (0..n)
+            .map(|a| {
+                let core = roles[..a].iter().filter(|r| **r == Role::Core).count();
+                let w: Option<&WorkloadSpec> =
+                    (roles[a] == Role::Core && driver != Driver::Own).then(|| &system.requesters[core].workload);
+                CoreDrive {
+                    issued: 0,
+                    ops: w.map_or(0, |w| w.warmup + w.requests),
+                    warmup: w.map_or(0, |w| w.warmup),
+                    gen: match w {
+                        Some(w) if driver == Driver::Workload => {
+                            Some(Generator::new(w, core as u32, cores as u32, &[]))
+                        }
+                        _ => None,
+                    },
+                    pending: None,
+                    next_issue: 0,
+                }
+            })
+            .collect();
+        Ok(ProtocolSystem {
+            inbox: vec![vec![VecDeque::new(); nvc]; n],
+            overflow: vec![vec![VecDeque::new(); nvc]; n],
+            step_scheduled: vec![false; n],
+            serving: vec![false; n],
+            per_core: vec![Histogram::default(); n],
+            ops_done: vec![0; n],
+            measured: vec![0; n],
+            drive,
+            rng: Stream::new(system.seed, 0x5eed_0a11),
+            open_ops: HashMap::new(),
+            sends: Vec::new(),
+            ops: Vec::new(),
+            acts: Vec::new(),
+            warm_cores: 0,
+            window_start: 0,
             p,
-            spec: spec.clone(),
+            t,
+            driver,
             agents,
             ghost,
+            roles,
             node_of,
             agent_of_node,
             q: EventQueue::with_capacity(1024),
@@ -126,175 +246,348 @@ impl ProtocolSystem {
             seed: system.seed,
             max_time: system.max_time,
             error: None,
+            check,
+            in_flight: if p_cap < usize::MAX { vec![0; n * n * nvc] } else { Vec::new() },
+            cap: p_cap,
+        })
+    }
+
+    fn is_core(&self, a: AgentId) -> bool {
+        self.roles[a as usize] == Role::Core
+    }
+
+    fn schedule_step(&mut self, a: AgentId, at: Time) {
+        if !self.step_scheduled[a as usize] {
+            self.step_scheduled[a as usize] = true;
+            self.q.schedule(at, Event::Step(a));
         }
     }
 
-    fn caches(&self) -> usize {
-        self.spec.program.threads.len()
-    }
-
-    fn schedule_core(&mut self, c: AgentId, at: Time) {
-        if !self.core_scheduled[c as usize] {
-            self.core_scheduled[c as usize] = true;
-            self.q.schedule(at, Event::Core(c));
+    /// Processing delay of agent `a` before the sends of one handler leave.
+    fn delay(&self, a: AgentId) -> Time {
+        if self.is_core(a) {
+            self.t.cache_latency
+        } else if self.sends.iter().any(|s| self.p.carries_data(&s.msg)) {
+            self.t.directory_latency + self.t.memory_latency
+        } else {
+            self.t.directory_latency
         }
     }
 
-    /// Queue the sends of a handler: each leaves after `delay`.
-    fn post(&mut self, from: AgentId, sends: &[Send<Msg>]) {
-        for s in sends {
+    fn slot(&self, from: AgentId, s: &Send<P::Msg>) -> usize {
+        let n = self.agents.len();
+        (from as usize * n + s.to as usize) * self.p.vc_orders().len() + s.vc as usize
+    }
+
+    /// Whether the pending sends of `a` fit the protocol's bound on messages in flight.
+    fn sends_fit(&mut self, a: AgentId) -> bool {
+        if self.cap == usize::MAX {
+            return true;
+        }
+        let mut ok = true;
+        for i in 0..self.sends.len() {
+            let k = self.slot(a, &self.sends[i]);
+            self.in_flight[k] += 1;
+            ok &= self.in_flight[k] as usize <= self.cap;
+        }
+        if !ok {
+            for i in 0..self.sends.len() {
+                let k = self.slot(a, &self.sends[i]);
+                self.in_flight[k] -= 1;
+            }
+        }
+        ok
+    }
+
+    /// After a handler or action of `a`: queue its sends, account its operations.
+    fn finish(&mut self, a: AgentId, delay: Time) {
+        let now = self.q.now();
+        if self.check && self.error.is_none() {
+            if let Err((name, detail)) = self.p.invariant(&self.agents, &self.ghost) {
+                self.error = Some(format!("invariant {name} violated at {now} ps: {detail}"));
+            }
+        }
+        for i in 0..self.sends.len() {
+            let s = Send { delay, ..self.sends[i] };
             let slot = match self.free_slots.pop() {
                 Some(i) => {
-                    self.leaving[i as usize] = Some((from, *s));
+                    self.leaving[i as usize] = Some((a, s));
                     i
                 }
                 None => {
-                    self.leaving.push(Some((from, *s)));
+                    self.leaving.push(Some((a, s)));
                     (self.leaving.len() - 1) as u32
                 }
             };
-            self.q.schedule(self.q.now() + s.delay, Event::Leave(slot));
+            self.q.schedule(now + delay, Event::Leave(slot));
         }
+        self.sends.clear();
+        for i in 0..self.ops.len() {
+            match self.ops[i] {
+                OpEvent::Issued { id, kind } => {
+                    let measured = self.in_window(a);
+                    self.open_ops.insert((a, id), (now, kind, measured));
+                }
+                OpEvent::Done { id } => {
+                    if let Some((t0, kind, measured)) = self.open_ops.remove(&(a, id)) {
+                        self.ops_done[a as usize] += 1;
+                        if measured {
+                            let lat = (now + delay).saturating_sub(t0);
+                            self.measured[a as usize] += 1;
+                            self.per_core[a as usize].record(lat);
+                            match kind {
+                                OpKind::Load => self.loads.record(lat),
+                                OpKind::Store | OpKind::Rmw => self.stores.record(lat),
+                                OpKind::Other => {}
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        self.ops.clear();
+    }
+
+    /// Whether operations issued now by `a` are measured (past the warm-up).
+    fn in_window(&self, a: AgentId) -> bool {
+        // called while the operation fires, before it is counted
+        self.driver == Driver::Own || self.drive[a as usize].issued >= self.drive[a as usize].warmup
     }
 
     fn leave(&mut self, slot: u32) {
         let (from, s) = self.leaving[slot as usize].take().expect("a send waits in this slot");
         self.free_slots.push(slot);
-        let data = s.msg.carries_data();
+        let data = self.p.carries_data(&s.msg);
         let hdr = PacketHeader {
             src: self.node_of[from as usize],
             dst: self.node_of[s.to as usize],
-            bytes: if data { self.spec.data_bytes } else { self.spec.control_bytes },
-            payload: if data { 64.min(self.spec.data_bytes) } else { 0 },
+            bytes: if data { self.t.data_bytes } else { self.t.control_bytes },
+            payload: if data { self.t.line_bytes.min(self.t.data_bytes) } else { 0 },
             class: s.vc,
             vc_class: s.vc,
         };
-        self.fabric.inject(&mut self.q, hdr.src, hdr, Wire { from, msg: s.msg });
+        self.fabric.inject(&mut self.q, hdr.src, hdr, Wire { from, vc: s.vc, msg: s.msg });
     }
 
-    /// Processing delay of agent `a` before the sends of one handler leave:
-    /// a cache lookup; a directory access, plus a memory read when the
-    /// directory answers with data.
-    fn delay_for(&self, a: AgentId, sends: &[Send<Msg>]) -> Time {
-        if (a as usize) < self.caches() {
-            self.spec.cache_latency
-        } else if sends.iter().any(|s| matches!(s.msg, Msg::Data { .. })) {
-            self.spec.directory_latency + self.spec.memory_latency
-        } else {
-            self.spec.directory_latency
-        }
+    fn violation(&mut self, a: AgentId, kind: &str, detail: &str) {
+        let name = self.p.agent_name(a);
+        self.error.get_or_insert_with(|| format!("{name}: {kind}: {detail}"));
     }
 
-    /// Record operations that completed at this agent (at `done_at`).
-    fn note_progress(&mut self, c: usize, done_at: Time) {
-        let Node::Cache { core, .. } = &self.agents[c] else { return };
-        let prog = &self.spec.program.threads[c];
-        let (old_pc, old_done) = self.progress[c];
-        let mut completed = Vec::new();
-        for i in old_pc as usize..core.pc as usize {
-            completed.push(i);
-        }
-        let newly = core.done & !old_done;
-        for (i, _) in prog.iter().enumerate() {
-            if newly >> i & 1 == 1 {
-                completed.push(i);
-            }
-        }
-        self.progress[c] = (core.pc, core.done);
-        for i in completed {
-            if let Some(t) = self.issued_at[c][i] {
-                let lat = done_at.saturating_sub(t);
-                self.per_core[c].record(lat);
-                match prog[i] {
-                    crate::workloads::program::Op::Load { .. } => self.loads.record(lat),
-                    crate::workloads::program::Op::Store { .. } | crate::workloads::program::Op::Rmw { .. } => {
-                        self.stores.record(lat)
-                    }
-                    _ => {}
-                }
-                self.ops_done[c] += 1;
-            }
-        }
-    }
-
-    fn core_step(&mut self, c: AgentId) {
-        self.core_scheduled[c as usize] = false;
-        let mut acts = Vec::new();
-        self.p.actions(&self.agents[c as usize], c, &self.ghost, &mut acts);
-        let Some(&action) = acts.first() else { return };
-        let now = self.q.now();
-        if let Node::Cache { core, .. } = &self.agents[c as usize] {
-            let op = match action {
-                Action::Step => Some(core.pc as usize),
-                Action::Perform(j) => Some(j as usize),
-                _ => None,
-            };
-            if let Some(i) = op {
-                self.issued_at[c as usize][i] = Some(now);
-            }
-        }
-        let mut sends = Vec::new();
-        let mut ctx = Ctx { me: c, ghost: &mut self.ghost, sends: &mut sends, delay: self.spec.cache_latency };
-        if let Err(v) = self.p.act(&mut self.agents[c as usize], &mut ctx, action) {
-            self.error.get_or_insert(format!("{}: {}", v.kind, v.detail));
-        }
-        self.post(c, &sends);
-        self.note_progress(c as usize, now + self.spec.cache_latency);
-        self.schedule_core(c, now + self.spec.issue_interval);
-    }
+    // ------------------------------------------------------------ messages
 
     fn deliver(&mut self, node: NodeId, pkt: PacketId) {
         let a = self.agent_of_node[node as usize].expect("an agent on every endpoint");
-        self.stalled[a as usize].push_back(pkt);
-        self.drain_stalled(a);
+        let vc = self.fabric.message(pkt).vc as usize;
+        self.overflow[a as usize][vc].push_back(pkt);
+        self.admit(a, vc);
+        self.serve(a);
     }
 
-    /// Offer the agent its waiting messages, oldest first, until none is taken.
-    fn drain_stalled(&mut self, a: AgentId) {
-        let mut progress = true;
-        while progress {
-            progress = false;
-            for k in 0..self.stalled[a as usize].len() {
-                let pkt = self.stalled[a as usize][k];
-                let wire = *self.fabric.message(pkt);
-                let mut sends = Vec::new();
-                let mut ctx = Ctx { me: a, ghost: &mut self.ghost, sends: &mut sends, delay: 0 };
-                let mut agent = self.agents[a as usize].clone();
-                match self.p.on_message(&mut agent, &mut ctx, wire.from, wire.msg) {
-                    Ok(Step::Stall) => continue,
-                    Ok(Step::Done) => {
-                        let delay = self.delay_for(a, &sends);
-                        for s in &mut sends {
-                            s.delay = delay;
+    /// Take waiting packets into the inbox while it has room; their credit returns upstream.
+    fn admit(&mut self, a: AgentId, vc: usize) {
+        let cap = if self.is_core(a) { usize::MAX } else { self.t.queue };
+        while self.inbox[a as usize][vc].len() < cap {
+            let Some(pkt) = self.overflow[a as usize][vc].pop_front() else { break };
+            let (_, wire, _) = self.fabric.consume(&mut self.q, pkt);
+            self.inbox[a as usize][vc].push_back(wire);
+        }
+    }
+
+    /// Handle inbox messages, oldest first per VC, until none is taken (or the home becomes occupied).
+    fn serve(&mut self, a: AgentId) {
+        let ai = a as usize;
+        if self.serving[ai] {
+            return;
+        }
+        loop {
+            let mut taken = false;
+            'vcs: for vc in 0..self.inbox[ai].len() {
+                for k in 0..self.inbox[ai][vc].len() {
+                    let w = self.inbox[ai][vc][k];
+                    // With bounded channels, try on a copy: a handler whose sends would overflow waits.
+                    let saved = (self.cap < usize::MAX).then(|| (self.agents[ai].clone(), self.ghost.clone()));
+                    let mut ctx = Ctx {
+                        me: a,
+                        ghost: &mut self.ghost,
+                        sends: &mut self.sends,
+                        delay: 0,
+                        ops: Some(&mut self.ops),
+                    };
+                    // A handler that stalls leaves the agent unchanged (the Protocol contract).
+                    match self.p.on_message(&mut self.agents[ai], &mut ctx, w.from, w.msg) {
+                        Ok(Step::Stall) => {
+                            self.sends.clear();
+                            self.ops.clear();
+                            continue;
                         }
-                        self.agents[a as usize] = agent;
-                        self.stalled[a as usize].remove(k);
-                        self.fabric.consume(&mut self.q, pkt);
-                        self.post(a, &sends);
-                        if (a as usize) < self.caches() {
-                            let now = self.q.now();
-                            self.note_progress(a as usize, now + self.spec.cache_latency);
-                            self.schedule_core(a, now + self.spec.cache_latency);
-                        }
-                        progress = true;
-                        break;
+                        Ok(Step::Done) => {}
+                        Err(v) => self.violation(a, v.kind, &v.detail),
                     }
-                    Err(v) => {
-                        self.error.get_or_insert(format!("{}: {}", v.kind, v.detail));
-                        self.stalled[a as usize].remove(k);
-                        self.fabric.consume(&mut self.q, pkt);
-                        progress = true;
+                    if !self.sends_fit(a) {
+                        let (agent, ghost) = saved.expect("bounded channels keep a copy");
+                        self.agents[ai] = agent;
+                        self.ghost = ghost;
+                        self.sends.clear();
+                        self.ops.clear();
+                        continue;
+                    }
+                    if self.cap < usize::MAX {
+                        let k = self.slot(w.from, &Send { to: a, vc: w.vc, msg: w.msg, delay: 0 });
+                        self.in_flight[k] -= 1;
+                        // the sender may have waited for this channel to free
+                        let now = self.q.now();
+                        self.schedule_step(w.from, now);
+                    }
+                    self.inbox[ai][vc].remove(k);
+                    self.admit(a, vc);
+                    let delay = self.delay(a);
+                    self.finish(a, delay);
+                    let now = self.q.now();
+                    self.schedule_step(a, now + delay);
+                    taken = true;
+                    if !self.is_core(a) && self.t.service > 0 {
+                        self.serving[ai] = true;
+                        self.q.schedule(now + self.t.service, Event::Served(a));
+                        return;
+                    }
+                    break 'vcs;
+                }
+            }
+            if !taken {
+                return;
+            }
+        }
+    }
+
+    // ------------------------------------------------------------ actions
+
+    fn step(&mut self, a: AgentId) {
+        let ai = a as usize;
+        self.step_scheduled[ai] = false;
+        let now = self.q.now();
+        let mut acts = std::mem::take(&mut self.acts);
+        acts.clear();
+        self.p.actions(&self.agents[ai], a, &self.ghost, &mut acts);
+        let mut own = false;
+        for &x in &acts {
+            if !self.p.is_environment(&x) && self.fire(a, x) {
+                own = true;
+                break;
+            }
+        }
+        let fired = match own {
+            true => true,
+            false if self.is_core(a) && now >= self.drive[ai].next_issue => self.drive_env(a, &acts),
+            false => {
+                if self.is_core(a) && self.wants_to_issue(a) {
+                    let at = self.drive[ai].next_issue;
+                    self.schedule_step(a, at);
+                }
+                false
+            }
+        };
+        self.acts = acts;
+        if fired {
+            self.schedule_step(a, now + self.t.issue_interval);
+        }
+    }
+
+    fn wants_to_issue(&self, a: AgentId) -> bool {
+        self.drive[a as usize].issued < self.drive[a as usize].ops
+    }
+
+    /// The driver's next environment action for core `a`, if it may start now.
+    fn drive_env(&mut self, a: AgentId, acts: &[P::Action]) -> bool {
+        let ai = a as usize;
+        if !self.wants_to_issue(a) {
+            return false;
+        }
+        let action = match &self.driver {
+            Driver::Own => None,
+            Driver::Random => {
+                let mut env: Vec<P::Action> = acts.iter().copied().filter(|x| self.p.is_environment(x)).collect();
+                // the first, in a random order, whose sends fit the channels
+                let mut chosen = None;
+                while !env.is_empty() {
+                    let x = env.swap_remove(self.rng.below(env.len() as u64) as usize);
+                    if self.fire(a, x) {
+                        chosen = Some(x);
                         break;
                     }
                 }
+                if chosen.is_none() {
+                    return false;
+                }
+                self.count_issue(a);
+                return true;
+            }
+            Driver::Workload => {
+                if self.drive[ai].pending.is_none() {
+                    let gen = self.drive[ai].gen.as_mut().expect("a generator per core");
+                    let (access, _) = gen.next(&mut self.rng);
+                    let value = self.drive[ai].issued + 1;
+                    self.drive[ai].pending = Some(WorkOp {
+                        line: access.addr / self.t.line_bytes.max(1) as u64,
+                        kind: if access.write { OpKind::Store } else { OpKind::Load },
+                        value,
+                    });
+                }
+                let op = self.drive[ai].pending.expect("set above");
+                let x = self.p.workload_action(&self.agents[ai], a, &op);
+                if x.is_some() {
+                    self.drive[ai].pending = None;
+                }
+                x
+            }
+        };
+        let Some(action) = action else { return false };
+        if !self.fire(a, action) {
+            return false;
+        }
+        self.count_issue(a);
+        true
+    }
+
+    fn count_issue(&mut self, a: AgentId) {
+        let ai = a as usize;
+        self.drive[ai].issued += 1;
+        self.drive[ai].next_issue = self.q.now() + self.t.issue_interval;
+        if self.drive[ai].issued == self.drive[ai].warmup + 1 {
+            self.warm_cores += 1;
+            if self.warm_cores == self.roles.iter().filter(|r| **r == Role::Core).count() {
+                self.window_start = self.q.now();
             }
         }
+    }
+
+    /// Fire an action; false (and nothing changes) if its sends would overflow a bounded channel.
+    fn fire(&mut self, a: AgentId, action: P::Action) -> bool {
+        let ai = a as usize;
+        let saved = (self.cap < usize::MAX).then(|| (self.agents[ai].clone(), self.ghost.clone()));
+        let mut ctx = Ctx { me: a, ghost: &mut self.ghost, sends: &mut self.sends, delay: 0, ops: Some(&mut self.ops) };
+        if let Err(v) = self.p.act(&mut self.agents[ai], &mut ctx, action) {
+            self.violation(a, v.kind, &v.detail);
+        }
+        if !self.sends_fit(a) {
+            let (agent, ghost) = saved.expect("bounded channels keep a copy");
+            self.agents[ai] = agent;
+            self.ghost = ghost;
+            self.sends.clear();
+            self.ops.clear();
+            return false;
+        }
+        let delay = self.delay(a);
+        self.finish(a, delay);
+        // Anything waiting in the inbox may now be taken.
+        self.serve(a);
+        true
     }
 
     pub fn run(mut self, progress: &mut dyn FnMut(f64) -> bool) -> RunResult {
         let wall = std::time::Instant::now();
-        for c in 0..self.caches() {
-            self.schedule_core(c as AgentId, 0);
+        for a in 0..self.agents.len() {
+            self.schedule_step(a as AgentId, 0);
         }
         let mut outcome = Outcome::Completed;
         let mut tick = 0u32;
@@ -309,8 +602,12 @@ impl ProtocolSystem {
                         self.deliver(node, pkt);
                     }
                 }
-                Event::Core(c) => self.core_step(c),
+                Event::Step(a) => self.step(a),
                 Event::Leave(slot) => self.leave(slot),
+                Event::Served(a) => {
+                    self.serving[a as usize] = false;
+                    self.serve(a);
+                }
             }
             tick = tick.wrapping_add(1);
             if tick & 0xFFFF == 0 && !progress(t as f64 / self.max_time as f64) {
@@ -318,8 +615,13 @@ impl ProtocolSystem {
                 break;
             }
         }
+        self.result(outcome, wall.elapsed().as_secs_f64())
+    }
+
+    fn result(self, mut outcome: Outcome, wall_s: f64) -> RunResult {
         let busy = self.agents.iter().any(|a| self.p.busy(a));
-        if outcome == Outcome::Completed && busy {
+        let unissued = (0..self.agents.len()).any(|a| self.wants_to_issue(a as AgentId));
+        if outcome == Outcome::Completed && (busy || unissued) {
             outcome = Outcome::Deadlock;
         }
         let mut warnings = Vec::new();
@@ -327,35 +629,40 @@ impl ProtocolSystem {
             warnings.push(format!("protocol error: {e}"));
         }
         if outcome == Outcome::Deadlock {
-            warnings.push("deadlock: no event left while a core or a directory waits".to_string());
+            warnings.push("deadlock: no event left while an agent waits or a core has operations left".to_string());
         }
-        let end = self.q.now().max(1);
+        let end = self.q.now().max(self.window_start + 1);
         let topo = &self.fabric.topo;
         let links = self.fabric.link_rows(self.fabric.link_stats(), None);
         let (cp, cb) = self.fabric.class_counts();
-        let class_packets =
-            ["request", "forward", "response"].iter().enumerate().map(|(i, n)| (n.to_string(), cp[i], cb[i])).collect();
+        let class_packets = (0..self.p.vc_orders().len()).map(|i| (format!("vc{i}"), cp[i], cb[i])).collect();
+        let line = self.t.line_bytes as u64;
+        let requesters = (0..self.agents.len())
+            .filter(|&a| self.roles[a] == Role::Core)
+            .map(|a| RequesterResult {
+                name: topo.nodes[self.node_of[a] as usize].name.clone(),
+                issued: match self.driver {
+                    Driver::Own => self.ops_done[a],
+                    _ => self.drive[a].issued,
+                },
+                completed: self.ops_done[a],
+                measured: self.measured[a],
+                measured_bytes: self.measured[a] * line,
+                latency: self.per_core[a].clone(),
+                queueing: Histogram::default(),
+            })
+            .collect();
         RunResult {
             name: self.name.clone(),
             seed: self.seed,
             outcome,
             sim_time: self.q.now(),
-            window_start: 0,
+            window_start: self.window_start,
             window_end: end,
             events: self.q.dispatched(),
-            wall_s: wall.elapsed().as_secs_f64(),
+            wall_s,
             in_flight_packets: self.fabric.in_flight(),
-            requesters: (0..self.caches())
-                .map(|c| RequesterResult {
-                    name: topo.nodes[self.node_of[c] as usize].name.clone(),
-                    issued: self.spec.program.threads[c].len() as u64,
-                    completed: self.ops_done[c],
-                    measured: self.ops_done[c],
-                    measured_bytes: 0,
-                    latency: self.per_core[c].clone(),
-                    queueing: Histogram::default(),
-                })
-                .collect(),
+            requesters,
             read_latency: self.loads.clone(),
             write_latency: self.stores.clone(),
             links,
@@ -368,5 +675,10 @@ impl ProtocolSystem {
             spread: self.fabric.routing.spread_used().map(Spread::name),
             warnings,
         }
+    }
+
+    /// The agents' final states (for tests asserting invariants after a run).
+    pub fn agents(&self) -> &[P::Agent] {
+        &self.agents
     }
 }

@@ -20,7 +20,7 @@
 use std::sync::Arc;
 
 use super::core::{Core, FrontEnd};
-use crate::agents::protocol::{AgentId, ChannelOrder, Ctx, Protocol, Step, Violation};
+use crate::agents::protocol::{AgentId, ChannelOrder, Ctx, OpKind, Protocol, Role, Step, Violation, WorkOp};
 use crate::workloads::program::{Op, Outcome, Program, Value};
 
 pub const MAX_LOCS: usize = 4;
@@ -245,6 +245,8 @@ pub struct Ghost {
 pub enum Action {
     // unconstrained core (environment)
     Load(u8),
+    /// A load that hits (workload-driven timing only; the checker's loads are all misses or none).
+    Hit(u8),
     Store(u8, Value),
     Evict(u8),
     // program cores
@@ -428,14 +430,19 @@ impl Directory {
         let waiter = std::mem::replace(&mut line.waiter, Waiter::None);
         match waiter {
             Waiter::None => {}
-            Waiter::Load => check_value(ctx.ghost, loc, line.data)?,
+            Waiter::Load => {
+                check_value(ctx.ghost, loc, line.data)?;
+                ctx.done(loc as u64);
+            }
             Waiter::Store(v) => {
                 write(line, ctx.ghost, loc, v);
+                ctx.done(loc as u64);
             }
             Waiter::Op(i) => {
                 let op = self.prog(me)[i as usize];
                 let done = self.access(core, line, ctx, loc, op, Waiter::Op(i))?;
                 debug_assert!(done, "the line has the permission the operation needed");
+                ctx.done(i as u64);
                 match self.front_end {
                     FrontEnd::Rc => {
                         core.inflight &= !(1 << i);
@@ -664,6 +671,15 @@ impl Directory {
     }
 }
 
+fn op_kind(op: Op) -> OpKind {
+    match op {
+        Op::Load { .. } => OpKind::Load,
+        Op::Store { .. } => OpKind::Store,
+        Op::Rmw { .. } => OpKind::Rmw,
+        Op::Fence { .. } => OpKind::Other,
+    }
+}
+
 /// A store performed with write permission: the line becomes M and holds
 /// the newest value in coherence order.
 fn write(line: &mut Line, ghost: &mut Ghost, loc: u8, v: Value) {
@@ -809,16 +825,24 @@ impl Protocol for Directory {
         let me = ctx.me;
         let Node::Cache { core, lines } = agent else { unreachable!("directories have no actions") };
         match action {
+            Action::Hit(l) => {
+                ctx.issued(l as u64, OpKind::Load);
+                check_value(ctx.ghost, l, lines[l as usize].data)?;
+                ctx.done(l as u64);
+            }
             Action::Load(l) => {
+                ctx.issued(l as u64, OpKind::Load);
                 let line = &mut lines[l as usize];
                 line.st = CState::IS_D;
                 line.waiter = Waiter::Load;
                 ctx.send(self.home(l), REQ, Msg::GetS { loc: l });
             }
             Action::Store(l, v) => {
+                ctx.issued(l as u64, OpKind::Store);
                 let line = &mut lines[l as usize];
                 if line.st.writable() {
                     write(line, ctx.ghost, l, v);
+                    ctx.done(l as u64);
                 } else {
                     self.get_m(line, ctx, l);
                     line.waiter = Waiter::Store(v);
@@ -840,17 +864,20 @@ impl Protocol for Directory {
             Action::Step => {
                 let i = core.pc;
                 let op = self.prog(me)[i as usize];
+                ctx.issued(i as u64, op_kind(op));
                 if self.front_end == FrontEnd::Tso {
                     match op {
                         Op::Store { loc, value, .. } => {
                             core.sb_push(loc, value);
                             core.pc += 1;
+                            ctx.done(i as u64);
                             return Ok(());
                         }
                         Op::Load { loc, reg, .. } => {
                             if let Some(v) = core.forward(loc) {
                                 core.regs[reg as usize] = v;
                                 core.pc += 1;
+                                ctx.done(i as u64);
                                 return Ok(());
                             }
                         }
@@ -858,10 +885,14 @@ impl Protocol for Directory {
                     }
                 }
                 match op.loc() {
-                    None => core.pc += 1,
+                    None => {
+                        core.pc += 1;
+                        ctx.done(i as u64);
+                    }
                     Some(l) => {
                         if self.access(core, &mut lines[l as usize], ctx, l, op, Waiter::Op(i))? {
                             core.pc += 1;
+                            ctx.done(i as u64);
                         } else {
                             core.waiting = true;
                         }
@@ -881,12 +912,14 @@ impl Protocol for Directory {
             }
             Action::Perform(j) => {
                 let op = self.prog(me)[j as usize];
+                ctx.issued(j as u64, op_kind(op));
                 let done = match op.loc() {
                     None => true,
                     Some(l) => self.access(core, &mut lines[l as usize], ctx, l, op, Waiter::Op(j))?,
                 };
                 if done {
                     core.done |= 1 << j;
+                    ctx.done(j as u64);
                 } else {
                     core.inflight |= 1 << j;
                 }
@@ -896,7 +929,7 @@ impl Protocol for Directory {
     }
 
     fn is_environment(&self, action: &Action) -> bool {
-        matches!(action, Action::Load(_) | Action::Store(..) | Action::Evict(_))
+        matches!(action, Action::Load(_) | Action::Hit(_) | Action::Store(..) | Action::Evict(_))
     }
 
     fn invariant(&self, agents: &[Node], ghost: &Ghost) -> Result<(), (String, String)> {
@@ -1025,6 +1058,33 @@ impl Protocol for Directory {
             format!("cache{id}")
         } else {
             format!("dir{}", id as usize - self.caches)
+        }
+    }
+
+    fn role(&self, id: AgentId) -> Role {
+        if (id as usize) < self.caches {
+            Role::Core
+        } else {
+            Role::Home
+        }
+    }
+
+    fn carries_data(&self, msg: &Msg) -> bool {
+        msg.carries_data()
+    }
+
+    fn workload_action(&self, agent: &Node, _me: AgentId, op: &WorkOp) -> Option<Action> {
+        let Node::Cache { lines, .. } = agent else { return None };
+        let l = op.line as usize;
+        // One miss at a time, like the unconstrained core the checker explores.
+        if l >= self.locs || lines.iter().any(|x| !x.st.stable()) {
+            return None;
+        }
+        let v = (op.value % 2) as Value;
+        match op.kind {
+            OpKind::Load if lines[l].st.readable() => Some(Action::Hit(l as u8)),
+            OpKind::Load => Some(Action::Load(l as u8)),
+            _ => Some(Action::Store(l as u8, v)),
         }
     }
 }

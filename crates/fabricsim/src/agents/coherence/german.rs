@@ -72,7 +72,7 @@
 use std::fmt;
 use std::hash::{Hash, Hasher};
 
-use crate::agents::protocol::{AgentId, ChannelOrder, Ctx, Protocol, Step, Violation};
+use crate::agents::protocol::{AgentId, ChannelOrder, Ctx, OpKind, Protocol, Role, Step, Violation};
 use crate::check::{explore, Options};
 
 /// A data value, `0..DATA_NUM`.
@@ -487,11 +487,13 @@ impl Protocol for German {
                 Msg::GntS(d) => {
                     c.state = CacheState::S;
                     c.data = Some(d);
+                    ctx.done(REQUEST);
                 }
                 // RecvGntE
                 Msg::GntE(d) => {
                     c.state = CacheState::E;
                     c.data = Some(d);
+                    ctx.done(REQUEST);
                 }
                 _ => return Err(Violation::unexpected(*c, msg)),
             },
@@ -543,9 +545,17 @@ impl Protocol for German {
             (Agent::Client(c), Action::Store(d)) => {
                 c.data = Some(d);
                 *ctx.ghost = d;
+                ctx.issued(STORE, OpKind::Store);
+                ctx.done(STORE);
             }
-            (Agent::Client(_), Action::SendReqS) => ctx.send(HOME, CHAN1, Msg::ReqS),
-            (Agent::Client(_), Action::SendReqE) => ctx.send(HOME, CHAN1, Msg::ReqE),
+            (Agent::Client(_), Action::SendReqS) => {
+                ctx.issued(REQUEST, OpKind::Load);
+                ctx.send(HOME, CHAN1, Msg::ReqS)
+            }
+            (Agent::Client(_), Action::SendReqE) => {
+                ctx.issued(REQUEST, OpKind::Store);
+                ctx.send(HOME, CHAN1, Msg::ReqE)
+            }
             (Agent::Home(h), Action::SendInv(i)) => {
                 ctx.send(Self::client_agent(i), CHAN2, Msg::Inv);
                 h.inv_set &= !(1 << i);
@@ -630,7 +640,24 @@ impl Protocol for German {
             format!("client{}", id - 1)
         }
     }
+
+    fn role(&self, id: AgentId) -> Role {
+        if id == HOME {
+            Role::Home
+        } else {
+            Role::Core
+        }
+    }
+
+    fn carries_data(&self, msg: &Msg) -> bool {
+        matches!(msg, Msg::GntS(_) | Msg::GntE(_) | Msg::InvAck(Some(_)))
+    }
 }
+
+/// Operation ids a client reports for latency statistics: its one request
+/// (ReqS/ReqE until the grant) and its stores (done at once).
+const REQUEST: u64 = 0;
+const STORE: u64 = 1;
 
 /// Explore German's protocol with `clients` clients and 2 data values (the
 /// configuration of the speed comparison); returns (states, seconds).

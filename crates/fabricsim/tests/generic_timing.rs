@@ -1,0 +1,116 @@
+//! One timing engine for every protocol: German's protocol (clients driven
+//! by random requests) and MSI/MESI (cores driven by a workload) on the
+//! fabric, homes with occupancy, and the same agents checked exhaustively.
+
+use fabricsim::agents::coherence::german::German;
+use fabricsim::check::{explore, Options};
+use fabricsim::{config, run_spec, Format, Outcome, RunResult};
+
+fn system(clients: usize, protocol: &str, workload: &str) -> String {
+    let mut s = String::from(
+        r#"
+name = "generic"
+[defaults.link]
+bandwidth = "64GB/s"
+[[switch]]
+name = "sw"
+[[memory]]
+name = "home"
+[[link]]
+a = "sw"
+b = "home"
+"#,
+    );
+    for i in 0..clients {
+        s += &format!("[[requester]]\nname = \"c{i}\"\n[[link]]\na = \"c{i}\"\nb = \"sw\"\n");
+    }
+    s + protocol + workload
+}
+
+fn run(toml: &str) -> RunResult {
+    let spec = config::resolve(toml, "<test>", Format::Toml, &[], None).unwrap_or_else(|e| panic!("{e}"));
+    run_spec(&spec, &mut |_| true)
+}
+
+fn error(toml: &str) -> String {
+    match config::resolve(toml, "<test>", Format::Toml, &[], None) {
+        Ok(_) => panic!("expected an error"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn german_is_timed_on_the_fabric_and_checked_from_the_same_agents() {
+    let toml = system(
+        3,
+        "[protocol]\nname = \"german\"\nassert_invariants = true\n",
+        "[workload]\nrequests = 300\nwarmup = 20\n",
+    );
+    let r = run(&toml);
+    assert_eq!(r.outcome, Outcome::Completed, "{:?}", r.warnings);
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    for c in &r.requesters {
+        assert_eq!(c.issued, 320, "{}", c.name);
+        assert!(c.measured > 0 && c.latency.count == c.measured);
+    }
+    // a request (ReqS/ReqE to the grant) crosses the fabric twice: it takes time
+    assert!(r.read_latency.count > 0 && r.read_latency.min > 0, "{}", r.read_latency.min);
+    // the same agents, exhaustively
+    let e = explore(&German::new(3, 2), &Options::default(), &mut |_| {});
+    assert!(e.complete && e.violation.is_none());
+    assert!(e.states > 1000);
+}
+
+#[test]
+fn home_occupancy_caps_throughput_at_one_message_per_service_time() {
+    // 8 cores storing to 4 lines of one directory, so lines bounce between caches, and the
+    // directory handles each message for 100 ns: it is the bottleneck.
+    let proto = r#"
+[protocol]
+name = "msi"
+directory_service = "100ns"
+directory_latency = "1ns"
+memory_latency = "0ns"
+cache_latency = "1ns"
+"#;
+    let work = "[workload]\npattern = \"uniform\"\nread_fraction = 0.0\nfootprint = \"256B\"\nline = \"64B\"\nrequests = 400\nwarmup = 50\n";
+    let r = run(&system(8, proto, work));
+    assert_eq!(r.outcome, Outcome::Completed, "{:?}", r.warnings);
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    let dir_msgs: u64 = r.class_packets.iter().map(|(_, p, _)| *p).sum::<u64>();
+    // messages the directory handled: those sent to it (requests and responses to it)
+    let to_home: u64 = r.links.iter().filter(|l| l.2 == "home").map(|l| l.4.packets).sum();
+    assert!(to_home > 0 && dir_msgs >= to_home);
+    let elapsed = r.sim_time as f64;
+    let rate = to_home as f64 / elapsed; // messages per ps
+    let cap = 1.0 / 100_000.0;
+    eprintln!("rate {rate:e} cap {cap:e} to_home {to_home} elapsed {elapsed}");
+    assert!(rate <= cap * 1.001, "home handled {rate:e}/ps, above 1/service {cap:e}");
+    assert!(rate >= cap * 0.98, "home handled {rate:e}/ps, well below 1/service {cap:e}: not the bottleneck?");
+}
+
+#[test]
+fn msi_cores_run_a_workload_and_keep_the_invariants() {
+    let proto = "[protocol]\nname = \"mesi\"\nassert_invariants = true\n";
+    let work = "[workload]\npattern = \"uniform\"\nread_fraction = 0.7\nfootprint = \"256B\"\nline = \"64B\"\nrequests = 500\nwarmup = 50\n";
+    let r = run(&system(4, proto, work));
+    assert_eq!(r.outcome, Outcome::Completed, "{:?}", r.warnings);
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    for c in &r.requesters {
+        assert_eq!((c.issued, c.completed), (550, 550), "{}", c.name);
+        assert_eq!(c.measured, 500);
+    }
+    assert!(r.read_latency.count > 0 && r.write_latency.count > 0);
+}
+
+#[test]
+fn protocol_config_errors_name_the_key() {
+    let g = system(2, "[protocol]\nname = \"german\"\nprogram = \"x.litmus\"\n", "");
+    assert!(error(&g).contains("protocol.program"), "{}", error(&g));
+    let d = system(2, "[protocol]\nname = \"mesi\"\ndriver = \"magic\"\n", "");
+    assert!(error(&d).contains("protocol.driver") && error(&d).contains("magic"));
+    let q = system(2, "[protocol]\nname = \"mesi\"\ndirectory_queue = 0\n", "");
+    assert!(error(&q).contains("protocol.directory_queue"), "{}", error(&q));
+    let n = system(2, "[protocol]\nname = \"moesi\"\n", "");
+    assert!(error(&n).contains("protocol.name"));
+}
