@@ -52,7 +52,7 @@ fn run_protocol(
     progress: &mut dyn FnMut(f64) -> bool,
 ) -> RunResult {
     use agents::coherence::core::FrontEnd;
-    use agents::coherence::directory::{Directory, Variant};
+    use agents::coherence::directory::{CacheShape, Directory, Variant};
     use agents::coherence::german::German;
     use sim::protocol::ProtocolSystem;
 
@@ -82,10 +82,11 @@ fn run_protocol(
                     };
                     Directory::running(variant, prog.clone(), fe, dirs)
                 }
-                None => {
-                    let lines = spec.requesters.iter().map(|r| r.workload.footprint / r.workload.line as u64).max();
-                    Directory::free(variant, caches, dirs, lines.unwrap_or(1).max(1) as usize, 2)
+                None if ps.driver == sim::protocol::Driver::Workload => {
+                    let cache = ps.cache.map(|c| CacheShape { seed: spec.seed, ..c });
+                    Directory::timed(variant, caches, dirs, ps.locs, cache, ps.mshrs)
                 }
+                None => Directory::free(variant, caches, dirs, ps.locs, 2),
             };
             go(spec, ps, p, progress)
         }

@@ -114,3 +114,67 @@ fn protocol_config_errors_name_the_key() {
     let n = system(2, "[protocol]\nname = \"moesi\"\n", "");
     assert!(error(&n).contains("protocol.name"));
 }
+
+fn request_packets(r: &RunResult) -> u64 {
+    r.class_packets.iter().find(|c| c.0 == "vc0").map(|c| c.1).expect("a request class")
+}
+
+#[test]
+fn a_full_cache_evicts_and_the_directory_sees_the_write_backs() {
+    // One core stores to 8 lines in turn, 4 times over; its cache holds 2 lines.
+    let proto = |cache: &str| format!("[protocol]\nname = \"mesi\"\nassert_invariants = true\n{cache}");
+    let work =
+        "[workload]\npattern = \"stream\"\nread_fraction = 0.0\nfootprint = \"512B\"\nline = \"64B\"\nrequests = 32\n";
+    let big = run(&system(1, &proto(""), work));
+    let small = run(&system(1, &proto("[protocol.cache]\nsize = \"128B\"\nways = 2\nmshrs = 1\n"), work));
+    for r in [&big, &small] {
+        assert_eq!(r.outcome, Outcome::Completed, "{:?}", r.warnings);
+        assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+        assert_eq!(r.requesters[0].completed, 32);
+    }
+    // holding every line: 8 GetM, then hits; holding 2: every store misses and writes a victim back
+    assert_eq!(request_packets(&big), 8);
+    assert_eq!(request_packets(&small), 32 + 30, "32 GetM and a PutM for every line evicted (30)");
+}
+
+#[test]
+fn mesi_on_64_cores_keeps_swmr_and_the_data_value_invariant() {
+    let toml = String::from(
+        r#"
+name = "mesi64"
+[topology]
+kind = "mesh"
+rows = 2
+cols = 4
+requesters = 64
+memories = 8
+[workload]
+pattern = "uniform"
+footprint = "8KiB"
+line = "64B"
+read_fraction = 0.6
+requests = 60
+[protocol]
+name = "mesi"
+assert_invariants = true
+directory_service = "2ns"
+[protocol.cache]
+size = "2KiB"
+ways = 4
+mshrs = 4
+"#,
+    );
+    let r = run(&toml);
+    assert_eq!(r.outcome, Outcome::Completed, "{:?}", r.warnings);
+    assert!(r.warnings.is_empty(), "an invariant broke: {:?}", r.warnings);
+    assert_eq!(r.requesters.len(), 64);
+    assert!(r.requesters.iter().all(|c| c.completed == 60));
+}
+
+#[test]
+fn the_same_directory_agents_are_checked_exhaustively() {
+    use fabricsim::agents::coherence::directory::{Directory, Variant};
+    let e = explore(&Directory::free(Variant::Mesi, 3, 1, 1, 2), &Options::default(), &mut |_| {});
+    assert!(e.complete && e.violation.is_none());
+    assert_eq!(e.states, 131_330, "the state count of MESI, 3 caches, 1 address, 2 values");
+}

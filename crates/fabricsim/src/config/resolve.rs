@@ -58,6 +58,10 @@ pub struct ProtocolSpec {
     /// German: data values.
     pub values: usize,
     pub assert_invariants: bool,
+    /// Workload-driven msi/mesi: lines in the address space.
+    pub locs: usize,
+    pub cache: Option<crate::agents::coherence::directory::CacheShape>,
+    pub mshrs: u16,
 }
 
 /// Resolved-configuration summary written beside results.
@@ -409,18 +413,55 @@ impl Builder<'_> {
                 return Err(self.err("protocol.driver", "german's clients take no workload; expected \"random\""));
             }
         } else {
-            use crate::agents::coherence::directory::{MAX_LOCS, MAX_PROCS};
+            use crate::agents::coherence::directory::MAX_PROCS;
             if caches > MAX_PROCS {
                 return Err(self.err("requester", format!("{caches} caches: {} supports at most {MAX_PROCS}", pc.name)));
             }
-            if driver != Driver::Own {
-                let lines = requesters.iter().map(|r| r.workload.footprint / r.workload.line.max(1) as u64).max();
-                if lines.unwrap_or(0) > MAX_LOCS as u64 {
-                    return Err(self.err(
-                        "workload.footprint",
-                        format!("{} lines: {} supports at most {MAX_LOCS} lines", lines.unwrap_or(0), pc.name),
-                    ));
-                }
+        }
+        let lines = requesters.iter().map(|r| r.workload.footprint / r.workload.line.max(1) as u64).max().unwrap_or(1);
+        let mut cache = None;
+        let mut mshrs = 1;
+        let mut cache_latency = pc.cache_latency.ps();
+        if let Some(cp) = &pc.cache {
+            if pc.name == "german" || driver != Driver::Workload {
+                return Err(self.err("protocol.cache", "caches with a capacity need msi or mesi driven by a workload"));
+            }
+            let geometry = cp.validate(self.source, "protocol.cache")?;
+            if geometry.line_bytes() as u64 != line_bytes as u64 {
+                return Err(self.err(
+                    "protocol.cache.line",
+                    format!("{} B: expected the workload's line, {line_bytes} B", geometry.line_bytes()),
+                ));
+            }
+            cache = Some(crate::agents::coherence::directory::CacheShape {
+                geometry,
+                policy: cp.policy,
+                seed: 0, // the run's seed, set when the system is built
+            });
+            mshrs = cp.mshrs.min(u16::MAX as u32) as u16;
+            cache_latency = cp.hit_latency.ps();
+        }
+        if pc.name != "german" && driver == Driver::Workload {
+            if lines > u32::MAX as u64 {
+                return Err(self.err("workload.footprint", format!("{lines} lines: expected at most 2^32")));
+            }
+            // Directories hold every line; caches without a capacity do too.
+            const LINE_STATE: u64 = 16;
+            let copies = if cache.is_none() { caches as u64 + 1 } else { 1 };
+            let need = lines.saturating_mul(LINE_STATE).saturating_mul(copies);
+            if need > 4 << 30 {
+                return Err(self.err(
+                    "workload.footprint",
+                    format!(
+                        "{lines} lines need about {} MiB of line state{}; expected at most 4 GiB",
+                        need >> 20,
+                        if cache.is_none() {
+                            " (every cache holds every line: give [protocol.cache] a size)"
+                        } else {
+                            ""
+                        }
+                    ),
+                ));
             }
         }
         Ok(ProtocolSpec {
@@ -428,7 +469,7 @@ impl Builder<'_> {
             program,
             model,
             timing: Timing {
-                cache_latency: pc.cache_latency.ps(),
+                cache_latency,
                 directory_latency: pc.directory_latency.ps(),
                 memory_latency: pc.memory_latency.ps(),
                 control_bytes: pc.control_bytes.bytes().max(1) as u32,
@@ -441,6 +482,9 @@ impl Builder<'_> {
             driver,
             values: pc.values as usize,
             assert_invariants: pc.assert_invariants,
+            locs: lines.max(1) as usize,
+            cache,
+            mshrs,
         })
     }
 

@@ -76,6 +76,10 @@ pub struct ProtocolConfig {
     /// Check the protocol's invariants after every handler (slower).
     #[serde(default)]
     pub assert_invariants: bool,
+    /// Workload-driven caches with a capacity (`[protocol.cache]`: size,
+    /// line, ways, hit_latency, mshrs, policy); without it a cache holds
+    /// every line it touches, as when checked.
+    pub cache: Option<crate::agents::cache::CacheParams>,
 }
 
 fn default_directory_service() -> Duration {

@@ -5,6 +5,7 @@
 use rand_core::RngCore;
 use rand_pcg::Pcg64Mcg;
 
+#[derive(Clone)]
 pub struct Stream(Pcg64Mcg);
 
 fn splitmix64(mut z: u64) -> u64 {

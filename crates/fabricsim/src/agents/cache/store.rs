@@ -59,6 +59,7 @@ fn scale(r: u64, n: usize) -> usize {
 /// `get`/`get_mut` do not change policy state; `touch` records a hit;
 /// `victim`/`victim_where` say what an insertion would evict without
 /// changing anything; `insert` evicts by policy when the set is full.
+#[derive(Clone)]
 pub struct SetAssoc<L> {
     geom: CacheGeometry,
     policy: VictimPolicy,

@@ -52,6 +52,8 @@ pub struct Core {
     /// TSO store buffer, oldest first.
     pub sb: [(u8, Value); SB_SIZE],
     pub sb_len: u8,
+    /// Misses outstanding (GetS/GetM sent, not yet finished).
+    pub misses: u16,
 }
 
 fn acquire_like(op: Op) -> bool {

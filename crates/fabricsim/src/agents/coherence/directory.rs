@@ -17,14 +17,23 @@
 //! and evicts any address at any time, one miss at a time (the usual
 //! setting for checking the coherence invariants).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
+use smallvec::SmallVec;
+
 use super::core::{Core, FrontEnd};
+pub use super::lines::Loc;
+use super::lines::{CacheLines, DirLines};
+use crate::agents::cache::{CacheGeometry, SetAssoc, VictimPolicy};
 use crate::agents::protocol::{AgentId, ChannelOrder, Ctx, OpKind, Protocol, Role, Step, Violation, WorkOp};
 use crate::workloads::program::{Op, Outcome, Program, Value};
 
-pub const MAX_LOCS: usize = 4;
-pub const MAX_PROCS: usize = 8;
+/// Locations a litmus program may name (its operations hold a `u8`);
+/// workload-driven cores address any line.
+pub const MAX_LOCS: usize = 256;
+/// Caches per system (the sharer set is a 64-bit mask).
+pub const MAX_PROCS: usize = 64;
 
 pub const REQ: u8 = 0;
 pub const FWD: u8 = 1;
@@ -33,20 +42,20 @@ pub const RESP: u8 = 2;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Msg {
     // requests, cache -> directory
-    GetS { loc: u8 },
-    GetM { loc: u8 },
-    PutS { loc: u8 },
-    PutM { loc: u8, data: Value },
+    GetS { loc: Loc },
+    GetM { loc: Loc },
+    PutS { loc: Loc },
+    PutM { loc: Loc, data: Value },
     // forwarded requests, directory -> cache
-    FwdGetS { loc: u8, req: AgentId },
-    FwdGetM { loc: u8, req: AgentId },
-    Inv { loc: u8, req: AgentId },
-    PutAck { loc: u8 },
+    FwdGetS { loc: Loc, req: AgentId },
+    FwdGetM { loc: Loc, req: AgentId },
+    Inv { loc: Loc, req: AgentId },
+    PutAck { loc: Loc },
     // responses
-    Data { loc: u8, data: Value, acks: u8, excl: bool },
-    InvAck { loc: u8 },
-    CopyBack { loc: u8, data: Value },
-    Unblock { loc: u8 },
+    Data { loc: Loc, data: Value, acks: u8, excl: bool },
+    InvAck { loc: Loc },
+    CopyBack { loc: Loc, data: Value },
+    Unblock { loc: Loc },
 }
 
 impl Msg {
@@ -55,6 +64,23 @@ impl Msg {
             Msg::GetS { .. } | Msg::GetM { .. } | Msg::PutS { .. } | Msg::PutM { .. } => REQ,
             Msg::FwdGetS { .. } | Msg::FwdGetM { .. } | Msg::Inv { .. } | Msg::PutAck { .. } => FWD,
             _ => RESP,
+        }
+    }
+
+    pub fn loc(self) -> Loc {
+        match self {
+            Msg::GetS { loc }
+            | Msg::GetM { loc }
+            | Msg::PutS { loc }
+            | Msg::PutM { loc, .. }
+            | Msg::FwdGetS { loc, .. }
+            | Msg::FwdGetM { loc, .. }
+            | Msg::Inv { loc, .. }
+            | Msg::PutAck { loc }
+            | Msg::Data { loc, .. }
+            | Msg::InvAck { loc }
+            | Msg::CopyBack { loc, .. }
+            | Msg::Unblock { loc } => loc,
         }
     }
 
@@ -125,16 +151,40 @@ impl Default for Line {
 pub struct DirLine {
     pub owner: Option<AgentId>,
     /// Bit per cache.
-    pub sharers: u8,
+    pub sharers: u64,
     pub mem: Value,
     /// Messages the current transaction still waits for (0: idle).
     pub wait: u8,
 }
 
-#[derive(Clone, PartialEq, Eq, Hash)]
+#[derive(PartialEq, Eq, Hash)]
 pub enum Node {
-    Cache { core: Core, lines: [Line; MAX_LOCS] },
-    Dir { lines: [DirLine; MAX_LOCS] },
+    Cache { core: Core, lines: CacheLines },
+    Dir { lines: DirLines },
+}
+
+// By hand, so the checker's clone of a state copies line slices at once
+// (see `CacheLines`), and reuses their storage in `clone_from`.
+impl Clone for Node {
+    #[inline]
+    fn clone(&self) -> Self {
+        match self {
+            Node::Cache { core, lines } => Node::Cache { core: *core, lines: lines.clone() },
+            Node::Dir { lines } => Node::Dir { lines: SmallVec::from_slice(lines) },
+        }
+    }
+
+    #[inline]
+    fn clone_from(&mut self, other: &Self) {
+        match (self, other) {
+            (Node::Cache { core, lines }, Node::Cache { core: c, lines: l }) => {
+                *core = *c;
+                lines.clone_from(l);
+            }
+            (Node::Dir { lines }, Node::Dir { lines: l }) if lines.len() == l.len() => lines.copy_from_slice(l),
+            (me, other) => *me = other.clone(),
+        }
+    }
 }
 
 /// Compact, for traces: only lines not in their initial state, and the
@@ -144,8 +194,8 @@ impl std::fmt::Debug for Node {
         match self {
             Node::Cache { core, lines } => {
                 let mut parts = Vec::new();
-                for (l, line) in lines.iter().enumerate() {
-                    if *line != Line::default() {
+                for (l, line) in lines.held() {
+                    {
                         let mut s = format!("[{l}] {:?}", line.st);
                         if line.st != CState::I {
                             s += &format!(" data={}", line.data);
@@ -235,20 +285,36 @@ pub fn mutant_by_name(name: &str) -> Option<Mutant> {
     MUTANTS.iter().find(|(n, _)| *n == name).map(|(_, m)| *m)
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 pub struct Ghost {
     /// The last value written to each location (coherence order).
-    pub last: [Value; MAX_LOCS],
+    pub last: SmallVec<[Value; 4]>,
+}
+
+impl Clone for Ghost {
+    #[inline]
+    fn clone(&self) -> Self {
+        Ghost { last: SmallVec::from_slice(&self.last) }
+    }
+
+    #[inline]
+    fn clone_from(&mut self, other: &Self) {
+        if self.last.len() == other.last.len() {
+            self.last.copy_from_slice(&other.last);
+        } else {
+            *self = other.clone();
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
     // unconstrained core (environment)
-    Load(u8),
+    Load(Loc),
     /// A load that hits (workload-driven timing only; the checker's loads are all misses or none).
-    Hit(u8),
-    Store(u8, Value),
-    Evict(u8),
+    Hit(Loc),
+    Store(Loc, Value),
+    Evict(Loc),
     // program cores
     Step,
     Drain,
@@ -271,12 +337,26 @@ pub struct Directory {
     /// interchangeable, and so are the two data values and, with one
     /// directory or one per address, two addresses.
     pub symmetry: bool,
+    /// Timing engine: caches with a capacity (absent: every location, as checked).
+    pub cache: Option<CacheShape>,
+    /// Misses a workload-driven core may have outstanding.
+    pub mshrs: u16,
+    /// Cores driven by a workload (timing): they take no spontaneous actions.
+    pub driven: bool,
+}
+
+/// A timed cache's geometry and victim policy.
+#[derive(Debug, Clone, Copy)]
+pub struct CacheShape {
+    pub geometry: CacheGeometry,
+    pub policy: VictimPolicy,
+    pub seed: u64,
 }
 
 impl Directory {
     /// Unconstrained cores: the coherence-invariant check.
     pub fn free(variant: Variant, caches: usize, dirs: usize, locs: usize, values: usize) -> Self {
-        assert!(caches <= MAX_PROCS && locs <= MAX_LOCS && dirs >= 1);
+        assert!(caches <= MAX_PROCS && dirs >= 1);
         Directory {
             variant,
             caches,
@@ -287,7 +367,23 @@ impl Directory {
             front_end: FrontEnd::Sc,
             mutant: None,
             symmetry: false,
+            cache: None,
+            mshrs: 1,
+            driven: false,
         }
+    }
+
+    /// Workload-driven cores for the timing engine: `locs` lines, caches of
+    /// the given shape (or holding every line), `mshrs` misses per core.
+    pub fn timed(
+        variant: Variant,
+        caches: usize,
+        dirs: usize,
+        locs: usize,
+        cache: Option<CacheShape>,
+        mshrs: u16,
+    ) -> Self {
+        Directory { cache, mshrs: mshrs.max(1), driven: true, ..Directory::free(variant, caches, dirs, locs, 2) }
     }
 
     /// One core per thread of `program`, behind `front_end`.
@@ -302,6 +398,9 @@ impl Directory {
             front_end,
             mutant: None,
             symmetry: false,
+            cache: None,
+            mshrs: 1,
+            driven: false,
         }
     }
 
@@ -330,8 +429,14 @@ impl Directory {
         self.mutant == Some(m)
     }
 
-    pub fn home(&self, loc: u8) -> AgentId {
+    pub fn home(&self, loc: Loc) -> AgentId {
         (self.caches + loc as usize % self.dirs) as AgentId
+    }
+
+    /// Index of `loc` in its home directory's lines.
+    #[inline]
+    fn idx(&self, loc: Loc) -> usize {
+        loc as usize / self.dirs
     }
 
     fn prog(&self, me: AgentId) -> &[Op] {
@@ -350,11 +455,11 @@ impl Directory {
         let mem = (0..self.locs)
             .map(|l| {
                 let owned = agents[..self.caches].iter().find_map(|a| match a {
-                    Node::Cache { lines, .. } if lines[l].st.writable() => Some(lines[l].data),
+                    Node::Cache { lines, .. } if lines.get(l as Loc).st.writable() => Some(lines.get(l as Loc).data),
                     _ => None,
                 });
-                owned.unwrap_or_else(|| match &agents[self.home(l as u8) as usize] {
-                    Node::Dir { lines } => lines[l].mem,
+                owned.unwrap_or_else(|| match &agents[self.home(l as Loc) as usize] {
+                    Node::Dir { lines } => lines[self.idx(l as Loc)].mem,
                     Node::Cache { .. } => unreachable!(),
                 })
             })
@@ -371,7 +476,7 @@ impl Directory {
         core: &mut Core,
         line: &mut Line,
         ctx: &mut Ctx<Msg, Ghost>,
-        loc: u8,
+        loc: Loc,
         op: Op,
         waiter: Waiter,
     ) -> Result<bool, Violation> {
@@ -382,15 +487,14 @@ impl Directory {
                     core.regs[reg as usize] = line.data;
                     return Ok(true);
                 }
-                line.st = CState::IS_D;
-                ctx.send(self.home(loc), REQ, Msg::GetS { loc });
+                self.get_s(core, line, ctx, loc);
             }
             Op::Store { value, .. } => {
                 if line.st.writable() {
                     write(line, ctx.ghost, loc, value);
                     return Ok(true);
                 }
-                self.get_m(line, ctx, loc);
+                self.get_m(core, line, ctx, loc);
             }
             Op::Rmw { reg, kind, .. } => {
                 if line.st.writable() {
@@ -401,7 +505,7 @@ impl Directory {
                     }
                     return Ok(true);
                 }
-                self.get_m(line, ctx, loc);
+                self.get_m(core, line, ctx, loc);
             }
             Op::Fence { .. } => return Ok(true),
         }
@@ -409,7 +513,14 @@ impl Directory {
         Ok(false)
     }
 
-    fn get_m(&self, line: &mut Line, ctx: &mut Ctx<Msg, Ghost>, loc: u8) {
+    fn get_s(&self, core: &mut Core, line: &mut Line, ctx: &mut Ctx<Msg, Ghost>, loc: Loc) {
+        core.misses += 1;
+        line.st = CState::IS_D;
+        ctx.send(self.home(loc), REQ, Msg::GetS { loc });
+    }
+
+    fn get_m(&self, core: &mut Core, line: &mut Line, ctx: &mut Ctx<Msg, Ghost>, loc: Loc) {
+        core.misses += 1;
         line.st = if line.st == CState::S { CState::SM_AD } else { CState::IM_AD };
         line.got_data = false;
         line.acks_needed = 0;
@@ -417,16 +528,41 @@ impl Directory {
         ctx.send(self.home(loc), REQ, Msg::GetM { loc });
     }
 
+    /// The line for a miss on `loc`, allocated in its set; a timed cache
+    /// whose set is full writes a stable victim back first.
+    fn alloc<'l>(&self, lines: &'l mut CacheLines, ctx: &mut Ctx<Msg, Ghost>, loc: Loc) -> &'l mut Line {
+        if let Some((v, mut victim)) = lines.make_room(loc) {
+            self.write_back(&mut victim, ctx, v);
+            lines.evicting(v, victim);
+        }
+        lines.entry(loc)
+    }
+
+    /// Give up a stable line: PutS for a shared copy, PutM with the data otherwise.
+    fn write_back(&self, line: &mut Line, ctx: &mut Ctx<Msg, Ghost>, l: Loc) {
+        match line.st {
+            CState::S => {
+                line.st = CState::SI_A;
+                ctx.send(self.home(l), REQ, Msg::PutS { loc: l });
+            }
+            _ => {
+                line.st = CState::MI_A;
+                ctx.send(self.home(l), REQ, Msg::PutM { loc: l, data: line.data });
+            }
+        }
+    }
+
     /// The line's transaction finished: let whatever waited go on.
     fn wake(
         &self,
         me: AgentId,
         core: &mut Core,
-        lines: &mut [Line; MAX_LOCS],
+        lines: &mut CacheLines,
         ctx: &mut Ctx<Msg, Ghost>,
-        loc: u8,
+        loc: Loc,
     ) -> Result<(), Violation> {
-        let line = &mut lines[loc as usize];
+        core.misses = core.misses.saturating_sub(1);
+        let line = lines.get_mut(loc).expect("a line whose transaction finished is held");
         let waiter = std::mem::replace(&mut line.waiter, Waiter::None);
         match waiter {
             Waiter::None => {}
@@ -456,7 +592,7 @@ impl Directory {
             }
             Waiter::Drain => {
                 let (l, v) = core.sb[0];
-                debug_assert_eq!(l, loc);
+                debug_assert_eq!(l as Loc, loc);
                 write(line, ctx.ghost, loc, v);
                 core.sb_pop();
             }
@@ -468,11 +604,11 @@ impl Directory {
         &self,
         me: AgentId,
         core: &mut Core,
-        lines: &mut [Line; MAX_LOCS],
+        lines: &mut CacheLines,
         ctx: &mut Ctx<Msg, Ghost>,
-        loc: u8,
+        loc: Loc,
     ) -> Result<(), Violation> {
-        let line = &mut lines[loc as usize];
+        let line = lines.get_mut(loc).expect("a line being filled is held");
         line.st = CState::M;
         line.got_data = false;
         line.acks_needed = 0;
@@ -485,7 +621,7 @@ impl Directory {
         &self,
         me: AgentId,
         core: &mut Core,
-        lines: &mut [Line; MAX_LOCS],
+        lines: &mut CacheLines,
         ctx: &mut Ctx<Msg, Ghost>,
         msg: Msg,
     ) -> Result<Step, Violation> {
@@ -493,7 +629,7 @@ impl Directory {
         let home = |loc| self.home(loc);
         match msg {
             Msg::Data { loc, data, acks, excl } => {
-                let line = &mut lines[loc as usize];
+                let Some(line) = lines.get_mut(loc) else { return Err(Violation::unexpected(CState::I, msg)) };
                 match line.st {
                     IS_D => {
                         line.st = if excl { E } else { S };
@@ -513,7 +649,7 @@ impl Directory {
                 }
             }
             Msg::InvAck { loc } => {
-                let line = &mut lines[loc as usize];
+                let Some(line) = lines.get_mut(loc) else { return Err(Violation::unexpected(CState::I, msg)) };
                 match line.st {
                     IM_AD | SM_AD => {
                         line.acks_got += 1;
@@ -527,19 +663,22 @@ impl Directory {
                 }
             }
             Msg::Inv { loc, req } => {
-                let line = &mut lines[loc as usize];
+                let Some(line) = lines.get_mut(loc) else { return Err(Violation::unexpected(CState::I, msg)) };
                 line.st = match line.st {
                     S => I,
                     SM_AD => IM_AD,
                     SI_A => II_A,
                     st => return Err(Violation::unexpected(st, msg)),
                 };
+                if line.st == I {
+                    lines.release(loc);
+                }
                 if !self.is(Mutant::InvWithoutAck) {
                     ctx.send(req, RESP, Msg::InvAck { loc });
                 }
             }
             Msg::FwdGetS { loc, req } => {
-                let line = &mut lines[loc as usize];
+                let Some(line) = lines.get_mut(loc) else { return Err(Violation::unexpected(CState::I, msg)) };
                 line.st = match line.st {
                     M | E => S,
                     MI_A => SI_A,
@@ -549,20 +688,25 @@ impl Directory {
                 ctx.send(home(loc), RESP, Msg::CopyBack { loc, data: line.data });
             }
             Msg::FwdGetM { loc, req } => {
-                let line = &mut lines[loc as usize];
+                let Some(line) = lines.get_mut(loc) else { return Err(Violation::unexpected(CState::I, msg)) };
                 line.st = match line.st {
                     M | E => I,
                     MI_A => II_A,
                     st => return Err(Violation::unexpected(st, msg)),
                 };
-                ctx.send(req, RESP, Msg::Data { loc, data: line.data, acks: 0, excl: false });
+                let data = line.data;
+                if line.st == I {
+                    lines.release(loc);
+                }
+                ctx.send(req, RESP, Msg::Data { loc, data, acks: 0, excl: false });
             }
             Msg::PutAck { loc } => {
-                let line = &mut lines[loc as usize];
+                let Some(line) = lines.get_mut(loc) else { return Err(Violation::unexpected(CState::I, msg)) };
                 line.st = match line.st {
                     SI_A | MI_A | II_A => I,
                     st => return Err(Violation::unexpected(st, msg)),
                 };
+                lines.release(loc);
             }
             _ => return Err(Violation::unexpected("cache", msg)),
         }
@@ -573,20 +717,20 @@ impl Directory {
 
     fn dir_message(
         &self,
-        lines: &mut [DirLine; MAX_LOCS],
+        lines: &mut DirLines,
         ctx: &mut Ctx<Msg, Ghost>,
         from: AgentId,
         msg: Msg,
     ) -> Result<Step, Violation> {
-        let bit = |a: AgentId| 1u8 << a;
+        let bit = |a: AgentId| 1u64 << a;
         match msg {
             Msg::GetS { loc } | Msg::GetM { loc } | Msg::PutS { loc } | Msg::PutM { loc, .. }
-                if lines[loc as usize].wait > 0 =>
+                if lines[self.idx(loc)].wait > 0 =>
             {
                 Ok(Step::Stall)
             }
             Msg::GetS { loc } => {
-                let d = &mut lines[loc as usize];
+                let d = &mut lines[self.idx(loc)];
                 match d.owner {
                     Some(o) if o != from => {
                         ctx.send(o, FWD, Msg::FwdGetS { loc, req: from });
@@ -611,7 +755,7 @@ impl Directory {
                 Ok(Step::Done)
             }
             Msg::GetM { loc } => {
-                let d = &mut lines[loc as usize];
+                let d = &mut lines[self.idx(loc)];
                 match d.owner {
                     Some(o) if o != from => ctx.send(o, FWD, Msg::FwdGetM { loc, req: from }),
                     Some(_) => return Err(Violation::unexpected("owner asking for its own line", msg)),
@@ -622,7 +766,7 @@ impl Directory {
                             RESP,
                             Msg::Data { loc, data: d.mem, acks: others.count_ones() as u8, excl: false },
                         );
-                        for s in 0..self.caches as u8 {
+                        for s in 0..self.caches as AgentId {
                             if others & bit(s) != 0 {
                                 ctx.send(s, FWD, Msg::Inv { loc, req: from });
                             }
@@ -635,12 +779,12 @@ impl Directory {
                 Ok(Step::Done)
             }
             Msg::PutS { loc } => {
-                lines[loc as usize].sharers &= !bit(from);
+                lines[self.idx(loc)].sharers &= !bit(from);
                 ctx.send(from, FWD, Msg::PutAck { loc });
                 Ok(Step::Done)
             }
             Msg::PutM { loc, data } => {
-                let d = &mut lines[loc as usize];
+                let d = &mut lines[self.idx(loc)];
                 if d.owner == Some(from) {
                     if !self.is(Mutant::DropWriteback) {
                         d.mem = data;
@@ -654,7 +798,7 @@ impl Directory {
                 Ok(Step::Done)
             }
             Msg::Unblock { loc } | Msg::CopyBack { loc, .. } => {
-                let d = &mut lines[loc as usize];
+                let d = &mut lines[self.idx(loc)];
                 if d.wait == 0 {
                     return Err(Violation::unexpected("idle directory line", msg));
                 }
@@ -682,13 +826,13 @@ fn op_kind(op: Op) -> OpKind {
 
 /// A store performed with write permission: the line becomes M and holds
 /// the newest value in coherence order.
-fn write(line: &mut Line, ghost: &mut Ghost, loc: u8, v: Value) {
+fn write(line: &mut Line, ghost: &mut Ghost, loc: Loc, v: Value) {
     line.st = CState::M;
     line.data = v;
     ghost.last[loc as usize] = v;
 }
 
-fn check_value(ghost: &Ghost, loc: u8, v: Value) -> Result<(), Violation> {
+fn check_value(ghost: &Ghost, loc: Loc, v: Value) -> Result<(), Violation> {
     if ghost.last[loc as usize] != v {
         return Err(Violation {
             kind: "data-value invariant",
@@ -729,22 +873,20 @@ impl Protocol for Directory {
         let mut agents: Vec<Node> = (0..self.caches)
             .map(|t| Node::Cache {
                 core: Core { len: self.prog(t as AgentId).len() as u8, ..Core::default() },
-                lines: [Line::default(); MAX_LOCS],
+                lines: match &self.cache {
+                    None => CacheLines::dense(self.locs),
+                    Some(c) => CacheLines::assoc(SetAssoc::new(c.geometry, c.policy, c.seed.wrapping_add(t as u64))),
+                },
             })
             .collect();
         for d in 0..self.dirs {
-            let mut lines = [DirLine::default(); MAX_LOCS];
-            for (l, line) in lines.iter_mut().enumerate().take(self.locs) {
-                if l % self.dirs == d {
-                    line.mem = init(l);
-                }
-            }
+            // the locations d is home for: d, d + dirs, d + 2 dirs, ...
+            let own = (self.locs + self.dirs - 1 - d) / self.dirs;
+            let lines: DirLines =
+                (0..own).map(|i| DirLine { mem: init(d + i * self.dirs), ..DirLine::default() }).collect();
             agents.push(Node::Dir { lines });
         }
-        let mut last = [0; MAX_LOCS];
-        for (l, v) in last.iter_mut().enumerate().take(self.locs) {
-            *v = init(l);
-        }
+        let last = (0..self.locs).map(init).collect();
         vec![(agents, Ghost { last })]
     }
 
@@ -767,11 +909,11 @@ impl Protocol for Directory {
         let Some(program) = &self.program else {
             // An unconstrained core is an in-order core with one miss
             // outstanding at a time (a single MSHR), evictions included.
-            if lines.iter().any(|l| !l.st.stable()) {
+            if self.driven || lines.any_transient() {
                 return;
             }
-            for l in 0..self.locs as u8 {
-                let line = &lines[l as usize];
+            for l in 0..self.locs as Loc {
+                let line = lines.get(l);
                 match line.st {
                     CState::I => {
                         out.push(Action::Load(l));
@@ -787,7 +929,8 @@ impl Protocol for Directory {
             return;
         };
         let prog = &program.threads[me as usize];
-        let free = |loc: Option<u8>| loc.is_none_or(|l| lines[l as usize].st.stable());
+        let free =
+            |loc: Option<u8>| loc.is_none_or(|l| lines.get(l as Loc).st.stable() && lines.can_allocate(l as Loc));
         match self.front_end {
             FrontEnd::Sc => {
                 if !core.waiting && (core.pc as usize) < prog.len() && free(prog[core.pc as usize].loc()) {
@@ -827,39 +970,30 @@ impl Protocol for Directory {
         match action {
             Action::Hit(l) => {
                 ctx.issued(l as u64, OpKind::Load);
-                check_value(ctx.ghost, l, lines[l as usize].data)?;
+                lines.touch(l);
+                check_value(ctx.ghost, l, lines.get(l).data)?;
                 ctx.done(l as u64);
             }
             Action::Load(l) => {
                 ctx.issued(l as u64, OpKind::Load);
-                let line = &mut lines[l as usize];
-                line.st = CState::IS_D;
+                let line = self.alloc(lines, ctx, l);
                 line.waiter = Waiter::Load;
-                ctx.send(self.home(l), REQ, Msg::GetS { loc: l });
+                self.get_s(core, line, ctx, l);
             }
             Action::Store(l, v) => {
                 ctx.issued(l as u64, OpKind::Store);
-                let line = &mut lines[l as usize];
+                let line = self.alloc(lines, ctx, l);
                 if line.st.writable() {
                     write(line, ctx.ghost, l, v);
                     ctx.done(l as u64);
                 } else {
-                    self.get_m(line, ctx, l);
+                    self.get_m(core, line, ctx, l);
                     line.waiter = Waiter::Store(v);
                 }
             }
             Action::Evict(l) => {
-                let line = &mut lines[l as usize];
-                match line.st {
-                    CState::S => {
-                        line.st = CState::SI_A;
-                        ctx.send(self.home(l), REQ, Msg::PutS { loc: l });
-                    }
-                    _ => {
-                        line.st = CState::MI_A;
-                        ctx.send(self.home(l), REQ, Msg::PutM { loc: l, data: line.data });
-                    }
-                }
+                let line = lines.get_mut(l).expect("only a held line is evicted");
+                self.write_back(line, ctx, l);
             }
             Action::Step => {
                 let i = core.pc;
@@ -890,7 +1024,7 @@ impl Protocol for Directory {
                         ctx.done(i as u64);
                     }
                     Some(l) => {
-                        if self.access(core, &mut lines[l as usize], ctx, l, op, Waiter::Op(i))? {
+                        if self.access(core, self.alloc(lines, ctx, l as Loc), ctx, l as Loc, op, Waiter::Op(i))? {
                             core.pc += 1;
                             ctx.done(i as u64);
                         } else {
@@ -901,12 +1035,13 @@ impl Protocol for Directory {
             }
             Action::Drain => {
                 let (l, v) = core.sb[0];
-                let line = &mut lines[l as usize];
+                let l = l as Loc;
+                let line = self.alloc(lines, ctx, l);
                 if line.st.writable() {
                     write(line, ctx.ghost, l, v);
                     core.sb_pop();
                 } else {
-                    self.get_m(line, ctx, l);
+                    self.get_m(core, line, ctx, l);
                     line.waiter = Waiter::Drain;
                 }
             }
@@ -915,7 +1050,7 @@ impl Protocol for Directory {
                 ctx.issued(j as u64, op_kind(op));
                 let done = match op.loc() {
                     None => true,
-                    Some(l) => self.access(core, &mut lines[l as usize], ctx, l, op, Waiter::Op(j))?,
+                    Some(l) => self.access(core, self.alloc(lines, ctx, l as Loc), ctx, l as Loc, op, Waiter::Op(j))?,
                 };
                 if done {
                     core.done |= 1 << j;
@@ -933,39 +1068,63 @@ impl Protocol for Directory {
     }
 
     fn invariant(&self, agents: &[Node], ghost: &Ghost) -> Result<(), (String, String)> {
-        for l in 0..self.locs {
-            let (mut writers, mut readers) = (0, 0);
-            for (c, a) in agents[..self.caches].iter().enumerate() {
-                let Node::Cache { lines, .. } = a else { continue };
-                let line = &lines[l];
-                if line.st.writable() {
-                    writers += 1;
-                } else if line.st.readable() {
-                    readers += 1;
-                }
-                if line.st.readable() && line.data != ghost.last[l] {
-                    return Err((
-                        "data-value invariant".into(),
-                        format!(
-                            "cache{c} holds {} for location {l} in {:?}, but the last write wrote {}",
-                            line.data, line.st, ghost.last[l]
-                        ),
-                    ));
-                }
+        let check = |c: usize, l: Loc, line: &Line, counts: &mut (u32, u32)| {
+            if line.st.writable() {
+                counts.0 += 1;
+            } else if line.st.readable() {
+                counts.1 += 1;
             }
+            if line.st.readable() && line.data != ghost.last[l as usize] {
+                return Err((
+                    "data-value invariant".to_string(),
+                    format!(
+                        "cache{c} holds {} for location {l} in {:?}, but the last write wrote {}",
+                        line.data, line.st, ghost.last[l as usize]
+                    ),
+                ));
+            }
+            Ok(())
+        };
+        let swmr = |l: Loc, (writers, readers): (u32, u32)| {
             if writers > 1 || (writers == 1 && readers > 0) {
                 return Err((
-                    "single-writer-multiple-readers".into(),
+                    "single-writer-multiple-readers".to_string(),
                     format!("location {l} has {writers} writers and {readers} readers at once"),
                 ));
             }
+            Ok(())
+        };
+        if self.cache.is_none() && self.locs <= 64 {
+            // checked systems: every location of every cache, without allocating
+            for l in 0..self.locs as Loc {
+                let mut counts = (0, 0);
+                for (c, a) in agents[..self.caches].iter().enumerate() {
+                    let Node::Cache { lines, .. } = a else { continue };
+                    check(c, l, &lines.get(l), &mut counts)?;
+                }
+                swmr(l, counts)?;
+            }
+            return Ok(());
+        }
+        // timed systems: only the lines caches hold
+        let mut counts: HashMap<Loc, (u32, u32)> = HashMap::new();
+        for (c, a) in agents[..self.caches].iter().enumerate() {
+            let Node::Cache { lines, .. } = a else { continue };
+            for (l, line) in lines.held() {
+                check(c, l, &line, counts.entry(l).or_default())?;
+            }
+        }
+        let mut locs: Vec<_> = counts.into_iter().collect();
+        locs.sort_unstable_by_key(|e| e.0);
+        for (l, n) in locs {
+            swmr(l, n)?;
         }
         Ok(())
     }
 
     fn busy(&self, agent: &Node) -> bool {
         match agent {
-            Node::Cache { core, lines } => lines.iter().any(|l| !l.st.stable()) || !core.finished(),
+            Node::Cache { core, lines } => lines.any_transient() || !core.finished(),
             Node::Dir { lines } => lines.iter().any(|l| l.wait > 0),
         }
     }
@@ -988,7 +1147,7 @@ impl Protocol for Directory {
         let swap_v = values && (k / perms) % 2 == 1;
         let swap_a = addrs && (k / perms / if values { 2 } else { 1 }) % 2 == 1;
         let v = |x: Value| if swap_v { 1 - x } else { x };
-        let l = |x: u8| if swap_a { 1 - x } else { x };
+        let l = |x: Loc| if swap_a { 1 - x } else { x };
         let c = |x: AgentId| pi[x as usize];
         let agent = |a: AgentId| -> AgentId {
             if (a as usize) < self.caches {
@@ -1000,38 +1159,40 @@ impl Protocol for Directory {
             }
         };
         for (i, node) in from.iter().enumerate() {
-            let new = match *node {
-                Node::Cache { core, lines } => {
-                    let mut nl = lines;
-                    for (j, line) in lines.iter().enumerate().take(self.locs) {
+            let slot = &mut to[agent(i as AgentId) as usize];
+            slot.clone_from(node);
+            match (node, slot) {
+                (
+                    Node::Cache { lines: CacheLines::Dense(old), .. },
+                    Node::Cache { lines: CacheLines::Dense(nl), .. },
+                ) => {
+                    for (j, line) in old.iter().enumerate().take(self.locs) {
                         let waiter = match line.waiter {
                             Waiter::Store(x) => Waiter::Store(v(x)),
                             w => w,
                         };
-                        nl[l(j as u8) as usize] = Line { data: v(line.data), waiter, ..*line };
+                        nl[l(j as Loc) as usize] = Line { data: v(line.data), waiter, ..*line };
                     }
-                    Node::Cache { core, lines: nl }
                 }
-                Node::Dir { lines } => {
-                    let mut nl = lines;
-                    for (j, d) in lines.iter().enumerate().take(self.locs) {
-                        let mut sharers = 0u8;
+                (Node::Dir { lines: old }, Node::Dir { lines: nl }) => {
+                    let d = i - self.caches;
+                    for (k, dl) in old.iter().enumerate() {
+                        let mut sharers = 0u64;
                         for s in 0..self.caches {
-                            if d.sharers >> s & 1 == 1 {
+                            if dl.sharers >> s & 1 == 1 {
                                 sharers |= 1 << c(s as AgentId);
                             }
                         }
-                        nl[l(j as u8) as usize] =
-                            DirLine { owner: d.owner.map(c), sharers, mem: v(d.mem), wait: d.wait };
+                        let j = (d + k * self.dirs) as Loc;
+                        nl[self.idx(l(j))] = DirLine { owner: dl.owner.map(c), sharers, mem: v(dl.mem), wait: dl.wait };
                     }
-                    Node::Dir { lines: nl }
                 }
-            };
-            to[agent(i as AgentId) as usize] = new;
+                _ => unreachable!("symmetry applies to checked (dense) systems"),
+            }
         }
-        let last = ghost.last;
+        let last = ghost.last.clone();
         for (j, &x) in last.iter().enumerate().take(self.locs) {
-            ghost.last[l(j as u8) as usize] = v(x);
+            ghost.last[l(j as Loc) as usize] = v(x);
         }
         for (to, from, msg) in mail.iter_mut() {
             *to = agent(*to);
@@ -1074,17 +1235,20 @@ impl Protocol for Directory {
     }
 
     fn workload_action(&self, agent: &Node, _me: AgentId, op: &WorkOp) -> Option<Action> {
-        let Node::Cache { lines, .. } = agent else { return None };
-        let l = op.line as usize;
-        // One miss at a time, like the unconstrained core the checker explores.
-        if l >= self.locs || lines.iter().any(|x| !x.st.stable()) {
+        let Node::Cache { core, lines } = agent else { return None };
+        let l = (op.line % self.locs as u64) as Loc;
+        let line = lines.get(l);
+        // A line with a transaction in flight waits; so does a miss with every MSHR busy or no way free.
+        if !line.st.stable() {
             return None;
         }
         let v = (op.value % 2) as Value;
         match op.kind {
-            OpKind::Load if lines[l].st.readable() => Some(Action::Hit(l as u8)),
-            OpKind::Load => Some(Action::Load(l as u8)),
-            _ => Some(Action::Store(l as u8, v)),
+            OpKind::Load if line.st.readable() => Some(Action::Hit(l)),
+            OpKind::Store | OpKind::Rmw if line.st.writable() => Some(Action::Store(l, v)),
+            _ if core.misses >= self.mshrs || !lines.can_allocate(l) => None,
+            OpKind::Load => Some(Action::Load(l)),
+            _ => Some(Action::Store(l, v)),
         }
     }
 }

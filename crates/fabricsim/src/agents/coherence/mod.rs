@@ -3,3 +3,4 @@
 pub mod core;
 pub mod directory;
 pub mod german;
+pub mod lines;
