@@ -194,7 +194,7 @@ def test_litmus_on_a_protocol_reports_observed_outcomes(cli):
 
 def test_litmus_catches_a_broken_release(cli):
     proc = cli("litmus", str(SHARED_LITMUS / "MP+rel+acq.litmus"), "--model", "rc", "--protocol", "msi+reorder-release")
-    assert proc.returncode == 1
+    assert proc.returncode == 5  # violation found
     assert "forbidden outcome observed" in proc.stdout
 
 
@@ -213,7 +213,7 @@ def test_check_passes_mesi_and_catches_a_mutant_with_a_chart(cli, tmp_path):
     assert report["ok"] and report["complete"] and report["states"] > 100_000
     chart = tmp_path / "cx.svg"
     proc = cli("check", str(REPO / "examples" / "check" / "mesi_mutant.toml"), "--chart", str(chart))
-    assert proc.returncode == 1
+    assert proc.returncode == 5  # violation found
     assert "single-writer-multiple-readers" in proc.stdout
     assert chart.read_text().startswith("<svg")
 

@@ -22,7 +22,29 @@ from .result import Result
 
 __version__: str = _core.__version__
 
-__all__ = ["run", "validate", "bench", "sweep", "load", "check", "litmus", "Result", "ConfigError", "__version__"]
+__all__ = [
+    "run",
+    "validate",
+    "bench",
+    "sweep",
+    "load",
+    "check",
+    "litmus",
+    "Result",
+    "ConfigError",
+    "Interrupted",
+    "__version__",
+]
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C stopped an exhaustive search (``check``, ``litmus``); ``report`` holds what was
+    explored so far (``states``, ``depth``, ``complete`` = False)."""
+
+    def __init__(self, message: str, report: dict[str, Any]):
+        super().__init__(message)
+        self.report = report
+
 
 ProgressCallback = Callable[[float, str], None]
 
@@ -163,6 +185,12 @@ def check(config: ConfigLike, set: OverridesLike = None) -> dict[str, Any]:
     out = json.loads(report)
     out["trace_text"] = trace
     out["chart"] = chart
+    if out.get("interrupted"):
+        raise Interrupted(
+            f"{out['protocol']}: incomplete: {out['states']:,} states, {out['transitions']:,} transitions, "
+            f"depth {out['depth']} explored",
+            out,
+        )
     return out
 
 
@@ -171,8 +199,15 @@ def litmus(path: str | os.PathLike, model: str, protocol: str | None = None) -> 
     protocol produces (``observed``) and whether they are all allowed (``ok``)."""
     path = os.fspath(path)
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(path, encoding="utf-8-sig") as f:
             text = f.read()
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason}); expected a C litmus file"
+        ) from None
     except OSError as exc:
-        raise ConfigError(f"{path}: {exc.strerror}") from None
-    return json.loads(_core.litmus(text, path, model, protocol))
+        raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    out = json.loads(_core.litmus(text, path, model, protocol))
+    if out.get("interrupted"):
+        raise Interrupted(f"{path}: {out['test']}: incomplete: {out['states']:,} states explored", out)
+    return out

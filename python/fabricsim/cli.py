@@ -4,8 +4,11 @@ Each subcommand is a pair of functions, ``add_<name>(subparsers)`` which declare
 arguments and sets ``func``, and ``cmd_<name>(args) -> int``. To add one, write the pair and
 list ``add_<name>`` in :data:`COMMANDS`.
 
-Exit codes: 0 success, 1 simulation or I/O error, 2 configuration or usage error,
-130 interrupted (Ctrl-C).
+Exit codes (README "Exit codes"): 0 completed / ok, 1 error (simulation, I/O, a resource
+limit, failed sweep points), 2 usage or configuration error, 3 deadlock, 4 time limit
+(``sim.max_time`` reached with work left), 5 violation found (``check``: an invariant fails;
+``litmus --protocol``: an outcome the model forbids, or an incomplete exploration), 130 interrupted
+(Ctrl-C).
 """
 
 from __future__ import annotations
@@ -21,7 +24,14 @@ from typing import Any, Callable
 EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_CONFIG = 2
+EXIT_USAGE = 2
+EXIT_DEADLOCK = 3
+EXIT_TIME_LIMIT = 4
+EXIT_VIOLATION = 5
 EXIT_INTERRUPTED = 130
+
+#: Exit code of `fabricsim run` per simulation outcome.
+RUN_EXIT = {"completed": EXIT_OK, "deadlock": EXIT_DEADLOCK, "time_limit": EXIT_TIME_LIMIT}
 
 
 def _error(message: str) -> None:
@@ -44,6 +54,9 @@ def _guarded(func: Callable[[argparse.Namespace], int], args: argparse.Namespace
     except fabricsim.ConfigError as exc:
         _error(str(exc))
         return EXIT_CONFIG
+    except fabricsim.Interrupted as exc:
+        print(f"interrupted: {exc}", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -104,7 +117,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(result.text.rstrip("\n"))
     if args.out is not None and not args.quiet:
         print(f"wrote {args.out}", file=sys.stderr)
-    return EXIT_OK
+    outcome = result.summary.get("outcome", "completed")
+    if outcome != "completed" and not args.json:
+        print(
+            f"{args.config}: {outcome.replace('_', ' ')} (exit code {RUN_EXIT.get(outcome, EXIT_ERROR)})",
+            file=sys.stderr,
+        )
+    return RUN_EXIT.get(outcome, EXIT_ERROR)
 
 
 # -- validate -------------------------------------------------------------------------------
@@ -181,7 +200,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             print(report["trace_text"].rstrip())
         if args.chart and report.get("chart"):
             print(f"sequence chart: {args.chart}")
-    return EXIT_OK if report["ok"] else EXIT_ERROR
+    return EXIT_OK if report["ok"] else EXIT_VIOLATION
 
 
 # -- litmus ---------------------------------------------------------------------------------
@@ -218,7 +237,7 @@ def cmd_litmus(args: argparse.Namespace) -> int:
                     line += f"\n    forbidden outcome observed: {o}"
             print(line, flush=True)
         if args.protocol and not r["ok"]:
-            status = EXIT_ERROR
+            status = EXIT_VIOLATION
     return status
 
 
@@ -378,7 +397,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     db = args.db or os.path.splitext(args.spec)[0] + ".db"
     if args.workers is not None and args.workers < 1:
         _error(f"--workers {args.workers}: expected at least 1")
-        return EXIT_CONFIG
+        return EXIT_USAGE
     df = sweep_mod.execute(
         spec,
         db,

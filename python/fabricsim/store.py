@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import urllib.parse
 from collections.abc import Iterable
 from typing import Any
 
@@ -30,17 +31,57 @@ CREATE TABLE IF NOT EXISTS points (
 """
 
 
-class Store:
-    """A handle on a sweep database. Only the process that runs the sweep writes to it."""
+COLUMNS = ("key", "sweep", "params", "seed", "status", "metrics", "error", "wall_s", "version")
 
-    def __init__(self, path: str | os.PathLike):
+
+def _bad_store(path: str, why: str) -> Exception:
+    from ._core import ConfigError
+
+    return ConfigError(f"{path}: {why}; expected a sweep store written by `fabricsim sweep` (a SQLite file)")
+
+
+class Store:
+    """A handle on a sweep database. Only the process that runs the sweep writes to it.
+
+    ``readonly=True`` (``fabricsim results``, :func:`load`) never creates or changes anything.
+    A path that is a directory, not SQLite, or a SQLite database of something else (no
+    ``points`` table, or one with other columns) is refused with a ConfigError naming it."""
+
+    def __init__(self, path: str | os.PathLike, readonly: bool = False):
         self.path = os.fspath(path)
-        parent = os.path.dirname(os.path.abspath(self.path))
-        os.makedirs(parent, exist_ok=True)
-        self.conn = sqlite3.connect(self.path, timeout=60)
-        self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.execute("PRAGMA synchronous=FULL")
-        self.conn.executescript(SCHEMA)
+        if os.path.isdir(self.path):
+            raise _bad_store(self.path, "is a directory")
+        if readonly:
+            if not os.path.exists(self.path):
+                raise _bad_store(self.path, "no such file")
+            if os.path.getsize(self.path) == 0:
+                raise _bad_store(self.path, "empty file (0 bytes)")
+        else:
+            parent = os.path.dirname(os.path.abspath(self.path))
+            os.makedirs(parent, exist_ok=True)
+        try:
+            if readonly:
+                uri = "file:" + urllib.parse.quote(os.path.abspath(self.path)) + "?mode=ro"
+                self.conn = sqlite3.connect(uri, uri=True, timeout=60)
+            else:
+                self.conn = sqlite3.connect(self.path, timeout=60)
+            tables = {name for (name,) in self.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if "points" in tables:
+                cols = tuple(row[1] for row in self.conn.execute("PRAGMA table_info(points)"))
+                if cols != COLUMNS:
+                    raise _bad_store(self.path, f"its `points` table has columns {', '.join(cols)}")
+            elif tables or readonly:
+                what = f"a SQLite database with tables {', '.join(sorted(tables))}" if tables else "no `points` table"
+                raise _bad_store(self.path, f"{what} but no sweep points")
+            if not readonly:
+                self.conn.execute("PRAGMA journal_mode=WAL")
+                self.conn.execute("PRAGMA synchronous=FULL")
+                self.conn.executescript(SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            conn = getattr(self, "conn", None)
+            if conn is not None:
+                conn.close()
+            raise _bad_store(self.path, f"not a usable SQLite database ({exc})") from None
 
     def close(self) -> None:
         self.conn.close()
@@ -128,5 +169,8 @@ def load(path: str | os.PathLike, sweep: str | None = None):
     """All points of a sweep database (or of one sweep in it) as a pandas DataFrame."""
     if not os.path.exists(path):
         raise FileNotFoundError(f"{os.fspath(path)}: no such sweep database")
-    with Store(path) as s:
-        return frame(s.rows(sweep=sweep))
+    with Store(path, readonly=True) as s:
+        try:
+            return frame(s.rows(sweep=sweep))
+        except (sqlite3.DatabaseError, ValueError) as exc:
+            raise _bad_store(s.path, f"damaged ({exc})") from None

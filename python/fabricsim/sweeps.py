@@ -25,7 +25,6 @@ metrics (wall time is kept in its own column).
 from __future__ import annotations
 
 import builtins
-import concurrent.futures as cf
 import hashlib
 import itertools
 import json
@@ -283,16 +282,26 @@ def run_point(point: Point) -> dict[str, Any]:
     }
     try:
         r = _run_text(point.text, point)
+        outcome = r.summary.get("outcome", "completed")
         metrics = {}
         tables = {"links": r.links} if any(m.startswith("links") for m in point.metrics) else {}
         for m in point.metrics:
             try:
                 metrics[m] = pick(r.summary, tables, m)
             except KeyError:
-                raise ValueError(f"metric {m!r}: not in the results") from None
+                if outcome == "completed":
+                    raise ValueError(f"metric {m!r}: not in the results") from None
         if point.extract:
             metrics.update(_resolve(point.extract)(r))
-        row.update(status="ok", metrics=metrics, error=None)
+        if outcome == "completed":
+            row.update(status="ok", metrics=metrics, error=None)
+        else:  # a deadlock or sim.max_time: the metrics are kept, but the point did not complete
+            done = r.summary.get("requests", {}).get("completed")
+            row.update(
+                status="error",
+                metrics=metrics,
+                error=f"outcome {outcome}: the run did not complete ({done} requests completed)",
+            )
     except KeyboardInterrupt:
         raise
     except Exception as exc:  # noqa: BLE001 - a failed point is data, stored with its error
@@ -373,30 +382,104 @@ class WorkerDied(RuntimeError):
     pass
 
 
-def _run_local(todo: list[Point], workers: int | None, store: Store, bar: _Progress) -> None:
-    n = max(1, workers or os.cpu_count() or 1)
-    if n == 1:
-        for p in todo:
-            row = run_point(p)
-            store.put(row)
-            bar.update(row)
-        return
-    import multiprocessing as mp
-
-    ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-    with cf.ProcessPoolExecutor(max_workers=n, mp_context=ctx) as pool:
-        futures = {pool.submit(run_point, p): p for p in todo}
+def _die_with_parent(parent: int) -> None:
+    """In a worker: exit as soon as the sweep process is gone, even if it was ``kill -9``'d."""
+    if sys.platform.startswith("linux"):
         try:
-            for fut in cf.as_completed(futures):
-                row = fut.result()
+            import ctypes
+            import signal
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    import threading
+
+    def watch() -> None:  # a portable fallback: poll the parent's pid
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(137)
+
+    threading.Thread(target=watch, daemon=True).start()
+    if os.getppid() != parent:
+        os._exit(137)
+
+
+def _point_process(point: Point, conn: Any, parent: int) -> None:
+    _die_with_parent(parent)
+    try:
+        row = run_point(point)
+    except KeyboardInterrupt:
+        os._exit(130)
+    conn.send(row)
+    conn.close()
+
+
+def _death_row(point: Point, exitcode: int | None, t0: float) -> dict[str, Any]:
+    """A point whose process died: stored as that point's failure, with the signal."""
+    import signal
+
+    if exitcode is not None and exitcode < 0:
+        try:
+            how = f"killed by signal {signal.Signals(-exitcode).name} ({-exitcode})"
+        except ValueError:
+            how = f"killed by signal {-exitcode}"
+    else:
+        how = f"exited with code {exitcode} without a result"
+    return {
+        "key": point.key,
+        "sweep": point.sweep,
+        "params": {**point.labels, **point.params},
+        "seed": point.seed,
+        "version": _core.__version__,
+        "status": "error",
+        "metrics": None,
+        "error": f"WorkerDied: the process running this point {how}",
+        "wall_s": time.perf_counter() - t0,
+    }
+
+
+def _run_local(todo: list[Point], workers: int | None, store: Store, bar: _Progress) -> None:
+    """Each point in its own process (at most ``workers`` at once), so a point that kills its
+    process (an abort, a signal) is stored as that point's failure and the sweep goes on."""
+    import multiprocessing as mp
+    from multiprocessing.connection import wait
+
+    n = max(1, workers or os.cpu_count() or 1)
+    ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+    pending = list(reversed(todo))
+    running: dict[Any, tuple[Any, Any, Point, float]] = {}  # sentinel -> (process, conn, point, start)
+    me = os.getpid()
+    try:
+        while pending or running:
+            while pending and len(running) < n:
+                point = pending.pop()
+                recv, send = ctx.Pipe(duplex=False)
+                proc = ctx.Process(target=_point_process, args=(point, send, me), daemon=True)
+                proc.start()
+                send.close()
+                running[proc.sentinel] = (proc, recv, point, time.perf_counter())
+            conns = {entry[1]: sentinel for sentinel, entry in running.items()}
+            for ready in wait(list(running) + list(conns)):
+                sentinel = conns.get(ready, ready)
+                if sentinel not in running:
+                    continue  # both its pipe and its sentinel were ready
+                proc, recv, point, t0 = running.pop(sentinel)
+                try:
+                    row = recv.recv()
+                except (EOFError, OSError):
+                    row = None
+                recv.close()
+                proc.join()
+                if row is None:
+                    row = _death_row(point, proc.exitcode, t0)
                 store.put(row)
                 bar.update(row)
-        except cf.process.BrokenProcessPool:
-            for f in futures:
-                f.cancel()
-            raise WorkerDied(
-                "a worker process died; every finished point is stored; run the sweep again to resume"
-            ) from None
+    finally:
+        for proc, recv, _, _ in running.values():
+            proc.kill()
+            proc.join()
+            recv.close()
 
 
 def _run_dask(todo: list[Point], address: str, workers: int | None, store: Store, bar: _Progress) -> None:

@@ -95,6 +95,21 @@ fn run_bench(py: Python<'_>, quick: bool) -> PyResult<String> {
     py.detach(|| fabricsim::bench::run_all(quick)).map_err(PyRuntimeError::new_err)
 }
 
+/// A [`fabricsim::check::Stop`] that asks Python, at most every 100 ms,
+/// whether a signal (Ctrl-C) arrived. The KeyboardInterrupt is consumed
+/// here: the search returns its partial report, marked interrupted.
+fn python_stop() -> fabricsim::check::Stop {
+    let last = std::sync::Mutex::new(Instant::now());
+    fabricsim::check::Stop::new(move || {
+        let mut l = last.lock().unwrap_or_else(|e| e.into_inner());
+        if l.elapsed() < Duration::from_millis(100) {
+            return false;
+        }
+        *l = Instant::now();
+        Python::attach(|py| py.check_signals().is_err())
+    })
+}
+
 /// Litmus tests: the oracle's verdict under `model`, and with `protocol`
 /// the outcomes the protocol produces, exhaustively. Returns JSON text (one
 /// object); a parse error raises ConfigError naming the file and line.
@@ -105,11 +120,25 @@ fn litmus(py: Python<'_>, text: &str, source: &str, model: &str, protocol: Optio
     let prog = fabricsim::workloads::litmus::parse(text, source).map_err(|e| PyConfigError::new_err(e.to_string()))?;
     let m: oracle::Model = model.parse().map_err(|e: String| PyConfigError::new_err(format!("--model: {e}")))?;
     let prog = std::sync::Arc::new(prog);
+    let limits = oracle::Limits { stop: python_stop(), ..Default::default() };
     py.detach(|| match protocol {
-        None => Ok(oracle::report_json(&prog, m).to_string()),
+        None => match oracle::try_allowed_outcomes(&prog, m, &limits) {
+            Ok(outcomes) => Ok(oracle::report_json_of(&prog, m, &outcomes).to_string()),
+            Err(e) if e.interrupted => Ok(serde_json::json!({
+                "test": prog.name, "model": m.name(), "interrupted": true, "complete": false,
+                "states": e.explored,
+            })
+            .to_string()),
+            Err(e) => Err(PyRuntimeError::new_err(format!("{source}: {}", e.message))),
+        },
         Some(name) => {
-            let run = litmus_run::run_on_protocol(prog.clone(), m, &name)
-                .map_err(|e| PyConfigError::new_err(format!("--protocol: {e}")))?;
+            let run = litmus_run::run_on_protocol_with(prog.clone(), m, &name, &limits).map_err(|e| {
+                if e.contains("too large") {
+                    PyRuntimeError::new_err(format!("{source}: {e}"))
+                } else {
+                    PyConfigError::new_err(format!("{source}: --protocol {name}: {e}"))
+                }
+            })?;
             Ok(litmus_run::run_json(&prog, m, &name, &run).to_string())
         }
     })
@@ -127,7 +156,9 @@ fn check(
     overrides: Vec<String>,
 ) -> PyResult<(String, String, Option<String>)> {
     let f = self::fmt(fmt)?;
-    let r = py.detach(|| fabricsim::check::config::run(text, source, f, &overrides)).map_err(config_err)?;
+    let stop = python_stop();
+    let r =
+        py.detach(|| fabricsim::check::config::run_with_stop(text, source, f, &overrides, stop)).map_err(config_err)?;
     Ok((r.to_json().to_string(), r.report.trace_text(), r.svg))
 }
 

@@ -78,13 +78,24 @@ impl CheckResult {
 }
 
 pub fn run(text: &str, source: &str, fmt: Format, overrides: &[String]) -> Result<CheckResult, ConfigError> {
+    run_with_stop(text, source, fmt, overrides, super::Stop::default())
+}
+
+/// [`run`], stopping early (report `interrupted`) when `stop` asks.
+pub fn run_with_stop(
+    text: &str,
+    source: &str,
+    fmt: Format,
+    overrides: &[String],
+    stop: super::Stop,
+) -> Result<CheckResult, ConfigError> {
     let table = parse_table(text, source, fmt)?;
     let parsed: Vec<Override> = overrides.iter().map(|o| Override::parse(o)).collect::<Result<_, _>>()?;
     let table = apply_overrides(table, &parsed)?;
     let f: File = typed(table, source, "", &parsed)?;
     let c = f.check;
     let err = |k: &str, m: String| ConfigError::new(source, format!("check.{k}"), m);
-    let opts = Options { max_states: c.max_states, max_depth: c.max_depth, check_deadlock: c.deadlock };
+    let opts = Options { max_states: c.max_states, max_depth: c.max_depth, check_deadlock: c.deadlock, stop };
     let report = match c.protocol.as_str() {
         "msi" | "mesi" => {
             if c.caches == 0 || c.caches > MAX_PROCS {

@@ -24,6 +24,9 @@ pub struct Options {
     /// Report states where work is pending but only environment actions
     /// (or nothing) can happen.
     pub check_deadlock: bool,
+    /// Polled about every thousand states; when it asks, the search stops
+    /// and the report says `interrupted` (and not `complete`).
+    pub stop: super::Stop,
 }
 
 /// A violation and the shortest execution that reaches it.
@@ -59,6 +62,8 @@ pub struct Report {
     pub violation: Option<Counterexample>,
     /// Quiescent states with no enabled transition (for litmus outcomes).
     pub final_states: u64,
+    /// Stopped from outside (Ctrl-C) before the search finished.
+    pub interrupted: bool,
 }
 
 impl Report {
@@ -77,6 +82,7 @@ impl Report {
             "protocol": self.protocol,
             "ok": self.violation.is_none(),
             "complete": self.complete,
+            "interrupted": self.interrupted,
             "states": self.states,
             "transitions": self.transitions,
             "depth": self.depth,
@@ -223,6 +229,7 @@ pub fn explore<P: Protocol>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wor
             complete: true,
             violation: None,
             final_states: 0,
+            interrupted: false,
         };
     };
     // The state being expanded and its successors (scratch buffers,
@@ -236,6 +243,8 @@ pub fn explore<P: Protocol>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wor
     let mut depth = 0u32;
     let mut complete = true;
     let mut final_states = 0u64;
+    let mut interrupted = false;
+    let mut expanded = 0u64;
     let mut sends = Vec::new();
     let mut idx = Vec::new();
     let mut acts = Vec::new();
@@ -339,6 +348,12 @@ pub fn explore<P: Protocol>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wor
                 complete = false;
                 break 'search;
             }
+            expanded += 1;
+            if expanded.is_multiple_of(1024) && opts.stop.requested() {
+                complete = false;
+                interrupted = true;
+                break 'search;
+            }
         }
         std::mem::swap(&mut frontier, &mut next_frontier);
         depth += 1;
@@ -361,6 +376,7 @@ pub fn explore<P: Protocol>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wor
         complete,
         violation: counterexample,
         final_states,
+        interrupted,
     }
 }
 

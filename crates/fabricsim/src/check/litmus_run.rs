@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::explorer::{explore, Options, Report};
-use super::oracle::{allowed_outcomes, outcome_strings, verdict_of, Model};
+use super::oracle::{outcome_strings, try_allowed_outcomes, verdict_of, Limits, Model};
 use crate::agents::coherence::core::FrontEnd;
 use crate::agents::coherence::directory::{mutant_by_name, Directory, Variant, MUTANTS};
 use crate::workloads::program::{Outcome, Program};
@@ -52,17 +52,48 @@ pub fn directory_protocol(name: &str, program: Arc<Program>, model: Model) -> Re
         Model::Tso => FrontEnd::Tso,
         Model::Rc => FrontEnd::Rc,
     };
-    if program.threads.len() > crate::agents::coherence::directory::MAX_PROCS
-        || program.locations.len() > crate::agents::coherence::directory::MAX_LOCS
-    {
+    check_protocol_limits(&program).map_err(|e| format!("{}: {e}", program.name))?;
+    Ok(Directory::running(variant, program, fe, 1).with_mutant(mutant))
+}
+
+/// Operations per thread a core can run: `Core::done` and `Core::inflight`
+/// are `u32` bitmasks with one bit per operation.
+pub const MAX_OPS: usize = u32::BITS as usize;
+
+/// The fixed sizes of a program run on a directory protocol (threads,
+/// locations, registers per thread, operations per thread), checked before
+/// the protocol is built. The message names the limit, the value and where.
+pub fn check_protocol_limits(program: &Program) -> Result<(), String> {
+    use crate::agents::coherence::{core::MAX_REGS, directory::MAX_LOCS, directory::MAX_PROCS};
+    let threads = program.threads.len();
+    if threads > MAX_PROCS {
+        return Err(format!("{threads} threads: a protocol runs at most {MAX_PROCS} threads (MAX_PROCS)"));
+    }
+    let locs = program.locations.len();
+    if locs > MAX_LOCS {
         return Err(format!(
-            "{}: at most {} threads and {} locations on a protocol",
-            program.name,
-            crate::agents::coherence::directory::MAX_PROCS,
-            crate::agents::coherence::directory::MAX_LOCS
+            "{locs} locations ({}): a protocol runs at most {MAX_LOCS} locations (MAX_LOCS)",
+            program.locations.join(", ")
         ));
     }
-    Ok(Directory::running(variant, program, fe, 1).with_mutant(mutant))
+    for (t, regs) in program.registers.iter().enumerate() {
+        if regs.len() > MAX_REGS {
+            return Err(format!(
+                "thread P{t} uses {} registers ({}): a protocol core has at most {MAX_REGS} registers per thread (MAX_REGS)",
+                regs.len(),
+                regs.join(", ")
+            ));
+        }
+    }
+    for (t, ops) in program.threads.iter().enumerate() {
+        if ops.len() > MAX_OPS {
+            return Err(format!(
+                "thread P{t} has {} operations: a protocol core runs at most {MAX_OPS} operations per thread (MAX_OPS)",
+                ops.len()
+            ));
+        }
+    }
+    Ok(())
 }
 
 pub struct LitmusRun {
@@ -82,13 +113,47 @@ impl LitmusRun {
     }
 }
 
+/// States the protocol explorer visits for one litmus test before it gives
+/// up (the run is then incomplete, not ok): about 1 GB.
+pub const PROTOCOL_MAX_STATES: u64 = 20_000_000;
+
 pub fn run_on_protocol(program: Arc<Program>, model: Model, protocol: &str) -> Result<LitmusRun, String> {
+    run_on_protocol_with(program, model, protocol, &Limits::default())
+}
+
+/// [`run_on_protocol`] within `limits` (the oracle's, and its `stop` for
+/// the protocol's exploration too). An interrupted run returns what it
+/// explored with `report.interrupted`; an oracle that is too large is an
+/// error.
+pub fn run_on_protocol_with(
+    program: Arc<Program>,
+    model: Model,
+    protocol: &str,
+    limits: &Limits,
+) -> Result<LitmusRun, String> {
     let p = directory_protocol(protocol, program.clone(), model)?;
+    let allowed = match try_allowed_outcomes(&program, model, limits) {
+        Ok(a) => a,
+        Err(e) if e.interrupted => {
+            let mut report = explore(&p, &Options { max_states: Some(0), ..Default::default() }, &mut |_| {});
+            report.interrupted = true;
+            report.complete = false;
+            report.states = 0;
+            return Ok(LitmusRun { allowed: BTreeSet::new(), observed: BTreeSet::new(), report });
+        }
+        Err(e) => return Err(e.message),
+    };
     let mut observed = BTreeSet::new();
-    let report = explore(&p, &Options { check_deadlock: true, ..Default::default() }, &mut |w| {
+    let opts = Options {
+        check_deadlock: true,
+        max_states: Some(PROTOCOL_MAX_STATES),
+        stop: limits.stop.clone(),
+        ..Default::default()
+    };
+    let report = explore(&p, &opts, &mut |w| {
         observed.insert(p.outcome(&w.agents));
     });
-    Ok(LitmusRun { allowed: allowed_outcomes(&program, model), observed, report })
+    Ok(LitmusRun { allowed, observed, report })
 }
 
 /// The `fabricsim litmus --protocol` JSON object.
@@ -103,6 +168,9 @@ pub fn run_json(program: &Program, model: Model, protocol: &str, run: &LitmusRun
         "observed": outcome_strings(program, &run.observed),
         "forbidden_observed": outcome_strings(program, run.forbidden_observed()),
         "ok": run.ok(),
+        "complete": run.report.complete,
+        "interrupted": run.report.interrupted,
+        "too_large": !run.report.complete && !run.report.interrupted && run.report.violation.is_none(),
         "states": run.report.states,
         "transitions": run.report.transitions,
         "seconds": run.report.seconds,

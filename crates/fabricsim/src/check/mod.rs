@@ -8,6 +8,8 @@ pub mod explorer;
 pub mod fingerprint;
 pub mod litmus_run;
 pub mod oracle;
+pub mod stop;
 pub mod world;
 
 pub use explorer::{explore, Options, Report};
+pub use stop::Stop;

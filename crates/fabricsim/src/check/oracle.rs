@@ -112,6 +112,7 @@
 //! holds iff none does); for `forall e`, "allowed" iff every allowed outcome
 //! satisfies `e`.
 
+use std::cell::Cell;
 use std::collections::{BTreeSet, HashSet};
 use std::fmt;
 use std::str::FromStr;
@@ -202,11 +203,119 @@ impl fmt::Display for Verdict {
 /// Under RC, if the program has more than 128 memory events (initial
 /// writes, reads, writes and fences together); litmus tests are far smaller.
 pub fn allowed_outcomes(p: &Program, m: Model) -> BTreeSet<Outcome> {
-    match m {
-        Model::Sc => operational(p, false),
-        Model::Tso => operational(p, true),
-        Model::Rc => rc::outcomes(p, rc::Variant::Rc),
+    try_allowed_outcomes(p, m, &Limits::unbounded()).unwrap_or_else(|e| panic!("{}", e.message))
+}
+
+/// States (SC, TSO) or candidate executions (RC) the oracle explores by
+/// default before it gives up with "too large": about 1 GB of visited
+/// states for the operational models.
+pub const DEFAULT_MAX_STATES: u64 = 2_000_000;
+
+/// Bounds on the oracle's search.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    pub max_states: u64,
+    pub stop: super::Stop,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_states: DEFAULT_MAX_STATES, stop: super::Stop::default() }
     }
+}
+
+impl Limits {
+    pub fn unbounded() -> Self {
+        Limits { max_states: u64::MAX, stop: super::Stop::default() }
+    }
+}
+
+/// The oracle stopped before it had every allowed outcome.
+#[derive(Debug, Clone)]
+pub struct Incomplete {
+    /// Stopped from outside (Ctrl-C) rather than by a limit.
+    pub interrupted: bool,
+    /// States or candidate executions explored so far.
+    pub explored: u64,
+    pub message: String,
+}
+
+/// Counts the work of one search against its limits.
+struct Budget<'a> {
+    limits: &'a Limits,
+    explored: Cell<u64>,
+    interrupted: Cell<bool>,
+    exhausted: Cell<bool>,
+}
+
+impl<'a> Budget<'a> {
+    fn new(limits: &'a Limits) -> Self {
+        Budget { limits, explored: Cell::new(0), interrupted: Cell::new(false), exhausted: Cell::new(false) }
+    }
+
+    /// Count one unit of work; false when the search must stop.
+    fn tick(&self) -> bool {
+        if self.stopped() {
+            return false;
+        }
+        let n = self.explored.get() + 1;
+        self.explored.set(n);
+        if n >= self.limits.max_states {
+            self.exhausted.set(true);
+            return false;
+        }
+        if n.is_multiple_of(1024) && self.limits.stop.requested() {
+            self.interrupted.set(true);
+            return false;
+        }
+        true
+    }
+
+    fn stopped(&self) -> bool {
+        self.exhausted.get() || self.interrupted.get()
+    }
+
+    fn result<T>(&self, p: &Program, m: Model, value: T) -> Result<T, Incomplete> {
+        let explored = self.explored.get();
+        let unit = if m == Model::Rc { "candidate executions" } else { "states" };
+        if self.interrupted.get() {
+            return Err(Incomplete {
+                interrupted: true,
+                explored,
+                message: format!("{}: interrupted after {explored} {unit} under {}: incomplete", p.name, m.name()),
+            });
+        }
+        if self.exhausted.get() {
+            return Err(Incomplete {
+                interrupted: false,
+                explored,
+                message: format!(
+                    "{}: too large for the {} oracle: more than {} {unit} (the limit); \
+                     expected fewer threads or operations",
+                    p.name,
+                    m.name(),
+                    self.limits.max_states
+                ),
+            });
+        }
+        Ok(value)
+    }
+}
+
+/// [`allowed_outcomes`] within `limits`: an error says the test is too
+/// large or the search was interrupted, and how much was explored.
+pub fn try_allowed_outcomes(p: &Program, m: Model, limits: &Limits) -> Result<BTreeSet<Outcome>, Incomplete> {
+    let budget = Budget::new(limits);
+    let out = match m {
+        Model::Sc => operational(p, false, &budget),
+        Model::Tso => operational(p, true, &budget),
+        Model::Rc => rc::outcomes(p, rc::Variant::Rc, &budget).map_err(|message| Incomplete {
+            interrupted: false,
+            explored: 0,
+            message,
+        })?,
+    };
+    budget.result(p, m, out)
 }
 
 /// The verdict of the program's condition under the model.
@@ -241,6 +350,12 @@ pub fn outcome_strings<'a>(p: &Program, outcomes: impl IntoIterator<Item = &'a O
 /// the proposition]}`.
 pub fn report_json(p: &Program, m: Model) -> serde_json::Value {
     let outcomes = allowed_outcomes(p, m);
+    report_json_of(p, m, &outcomes)
+}
+
+/// [`report_json`] of outcomes already computed.
+pub fn report_json_of(p: &Program, m: Model, outcomes: &BTreeSet<Outcome>) -> serde_json::Value {
+    let outcomes = outcomes.clone();
     let v = verdict_of(p, &outcomes);
     let e = &p.condition.expr;
     serde_json::json!({
@@ -267,7 +382,7 @@ struct MState {
     bufs: Vec<Vec<(u8, Value)>>,
 }
 
-fn operational(p: &Program, tso: bool) -> BTreeSet<Outcome> {
+fn operational(p: &Program, tso: bool, budget: &Budget) -> BTreeSet<Outcome> {
     let init = p.initial_outcome();
     let shape: Vec<usize> = init.regs.iter().map(Vec::len).collect();
     let offsets: Vec<usize> = shape
@@ -290,6 +405,9 @@ fn operational(p: &Program, tso: bool) -> BTreeSet<Outcome> {
     while let Some(s) = stack.pop() {
         if !seen.insert(s.clone()) {
             continue;
+        }
+        if !budget.tick() {
+            break;
         }
         let mut done = true;
         for (t, ops) in p.threads.iter().enumerate() {
@@ -569,13 +687,25 @@ mod rc {
 
     /// All permutations of `v` in which the writes of one thread keep
     /// program order (coherence would reject the others anyway).
-    fn orders(v: &[usize], evs: &[Ev]) -> Vec<Vec<usize>> {
+    fn orders(v: &[usize], evs: &[Ev], budget: &Budget) -> Vec<Vec<usize>> {
         let mut out = Vec::new();
         let mut cur = Vec::with_capacity(v.len());
         let mut used = vec![false; v.len()];
-        fn rec(v: &[usize], evs: &[Ev], cur: &mut Vec<usize>, used: &mut [bool], out: &mut Vec<Vec<usize>>) {
+        fn rec(
+            v: &[usize],
+            evs: &[Ev],
+            cur: &mut Vec<usize>,
+            used: &mut [bool],
+            out: &mut Vec<Vec<usize>>,
+            budget: &Budget,
+        ) {
             if cur.len() == v.len() {
-                out.push(cur.clone());
+                if budget.tick() {
+                    out.push(cur.clone());
+                }
+                return;
+            }
+            if budget.stopped() {
                 return;
             }
             for i in 0..v.len() {
@@ -590,16 +720,16 @@ mod rc {
                 }
                 used[i] = true;
                 cur.push(v[i]);
-                rec(v, evs, cur, used, out);
+                rec(v, evs, cur, used, out, budget);
                 cur.pop();
                 used[i] = false;
             }
         }
-        rec(v, evs, &mut cur, &mut used, &mut out);
+        rec(v, evs, &mut cur, &mut used, &mut out, budget);
         out
     }
 
-    pub(super) fn outcomes(p: &Program, variant: Variant) -> BTreeSet<Outcome> {
+    pub(super) fn outcomes(p: &Program, variant: Variant, budget: &Budget) -> Result<BTreeSet<Outcome>, String> {
         let init = p.initial_outcome();
         let nloc = init.mem.len();
         let ncas = p
@@ -608,15 +738,29 @@ mod rc {
             .flatten()
             .filter(|op| matches!(op, Op::Rmw { kind: RmwKind::CompareExchange { .. }, .. }))
             .count();
-        assert!(ncas < 64, "too many compare-exchanges for the RC oracle");
+        if ncas >= 32 {
+            return Err(format!("{}: {ncas} compare-exchanges: the RC oracle supports at most 31", p.name));
+        }
         let mut out = BTreeSet::new();
         for guess in 0..(1u64 << ncas) {
             let sh = shape(p, nloc, &init.mem, guess);
-            assert!(sh.evs.len() <= 128, "the RC oracle supports at most 128 events; {} has {}", p.name, sh.evs.len());
-            Enum::new(&init, sh, variant).run(&mut out);
+            if sh.evs.len() > MAX_EVENTS {
+                return Err(format!(
+                    "{}: {} events (accesses, fences and initial writes): the RC oracle supports at most {MAX_EVENTS}",
+                    p.name,
+                    sh.evs.len()
+                ));
+            }
+            Enum::new(&init, sh, variant, budget).run(&mut out);
+            if budget.stopped() {
+                break;
+            }
         }
-        out
+        Ok(out)
     }
+
+    /// Events of one candidate execution: relations are 128-bit masks.
+    pub const MAX_EVENTS: usize = 128;
 
     /// A read whose source the enumeration chooses.
     struct Free {
@@ -636,6 +780,7 @@ mod rc {
 
     struct Enum<'a> {
         init: &'a Outcome,
+        budget: &'a Budget<'a>,
         variant: Variant,
         evs: Vec<Ev>,
         cas_ok: Vec<(usize, Value)>,
@@ -658,7 +803,7 @@ mod rc {
     }
 
     impl<'a> Enum<'a> {
-        fn new(init: &'a Outcome, sh: Shape, variant: Variant) -> Enum<'a> {
+        fn new(init: &'a Outcome, sh: Shape, variant: Variant, budget: &'a Budget<'a>) -> Enum<'a> {
             let evs = sh.evs;
             let n = evs.len();
             let nloc = init.mem.len();
@@ -768,6 +913,7 @@ mod rc {
             Enum {
                 init,
                 variant,
+                budget,
                 evs,
                 cas_ok: sh.cas_ok,
                 n,
@@ -787,7 +933,10 @@ mod rc {
         }
 
         fn run(&mut self, out: &mut BTreeSet<Outcome>) {
-            let per_loc: Vec<Vec<Vec<usize>>> = self.writes.iter().map(|w| orders(w, &self.evs)).collect();
+            let per_loc: Vec<Vec<Vec<usize>>> = self.writes.iter().map(|w| orders(w, &self.evs, self.budget)).collect();
+            if self.budget.stopped() {
+                return;
+            }
             let mut choice = vec![0usize; per_loc.len()];
             if per_loc.iter().any(Vec::is_empty) {
                 return;
@@ -795,6 +944,9 @@ mod rc {
             loop {
                 let mo: Vec<&Vec<usize>> = per_loc.iter().zip(&choice).map(|(o, &c)| &o[c]).collect();
                 self.with_mo(&mo, out);
+                if self.budget.stopped() {
+                    return;
+                }
                 // Next combination.
                 let mut k = 0;
                 loop {
@@ -892,7 +1044,7 @@ mod rc {
             out: &mut BTreeSet<Outcome>,
         ) {
             let Some(f) = free.get(k) else {
-                if self.consistent(rf_src, morel) {
+                if self.budget.tick() && self.consistent(rf_src, morel) {
                     out.insert(self.outcome(val, mo));
                 }
                 return;
@@ -904,6 +1056,9 @@ mod rc {
                 rf_src[f.read] = w;
                 val[f.read] = val[w];
                 self.pick(k + 1, free, cands, pos, rf_src, val, morel, mo, out);
+                if self.budget.stopped() {
+                    return;
+                }
             }
         }
 
@@ -1018,8 +1173,9 @@ mod tests {
                     continue;
                 }
                 let p = crate::workloads::litmus::parse_file(&f).unwrap();
-                let ours = rc::outcomes(&p, rc::Variant::Rc);
-                let rc11 = rc::outcomes(&p, rc::Variant::Rc11);
+                let limits = Limits::unbounded();
+                let ours = rc::outcomes(&p, rc::Variant::Rc, &Budget::new(&limits)).unwrap();
+                let rc11 = rc::outcomes(&p, rc::Variant::Rc11, &Budget::new(&limits)).unwrap();
                 assert!(rc11.is_subset(&ours), "{}", p.name);
                 if rc11 != ours {
                     differ.push(p.name.clone());

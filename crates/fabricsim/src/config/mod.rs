@@ -5,6 +5,7 @@
 //! file, the key path, the bad value and what was expected.
 
 mod error;
+pub mod limits;
 pub mod load;
 pub mod resolve;
 pub mod schema;

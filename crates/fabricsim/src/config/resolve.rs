@@ -224,6 +224,8 @@ impl Builder<'_> {
             return Err(self.err(key, "inf: a link needs a finite bandwidth like '64GB/s' or 'PCIe5x16'"));
         }
 
+        crate::config::limits::check_system(topo.nodes.len() as u64, topo.links.len() as u64, "the system")
+            .map_err(|m| self.err(if config.topology.is_some() { "topology" } else { "link" }, m))?;
         if req_nodes.is_empty() {
             return Err(self.err("requester", "the system has no requester; add [[requester]] or topology.requesters"));
         }
@@ -383,6 +385,8 @@ impl Builder<'_> {
                 let path = self.base_dir.join(file);
                 let program = crate::workloads::litmus::parse_file(&path)
                     .map_err(|e| ConfigError::new(&format!("{}:{}", e.file, e.line), "", e.message.clone()))?;
+                crate::check::litmus_run::check_protocol_limits(&program)
+                    .map_err(|e| self.err("protocol.program", format!("{file:?}: {e}")))?;
                 if program.threads.len() != caches {
                     return Err(self.err(
                         "protocol.program",
@@ -512,6 +516,7 @@ impl Builder<'_> {
             rows: t.rows,
             cols: t.cols,
         };
+        self.check_generated_size(t)?;
         let shape = generate(t.kind, &params).map_err(|(k, m)| self.err(format!("topology.{k}"), m))?;
         let link = |a, b| Link {
             a,
@@ -552,6 +557,54 @@ impl Builder<'_> {
             mems.push((n, None));
         }
         Ok(())
+    }
+
+    /// Refuse, before generating anything, a topology whose tables would
+    /// not fit in memory; name the key that makes it large.
+    fn check_generated_size(&self, t: &TopologyConfig) -> Result<(), ConfigError> {
+        use crate::config::schema::TopologyKind as K;
+        let g = |v: Option<u32>| v.unwrap_or(1) as u64;
+        let (switches, links, key) = match t.kind {
+            K::Chain | K::Ring => (g(t.switches), g(t.switches), "switches"),
+            K::FullyConnected => {
+                let s = g(t.switches);
+                (s, s * s.saturating_sub(1) / 2, "switches")
+            }
+            K::Tree => {
+                let (a, d) = (g(t.arity).min(4097), g(t.depth).min(4097));
+                let mut total = 1u64;
+                let mut level = 1u64;
+                for _ in 0..d {
+                    level = level.saturating_mul(a);
+                    total = total.saturating_add(level);
+                    if total > 4097 {
+                        return Ok(()); // the generator refuses it, naming depth
+                    }
+                }
+                (total, total - 1, "depth")
+            }
+            K::SpineLeaf => {
+                let (s, l) = (g(t.spines), g(t.leaves));
+                (s + l, s * l, if s > l { "spines" } else { "leaves" })
+            }
+            K::Mesh | K::Torus => {
+                let (r, c) = (g(t.rows), g(t.cols));
+                (r * c, 2 * r * c, if r >= c { "rows" } else { "cols" })
+            }
+        };
+        let (req, mem) = (t.requesters as u64, t.memories as u64);
+        let key = if req > switches && req >= mem {
+            "requesters"
+        } else if mem > switches {
+            "memories"
+        } else {
+            key
+        };
+        let nodes = switches + req + mem;
+        let kind = serde_json::to_value(t.kind).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
+        let what = format!("a generated {kind} topology");
+        crate::config::limits::check_system(nodes, links + req + mem, &what)
+            .map_err(|m| self.err(format!("topology.{key}"), m))
     }
 
     /// The global `[workload]` table with a requester's own keys laid over it.

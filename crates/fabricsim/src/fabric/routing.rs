@@ -136,6 +136,13 @@ impl RoutingTable {
         t
     }
 
+    /// Bytes `build` certainly touches for `nodes` nodes: the dense table
+    /// of hop distances per (destination, node, phase). A lower bound that
+    /// validation checks before anything is allocated.
+    pub fn bytes_for(nodes: u64) -> u64 {
+        nodes.saturating_mul(nodes).saturating_mul(2).saturating_mul(std::mem::size_of::<u32>() as u64)
+    }
+
     /// Hops from `node` (in `phase`) to `dst`, or None if unreachable.
     pub fn distance(&self, node: NodeId, phase: u8, dst: NodeId) -> Option<u32> {
         let d = self.dist[(dst as usize * self.n_nodes + node as usize) * 2 + phase as usize];

@@ -101,7 +101,9 @@ pub struct System {
     req_pending: Vec<u32>,
     /// Trace with a window: blocked until a completion.
     req_blocked: Vec<bool>,
-    responded: Vec<Vec<u64>>,
+    /// Per requester, which requests have been answered (conservation):
+    /// memory in proportion to the requests in flight, not to all requests.
+    responded: Vec<Answered>,
     memories: Vec<MemoryEndpoint>,
     mem_node: Vec<NodeId>,
     mem_inflight: Vec<VecDeque<MemMsg>>,
@@ -197,7 +199,7 @@ impl System {
             req_targets: spec.requesters.iter().map(|r| r.workload.targets.clone()).collect(),
             req_pending: vec![0; nr],
             req_blocked: vec![false; nr],
-            responded: requesters.iter().map(|r| vec![0u64; (r.total() as usize).div_ceil(64)]).collect(),
+            responded: vec![Answered::default(); nr],
             memories: spec.memories.iter().map(|m| MemoryEndpoint::new(m.latency, m.bandwidth, m.queue)).collect(),
             mem_node: spec.memories.iter().map(|m| m.node).collect(),
             mem_inflight: spec.memories.iter().map(|_| VecDeque::new()).collect(),
@@ -399,10 +401,7 @@ impl System {
         let (_, msg, wait) = self.fabric.consume(&mut self.q, pkt);
         assert_eq!(msg.requester as usize, r, "response delivered to the wrong requester");
         assert!(matches!(msg.kind, MsgKind::ReadResp | MsgKind::WriteAck), "requester received a {:?}", msg.kind);
-        let bits = &mut self.responded[r];
-        let (w, b) = ((msg.tag / 64) as usize, msg.tag % 64);
-        assert!(bits[w] >> b & 1 == 0, "request {} of requester {r} answered twice", msg.tag);
-        bits[w] |= 1 << b;
+        assert!(self.responded[r].mark(msg.tag), "request {} of requester {r} answered twice", msg.tag);
         let req = &self.requesters[r];
         let done_at = self.q.now() + req.cache_latency;
         if req.measured(msg.tag) {
@@ -532,5 +531,54 @@ mod size_tests {
     #[test]
     fn event_is_small() {
         assert!(std::mem::size_of::<super::Event>() <= 16);
+    }
+}
+
+/// The set of answered request tags of one requester (tags are issued
+/// 0, 1, 2, ...): every tag below `base` is answered; bit `i` of the window
+/// says whether `base + i` is. The window slides as the oldest requests are
+/// answered, so it spans only the requests in flight.
+#[derive(Clone, Default)]
+struct Answered {
+    base: u64,
+    words: VecDeque<u64>,
+}
+
+impl Answered {
+    /// Mark `tag` answered; false if it already was.
+    fn mark(&mut self, tag: u64) -> bool {
+        if tag < self.base {
+            return false;
+        }
+        let off = tag - self.base;
+        let (w, b) = ((off / 64) as usize, off % 64);
+        if w >= self.words.len() {
+            self.words.resize(w + 1, 0);
+        }
+        if self.words[w] >> b & 1 == 1 {
+            return false;
+        }
+        self.words[w] |= 1 << b;
+        while self.words.front() == Some(&u64::MAX) {
+            self.words.pop_front();
+            self.base += 64;
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod answered_tests {
+    use super::Answered;
+
+    #[test]
+    fn marks_each_tag_once_in_any_order_and_slides() {
+        let mut a = Answered::default();
+        for t in (0..1000u64).rev() {
+            assert!(a.mark(t));
+        }
+        assert_eq!(a.base, 960);
+        assert!(!a.mark(5) && !a.mark(999));
+        assert!(a.mark(1000));
     }
 }

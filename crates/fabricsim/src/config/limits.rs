@@ -1,0 +1,67 @@
+//! Resource limits checked before anything is allocated: a configuration
+//! whose tables would not fit in memory is refused by validation, naming the
+//! key that makes it large and the estimate, instead of aborting on
+//! allocation.
+
+use super::units::Size;
+
+/// `12.8 GB` style: decimal units, three significant figures.
+pub fn format_bytes(b: u64) -> String {
+    let units = [(1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB")];
+    for (f, u) in units {
+        if b as f64 >= f {
+            return format!("{:.1} {u}", b as f64 / f);
+        }
+    }
+    format!("{b} B")
+}
+
+/// The memory a run may use: `FABRICSIM_MEMORY_LIMIT` (a size like `4GiB`)
+/// if set, else the machine's physical memory (`MemTotal` of
+/// `/proc/meminfo`), else 16 GiB.
+pub fn memory_budget() -> Result<u64, String> {
+    if let Ok(v) = std::env::var("FABRICSIM_MEMORY_LIMIT") {
+        return Size::parse(v.trim())
+            .map(Size::bytes)
+            .map_err(|e| format!("environment variable FABRICSIM_MEMORY_LIMIT = {v:?}: {e}"));
+    }
+    Ok(physical_memory().unwrap_or(16 << 30))
+}
+
+fn physical_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Bytes per port (link direction) of a built system: the link, its
+/// ports, buffers, credits, statistics and routing candidates. Measured:
+/// fully connected fabrics of 512 and 1024 switches use about 620 bytes per
+/// port.
+pub const BYTES_PER_PORT: u64 = 600;
+
+/// Estimated bytes of a system with `nodes` nodes and `links` links: the
+/// dense routing table plus the per-port state.
+pub fn system_bytes(nodes: u64, links: u64) -> u64 {
+    crate::fabric::routing::RoutingTable::bytes_for(nodes).saturating_add(links.saturating_mul(2 * BYTES_PER_PORT))
+}
+
+/// `Err(message)` if `bytes` exceed the budget; the message gives the
+/// estimate, what it is for, and the budget.
+pub fn check_system(nodes: u64, links: u64, what: &str) -> Result<(), String> {
+    check(system_bytes(nodes, links), &format!("{what}: {nodes} nodes and {links} links"))
+}
+
+pub fn check(bytes: u64, what: &str) -> Result<(), String> {
+    let budget = memory_budget()?;
+    if bytes > budget {
+        return Err(format!(
+            "{what} need about {} of memory (routing tables and per-link state), more than the {} available (FABRICSIM_MEMORY_LIMIT or physical memory); \
+             expected a smaller system",
+            format_bytes(bytes),
+            format_bytes(budget)
+        ));
+    }
+    Ok(())
+}
