@@ -446,6 +446,12 @@ impl Builder<'_> {
             cache_latency = cp.hit_latency.ps();
         }
         if pc.name != "german" && driver == Driver::Workload {
+            if requesters.iter().any(|r| r.workload.pattern == crate::config::schema::Pattern::Trace) {
+                return Err(self.err(
+                    "workload.pattern",
+                    "\"trace\": protocol cores do not replay traces yet; expected stream, uniform, hotspot or permutation",
+                ));
+            }
             if lines > u32::MAX as u64 {
                 return Err(self.err("workload.footprint", format!("{lines} lines: expected at most 2^32")));
             }
