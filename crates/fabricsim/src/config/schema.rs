@@ -511,6 +511,8 @@ pub enum Pattern {
     Hotspot,
     /// Each requester talks to one memory, a fixed random permutation.
     Permutation,
+    /// YCSB's scrambled Zipfian (θ = 0.99) over the footprint's lines.
+    Zipf,
     /// Replay of a trace file (see docs/trace-format.md).
     Trace,
 }

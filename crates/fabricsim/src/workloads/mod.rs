@@ -6,6 +6,7 @@ pub mod pattern;
 pub mod program;
 pub mod rng;
 pub mod trace;
+pub mod zipf;
 
 use crate::config::schema::{Arrival, Injection, Pattern};
 use crate::engine::Time;

@@ -1,6 +1,7 @@
 //! Synthetic address patterns and the address-to-memory interleaving.
 
 use super::rng::Stream;
+use super::zipf::ScrambledZipf;
 use super::{Access, WorkloadSpec};
 use crate::config::schema::Pattern;
 
@@ -17,6 +18,7 @@ pub struct Generator {
     fixed_target: Option<u32>,
     interleave: u64,
     n_targets: u64,
+    zipf: ScrambledZipf,
 }
 
 impl Generator {
@@ -41,6 +43,7 @@ impl Generator {
             },
             interleave: spec.interleave,
             n_targets: spec.targets.len() as u64,
+            zipf: ScrambledZipf::ycsb(lines),
         }
     }
 
@@ -55,6 +58,7 @@ impl Generator {
                 l
             }
             Pattern::Uniform | Pattern::Permutation | Pattern::Trace => rng.below(self.lines),
+            Pattern::Zipf => self.zipf.key(rng.unit()),
             Pattern::Hotspot => {
                 if rng.unit() < self.hot_probability || self.hot_lines == self.lines {
                     rng.below(self.hot_lines)
@@ -122,6 +126,26 @@ mod tests {
         let hot = (0..n).filter(|_| g.next(&mut rng).0.addr < 6400).count();
         let frac = hot as f64 / n as f64;
         assert!((frac - 0.9).abs() < 0.01, "{frac}");
+    }
+
+    #[test]
+    fn zipf_is_skewed_like_ycsb() {
+        // 1000 lines: YCSB's most popular key takes 1/zeta(1e10, 0.99) = 3.8% of draws (plus the few
+        // ranks that hash onto the same line); the ten most popular lines about a fifth.
+        let mut g = Generator::new(&spec(Pattern::Zipf), 0, 1, &[]);
+        let mut rng = Stream::new(5, 0);
+        let n = 200_000;
+        let mut counts = vec![0u32; 1000];
+        for _ in 0..n {
+            counts[(g.next(&mut rng).0.addr / 64) as usize] += 1;
+        }
+        assert_eq!(counts.iter().enumerate().max_by_key(|c| c.1).unwrap().0, 211, "YCSB's hottest key");
+        counts.sort_unstable_by(|a, b| b.cmp(a));
+        let top = counts[0] as f64 / n as f64;
+        let top10 = counts[..10].iter().sum::<u32>() as f64 / n as f64;
+        assert!((0.036..0.045).contains(&top), "{top}");
+        assert!((0.12..0.30).contains(&top10), "{top10}");
+        assert!(counts[999] < counts[0] / 20, "the tail is cold");
     }
 
     #[test]
