@@ -73,18 +73,16 @@ fn run_protocol(
         "german" => go(spec, ps, German::new(caches, ps.values), progress),
         name => {
             let variant = if name == "msi" { Variant::Msi } else { Variant::Mesi };
+            let fe = match ps.model {
+                check::oracle::Model::Sc => FrontEnd::Sc,
+                check::oracle::Model::Tso => FrontEnd::Tso,
+                check::oracle::Model::Rc => FrontEnd::Rc,
+            };
             let p = match &ps.program {
-                Some(prog) => {
-                    let fe = match ps.model {
-                        check::oracle::Model::Sc => FrontEnd::Sc,
-                        check::oracle::Model::Tso => FrontEnd::Tso,
-                        check::oracle::Model::Rc => FrontEnd::Rc,
-                    };
-                    Directory::running(variant, prog.clone(), fe, dirs)
-                }
+                Some(prog) => Directory::running(variant, prog.clone(), fe, dirs),
                 None if ps.driver == sim::protocol::Driver::Workload => {
                     let cache = ps.cache.map(|c| CacheShape { seed: spec.seed, ..c });
-                    Directory::timed(variant, caches, dirs, ps.locs, cache, ps.mshrs)
+                    Directory::timed(variant, caches, dirs, ps.locs, cache, ps.mshrs, fe)
                 }
                 None => Directory::free(variant, caches, dirs, ps.locs, 2),
             };

@@ -446,6 +446,13 @@ impl Builder<'_> {
             cache_latency = cp.hit_latency.ps();
         }
         if pc.name != "german" && driver == Driver::Workload {
+            if model == crate::check::oracle::Model::Tso {
+                return Err(self.err(
+                    "protocol.model",
+                    "\"tso\": workload-driven cores run sc (one operation at a time) or rc (relaxed operations, \
+                     misses in parallel up to the MSHRs); tso is for programs",
+                ));
+            }
             if requesters.iter().any(|r| r.workload.pattern == crate::config::schema::Pattern::Trace) {
                 return Err(self.err(
                     "workload.pattern",

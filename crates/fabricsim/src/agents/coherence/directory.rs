@@ -382,8 +382,15 @@ impl Directory {
         locs: usize,
         cache: Option<CacheShape>,
         mshrs: u16,
+        front_end: FrontEnd,
     ) -> Self {
-        Directory { cache, mshrs: mshrs.max(1), driven: true, ..Directory::free(variant, caches, dirs, locs, 2) }
+        Directory {
+            cache,
+            mshrs: mshrs.max(1),
+            driven: true,
+            front_end,
+            ..Directory::free(variant, caches, dirs, locs, 2)
+        }
     }
 
     /// One core per thread of `program`, behind `front_end`.
@@ -1240,6 +1247,11 @@ impl Protocol for Directory {
         let line = lines.get(l);
         // A line with a transaction in flight waits; so does a miss with every MSHR busy or no way free.
         if !line.st.stable() {
+            return None;
+        }
+        // SC: one operation at a time, hits included; RC (relaxed workload operations): hits under misses,
+        // misses in parallel up to the MSHRs, one transaction per line.
+        if self.front_end == FrontEnd::Sc && core.misses > 0 {
             return None;
         }
         let v = (op.value % 2) as Value;
