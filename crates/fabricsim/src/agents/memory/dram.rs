@@ -16,6 +16,7 @@
 //! modelled; a write is timed as a read (tCWL = tCL); a request longer than
 //! one burst takes consecutive bursts in one row of one channel.
 
+use crate::config::units::Duration;
 use crate::engine::Time;
 
 /// Row-buffer policy.
@@ -280,8 +281,10 @@ impl DramParams {
             return Err((
                 "trfc",
                 format!(
-                    "{}ps: refresh would never end; expected less than trefi ({}ps), or trefi = \"0ns\" for no refresh",
-                    self.trfc, self.trefi
+                    "trfc {} >= trefi {}: a refresh would never end; expected trfc < trefi, or trefi = \"0ns\" \
+                     for no refresh",
+                    Duration(self.trfc),
+                    Duration(self.trefi)
                 ),
             ));
         }
