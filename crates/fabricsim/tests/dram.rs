@@ -444,6 +444,10 @@ fn dram_keys_resolve_with_preset_defaults_and_overrides() {
         (p.trcd, p.tcl, p.trp, p.trefi, p.row_bytes, p.channel_queue),
         (15_000, 14_000, 13_750, 3_900_000, 2048, 8)
     );
+    assert_eq!(p.mapping, fabricsim::agents::memory::dram::parse_mapping("row:bank:rank:column:channel").unwrap());
+    // Closed page spreads consecutive lines over the banks unless a mapping is given.
+    let s = resolve_ok(&with_memory("model = \"dram\"\npage = \"closed\"", ""));
+    assert_eq!(s.memories[0].dram.as_ref().unwrap().mapping, Page::Closed.default_mapping());
     // The model can be chosen per memory, and defaults are left alone without it.
     let s = resolve_ok(&with_memory("", "model = \"dram\"\ndram = \"DDR4-3200\""));
     assert_eq!(s.memories[0].dram.as_ref().unwrap().preset, "DDR4-3200");

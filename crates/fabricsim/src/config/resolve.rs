@@ -645,9 +645,10 @@ impl Builder<'_> {
             set.push(("row_size", key));
         }
         let (mapping, key) = get!(mapping);
-        if let Some(m) = mapping {
-            p.mapping = parse_mapping(&m).map_err(|e| self.err(&key, e))?;
-        }
+        p.mapping = match mapping {
+            Some(m) => parse_mapping(&m).map_err(|e| self.err(&key, e))?,
+            None => p.page.default_mapping(),
+        };
         p.validate().map_err(|(k, msg)| {
             // Name the key the user set; trfc >= trefi may come from either.
             let key = set

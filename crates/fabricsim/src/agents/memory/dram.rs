@@ -30,12 +30,13 @@ pub enum Page {
 }
 
 impl Page {
-    pub fn parse(s: &str) -> Option<Page> {
-        match s {
-            "open" => Some(Page::Open),
-            "closed" => Some(Page::Closed),
-            _ => None,
-        }
+    /// The address mapping that suits the policy (used unless `mapping` is given).
+    pub fn default_mapping(self) -> [Field; 5] {
+        let m = match self {
+            Page::Open => DEFAULT_MAPPING,
+            Page::Closed => DEFAULT_MAPPING_CLOSED,
+        };
+        parse_mapping(m).expect("valid default mapping")
     }
 }
 
@@ -62,10 +63,16 @@ impl Field {
     }
 }
 
-/// The default mapping, most significant field first: consecutive bursts
-/// (64 B lines) go to consecutive channels, then fill a row of each
-/// channel, then move to the next bank, rank and row.
+/// The default mapping under the open-page policy, most significant field
+/// first: consecutive bursts (64 B lines) go to consecutive channels, then
+/// fill a row of each channel (row hits), then move to the next bank, rank
+/// and row (gem5's RoRaBaCoCh).
 pub const DEFAULT_MAPPING: &str = "row:rank:bank:column:channel";
+
+/// The default mapping under the closed-page policy: consecutive bursts go
+/// to consecutive channels, then banks, then ranks, so a stream spreads
+/// its activates over the banks (gem5's RoCoRaBaCh).
+pub const DEFAULT_MAPPING_CLOSED: &str = "row:column:rank:bank:channel";
 
 /// Parse a mapping such as `row:rank:bank:column:channel`: each of the five
 /// fields once, most significant first; `row` first, since it takes every
@@ -195,7 +202,7 @@ impl Preset {
             row_bytes: self.row_bytes,
             burst_bytes: self.channel_bits * self.burst_length / 8,
             page: Page::Open,
-            mapping: parse_mapping(DEFAULT_MAPPING).expect("valid default"),
+            mapping: Page::Open.default_mapping(),
             trcd: self.ck(self.rcd),
             tcl: self.ck(self.cl),
             trp: self.ck(self.rp),
