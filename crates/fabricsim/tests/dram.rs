@@ -150,14 +150,13 @@ fn drain(d: &mut Dram, now: Time, ch: u32) -> Vec<(u32, Time)> {
 fn addr_of(p: &DramParams, bank: u32, row: u64, column: u32) -> u64 {
     let line = p.burst_bytes as u64;
     let row_stride = line * p.channels as u64 * (p.row_bytes / p.burst_bytes) as u64 * p.banks as u64 * p.ranks as u64;
-    let a = (0..row_stride / line)
+    (0..row_stride / line)
         .map(|i| row * row_stride + i * line)
         .find(|&a| {
             let l = p.locate(a);
             (l.channel, l.rank, l.bank, l.row, l.column) == (0, 0, bank, row, column)
         })
-        .expect("address in the first row stride");
-    a
+        .expect("address in the first row stride")
 }
 
 /// Idle read to a precharged bank = tRCD + tCL + tBURST, exactly, for both
