@@ -545,3 +545,26 @@ requests = 20000
     assert!(a.row_hits > 0 && a.row_conflicts > 0);
     assert_eq!(digest(two, &[]), digest(two, &[]));
 }
+
+/// The channel queue bounds what the scheduler sees: with room for one
+/// request, FR-FCFS has nothing to choose from and bank parallelism is
+/// lost, and the requests beyond it wait in the fabric without loss.
+#[test]
+fn channel_queue_bounds_the_scheduler_and_back_pressures() {
+    let wl = "pattern = \"uniform\"\nwindow = 128\nrequests = 5000";
+    let deep = run(&dram_system("DDR4-3200", "", wl));
+    let shallow = run(&dram_system("DDR4-3200", "channel_queue = 1", wl));
+    completed(&deep);
+    completed(&shallow);
+    assert_eq!(shallow.memories[0].served, 5000);
+    let (a, b) = (deep.throughput_gbps(), shallow.throughput_gbps());
+    // One request at a time to random rows: the next is admitted when the
+    // last one's column command issues, so each costs its PRE and ACT
+    // (tRP + tRCD), its data overlapping the next one's PRE.
+    let p = preset("DDR4-3200");
+    let serial = 64.0 / ((p.trp + p.trcd) as f64 / 1e3);
+    assert!(
+        b < 1.05 * serial && b > 0.85 * serial && b < 0.2 * a,
+        "channel_queue = 1: {b} GB/s, 32: {a} GB/s, serial {serial} GB/s"
+    );
+}
