@@ -5,4 +5,5 @@
 pub mod cache;
 pub mod coherence;
 pub mod cxl;
+pub mod memory;
 pub mod protocol;

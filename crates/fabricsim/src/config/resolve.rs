@@ -11,6 +11,7 @@ use serde::Serialize;
 use super::load::{load_config, typed, Format, Override};
 use super::schema::*;
 use super::ConfigError;
+use crate::agents::memory::dram::{parse_mapping, DramParams, Page, Preset};
 use crate::engine::Time;
 use crate::fabric::topology::{generate, Link, NodeId, NodeKind, ShapeParams, Topology};
 use crate::workloads::{trace, WorkloadSpec};
@@ -26,9 +27,12 @@ pub struct RequesterSpec {
 #[derive(Debug, Clone)]
 pub struct MemorySpec {
     pub node: NodeId,
+    /// Controller processing (for a DRAM: the controller overhead per access).
     pub latency: Time,
     pub bandwidth: super::units::Bandwidth,
     pub queue: u32,
+    /// `model = "dram"`: the DRAM behind the controller (else the fixed data path).
+    pub dram: Option<DramParams>,
 }
 
 /// A validated system, ready to build and run.
@@ -242,7 +246,7 @@ impl Builder<'_> {
             }
         }
 
-        let memories: Vec<MemorySpec> = mem_nodes
+        let mut memories: Vec<MemorySpec> = mem_nodes
             .iter()
             .map(|&(node, cfg)| {
                 let c = cfg.map(|i| &config.memory[i]);
@@ -251,9 +255,11 @@ impl Builder<'_> {
                     latency: c.and_then(|c| c.latency).unwrap_or(d.memory.latency).ps(),
                     bandwidth: c.and_then(|c| c.bandwidth).unwrap_or(d.memory.bandwidth),
                     queue: c.and_then(|c| c.queue).unwrap_or(d.memory.queue),
+                    dram: None,
                 }
             })
             .collect();
+        self.memory_models(&config, &mem_nodes, &mut memories)?;
         for (i, m) in memories.iter().enumerate() {
             if m.queue == 0 {
                 let key =
@@ -505,6 +511,157 @@ impl Builder<'_> {
         })
     }
 
+    /// Each memory's media model: check that every key set applies to the
+    /// model it reaches (a key no memory would use is an error), then build
+    /// and validate the DRAM parameters (before anything is allocated).
+    fn memory_models(
+        &self,
+        config: &Config,
+        mem_nodes: &[(NodeId, Option<usize>)],
+        memories: &mut [MemorySpec],
+    ) -> Result<(), ConfigError> {
+        let d = &config.defaults.memory;
+        let models: Vec<MemoryModel> = mem_nodes
+            .iter()
+            .map(|&(_, cfg)| cfg.and_then(|i| config.memory[i].model).or(d.model).unwrap_or(MemoryModel::Fixed))
+            .collect();
+        let default_model = d.model.unwrap_or(MemoryModel::Fixed);
+        let model_name = |m: MemoryModel| match m {
+            MemoryModel::Fixed => "fixed",
+            MemoryModel::Dram => "dram",
+        };
+        // Keys in [[memory]] entries must fit that memory's model.
+        for (k, &(_, cfg)) in mem_nodes.iter().enumerate() {
+            let Some(i) = cfg else { continue };
+            let c = &config.memory[i];
+            match models[k] {
+                MemoryModel::Fixed => {
+                    if let Some(key) = dram_keys_set(c) {
+                        return Err(self.err(
+                            format!("memory[{i}].{key}"),
+                            format!(
+                                "applies only to model = \"dram\"; memory {:?} uses model = \"fixed\"{}",
+                                c.name,
+                                if c.model.is_none() && d.model.is_none() { " (the default)" } else { "" }
+                            ),
+                        ));
+                    }
+                }
+                MemoryModel::Dram => {
+                    if c.bandwidth.is_some() {
+                        return Err(self.err(
+                            format!("memory[{i}].bandwidth"),
+                            format!(
+                                "applies only to model = \"fixed\"; memory {:?} uses model = \"dram\", whose \
+                                 bandwidth follows from its channels and tburst",
+                                c.name
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+        // Keys in [defaults.memory] must reach some memory of their model.
+        if !models.contains(&MemoryModel::Dram) {
+            if let Some(key) = dram_keys_set(d) {
+                return Err(self.err(
+                    format!("defaults.memory.{key}"),
+                    format!(
+                        "applies only to model = \"dram\", and every memory uses model = \"{}\"; \
+                         expected defaults.memory.model = \"dram\" (or model = \"dram\" in a [[memory]])",
+                        model_name(default_model)
+                    ),
+                ));
+            }
+        }
+        let default_bw_set =
+            self.raw.get("defaults").and_then(|t| t.get("memory")).and_then(|t| t.get("bandwidth")).is_some();
+        if default_bw_set && !models.contains(&MemoryModel::Fixed) {
+            return Err(self.err(
+                "defaults.memory.bandwidth",
+                "applies only to model = \"fixed\", and every memory uses model = \"dram\", whose bandwidth \
+                 follows from its channels and tburst",
+            ));
+        }
+        for (k, &(_, cfg)) in mem_nodes.iter().enumerate() {
+            if models[k] == MemoryModel::Dram {
+                memories[k].dram = Some(self.dram_params(d, cfg.map(|i| (i, &config.memory[i])))?);
+            }
+        }
+        Ok(())
+    }
+
+    /// The DRAM parameters of one memory: its preset with the keys of its
+    /// [[memory]] entry, else of [defaults.memory], applied.
+    fn dram_params(&self, d: &MemoryParams, c: Option<(usize, &MemoryConfig)>) -> Result<DramParams, ConfigError> {
+        // The key path that set `key` (the entry's, else the defaults').
+        let path = |key: &str, in_entry: bool| match c {
+            Some((i, _)) if in_entry => format!("memory[{i}].{key}"),
+            _ => format!("defaults.memory.{key}"),
+        };
+        macro_rules! get {
+            ($k:ident) => {{
+                let e = c.and_then(|(_, c)| c.$k.clone());
+                let in_entry = e.is_some();
+                (e.or(d.$k.clone()), path(stringify!($k), in_entry))
+            }};
+        }
+        let (name, key) = get!(dram);
+        let name = name.unwrap_or_else(|| "DDR5-4800".to_string());
+        let preset = Preset::find(&name).ok_or_else(|| {
+            self.err(&key, format!("{name:?}: unknown DRAM preset; expected one of {}", Preset::names()))
+        })?;
+        let mut p = preset.params();
+        let mut set: Vec<(&'static str, String)> = Vec::new();
+        macro_rules! apply {
+            ($k:ident, $f:expr) => {{
+                let (v, key) = get!($k);
+                if let Some(v) = v {
+                    set.push((stringify!($k), key));
+                    #[allow(clippy::redundant_closure_call)]
+                    ($f)(&mut p, v);
+                }
+            }};
+        }
+        apply!(channels, |p: &mut DramParams, v| p.channels = v);
+        apply!(ranks, |p: &mut DramParams, v| p.ranks = v);
+        apply!(banks, |p: &mut DramParams, v| p.banks = v);
+        apply!(channel_queue, |p: &mut DramParams, v| p.channel_queue = v);
+        apply!(page, |p: &mut DramParams, v| p.page = match v {
+            PagePolicy::Open => Page::Open,
+            PagePolicy::Closed => Page::Closed,
+        });
+        apply!(trcd, |p: &mut DramParams, v: super::units::Duration| p.trcd = v.ps());
+        apply!(tcl, |p: &mut DramParams, v: super::units::Duration| p.tcl = v.ps());
+        apply!(trp, |p: &mut DramParams, v: super::units::Duration| p.trp = v.ps());
+        apply!(tras, |p: &mut DramParams, v: super::units::Duration| p.tras = v.ps());
+        apply!(tburst, |p: &mut DramParams, v: super::units::Duration| p.tburst = v.ps());
+        apply!(trfc, |p: &mut DramParams, v: super::units::Duration| p.trfc = v.ps());
+        apply!(trefi, |p: &mut DramParams, v: super::units::Duration| p.trefi = v.ps());
+        let (row, key) = get!(row_size);
+        if let Some(row) = row {
+            p.row_bytes = u32::try_from(row.bytes())
+                .map_err(|_| self.err(&key, format!("{}B: expected at most 4GiB", row.bytes())))?;
+            set.push(("row_size", key));
+        }
+        let (mapping, key) = get!(mapping);
+        p.mapping = match mapping {
+            Some(m) => parse_mapping(&m).map_err(|e| self.err(&key, e))?,
+            None => p.page.default_mapping(),
+        };
+        p.validate().map_err(|(k, msg)| {
+            // Name the key the user set; trfc >= trefi may come from either.
+            let key = set
+                .iter()
+                .find(|(s, _)| *s == k)
+                .or_else(|| if k == "trfc" { set.iter().find(|(s, _)| *s == "trefi") } else { None })
+                .map(|(_, path)| path.clone())
+                .unwrap_or_else(|| path(k, false));
+            self.err(key, msg)
+        })?;
+        Ok(p)
+    }
+
     fn check_name(&self, name: &str, key: &str) -> Result<(), ConfigError> {
         if name.is_empty() || name.chars().any(|c| c.is_whitespace()) {
             return Err(self.err(key, format!("{name:?}: expected a non-empty name without spaces")));
@@ -735,4 +892,11 @@ impl Builder<'_> {
             trace: None,
         })
     }
+}
+
+/// The first DRAM key set in a `[defaults.memory]` or `[[memory]]` table.
+fn dram_keys_set<T: Serialize>(t: &T) -> Option<&'static str> {
+    // The DRAM keys serialize only when set.
+    let v = serde_json::to_value(t).expect("memory keys serialize");
+    DRAM_KEYS.iter().copied().find(|k| v.get(k).is_some())
 }

@@ -391,13 +391,89 @@ pub struct MemoryParams {
     /// Requests the controller holds at once; more wait in the fabric (back-pressure).
     #[serde(default = "default_memory_queue")]
     pub queue: u32,
+    /// Media model: `fixed` (latency + bandwidth, the default) or `dram`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<MemoryModel>,
+    // DRAM keys (model = "dram" only; see docs/dram.md).
+    /// Preset: `DDR4-3200` or `DDR5-4800` (default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dram: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channels: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<u32>,
+    /// Banks per rank.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub banks: Option<u32>,
+    /// Row buffer of one rank on one channel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row_size: Option<Size>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page: Option<PagePolicy>,
+    /// Address fields, most significant first, e.g. `row:rank:bank:column:channel`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mapping: Option<String>,
+    /// Requests each channel's scheduler holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel_queue: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trcd: Option<Duration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcl: Option<Duration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trp: Option<Duration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tras: Option<Duration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tburst: Option<Duration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trfc: Option<Duration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trefi: Option<Duration>,
 }
 
 impl Default for MemoryParams {
     fn default() -> Self {
-        Self { latency: default_memory_latency(), bandwidth: default_memory_bw(), queue: default_memory_queue() }
+        toml::Table::new().try_into().expect("defaults deserialize")
     }
 }
+
+/// The media model of a memory endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryModel {
+    /// A controller latency in front of a data path of fixed bandwidth.
+    Fixed,
+    /// Channels, ranks, banks, row buffers, JEDEC timings, FR-FCFS.
+    Dram,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PagePolicy {
+    Open,
+    Closed,
+}
+
+/// The DRAM keys of `[defaults.memory]` and `[[memory]]`, by name, for
+/// checks that treat them alike.
+pub const DRAM_KEYS: [&str; 15] = [
+    "dram",
+    "channels",
+    "ranks",
+    "banks",
+    "row_size",
+    "page",
+    "mapping",
+    "channel_queue",
+    "trcd",
+    "tcl",
+    "trp",
+    "tras",
+    "tburst",
+    "trfc",
+    "trefi",
+];
 
 fn default_memory_latency() -> Duration {
     Duration(40 * crate::engine::NS)
@@ -486,6 +562,45 @@ pub struct MemoryConfig {
     pub latency: Option<Duration>,
     pub bandwidth: Option<Bandwidth>,
     pub queue: Option<u32>,
+    /// Media model: `fixed` (latency + bandwidth, the default) or `dram`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<MemoryModel>,
+    // DRAM keys (model = "dram" only; see docs/dram.md).
+    /// Preset: `DDR4-3200` or `DDR5-4800` (default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dram: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channels: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<u32>,
+    /// Banks per rank.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub banks: Option<u32>,
+    /// Row buffer of one rank on one channel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row_size: Option<Size>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page: Option<PagePolicy>,
+    /// Address fields, most significant first, e.g. `row:rank:bank:column:channel`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mapping: Option<String>,
+    /// Requests each channel's scheduler holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel_queue: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trcd: Option<Duration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcl: Option<Duration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trp: Option<Duration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tras: Option<Duration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tburst: Option<Duration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trfc: Option<Duration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trefi: Option<Duration>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

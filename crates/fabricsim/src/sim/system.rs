@@ -2,6 +2,7 @@ use std::collections::VecDeque;
 
 use crate::agents::cxl::messages::VC_CLASSES;
 use crate::agents::cxl::{MemMsg, MemoryEndpoint, MsgKind, Requester};
+use crate::agents::memory::DramStats;
 use crate::config::schema::{Injection, Pattern, Spread};
 use crate::config::SystemSpec;
 use crate::engine::{EventQueue, Time};
@@ -19,6 +20,10 @@ enum Event {
     MemReady(u32),
     /// A response finished its cache access at the requester.
     Complete(u32),
+    /// A DRAM memory's channel may issue a command: (memory, channel).
+    DramWake(u32, u32),
+    /// A DRAM memory's response in a slot is ready to leave: (memory, slot).
+    DramDone(u32, u32),
 }
 
 impl From<FabricEvent> for Event {
@@ -45,6 +50,17 @@ pub enum Outcome {
     Deadlock,
     /// Stopped from outside (Ctrl-C).
     Interrupted,
+}
+
+/// Per-memory results.
+pub struct MemoryResult {
+    pub name: String,
+    /// Requests answered.
+    pub served: u64,
+    /// Media busy time (fixed: data path; DRAM: data bus, over all channels).
+    pub busy_ps: Time,
+    /// DRAM counters (`model = "dram"`).
+    pub dram: Option<DramStats>,
 }
 
 /// Per-requester results.
@@ -77,7 +93,7 @@ pub struct RunResult {
     /// Per link: whether it is half duplex.
     pub half_duplex: Vec<bool>,
     pub class_packets: Vec<(String, u64, u64)>,
-    pub memories: Vec<(String, u64, Time)>,
+    pub memories: Vec<MemoryResult>,
     pub vc_levels: u8,
     pub cdg_acyclic: bool,
     pub routing: String,
@@ -200,7 +216,14 @@ impl System {
             req_pending: vec![0; nr],
             req_blocked: vec![false; nr],
             responded: vec![Answered::default(); nr],
-            memories: spec.memories.iter().map(|m| MemoryEndpoint::new(m.latency, m.bandwidth, m.queue)).collect(),
+            memories: spec
+                .memories
+                .iter()
+                .map(|m| match &m.dram {
+                    None => MemoryEndpoint::new(m.latency, m.bandwidth, m.queue),
+                    Some(p) => MemoryEndpoint::with_dram(m.latency, m.queue, p.clone()),
+                })
+                .collect(),
             mem_node: spec.memories.iter().map(|m| m.node).collect(),
             mem_inflight: spec.memories.iter().map(|_| VecDeque::new()).collect(),
             lat: vec![Histogram::default(); nr],
@@ -255,6 +278,8 @@ impl System {
                 }
                 Event::Issue(r) => self.issue(r as usize),
                 Event::MemReady(m) => self.mem_ready(m as usize),
+                Event::DramWake(m, ch) => self.dram_wake(m as usize, ch),
+                Event::DramDone(m, slot) => self.dram_done(m as usize, slot),
                 Event::Complete(r) => {
                     completed_total += 1;
                     self.complete(r as usize)
@@ -352,6 +377,16 @@ impl System {
 
     fn deliver(&mut self, node: NodeId, pkt: PacketId) {
         match self.agent_of[node as usize] {
+            Agent::Memory(m) if self.memories[m as usize].dram.is_some() => {
+                let m = m as usize;
+                let addr = self.media_addr(self.fabric.message(pkt));
+                let mem = &mut self.memories[m];
+                if mem.waiting.is_empty() && mem.dram_has_room(addr) {
+                    self.dram_accept(m, pkt);
+                } else {
+                    mem.waiting.push_back(pkt);
+                }
+            }
             Agent::Memory(m) => {
                 let m = m as usize;
                 let mem = &mut self.memories[m];
@@ -395,6 +430,88 @@ impl System {
             };
             self.accept(m, next);
         }
+    }
+
+    /// The address a memory's media sees: the request's address with the
+    /// digit that chose the memory removed (requests interleave over their
+    /// targets every `interleave` bytes), so a memory's banks and rows see
+    /// a dense address space.
+    fn media_addr(&self, msg: &MemMsg) -> u64 {
+        let wl = &self.requesters[msg.requester as usize].workload;
+        let n = wl.targets.len() as u64;
+        if wl.pattern == Pattern::Permutation || n <= 1 {
+            return msg.addr;
+        }
+        let g = wl.interleave.max(1);
+        msg.addr / (g * n) * g + msg.addr % g
+    }
+
+    fn dram_accept(&mut self, m: usize, pkt: PacketId) {
+        let (_, msg, wait) = self.fabric.consume(&mut self.q, pkt);
+        let now = self.q.now();
+        let addr = self.media_addr(&msg);
+        let ch = self.memories[m].dram_accept(now, MemMsg { queued: msg.queued + wait, ..msg }, addr);
+        self.dram_step(m, ch);
+    }
+
+    /// Let channel `ch` of DRAM memory `m` issue what it can now; schedule
+    /// the response of a column command and the channel's next step.
+    /// Returns whether a request left the channel's queue.
+    fn dram_step(&mut self, m: usize, ch: u32) -> bool {
+        let now = self.q.now();
+        let mem = &mut self.memories[m];
+        let d = &mut mem.dram.as_mut().expect("a DRAM endpoint").dram;
+        let step = d.step(now, ch);
+        if let Some(t) = step.next {
+            if d.want_wake(ch, t) {
+                self.q.schedule(t, Event::DramWake(m as u32, ch));
+            }
+        }
+        match step.issued {
+            Some(i) => {
+                let (slot, ready) = mem.dram_issued(i);
+                self.q.schedule(ready, Event::DramDone(m as u32, slot));
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn dram_wake(&mut self, m: usize, ch: u32) {
+        let now = self.q.now();
+        let d = &mut self.memories[m].dram.as_mut().expect("a DRAM endpoint").dram;
+        if d.take_wake(ch, now) && self.dram_step(m, ch) {
+            self.dram_admit(m);
+        }
+    }
+
+    /// Accept waiting requests, in arrival order, while the first fits.
+    fn dram_admit(&mut self, m: usize) {
+        while let Some(&pkt) = self.memories[m].waiting.front() {
+            let addr = self.media_addr(self.fabric.message(pkt));
+            if !self.memories[m].dram_has_room(addr) {
+                break;
+            }
+            self.memories[m].waiting.pop_front();
+            self.dram_accept(m, pkt);
+        }
+    }
+
+    fn dram_done(&mut self, m: usize, slot: u32) {
+        let resp = self.memories[m].dram_respond(slot);
+        let r = resp.requester as usize;
+        let wl = &self.requesters[r].workload;
+        let data = resp.kind.carries_data();
+        let hdr = PacketHeader {
+            src: self.mem_node[m],
+            dst: self.req_node[r],
+            bytes: if data { resp.bytes + wl.data_header } else { wl.header_bytes },
+            payload: if data { resp.bytes } else { 0 },
+            class: resp.kind as u8,
+            vc_class: resp.kind.vc_class(),
+        };
+        self.fabric.inject(&mut self.q, self.mem_node[m], hdr, resp);
+        self.dram_admit(m);
     }
 
     fn response(&mut self, r: usize, pkt: PacketId) {
@@ -515,7 +632,12 @@ impl System {
                 .memories
                 .iter()
                 .enumerate()
-                .map(|(i, m)| (topo.nodes[self.mem_node[i] as usize].name.clone(), m.served, m.busy_ps))
+                .map(|(i, m)| MemoryResult {
+                    name: topo.nodes[self.mem_node[i] as usize].name.clone(),
+                    served: m.served,
+                    busy_ps: m.busy_ps,
+                    dram: m.dram.as_ref().map(|d| d.dram.stats),
+                })
                 .collect(),
             vc_levels: self.fabric.routing.levels,
             cdg_acyclic: self.fabric.routing.cdg_acyclic,

@@ -1,11 +1,16 @@
 //! A memory endpoint: a device controller with a fixed processing latency
-//! in front of a media data path of fixed bandwidth, serving requests in
-//! arrival order. Requests beyond its queue wait in the fabric, which
-//! back-pressures the senders through credits.
+//! in front of its media. The media is either a data path of fixed
+//! bandwidth serving requests in arrival order (`model = "fixed"`, the
+//! default), or a DRAM with channels, banks, row buffers and an FR-FCFS
+//! scheduler per channel (`model = "dram"`, see [`crate::agents::memory::dram`]).
+//! Requests beyond its queue (or, for a DRAM, beyond their channel's
+//! queue) wait in the fabric, which back-pressures the senders through
+//! credits.
 
 use std::collections::VecDeque;
 
 use super::messages::{MemMsg, MsgKind};
+use crate::agents::memory::dram::{Dram, DramParams, Issued};
 use crate::config::units::Bandwidth;
 use crate::engine::Time;
 use crate::fabric::PacketId;
@@ -22,11 +27,44 @@ pub struct MemoryEndpoint {
     pub waiting: VecDeque<PacketId>,
     pub served: u64,
     pub busy_ps: Time,
+    /// The DRAM media (`model = "dram"`), with the requests it holds.
+    pub dram: Option<DramMedia>,
+}
+
+/// A DRAM behind the controller and the requests it holds, in slots
+/// allocated up front (one per request the endpoint may hold).
+pub struct DramMedia {
+    pub dram: Dram,
+    slots: Vec<MemMsg>,
+    free: Vec<u32>,
 }
 
 impl MemoryEndpoint {
     pub fn new(latency: Time, bandwidth: Bandwidth, queue: u32) -> Self {
-        Self { latency, bandwidth, queue, holding: 0, busy_until: 0, waiting: VecDeque::new(), served: 0, busy_ps: 0 }
+        Self {
+            latency,
+            bandwidth,
+            queue,
+            holding: 0,
+            busy_until: 0,
+            waiting: VecDeque::new(),
+            served: 0,
+            busy_ps: 0,
+            dram: None,
+        }
+    }
+
+    /// An endpoint whose media is a DRAM; `latency` is the controller
+    /// overhead added to every access, `queue` the requests it holds in all.
+    pub fn with_dram(latency: Time, queue: u32, params: DramParams) -> Self {
+        let mut m = Self::new(latency, Bandwidth::parse("inf").expect("valid literal"), queue);
+        let blank = MemMsg { kind: MsgKind::ReadReq, requester: 0, tag: 0, addr: 0, bytes: 0, created: 0, queued: 0 };
+        m.dram = Some(DramMedia {
+            dram: Dram::new(params),
+            slots: vec![blank; queue as usize],
+            free: (0..queue).rev().collect(),
+        });
+        m
     }
 
     pub fn has_room(&self) -> bool {
@@ -54,5 +92,46 @@ impl MemoryEndpoint {
     pub fn release(&mut self) {
         self.holding -= 1;
         self.served += 1;
+    }
+
+    /// DRAM: whether a request whose media address is `addr` fits now (the
+    /// endpoint's queue and its channel's queue have room).
+    pub fn dram_has_room(&self, addr: u64) -> bool {
+        let d = self.dram.as_ref().expect("a DRAM endpoint");
+        self.holding < self.queue && d.dram.has_room(d.dram.channel_of(addr))
+    }
+
+    /// DRAM: accept a request at `now` (media address `addr`); returns its
+    /// channel, which the caller must step at `now`.
+    pub fn dram_accept(&mut self, now: Time, req: MemMsg, addr: u64) -> u32 {
+        assert!(matches!(req.kind, MsgKind::ReadReq | MsgKind::WriteReq), "memory endpoint received a {:?}", req.kind);
+        self.holding += 1;
+        let d = self.dram.as_mut().expect("a DRAM endpoint");
+        let slot = d.free.pop().expect("a free slot while holding < queue");
+        d.slots[slot as usize] = req;
+        d.dram.enqueue(now, slot, addr, req.bytes)
+    }
+
+    /// DRAM: the column command of a request issued; returns the request's
+    /// slot and when its response is ready to leave (the last data beat
+    /// plus the controller overhead).
+    pub fn dram_issued(&mut self, i: Issued) -> (u32, Time) {
+        let d = self.dram.as_mut().expect("a DRAM endpoint");
+        d.slots[i.id as usize].queued += i.queued;
+        (i.id, i.done + self.latency)
+    }
+
+    /// DRAM: the response of slot `slot` leaves; frees its slot.
+    pub fn dram_respond(&mut self, slot: u32) -> MemMsg {
+        let d = self.dram.as_mut().expect("a DRAM endpoint");
+        let req = d.slots[slot as usize];
+        d.free.push(slot);
+        self.busy_ps = d.dram.stats.bus_busy_ps;
+        self.release();
+        let kind = match req.kind {
+            MsgKind::ReadReq => MsgKind::ReadResp,
+            _ => MsgKind::WriteAck,
+        };
+        MemMsg { kind, ..req }
     }
 }
