@@ -239,14 +239,6 @@ impl Builder<'_> {
                 turnaround: l.turnaround.unwrap_or(p.turnaround).ps(),
             });
         }
-        let default_turnaround =
-            self.raw.get("defaults").and_then(|v| v.get("link")).and_then(|v| v.get("turnaround")).is_some();
-        if default_turnaround && topo.links.iter().all(|l| l.duplex == Duplex::Full) {
-            return Err(self.err(
-                "defaults.link.turnaround",
-                "does not apply: every link is full duplex; set duplex = \"half\" or remove it",
-            ));
-        }
         if d.link.bandwidth.is_infinite()
             || config.link.iter().any(|l| l.bandwidth.map(|b| b.is_infinite()).unwrap_or(false))
         {
