@@ -202,6 +202,15 @@ proptest! {
             names_a_place(&e, "m.toml");
             prop_assert!(!e.key.is_empty() || e.source.contains(':'), "no key or line: {}", e);
         }
+        // What validates also runs, briefly (this fuzzes the input, not the simulator's speed).
+        let mut short = sets.clone();
+        short.extend(["sim.max_time=2us", "workload.requests=20", "workload.warmup=0"].map(String::from));
+        if let Ok(spec) = resolve(base, "m.toml", Format::Toml, &short, None) {
+            if spec.topology.nodes.len() <= 64 {
+                let r = fabricsim::run_spec(&spec, &mut |_| true);
+                prop_assert!(r.sim_time <= spec.max_time, "sim_time {} past max_time {}", r.sim_time, spec.max_time);
+            }
+        }
         // ...and written into the file text itself.
         let mut text = base.to_string();
         for s in &sets {
