@@ -352,6 +352,10 @@ def test_nan_inf_and_none_in_a_dict_name_the_key(tiny_dict, bad):
 def test_a_seed_past_64_bits_is_a_config_error(tiny_dict, tmp_path: Path):
     with pytest.raises(fabricsim.ConfigError, match=r"seed = 18446744073709551616: expected an integer from 0"):
         fabricsim.run(tiny_dict, seed=2**64, progress=False)
+    big = copy.deepcopy(tiny_dict)
+    big["sim"]["seed"] = 2**64
+    with pytest.raises(fabricsim.ConfigError, match=r"^<python>: sim\.seed: 18446744073709551616: out of range"):
+        fabricsim.validate(big)
     with pytest.raises(fabricsim.ConfigError, match="sweep.seeds"):
         sweeps.build(TINY_DICT, grid={"workload.window": [1]}, seeds=[2**64])
     cfg = tmp_path / "t.toml"

@@ -47,6 +47,8 @@ def _check_values(value: Any, path: str) -> None:
         raise ConfigError(f"<python>: {path}: None is not a configuration value; leave the key out for its default")
     elif isinstance(value, float) and not math.isfinite(value):
         raise ConfigError(f"<python>: {path}: {value}: expected a finite number")
+    elif isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
+        raise ConfigError(f"<python>: {path}: {value}: out of range; expected an integer from -2^63 to 2^63-1")
 
 
 def check_writable_dir(path: Any, what: str) -> None:
