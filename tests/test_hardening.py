@@ -3,6 +3,7 @@ a panic, an abort or a hang."""
 
 from __future__ import annotations
 
+import copy
 import os
 import signal
 import sqlite3
@@ -16,6 +17,7 @@ import pytest
 import fabricsim
 from conftest import REPO, TINY_DICT, TINY_TOML
 from fabricsim import cli as cli_module
+from fabricsim import sweeps
 
 LITMUS = REPO / "crates" / "fabricsim" / "tests" / "litmus"
 TESTS = Path(__file__).resolve().parent
@@ -295,3 +297,106 @@ def test_a_deadlocked_sweep_point_is_not_stored_as_ok(tmp_path: Path):
     df = fabricsim.sweep(cfg, grid={"workload.window": [1]}, db=tmp_path / "d.db", workers=1, progress=False)
     assert df["status"].tolist() == ["error"]
     assert "time_limit" in df["error"].iloc[0]
+
+
+# -- part 2: nonsense accepted silently, clearer messages ------------------------------------
+def test_duplicate_names_and_keys_of_another_kind_are_config_errors(tiny_dict):
+    cfg = copy.deepcopy(tiny_dict)
+    cfg["requester"].append({"name": "host0"})
+    with pytest.raises(fabricsim.ConfigError, match=r"requester\[1\]\.name: \"host0\" is already the name of"):
+        fabricsim.validate(cfg)
+    with pytest.raises(fabricsim.ConfigError, match=r"fabric\.buffer: 0B: smaller than the largest packet"):
+        fabricsim.validate(tiny_dict, set={"fabric.buffer": "0B"})
+    with pytest.raises(fabricsim.ConfigError, match=r"link\[0\]\.turnaround: does not apply to a full-duplex"):
+        fabricsim.validate(tiny_dict, set={"link[0].turnaround": "5ns"})
+
+
+def test_german_check_rejects_symmetry(tmp_path: Path):
+    cfg = tmp_path / "g.toml"
+    cfg.write_text('[check]\nprotocol = "german"\ncaches = 2\nsymmetry = true\n')
+    proc = run_cli("check", str(cfg))
+    no_traceback(proc)
+    assert proc.returncode == 2 and "check.symmetry: does not apply" in proc.stderr, proc.stderr
+
+
+def test_a_key_in_both_grid_and_zip_is_an_error():
+    with pytest.raises(fabricsim.ConfigError, match=r'zip\."workload.window": also in grid'):
+        sweeps.build(TINY_DICT, grid={"workload.window": [1, 2]}, zip={"workload.window": [3, 4]})
+
+
+def test_reported_time_stops_at_max_time():
+    r = fabricsim.run(TINY_TOML, set={"sim.max_time": "100ns", "workload.requests": 100000}, progress=False)
+    assert r.summary["outcome"] == "time_limit"
+    assert r.summary["sim_time_ps"] <= 100_000, r.summary["sim_time_ps"]
+
+
+def test_override_errors_name_the_override(tmp_path: Path):
+    cfg = tmp_path / "t.toml"
+    cfg.write_text(TINY_TOML)
+    proc = run_cli("validate", str(cfg), "--set", "a.b=")
+    assert proc.returncode == 2 and "error: --set a.b=: a: unknown key" in proc.stderr, proc.stderr
+    proc = run_cli("validate", str(cfg), "--set", "link[0].a=mem0")
+    assert proc.returncode == 2 and "error: --set link[0].a=mem0: link[0].b:" in proc.stderr, proc.stderr
+    proc = run_cli("validate", str(cfg), "--set", "defaults.link.bandwidth=1e400GB/s")
+    assert proc.returncode == 2 and "out of range" in proc.stderr and "unknown unit" not in proc.stderr
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), None])
+def test_nan_inf_and_none_in_a_dict_name_the_key(tiny_dict, bad):
+    tiny_dict["workload"]["read_fraction"] = bad
+    with pytest.raises(fabricsim.ConfigError, match=r"^<python>: workload\.read_fraction: ") as exc:
+        fabricsim.run(tiny_dict, progress=False)
+    assert "JSON" not in str(exc.value)
+
+
+def test_a_seed_past_64_bits_is_a_config_error(tiny_dict, tmp_path: Path):
+    with pytest.raises(fabricsim.ConfigError, match=r"seed = 18446744073709551616: expected an integer from 0"):
+        fabricsim.run(tiny_dict, seed=2**64, progress=False)
+    big = copy.deepcopy(tiny_dict)
+    big["sim"]["seed"] = 2**64
+    with pytest.raises(fabricsim.ConfigError, match=r"^<python>: sim\.seed: 18446744073709551616: out of range"):
+        fabricsim.validate(big)
+    with pytest.raises(fabricsim.ConfigError, match="sweep.seeds"):
+        sweeps.build(TINY_DICT, grid={"workload.window": [1]}, seeds=[2**64])
+    cfg = tmp_path / "t.toml"
+    cfg.write_text(TINY_TOML)
+    proc = run_cli("run", str(cfg), "--seed", str(2**64))
+    no_traceback(proc)
+    assert proc.returncode == 2 and "seed" in proc.stderr, proc.stderr
+
+
+def test_an_unusable_out_or_chart_fails_before_the_run(tmp_path: Path):
+    cfg = tmp_path / "t.toml"
+    cfg.write_text(TINY_TOML.replace("requests = 200", "requests = 20000000"))  # would take minutes
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    for out, why in [
+        ("", "expected a directory path"),
+        (str(blocker), "not a directory"),
+        (str(blocker / "sub"), "cannot write there"),
+    ]:
+        t0 = time.monotonic()
+        proc = run_cli("run", str(cfg), "--out", out, "-q")
+        no_traceback(proc)
+        assert proc.returncode == 2 and "--out" in proc.stderr and why in proc.stderr, proc.stderr
+        assert time.monotonic() - t0 < 20
+    with pytest.raises(fabricsim.ConfigError, match="out = '': expected a directory path"):
+        fabricsim.run(str(cfg), out="", progress=False)
+    chk = tmp_path / "c.toml"
+    chk.write_text('[check]\nprotocol = "mesi"\ncaches = 2\nmutant = "forget-sharer"\n')
+    proc = run_cli("check", str(chk), "--chart", str(blocker / "x.svg"))
+    no_traceback(proc)
+    assert proc.returncode == 2 and "--chart" in proc.stderr and "cannot write there" in proc.stderr, proc.stderr
+
+
+def test_a_byte_order_mark_is_accepted_in_traces_and_litmus_files(tmp_path: Path):
+    (tmp_path / "t.trace").write_text("\ufeff0 host0 R 0x40 64\n10 host0 W 0x80 64\n", encoding="utf-8")
+    cfg = tmp_path / "t.toml"
+    cfg.write_text(TINY_TOML.replace('pattern = "uniform"', 'pattern = "trace"\ntrace = "t.trace"'))
+    r = fabricsim.run(str(cfg), progress=False)
+    assert r.summary["outcome"] == "completed"
+    lit = tmp_path / "MP.litmus"
+    lit.write_text("\ufeff" + (LITMUS / "MP.litmus").read_text(), encoding="utf-8")
+    proc = run_cli("litmus", str(lit), "--model", "sc")
+    no_traceback(proc)
+    assert proc.returncode == 0, proc.stderr

@@ -16,7 +16,7 @@ import sys
 from typing import Any, Callable
 
 from . import _core
-from ._config import ConfigLike, OverridesLike, load_config, overrides_list
+from ._config import ConfigLike, OverridesLike, check_writable_dir, load_config, overrides_list
 from ._core import ConfigError
 from .result import Result
 
@@ -85,6 +85,8 @@ def run(
     overrides = overrides_list(set)
     if seed is not None:
         seed = _check_seed(seed)
+    if out is not None:
+        check_writable_dir(out, "out =")
 
     bar = None
     callback: ProgressCallback | None
@@ -118,8 +120,8 @@ def _check_seed(seed: Any) -> int:
         if isinstance(seed, bool) or index is None:
             raise TypeError(f"seed must be an integer, not {type(seed).__name__}")
         seed = index()
-    if seed < 0:
-        raise ConfigError(f"seed = {seed}: expected a non-negative integer")
+    if seed < 0 or seed >= 2**64:
+        raise ConfigError(f"seed = {seed}: expected an integer from 0 to 2^64-1")
     return seed
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import tempfile
 from collections.abc import Mapping
 from typing import Any, NamedTuple, Union
 
@@ -34,6 +35,56 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} value {value!r} cannot be part of a configuration")
 
 
+def _check_values(value: Any, path: str) -> None:
+    """Name the key of a value JSON cannot carry to the core (None, NaN, infinity)."""
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            _check_values(v, f"{path}.{k}" if path else str(k))
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            _check_values(v, f"{path}[{i}]")
+    elif value is None:
+        raise ConfigError(f"<python>: {path}: None is not a configuration value; leave the key out for its default")
+    elif isinstance(value, float) and not math.isfinite(value):
+        raise ConfigError(f"<python>: {path}: {value}: expected a finite number")
+    elif isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
+        raise ConfigError(f"<python>: {path}: {value}: out of range; expected an integer from -2^63 to 2^63-1")
+
+
+def check_writable_dir(path: Any, what: str) -> None:
+    """Fail before a run, not after it, if its output directory cannot be written."""
+    text = os.fspath(path)
+    if isinstance(text, bytes):
+        text = os.fsdecode(text)
+    if not text.strip():
+        raise ConfigError(f"{what} {text!r}: expected a directory path (use '.' for the current directory)")
+    if os.path.exists(text) and not os.path.isdir(text):
+        raise ConfigError(f"{what} {text!r}: exists and is not a directory")
+    try:
+        os.makedirs(text, exist_ok=True)
+        with tempfile.TemporaryFile(dir=text):
+            pass
+    except OSError as exc:
+        raise ConfigError(f"{what} {text!r}: cannot write there: {exc.strerror or exc}") from None
+
+
+def check_writable_file(path: Any, what: str) -> None:
+    """Fail before a run if the file it will write cannot be written (nothing is created)."""
+    text = os.fspath(path)
+    if isinstance(text, bytes):
+        text = os.fsdecode(text)
+    if not text.strip():
+        raise ConfigError(f"{what} {text!r}: expected a file path")
+    if os.path.isdir(text):
+        raise ConfigError(f"{what} {text!r}: is a directory, expected a file")
+    parent = os.path.dirname(text) or "."
+    try:
+        with tempfile.TemporaryFile(dir=parent):
+            pass
+    except OSError as exc:
+        raise ConfigError(f"{what} {text!r}: cannot write there: {exc.strerror or exc}") from None
+
+
 def load_config(config: ConfigLike) -> ConfigSource:
     """Find the configuration text, its format and the name used in error messages.
 
@@ -42,6 +93,7 @@ def load_config(config: ConfigLike) -> ConfigSource:
     - any other ``str`` or ``os.PathLike`` is the path of a TOML file (source: the path as given).
     """
     if isinstance(config, Mapping):
+        _check_values(config, "")
         try:
             text = json.dumps(config, sort_keys=False, default=_json_default)
         except (TypeError, ValueError) as exc:

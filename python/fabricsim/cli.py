@@ -70,6 +70,18 @@ def _guarded(func: Callable[[argparse.Namespace], int], args: argparse.Namespace
         return EXIT_ERROR
 
 
+def check_writable_dir(path: str, what: str) -> None:
+    from ._config import check_writable_dir as check  # loads the core: see _api()
+
+    check(path, what)
+
+
+def check_writable_file(path: str, what: str) -> None:
+    from ._config import check_writable_file as check
+
+    check(path, what)
+
+
 def _progress(args: argparse.Namespace) -> bool | None:
     return False if getattr(args, "quiet", False) else None
 
@@ -104,6 +116,8 @@ def add_run(sub: argparse._SubParsersAction) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     fabricsim = _api()
+    if args.out is not None:
+        check_writable_dir(args.out, "--out")
     result = fabricsim.run(
         args.config,
         seed=args.seed,
@@ -183,6 +197,8 @@ def add_check(sub: argparse._SubParsersAction) -> None:
 
 def cmd_check(args: argparse.Namespace) -> int:
     fabricsim = _api()
+    if args.chart is not None:
+        check_writable_file(args.chart, "--chart")
     report = fabricsim.check(args.config, set=args.overrides)
     if args.chart and report.get("chart"):
         Path(args.chart).write_text(report["chart"])
@@ -339,6 +355,8 @@ def cmd_examples(args: argparse.Namespace) -> int:
         searched = ", ".join(str(d) for d in example_dirs())
         _error(f"no example systems (*.toml) found; looked in {searched}")
         return EXIT_ERROR
+    if args.out is not None:
+        check_writable_dir(args.out, "--out")
     status = EXIT_OK
     for i, path in enumerate(files):
         if i:
@@ -484,6 +502,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     if not args.names and not args.all:
         _error("name seeds or figures to reproduce (e.g. esf, fig10), or give --all")
         return EXIT_CONFIG
+    check_writable_dir(args.out, "--out")
     reproduce(
         args.names,
         everything=args.all,

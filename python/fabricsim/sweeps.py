@@ -102,7 +102,7 @@ def toml_value(v: Any) -> str:
     if isinstance(v, (int, float)):
         return repr(v)
     if isinstance(v, str):
-        return json.dumps(v)
+        return json.dumps(v, ensure_ascii=False)
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(toml_value(x) for x in v) + "]"
     item = getattr(v, "item", None)  # numpy scalars
@@ -141,18 +141,36 @@ def build(
     ``sweep.toml: grid."workload.windw": unknown key, ...``.
     """
     cfg = load_config(base)
+    for table, given in (("grid", grid), ("zip", zip)):
+        if given is not None and not isinstance(given, Mapping):
+            raise ConfigError(f"{source}: {table}: expected a table of key = [values]")
     grid = dict(grid or {})
     zipped = dict(zip or {})
     for table, values in (("grid", grid), ("zip", zipped)):
         for k, v in values.items():
             if not isinstance(v, (list, tuple)) or len(v) == 0:
                 raise ConfigError(f'{source}: {table}."{k}": expected a non-empty list of values')
+            for x in v:
+                try:
+                    toml_value(x)
+                except ConfigError as exc:
+                    raise ConfigError(f'{source}: {table}."{k}": {exc}') from None
+    both = [k for k in grid if k in zipped]
+    if both:
+        raise ConfigError(
+            f'{source}: zip."{both[0]}": also in grid; expected each key in one of grid and zip, not both'
+        )
     lengths = {len(v) for v in zipped.values()}
     if len(lengths) > 1:
         detail = ", ".join(f'"{k}" has {len(v)}' for k, v in zipped.items())
         raise ConfigError(f"{source}: zip: lists must have equal lengths ({detail})")
-    if not seeds or not all(isinstance(s, int) and s >= 0 for s in seeds):
-        raise ConfigError(f"{source}: sweep.seeds: expected a non-empty list of non-negative integers")
+    if (
+        isinstance(seeds, (str, bytes))
+        or not isinstance(seeds, Sequence)
+        or not seeds
+        or not all(isinstance(s, int) and not isinstance(s, bool) and 0 <= s < 2**64 for s in seeds)
+    ):
+        raise ConfigError(f"{source}: sweep.seeds: expected a non-empty list of integers from 0 to 2^64-1")
     if isinstance(metrics, str) or not all(isinstance(m, str) for m in metrics):
         raise ConfigError(f"{source}: sweep.metrics: expected a list of metric names")
 

@@ -65,7 +65,13 @@ fn run_protocol(
         // resolve() checked the agent counts against the system
         let sys = ProtocolSystem::build(spec, p, ps.timing.clone(), ps.driver, ps.assert_invariants)
             .expect("the configuration was validated");
-        sys.run(progress)
+        let mut r = sys.run(progress);
+        if r.outcome == Outcome::TimeLimit {
+            // The event past the limit was not handled: the run ended at the limit.
+            r.sim_time = r.sim_time.min(spec.max_time);
+            r.window_end = r.window_end.min(spec.max_time).max(r.window_start + 1);
+        }
+        r
     }
     let caches = spec.requesters.len();
     let dirs = spec.memories.len();

@@ -175,3 +175,149 @@ fn the_explorer_stops_when_asked_and_says_so() {
     .unwrap_or_else(|e| panic!("{e}"));
     assert!(r.report.interrupted && !r.report.complete && r.report.states > 0);
 }
+
+// -- part 2: nonsense accepted silently, and clearer messages ---------------------------------
+
+const TINY: &str = r#"
+[[requester]]
+name = "host0"
+[[memory]]
+name = "mem0"
+[[link]]
+a = "host0"
+b = "mem0"
+[workload]
+requests = 50
+"#;
+
+#[test]
+fn two_explicit_components_with_one_name_are_an_error() {
+    let e = error(&format!("{TINY}\n[[requester]]\nname = \"host0\"\n"), &[]);
+    assert!(e.starts_with("bad.toml: requester[1].name: \"host0\" is already the name of requester[0]"), "{e}");
+    let e = error(&format!("{TINY}\n[[memory]]\nname = \"mem0\"\n"), &[]);
+    assert!(e.contains("memory[1].name") && e.contains("memory[0]"), "{e}");
+    let two_switches = format!("{TINY}\n[[switch]]\nname = \"s\"\n[[switch]]\nname = \"s\"\n");
+    let e = error(&two_switches, &[]);
+    assert!(e.contains("switch[1].name") && e.contains("unique"), "{e}");
+    // An explicit entry may still override a generated one, once.
+    let generated = r#"
+[topology]
+kind = "chain"
+switches = 2
+requesters = 2
+memories = 1
+[[requester]]
+name = "req1"
+issue_latency = "5ns"
+"#;
+    assert!(fabricsim::config::resolve(generated, "g.toml", fabricsim::Format::Toml, &[], None).is_ok());
+    let e = error(&format!("{generated}[[requester]]\nname = \"req1\"\n"), &[]);
+    assert!(e.contains("requester[1].name") && e.contains("requester[0]"), "{e}");
+}
+
+#[test]
+fn a_buffer_smaller_than_the_largest_packet_is_an_error() {
+    for (buffer, ok) in [("0B", false), ("63B", false), ("64B", true), ("auto", true)] {
+        let set = format!("fabric.buffer={buffer}");
+        let r = fabricsim::config::resolve(TINY, "b.toml", fabricsim::Format::Toml, &[set], None);
+        match r {
+            Ok(_) => assert!(ok, "{buffer} accepted"),
+            Err(e) => {
+                let e = e.to_string();
+                assert!(!ok, "{buffer}: {e}");
+                assert!(
+                    e.contains("fabric.buffer") && e.contains("largest packet (64B)") && e.contains("--set"),
+                    "{e}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn keys_that_do_not_apply_to_the_kind_are_errors() {
+    let topo = |kind: &str, keys: &str| {
+        format!("[topology]\nkind = \"{kind}\"\n{keys}\nrequesters = 1\nmemories = 1\n[workload]\nrequests = 5\n")
+    };
+    let e = error(&topo("spine_leaf", "spines = 2\nleaves = 2\nrows = 2"), &[]);
+    assert!(e.starts_with("bad.toml: topology.rows: does not apply to kind = \"spine_leaf\""), "{e}");
+    let e = error(&topo("chain", "switches = 2\ncols = 2"), &[]);
+    assert!(e.contains("topology.cols") && e.contains("takes switches"), "{e}");
+    let e = error(&topo("mesh", "rows = 2\ncols = 2\nspines = 2"), &[]);
+    assert!(e.contains("topology.spines") && e.contains("rows and cols"), "{e}");
+
+    let e = error(TINY, &["link[0].turnaround=5ns"]);
+    assert!(e.contains("link[0].turnaround") && e.contains("full-duplex") && e.starts_with("--set"), "{e}");
+    assert!(fabricsim::config::resolve(
+        TINY,
+        "t.toml",
+        fabricsim::Format::Toml,
+        &["link[0].turnaround=5ns".into(), "link[0].duplex=half".into()],
+        None
+    )
+    .is_ok());
+    // A default applies to the half-duplex links there are, if any: switching
+    // defaults.link.duplex keeps working with a default turnaround.
+    assert!(fabricsim::config::resolve(
+        TINY,
+        "t.toml",
+        fabricsim::Format::Toml,
+        &["defaults.link.turnaround=5ns".into()],
+        None
+    )
+    .is_ok());
+
+    let check = |extra: &str| {
+        let text = format!("[check]\nprotocol = \"german\"\ncaches = 2\n{extra}\n");
+        fabricsim::check::config::run(&text, "c.toml", fabricsim::Format::Toml, &[]).err().map(|e| e.to_string())
+    };
+    for key in ["symmetry = true", "directories = 1", "addresses = 2"] {
+        let e = check(key).unwrap_or_else(|| panic!("{key} accepted for german"));
+        assert!(e.starts_with("c.toml: check.") && e.contains("does not apply to protocol = \"german\""), "{e}");
+    }
+}
+
+#[test]
+fn simulated_time_is_never_reported_past_max_time() {
+    let r = common::run_with(TINY, &["sim.max_time=100ns", "workload.requests=100000"]);
+    assert_eq!(r.outcome, fabricsim::Outcome::TimeLimit);
+    assert!(r.sim_time <= 100_000, "sim_time {} ps past max_time", r.sim_time);
+    assert!(r.window_end <= 100_000, "window_end {} ps past max_time", r.window_end);
+}
+
+#[test]
+fn an_error_caused_by_an_override_names_the_override() {
+    let e = error(TINY, &["a.b="]);
+    assert!(e.starts_with("--set a.b=: a: unknown key"), "{e}");
+    let e = error(TINY, &["link[0].a=mem0"]);
+    assert!(e.starts_with("--set link[0].a=mem0: link[0].b:"), "{e}");
+    let e = error(TINY, &["switch[0].a=x"]);
+    assert!(e.starts_with("--set switch[0].a=x: switch: is not a list"), "{e}");
+    let e = fabricsim::check::config::run(
+        "[check]\nprotocol = \"mesi\"\n",
+        "c.toml",
+        fabricsim::Format::Toml,
+        &["check.caches=0".into()],
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(e.starts_with("--set check.caches=0: check.caches: 0"), "{e}");
+}
+
+#[test]
+fn a_number_too_large_for_its_unit_is_out_of_range() {
+    let e = error(TINY, &["defaults.link.bandwidth=1e400GB/s"]);
+    assert!(e.contains("out of range") && !e.contains("unknown unit"), "{e}");
+    let e = error(TINY, &["workload.line=1e400B"]);
+    assert!(e.contains("out of range"), "{e}");
+}
+
+#[test]
+fn a_byte_order_mark_is_accepted_in_traces_and_litmus_files() {
+    let names = vec!["host0".to_string()];
+    let recs = fabricsim::workloads::trace::parse("\u{feff}0 host0 R 0x40 64\n", "t.trace", &names).unwrap();
+    assert_eq!(recs.len(), 1);
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/litmus/MP.litmus")).unwrap();
+    parse(&format!("\u{feff}{text}"), "MP.litmus").unwrap();
+}

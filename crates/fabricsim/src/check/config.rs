@@ -22,7 +22,7 @@ use super::chart::sequence_svg;
 use super::explorer::{explore, Options, Report};
 use crate::agents::coherence::directory::{mutant_by_name, Directory, Variant, MAX_LOCS, MAX_PROCS, MUTANTS};
 use crate::agents::coherence::german::{self, German};
-use crate::config::load::{apply_overrides, parse_table, typed, Override};
+use crate::config::load::{apply_overrides, blame, parse_table, typed, Override};
 use crate::config::{ConfigError, Format};
 
 #[derive(Debug, Deserialize)]
@@ -92,9 +92,21 @@ pub fn run_with_stop(
     let table = parse_table(text, source, fmt)?;
     let parsed: Vec<Override> = overrides.iter().map(|o| Override::parse(o)).collect::<Result<_, _>>()?;
     let table = apply_overrides(table, &parsed)?;
+    let given: Vec<String> = match table.get("check") {
+        Some(toml::Value::Table(t)) => t.keys().cloned().collect(),
+        _ => Vec::new(),
+    };
     let f: File = typed(table, source, "", &parsed)?;
     let c = f.check;
-    let err = |k: &str, m: String| ConfigError::new(source, format!("check.{k}"), m);
+    let err = |k: &str, m: String| blame(source, &parsed, format!("check.{k}"), m);
+    if c.protocol == "german" {
+        // German has one home and one address, and no symmetry reduction.
+        for key in ["directories", "addresses", "symmetry"] {
+            if given.iter().any(|g| g == key) {
+                return Err(err(key, "does not apply to protocol = \"german\"; it is for msi and mesi".to_string()));
+            }
+        }
+    }
     let opts = Options { max_states: c.max_states, max_depth: c.max_depth, check_deadlock: c.deadlock, stop };
     let report = match c.protocol.as_str() {
         "msi" | "mesi" => {

@@ -68,7 +68,7 @@ impl Override {
     /// `"s"`), and anything that is not one is taken as a bare string so
     /// `bandwidth=64GB/s` works without quotes.
     pub fn parse(text: &str) -> Result<Self, ConfigError> {
-        let err = |m: String| ConfigError::new("--set", text, m);
+        let err = |m: String| ConfigError::new(&format!("--set {text}"), "", m);
         let (key, value) =
             text.split_once('=').ok_or_else(|| err("expected KEY=VALUE, e.g. workload.window=32".into()))?;
         let key = key.trim();
@@ -155,7 +155,8 @@ pub fn apply_overrides(table: toml::Table, overrides: &[Override]) -> Result<tom
 
 impl Override {
     fn apply_in(&self, wrapper: &mut toml::Table) -> Result<(), ConfigError> {
-        let err = |m: String| ConfigError::new("--set", self.text.clone(), m);
+        let source = format!("--set {}", self.text);
+        let err = |key: String, m: String| ConfigError::new(&source, key, m);
         let PathPart::Key(first) = &self.path[0] else { unreachable!() };
         let mut cur: &mut toml::Value = wrapper.get_mut(first).expect("root present");
         let n = self.path.len();
@@ -165,7 +166,7 @@ impl Override {
             match part {
                 PathPart::Key(k) => {
                     let where_ = shown();
-                    let t = cur.as_table_mut().ok_or_else(|| err(format!("{where_} is not a table")))?;
+                    let t = cur.as_table_mut().ok_or_else(|| err(where_, "is not a table".into()))?;
                     if last {
                         t.insert(k.clone(), self.value.clone());
                         return Ok(());
@@ -174,12 +175,13 @@ impl Override {
                 }
                 PathPart::Index(idx) => {
                     let what = shown();
-                    let a =
-                        cur.as_array_mut().ok_or_else(|| err(format!("{what} is not a list, so it has no [{idx}]")))?;
+                    let a = cur
+                        .as_array_mut()
+                        .ok_or_else(|| err(what.clone(), format!("is not a list, so it has no [{idx}]")))?;
                     let len = a.len();
                     let slot = a
                         .get_mut(*idx)
-                        .ok_or_else(|| err(format!("{what} has {len} entries; index {idx} is out of range")))?;
+                        .ok_or_else(|| err(what.clone(), format!("has {len} entries; index {idx} is out of range")))?;
                     if last {
                         *slot = self.value.clone();
                         return Ok(());
@@ -235,15 +237,31 @@ pub fn typed<T: DeserializeOwned>(
             (false, true) => prefix.to_string(),
             (false, false) => format!("{prefix}.{path}"),
         };
-        let from_override = overrides.iter().rev().find(|o| {
-            let k = o.key();
-            full == k || full.starts_with(&format!("{k}.")) || full.starts_with(&format!("{k}["))
-        });
-        match from_override {
-            Some(o) => ConfigError::new(&format!("--set {}", o.text), full, msg),
-            None => ConfigError::new(source, full, msg),
-        }
+        blame(source, overrides, full, msg)
     })
+}
+
+/// An error at `key`: it names the `--set` override that wrote the key (or
+/// a key above or below it, or a sibling in the same list entry, like
+/// `link[0].a` for an error at `link[0].b`) if there is one, else `source`.
+pub fn blame(source: &str, overrides: &[Override], key: impl Into<String>, msg: impl Into<String>) -> ConfigError {
+    let key = key.into();
+    match blamed(overrides, &key) {
+        Some(o) => ConfigError::new(&format!("--set {}", o.text), key, msg),
+        None => ConfigError::new(source, key, msg),
+    }
+}
+
+fn blamed<'a>(overrides: &'a [Override], key: &str) -> Option<&'a Override> {
+    let below = |a: &str, b: &str| a.starts_with(&format!("{b}.")) || a.starts_with(&format!("{b}["));
+    let parent = |k: &str| k.rfind('.').map(|i| k[..i].to_string());
+    let exact = overrides.iter().rev().find(|o| o.key() == key);
+    let nested = || overrides.iter().rev().find(|o| below(key, &o.key()) || below(&o.key(), key));
+    let sibling = || {
+        let p = parent(key).filter(|p| p.ends_with(']'))?;
+        overrides.iter().rev().find(|o| parent(&o.key()).as_deref() == Some(p.as_str()))
+    };
+    exact.or_else(nested).or_else(sibling)
 }
 
 /// Parse, override and type-check a whole configuration.

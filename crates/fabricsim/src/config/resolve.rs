@@ -110,11 +110,19 @@ struct Builder<'a> {
 
 impl Builder<'_> {
     fn err(&self, key: impl Into<String>, msg: impl Into<String>) -> ConfigError {
-        let key = key.into();
-        match self.overrides.iter().rev().find(|o| o.key() == key) {
-            Some(o) => ConfigError::new(&format!("--set {}", o.text), key, msg),
-            None => ConfigError::new(self.source, key, msg),
+        super::load::blame(self.source, self.overrides, key, msg)
+    }
+
+    /// Two explicit entries with one name: an error naming both (a
+    /// generated component may be overridden once by an explicit entry).
+    fn check_unique(&self, explicit: &mut HashMap<String, String>, name: &str, key: &str) -> Result<(), ConfigError> {
+        if let Some(first) = explicit.insert(name.to_string(), key.to_string()) {
+            return Err(self.err(
+                format!("{key}.name"),
+                format!("{name:?} is already the name of {first}; expected a unique name"),
+            ));
         }
+        Ok(())
     }
 
     fn build(&self, config: Config) -> Result<SystemSpec, ConfigError> {
@@ -131,9 +139,11 @@ impl Builder<'_> {
         }
         let mut names: HashMap<String, NodeId> =
             topo.nodes.iter().enumerate().map(|(i, n)| (n.name.clone(), i as NodeId)).collect();
+        let mut explicit: HashMap<String, String> = HashMap::new();
 
         for (i, s) in config.switch.iter().enumerate() {
             let key = format!("switch[{i}]");
+            self.check_unique(&mut explicit, &s.name, &key)?;
             let lat = s.latency.unwrap_or(d.switch.latency).ps();
             match names.get(&s.name) {
                 Some(&n) if topo.nodes[n as usize].kind == NodeKind::Switch => topo.nodes[n as usize].latency = lat,
@@ -150,6 +160,7 @@ impl Builder<'_> {
         }
         for (i, r) in config.requester.iter().enumerate() {
             let key = format!("requester[{i}]");
+            self.check_unique(&mut explicit, &r.name, &key)?;
             match names.get(&r.name) {
                 Some(&n) if topo.nodes[n as usize].kind == NodeKind::Requester => {
                     let slot = req_nodes.iter_mut().find(|(m, _)| *m == n).expect("generated requester listed");
@@ -169,6 +180,7 @@ impl Builder<'_> {
         }
         for (i, m) in config.memory.iter().enumerate() {
             let key = format!("memory[{i}]");
+            self.check_unique(&mut explicit, &m.name, &key)?;
             match names.get(&m.name) {
                 Some(&n) if topo.nodes[n as usize].kind == NodeKind::Memory => {
                     let slot = mem_nodes.iter_mut().find(|(x, _)| *x == n).expect("generated memory listed");
@@ -210,6 +222,13 @@ impl Builder<'_> {
                 );
             }
             let p = &d.link;
+            let duplex = l.duplex.unwrap_or(p.duplex);
+            if l.turnaround.is_some() && duplex == Duplex::Full {
+                return Err(self.err(
+                    format!("{key}.turnaround"),
+                    "does not apply to a full-duplex link; set duplex = \"half\" or remove it",
+                ));
+            }
             topo.add_link(Link {
                 a,
                 b,
@@ -334,6 +353,21 @@ impl Builder<'_> {
             None => None,
             Some(pc) => Some(self.protocol(pc, &requesters, memories.len())?),
         };
+        if let Some(buffer) = config.fabric.buffer.bytes() {
+            let largest = match &protocol {
+                Some(p) => p.timing.data_bytes.max(p.timing.control_bytes) as u64,
+                None => requesters.iter().map(|r| r.workload.max_packet() as u64).max().unwrap_or(0),
+            };
+            if (buffer as u64) < largest {
+                return Err(self.err(
+                    "fabric.buffer",
+                    format!(
+                        "{}: smaller than the largest packet ({largest}B), which could never enter a buffer (deadlock); expected at least {largest}B or 'auto'",
+                        super::units::Size(buffer as u64)
+                    ),
+                ));
+            }
+        }
         Ok(SystemSpec {
             name: config.name.clone(),
             seed: config.sim.seed,
@@ -686,6 +720,7 @@ impl Builder<'_> {
             rows: t.rows,
             cols: t.cols,
         };
+        self.check_shape_keys(t)?;
         self.check_generated_size(t)?;
         let shape = generate(t.kind, &params).map_err(|(k, m)| self.err(format!("topology.{k}"), m))?;
         let link = |a, b| Link {
@@ -725,6 +760,34 @@ impl Builder<'_> {
             let n = topo.add_node(format!("mem{i}"), NodeKind::Memory, 0);
             topo.add_link(link(n, sw[place(i, t.memories as usize, mem_sw)]));
             mems.push((n, None));
+        }
+        Ok(())
+    }
+
+    /// A shape key the chosen kind does not use is an error, like an unknown key.
+    fn check_shape_keys(&self, t: &TopologyConfig) -> Result<(), ConfigError> {
+        use crate::config::schema::TopologyKind as K;
+        let uses: &[&str] = match t.kind {
+            K::Chain | K::Ring | K::FullyConnected => &["switches"],
+            K::Tree => &["arity", "depth"],
+            K::SpineLeaf => &["spines", "leaves"],
+            K::Mesh | K::Torus => &["rows", "cols"],
+        };
+        let given = [
+            ("switches", t.switches),
+            ("arity", t.arity),
+            ("depth", t.depth),
+            ("spines", t.spines),
+            ("leaves", t.leaves),
+            ("rows", t.rows),
+            ("cols", t.cols),
+        ];
+        if let Some((key, _)) = given.iter().find(|(k, v)| v.is_some() && !uses.contains(k)) {
+            let kind = serde_json::to_value(t.kind).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
+            return Err(self.err(
+                format!("topology.{key}"),
+                format!("does not apply to kind = \"{kind}\"; a {kind} topology takes {}", uses.join(" and ")),
+            ));
         }
         Ok(())
     }
@@ -812,6 +875,9 @@ impl Builder<'_> {
         }
         if w.line.bytes() == 0 || w.line.bytes() > 1 << 20 {
             return Err(self.err(k("line"), format!("{}: expected a size between 1B and 1MiB", w.line)));
+        }
+        if w.data_header.bytes() > 1 << 20 {
+            return Err(self.err(k("data_header"), format!("{}: expected at most 1MiB", w.data_header)));
         }
         if w.interleave.bytes() == 0 {
             return Err(self.err(k("interleave"), "0B: expected a positive size"));

@@ -18,44 +18,102 @@ struct Decimal {
     scale: u32,
 }
 
-fn parse_decimal(s: &str) -> Option<Decimal> {
+/// Why a number did not parse.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum NumErr {
+    /// Not a number at all (or not a whole number of the unit's quantum).
+    Invalid,
+    /// A number, but too large to represent.
+    Range,
+}
+
+/// `digits[.digits][e[+-]digits]`, non-negative.
+fn parse_decimal(s: &str) -> Result<Decimal, NumErr> {
     let s = s.trim();
     if s.is_empty() || s.starts_with('-') || s.starts_with('+') {
-        return None;
+        return Err(NumErr::Invalid);
     }
+    let (s, exp) = match s.split_once(['e', 'E']) {
+        Some((m, e)) => {
+            let digits = e.strip_prefix(['+', '-']).unwrap_or(e);
+            if digits.is_empty() || !digits.chars().all(|c| c.is_ascii_digit()) {
+                return Err(NumErr::Invalid);
+            }
+            let v: i64 = if digits.len() > 6 { 1_000_000 } else { digits.parse().map_err(|_| NumErr::Invalid)? };
+            (m, if e.starts_with('-') { -v } else { v })
+        }
+        None => (s, 0),
+    };
     let (int, frac) = match s.split_once('.') {
         Some((i, f)) => (i, f),
         None => (s, ""),
     };
     if int.is_empty() && frac.is_empty() {
-        return None;
+        return Err(NumErr::Invalid);
     }
     if !int.chars().all(|c| c.is_ascii_digit()) || !frac.chars().all(|c| c.is_ascii_digit()) {
-        return None;
+        return Err(NumErr::Invalid);
     }
-    if frac.len() > 18 || int.len() > 20 {
-        return None;
-    }
+    // Trailing fractional zeros and leading zeros carry no value.
+    let frac = frac.trim_end_matches('0');
     let digits = format!("{int}{frac}");
-    let mantissa: u128 = if digits.is_empty() { 0 } else { digits.parse().ok()? };
-    Some(Decimal { mantissa, scale: frac.len() as u32 })
+    let digits = digits.trim_start_matches('0');
+    if digits.is_empty() {
+        return Ok(Decimal { mantissa: 0, scale: 0 });
+    }
+    if digits.len() > 36 {
+        return Err(NumErr::Range);
+    }
+    let mut mantissa: u128 = digits.parse().map_err(|_| NumErr::Range)?;
+    let mut scale = frac.len() as i64 - exp;
+    while scale < 0 {
+        mantissa = mantissa.checked_mul(10).ok_or(NumErr::Range)?;
+        scale += 1;
+    }
+    if scale > 36 {
+        // Far smaller than any quantum (1 ps, 1 byte, 1 B/s): keep a value
+        // that is still smaller than it, so the caller says why.
+        return Ok(Decimal { mantissa: 1, scale: 38 });
+    }
+    Ok(Decimal { mantissa, scale: scale as u32 })
 }
 
-/// Split "150ns" / "1.5 GB/s" into ("150", "ns").
+/// Split "150ns" / "1.5 GB/s" / "1e3ns" into ("150", "ns").
 fn split_number(s: &str) -> (&str, &str) {
     let s = s.trim();
-    let end = s.find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-' || c == '+')).unwrap_or(s.len());
+    let b = s.as_bytes();
+    let mut end = 0;
+    while end < b.len() {
+        let c = b[end];
+        let exponent = (c == b'e' || c == b'E')
+            && end > 0
+            && (b[end - 1].is_ascii_digit() || b[end - 1] == b'.')
+            && match b.get(end + 1) {
+                Some(d) if d.is_ascii_digit() => true,
+                Some(b'+' | b'-') => b.get(end + 2).is_some_and(|d| d.is_ascii_digit()),
+                _ => false,
+            };
+        if c.is_ascii_digit() || c == b'.' || c == b'-' || c == b'+' || exponent {
+            end += 1;
+        } else {
+            break;
+        }
+    }
     (s[..end].trim(), s[end..].trim())
 }
 
-/// Multiply a decimal by an integer factor, requiring an exact integer result.
-fn exact(d: Decimal, factor: u128) -> Option<u128> {
-    let v = d.mantissa.checked_mul(factor)?;
-    let div = 10u128.checked_pow(d.scale)?;
-    if v % div != 0 {
-        return None;
+/// Multiply a decimal by an integer factor, requiring an exact integer
+/// result (`Invalid` if it is not whole, `Range` if it is too large).
+fn exact(d: Decimal, factor: u128) -> Result<u128, NumErr> {
+    if d.mantissa == 0 {
+        return Ok(0);
     }
-    Some(v / div)
+    let v = d.mantissa.checked_mul(factor).ok_or(NumErr::Range)?;
+    let div = 10u128.checked_pow(d.scale).ok_or(NumErr::Invalid)?;
+    if v % div != 0 {
+        return Err(NumErr::Invalid);
+    }
+    Ok(v / div)
 }
 
 // ---------------------------------------------------------------- time
@@ -73,7 +131,10 @@ impl Duration {
 
     pub fn parse(s: &str) -> Result<Self, String> {
         let (num, unit) = split_number(s);
-        let d = parse_decimal(num).ok_or_else(|| format!("invalid time {s:?}: expected {TIME_EXPECTED}"))?;
+        let d = parse_decimal(num).map_err(|e| match e {
+            NumErr::Range => format!("invalid time {s:?}: out of range; expected at most about 213 days (2^64 ps)"),
+            NumErr::Invalid => format!("invalid time {s:?}: expected {TIME_EXPECTED}"),
+        })?;
         let factor: u128 = match unit {
             "ps" => 1,
             "ns" => 1_000,
@@ -84,9 +145,13 @@ impl Duration {
             "" => return Err(format!("invalid time {s:?}: missing unit; expected {TIME_EXPECTED}")),
             _ => return Err(format!("invalid time {s:?}: unknown unit {unit:?}; expected one of ps, ns, us, ms, s")),
         };
-        let ps = exact(d, factor)
-            .ok_or_else(|| format!("invalid time {s:?}: not a whole number of picoseconds (the time resolution)"))?;
-        u64::try_from(ps).map(Duration).map_err(|_| format!("invalid time {s:?}: too large"))
+        let ps = exact(d, factor).map_err(|e| match e {
+            NumErr::Range => format!("invalid time {s:?}: out of range; expected at most about 213 days (2^64 ps)"),
+            NumErr::Invalid => format!("invalid time {s:?}: not a whole number of picoseconds (the time resolution)"),
+        })?;
+        u64::try_from(ps)
+            .map(Duration)
+            .map_err(|_| format!("invalid time {s:?}: out of range; expected at most about 213 days (2^64 ps)"))
     }
 }
 
@@ -118,7 +183,10 @@ impl Size {
 
     pub fn parse(s: &str) -> Result<Self, String> {
         let (num, unit) = split_number(s);
-        let d = parse_decimal(num).ok_or_else(|| format!("invalid size {s:?}: expected {SIZE_EXPECTED}"))?;
+        let d = parse_decimal(num).map_err(|e| match e {
+            NumErr::Range => format!("invalid size {s:?}: out of range; expected at most 2^64 bytes"),
+            NumErr::Invalid => format!("invalid size {s:?}: expected {SIZE_EXPECTED}"),
+        })?;
         let factor: u128 = match unit {
             "B" => 1,
             "KB" | "kB" => 1_000,
@@ -137,8 +205,11 @@ impl Size {
                 ))
             }
         };
-        let b = exact(d, factor).ok_or_else(|| format!("invalid size {s:?}: not a whole number of bytes"))?;
-        u64::try_from(b).map(Size).map_err(|_| format!("invalid size {s:?}: too large"))
+        let b = exact(d, factor).map_err(|e| match e {
+            NumErr::Range => format!("invalid size {s:?}: out of range; expected at most 2^64 bytes"),
+            NumErr::Invalid => format!("invalid size {s:?}: not a whole number of bytes"),
+        })?;
+        u64::try_from(b).map(Size).map_err(|_| format!("invalid size {s:?}: out of range; expected at most 2^64 bytes"))
     }
 }
 
@@ -262,7 +333,11 @@ impl Bandwidth {
         if num.starts_with('-') {
             return Err(format!("invalid bandwidth {s:?}: negative; expected {BANDWIDTH_EXPECTED}"));
         }
-        let d = parse_decimal(num).ok_or_else(|| format!("invalid bandwidth {s:?}: expected {BANDWIDTH_EXPECTED}"))?;
+        let range = || format!("invalid bandwidth {s:?}: out of range; expected 1B/s to 1000TB/s");
+        let d = parse_decimal(num).map_err(|e| match e {
+            NumErr::Range => range(),
+            NumErr::Invalid => format!("invalid bandwidth {s:?}: expected {BANDWIDTH_EXPECTED}"),
+        })?;
         let (factor, bits): (u128, bool) = match unit {
             "B/s" => (1, false),
             "KB/s" | "kB/s" => (1_000, false),
@@ -283,10 +358,23 @@ impl Bandwidth {
         if d.mantissa == 0 {
             return Err(format!("invalid bandwidth {s:?}: zero; expected {BANDWIDTH_EXPECTED}"));
         }
-        let num = d.mantissa * factor;
-        let den = 10u128.pow(d.scale) * if bits { 8 } else { 1 };
-        Ok(Self { num, den, text_kind: BwKind::Plain })
+        let num = d.mantissa.checked_mul(factor).ok_or_else(range)?;
+        let den = 10u128.checked_pow(d.scale).ok_or_else(range)? * if bits { 8 } else { 1 };
+        // Keep serialization times exact and finite: 1 B/s to 10^15 B/s.
+        if num < den || num / den > 1_000_000_000_000_000 {
+            return Err(range());
+        }
+        // Reduce the fraction so serialize() stays far from overflow.
+        let g = gcd(num, den);
+        Ok(Self { num: num / g, den: den / g, text_kind: BwKind::Plain })
     }
+}
+
+fn gcd(mut a: u128, mut b: u128) -> u128 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a.max(1)
 }
 
 impl fmt::Display for Bandwidth {
@@ -374,6 +462,13 @@ mod tests {
         assert_eq!(Size::parse("4KiB").unwrap().bytes(), 4096);
         assert_eq!(Size::parse("1.5KB").unwrap().bytes(), 1500);
         assert!(Size::parse("0.5B").is_err());
+        assert_eq!(Size::parse("1.5e3B").unwrap().bytes(), 1500);
+        assert_eq!(Size::parse("2E+1B").unwrap().bytes(), 20);
+        assert!(Size::parse("1e400B").unwrap_err().contains("out of range"));
+        assert!(Size::parse("1e-400B").unwrap_err().contains("whole number"));
+        assert!(Size::parse("1e9999999999GiB").unwrap_err().contains("out of range"));
+        assert!(Duration::parse("1e30s").unwrap_err().contains("out of range"));
+        assert_eq!(Duration::parse("1e3ns").unwrap().ps(), 1_000_000);
     }
 
     #[test]
@@ -387,6 +482,10 @@ mod tests {
         assert!(Bandwidth::parse("-3GB/s").unwrap_err().contains("negative"));
         assert!(Bandwidth::parse("0GB/s").unwrap_err().contains("zero"));
         assert!(Bandwidth::parse("3GHz").unwrap_err().contains("unknown unit"));
+        assert_eq!(Bandwidth::parse("1e3GB/s").unwrap().gb_per_s(), 1000.0);
+        assert!(Bandwidth::parse("1e400GB/s").unwrap_err().contains("out of range"));
+        assert!(Bandwidth::parse("99999999999999999999.999999999999999999TB/s").unwrap_err().contains("out of range"));
+        assert!(Bandwidth::parse("0.1B/s").unwrap_err().contains("out of range"));
     }
 
     #[test]

@@ -297,6 +297,10 @@ impl System {
         if self.window_end == 0 || outcome != Outcome::Completed {
             self.window_end = self.q.now().max(self.window_end);
         }
+        if outcome == Outcome::TimeLimit {
+            // The event past the limit was not handled: the run ended at the limit.
+            self.window_end = self.window_end.min(self.max_time);
+        }
         progress(1.0);
         self.finish(outcome, wall.elapsed().as_secs_f64())
     }
@@ -603,7 +607,7 @@ impl System {
             name: self.spec_name.clone(),
             seed: self.seed,
             outcome,
-            sim_time: self.q.now(),
+            sim_time: if outcome == Outcome::TimeLimit { self.q.now().min(self.max_time) } else { self.q.now() },
             window_start: self.window_start,
             window_end: self.window_end,
             events: self.q.dispatched(),

@@ -81,6 +81,8 @@ pub fn parse_file(path: &Path) -> Result<Program, LitmusError> {
 
 /// Parse the text of a litmus test; `file` names it in errors.
 pub fn parse(text: &str, file: &str) -> Result<Program, LitmusError> {
+    // A UTF-8 byte order mark (some Windows editors write one) is not content.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     Parser::new(text, file)?.program()
 }
 

@@ -28,6 +28,8 @@ pub struct TraceRecord {
 pub fn parse(text: &str, source: &str, requesters: &[String]) -> Result<Vec<TraceRecord>, ConfigError> {
     let mut out = Vec::new();
     let mut last = vec![0 as Time; requesters.len()];
+    // A UTF-8 byte order mark (some Windows editors write one) is not content.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     for (i, raw) in text.lines().enumerate() {
         let line = raw.split('#').next().unwrap_or("").trim();
         if line.is_empty() {
@@ -76,8 +78,8 @@ pub fn parse(text: &str, source: &str, requesters: &[String]) -> Result<Vec<Trac
         let bytes: u32 = f[4]
             .parse()
             .ok()
-            .filter(|&b| b > 0)
-            .ok_or_else(|| err(format!("size {:?}: expected a positive number of bytes", f[4])))?;
+            .filter(|&b| b > 0 && b <= 1 << 20)
+            .ok_or_else(|| err(format!("size {:?}: expected a number of bytes from 1 to 1048576 (1MiB)", f[4])))?;
         let r = requester as usize;
         if time < last[r] {
             return Err(err(format!(

@@ -164,6 +164,11 @@ def _data_header(labels) -> dict:
     return {"workload.data_header": f"{round(64 * labels['header_overhead'])}B"}
 
 
+def _half_turnaround(labels) -> dict:
+    # a turnaround on a full-duplex link is a configuration error
+    return {"link[0].turnaround": "10ns"} if labels.get("duplex") == "half" else {}
+
+
 CHOICES = [
     Choice(
         "headers on data packets",
@@ -189,7 +194,7 @@ CHOICES = [
     Choice(
         "half-duplex turnaround",
         "0 ns (the paper gives none)",
-        [Variant("10 ns turnaround", "10 ns to reverse a half-duplex bus", set={"link[0].turnaround": "10ns"})],
+        [Variant("10 ns turnaround", "10 ns to reverse a half-duplex bus", set_per_point=_half_turnaround)],
     ),
     Choice(
         "outstanding requests",
