@@ -274,9 +274,27 @@ impl<P: Protocol> ProtocolSystem<P> {
         }
     }
 
-    fn slot(&self, from: AgentId, s: &Send<P::Msg>) -> usize {
+    /// Index of the (source, destination, VC) channel in `in_flight`.
+    fn slot(&self, from: AgentId, to: AgentId, vc: u8) -> usize {
         let n = self.agents.len();
-        (from as usize * n + s.to as usize) * self.p.vc_orders().len() + s.vc as usize
+        (from as usize * n + to as usize) * self.p.vc_orders().len() + vc as usize
+    }
+
+    /// With bounded channels, the agent and ghost before a handler or
+    /// action runs, so it can be undone if its sends would overflow.
+    fn checkpoint(&self, a: AgentId) -> Option<(P::Agent, P::Ghost)> {
+        (self.cap < usize::MAX).then(|| (self.agents[a as usize].clone(), self.ghost.clone()))
+    }
+
+    /// Drop a handler's or action's sends and operation reports, and with a
+    /// checkpoint undo its change to the agent and the ghost.
+    fn discard(&mut self, a: AgentId, saved: Option<(P::Agent, P::Ghost)>) {
+        if let Some((agent, ghost)) = saved {
+            self.agents[a as usize] = agent;
+            self.ghost = ghost;
+        }
+        self.sends.clear();
+        self.ops.clear();
     }
 
     /// Whether the pending sends of `a` fit the protocol's bound on messages in flight.
@@ -286,13 +304,13 @@ impl<P: Protocol> ProtocolSystem<P> {
         }
         let mut ok = true;
         for i in 0..self.sends.len() {
-            let k = self.slot(a, &self.sends[i]);
+            let k = self.slot(a, self.sends[i].to, self.sends[i].vc);
             self.in_flight[k] += 1;
             ok &= self.in_flight[k] as usize <= self.cap;
         }
         if !ok {
             for i in 0..self.sends.len() {
-                let k = self.slot(a, &self.sends[i]);
+                let k = self.slot(a, self.sends[i].to, self.sends[i].vc);
                 self.in_flight[k] -= 1;
             }
         }
@@ -405,8 +423,7 @@ impl<P: Protocol> ProtocolSystem<P> {
             'vcs: for vc in 0..self.inbox[ai].len() {
                 for k in 0..self.inbox[ai][vc].len() {
                     let w = self.inbox[ai][vc][k];
-                    // With bounded channels, try on a copy: a handler whose sends would overflow waits.
-                    let saved = (self.cap < usize::MAX).then(|| (self.agents[ai].clone(), self.ghost.clone()));
+                    let saved = self.checkpoint(a);
                     let mut ctx = Ctx {
                         me: a,
                         ghost: &mut self.ghost,
@@ -417,23 +434,18 @@ impl<P: Protocol> ProtocolSystem<P> {
                     // A handler that stalls leaves the agent unchanged (the Protocol contract).
                     match self.p.on_message(&mut self.agents[ai], &mut ctx, w.from, w.msg) {
                         Ok(Step::Stall) => {
-                            self.sends.clear();
-                            self.ops.clear();
+                            self.discard(a, None);
                             continue;
                         }
                         Ok(Step::Done) => {}
                         Err(v) => self.violation(a, v.kind, &v.detail),
                     }
                     if !self.sends_fit(a) {
-                        let (agent, ghost) = saved.expect("bounded channels keep a copy");
-                        self.agents[ai] = agent;
-                        self.ghost = ghost;
-                        self.sends.clear();
-                        self.ops.clear();
+                        self.discard(a, saved);
                         continue;
                     }
                     if self.cap < usize::MAX {
-                        let k = self.slot(w.from, &Send { to: a, vc: w.vc, msg: w.msg, delay: 0 });
+                        let k = self.slot(w.from, a, w.vc);
                         self.in_flight[k] -= 1;
                         // the sender may have waited for this channel to free
                         let now = self.q.now();
@@ -564,17 +576,13 @@ impl<P: Protocol> ProtocolSystem<P> {
     /// Fire an action; false (and nothing changes) if its sends would overflow a bounded channel.
     fn fire(&mut self, a: AgentId, action: P::Action) -> bool {
         let ai = a as usize;
-        let saved = (self.cap < usize::MAX).then(|| (self.agents[ai].clone(), self.ghost.clone()));
+        let saved = self.checkpoint(a);
         let mut ctx = Ctx { me: a, ghost: &mut self.ghost, sends: &mut self.sends, delay: 0, ops: Some(&mut self.ops) };
         if let Err(v) = self.p.act(&mut self.agents[ai], &mut ctx, action) {
             self.violation(a, v.kind, &v.detail);
         }
         if !self.sends_fit(a) {
-            let (agent, ghost) = saved.expect("bounded channels keep a copy");
-            self.agents[ai] = agent;
-            self.ghost = ghost;
-            self.sends.clear();
-            self.ops.clear();
+            self.discard(a, saved);
             return false;
         }
         let delay = self.delay(a);

@@ -67,23 +67,6 @@ impl Msg {
         }
     }
 
-    pub fn loc(self) -> Loc {
-        match self {
-            Msg::GetS { loc }
-            | Msg::GetM { loc }
-            | Msg::PutS { loc }
-            | Msg::PutM { loc, .. }
-            | Msg::FwdGetS { loc, .. }
-            | Msg::FwdGetM { loc, .. }
-            | Msg::Inv { loc, .. }
-            | Msg::PutAck { loc }
-            | Msg::Data { loc, .. }
-            | Msg::InvAck { loc }
-            | Msg::CopyBack { loc, .. }
-            | Msg::Unblock { loc } => loc,
-        }
-    }
-
     pub fn carries_data(self) -> bool {
         matches!(self, Msg::PutM { .. } | Msg::Data { .. } | Msg::CopyBack { .. })
     }

@@ -31,6 +31,11 @@ pub struct Assoc {
     pub evicting: Vec<(Loc, Line)>,
 }
 
+/// A line its set may give up: valid and with no transaction in flight.
+fn evictable(_: u64, l: &Line) -> bool {
+    l.st.stable() && l.st != CState::I
+}
+
 impl CacheLines {
     pub fn dense(locs: usize) -> Self {
         CacheLines::Dense(SmallVec::from_elem(Line::default(), locs))
@@ -76,8 +81,7 @@ impl CacheLines {
             CacheLines::Dense(_) => true,
             CacheLines::Assoc(a) => {
                 !a.evicting.iter().any(|e| e.0 == loc)
-                    && (!a.store.needs_eviction(loc as u64)
-                        || a.store.victim_where(loc as u64, |_, l| l.st.stable() && l.st != CState::I).is_some())
+                    && (!a.store.needs_eviction(loc as u64) || a.store.victim_where(loc as u64, evictable).is_some())
             }
         }
     }
@@ -89,7 +93,7 @@ impl CacheLines {
         if !a.store.needs_eviction(loc as u64) {
             return None;
         }
-        let v = a.store.victim_where(loc as u64, |_, l| l.st.stable() && l.st != CState::I)?;
+        let v = a.store.victim_where(loc as u64, evictable)?;
         let line = a.store.remove(v).expect("the victim is in the store");
         Some((v as Loc, line))
     }
