@@ -219,6 +219,15 @@ def flat(xs: Sequence, ys: Sequence[float], eps: float, what: str = "") -> Predi
     )
 
 
+def all_of(words: str, parts: dict[str, Predicate]) -> Predicate:
+    """One claim made of several: it holds when every part holds; the detail names each part's numbers."""
+    return Predicate(
+        words,
+        all(p.holds for p in parts.values()),
+        "; ".join(f"{name}: {p.detail}" for name, p in parts.items()),
+    )
+
+
 def at_least(value: float, threshold: float, what: str) -> Predicate:
     return Predicate(f"{what} ≥ {_fmt(threshold)}", value >= threshold, f"{_fmt(value)}")
 

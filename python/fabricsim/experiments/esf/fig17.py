@@ -15,7 +15,7 @@ import pandas as pd
 
 from .. import Experiment
 from ..plots import figure_legend, paper_hline, paper_point
-from ..verdicts import Row, Tolerance, approaches, at_limit, bound, flat, monotone, text
+from ..verdicts import Row, Tolerance, all_of, approaches, at_limit, bound, flat, monotone, text
 from . import duplex
 from .duplex import SECTION
 
@@ -75,12 +75,9 @@ def compare(data: pd.DataFrame) -> list[Row]:
     rising = [_at(data, "full", 0.0, m, util) for m in read_side]
     rising_w = [_at(data, "full", 0.0, m, util) for m in write_side]
     up_r = approaches(read_side, rising, 1.0, tol=0.05, strict=True)
-    up_w = approaches(write_side, rising_w, 1.0, tol=0.05, strict=True)
-    up = dataclasses.replace(
-        up_r,
-        words=up_r.words.replace("with x", "with the mix, from either single type"),
-        holds=up_r.holds and up_w.holds,
-        detail=f"{up_r.detail}; {up_w.detail}",
+    up = all_of(
+        up_r.words.replace("with x", "with the mix, from either single type"),
+        {"from read-only": up_r, "from write-only": approaches(write_side, rising_w, 1.0, tol=0.05, strict=True)},
     )
     half = [_at(data, "half", h, m, util) for h in hs for m in MIXES]
     half_x = [f"h{h:g} {m}" for h in hs for m in MIXES]
@@ -88,13 +85,12 @@ def compare(data: pd.DataFrame) -> list[Row]:
     single_util = [_at(data, "full", h, "1:0", util) for h in hs]
     single_w = [_at(data, "full", h, "0:1", util) for h in hs]
     hx = [f"h{h:g}" for h in hs]
-    grow_r = monotone(hx, single_util, increasing=True, what="read-only utility", min_change=0.2)
-    grow_w = monotone(hx, single_w, increasing=True, what="write-only utility", min_change=0.2)
-    grow = dataclasses.replace(
-        grow_r,
-        words="read-only and write-only utility strictly rise with the header, by ≥ 20% overall",
-        holds=grow_r.holds and grow_w.holds,
-        detail=f"read-only {grow_r.detail}; write-only {grow_w.detail}",
+    grow = all_of(
+        "read-only and write-only utility strictly rise with the header, by ≥ 20% overall",
+        {
+            "read-only": monotone(hx, single_util, increasing=True, min_change=0.2),
+            "write-only": monotone(hx, single_w, increasing=True, min_change=0.2),
+        },
     )
     falling = {(dx, m): [_at(data, dx, h, m, eff) for h in hs] for dx in ("full", "half") for m in MIXES}
     fall_checks = {k: monotone(hs, v, increasing=False) for k, v in falling.items()}
