@@ -413,8 +413,8 @@ impl System {
         self.q.schedule(ready, Event::MemReady(m as u32));
     }
 
-    fn mem_ready(&mut self, m: usize) {
-        let resp = self.mem_inflight[m].pop_front().expect("a response is in service");
+    /// Memory `m` sends a response to its requester (fixed and DRAM models alike).
+    fn respond(&mut self, m: usize, resp: MemMsg) {
         let r = resp.requester as usize;
         let wl = &self.requesters[r].workload;
         let data = resp.kind.carries_data();
@@ -427,6 +427,11 @@ impl System {
             vc_class: resp.kind.vc_class(),
         };
         self.fabric.inject(&mut self.q, self.mem_node[m], hdr, resp);
+    }
+
+    fn mem_ready(&mut self, m: usize) {
+        let resp = self.mem_inflight[m].pop_front().expect("a response is in service");
+        self.respond(m, resp);
         self.memories[m].release();
         while self.memories[m].has_room() {
             let Some(next) = self.memories[m].waiting.pop_front() else {
@@ -503,18 +508,7 @@ impl System {
 
     fn dram_done(&mut self, m: usize, slot: u32) {
         let resp = self.memories[m].dram_respond(slot);
-        let r = resp.requester as usize;
-        let wl = &self.requesters[r].workload;
-        let data = resp.kind.carries_data();
-        let hdr = PacketHeader {
-            src: self.mem_node[m],
-            dst: self.req_node[r],
-            bytes: if data { resp.bytes + wl.data_header } else { wl.header_bytes },
-            payload: if data { resp.bytes } else { 0 },
-            class: resp.kind as u8,
-            vc_class: resp.kind.vc_class(),
-        };
-        self.fabric.inject(&mut self.q, self.mem_node[m], hdr, resp);
+        self.respond(m, resp);
         self.dram_admit(m);
     }
 
