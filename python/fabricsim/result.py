@@ -21,8 +21,8 @@ TIMING_KEYS = ("wall_s",)
 class Result:
     """What :func:`fabricsim.run` returns.
 
-    ``summary`` is the run's summary as a dict; ``links``, ``latency``, ``requesters`` and
-    ``classes`` are its tables as pandas DataFrames; ``text`` is the table printed on a terminal.
+    ``summary`` is the run's summary as a dict; ``links``, ``latency``, ``requesters``,
+    ``classes`` and ``memories`` are its tables as pandas DataFrames; ``text`` is the table printed on a terminal.
     """
 
     def __init__(self, raw: Mapping[str, Any]):
@@ -95,6 +95,11 @@ class Result:
     def classes(self) -> pandas.DataFrame:
         """Traffic by message class."""
         return self.table("classes")
+
+    @property
+    def memories(self) -> pandas.DataFrame:
+        """Per memory (a protocol's homes): accesses served, utilization and DRAM counters."""
+        return self.table("memories")
 
     # -- output ----------------------------------------------------------------------------
     def deterministic_summary(self) -> dict[str, Any]:

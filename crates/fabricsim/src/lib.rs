@@ -63,8 +63,7 @@ fn run_protocol(
         progress: &mut dyn FnMut(f64) -> bool,
     ) -> RunResult {
         // resolve() checked the agent counts against the system
-        let sys = ProtocolSystem::build(spec, p, ps.timing.clone(), ps.driver, ps.assert_invariants)
-            .expect("the configuration was validated");
+        let sys = ProtocolSystem::build(spec, p, ps).expect("the configuration was validated");
         let mut r = sys.run(progress);
         if r.outcome == Outcome::TimeLimit {
             // The event past the limit was not handled: the run ended at the limit.

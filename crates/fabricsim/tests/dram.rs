@@ -23,9 +23,15 @@ fn digest(toml: &str, overrides: &[&str]) -> u64 {
     let spec = config::resolve(toml, "golden.toml", Format::Toml, &o, None).unwrap_or_else(|e| panic!("{e}"));
     let mut r = fabricsim::run_spec(&spec, &mut |_| true);
     r.wall_s = 0.0;
-    let mut all = r.summary_json("golden");
-    for (_, t) in r.tables() {
-        all += &t;
+    // The memories' counters were added to the outputs later: leave them out so the
+    // digests recorded before still compare everything else.
+    let mut summary: serde_json::Value = serde_json::from_str(&r.summary_json("golden")).unwrap();
+    summary.as_object_mut().unwrap().remove("memories");
+    let mut all = serde_json::to_string_pretty(&summary).unwrap();
+    for (name, t) in r.tables() {
+        if name != "memories" {
+            all += &t;
+        }
     }
     all += &serde_json::to_string(&spec.resolved).unwrap();
     fnv(&all)

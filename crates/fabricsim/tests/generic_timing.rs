@@ -197,3 +197,149 @@ fn relaxed_cores_overlap_misses_and_sc_cores_do_not() {
     // SC waits for each miss; RC keeps up to 8 in flight: several times faster
     assert!(sc > 3 * rc, "sc {sc} ps, rc {rc} ps");
 }
+
+/// One core loading cold lines one at a time from one MSI home, with the
+/// home's memory `mem` (TOML lines for `[defaults.memory]`).
+fn one_core_loads(requests: u32, memory_latency: &str, mem: &str, stride_lines: bool) -> RunResult {
+    // memory_latency applies only to fixed-latency memories
+    let mem_lat = if mem.contains("dram") { String::new() } else { format!("memory_latency = \"{memory_latency}\"\n") };
+    let proto = format!("[protocol]\nname = \"msi\"\nmodel = \"sc\"\ndirectory_latency = \"1ns\"\n{mem_lat}");
+    let pattern = if stride_lines { "stream" } else { "uniform" };
+    let work = format!(
+        "[workload]\npattern = \"{pattern}\"\nread_fraction = 1.0\nfootprint = \"64MiB\"\nline = \"64B\"\nrequests = {requests}\n\
+         [defaults.memory]\n{mem}"
+    );
+    let r = run(&system(1, &proto, &work));
+    assert_eq!(r.outcome, Outcome::Completed, "{:?}", r.warnings);
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    r
+}
+
+#[test]
+fn a_homes_dram_read_costs_its_timings_exactly() {
+    use fabricsim::agents::memory::Preset;
+    let fixed = one_core_loads(1, "0ns", "model = \"fixed\"\n", false);
+    let dram = one_core_loads(1, "0ns", "model = \"dram\"\ndram = \"DDR5-4800\"\nlatency = \"10ns\"\n", false);
+    let p = Preset::find("DDR5-4800").expect("a preset").params();
+    // The directory's 1 ns lookup overlaps the DRAM read; the sends leave after
+    // ACT + CAS + burst + the controller's 10 ns.
+    let extra = p.idle_read() + 10_000 - 1_000;
+    assert_eq!(dram.read_latency.max, fixed.read_latency.max + extra);
+    let m = &dram.memories[0];
+    let d = m.dram.expect("DRAM counters");
+    assert_eq!((m.served, d.accesses, d.activates), (1, 1, 1));
+}
+
+#[test]
+fn a_homes_dram_serves_row_hits_faster_than_row_misses() {
+    // Open page: a stream of consecutive lines hits the open row; random lines over
+    // 64 MiB almost never do. Each load waits for its own read (SC, one core).
+    let mem = "model = \"dram\"\ndram = \"DDR5-4800\"\npage = \"open\"\n";
+    let stream = one_core_loads(200, "0ns", mem, true);
+    let random = one_core_loads(200, "0ns", mem, false);
+    let (s, r) = (stream.memories[0].dram.unwrap(), random.memories[0].dram.unwrap());
+    assert!(s.row_hit_rate() > 0.7, "stream row hits {}", s.row_hit_rate());
+    assert!(r.row_hit_rate() < 0.1, "random row hits {}", r.row_hit_rate());
+    assert!(stream.read_latency.mean() < random.read_latency.mean());
+    // Fixed latency: the same time whatever the address.
+    let f1 = one_core_loads(50, "30ns", "model = \"fixed\"\n", true);
+    let f2 = one_core_loads(50, "30ns", "model = \"fixed\"\n", false);
+    assert_eq!(f1.read_latency.max, f2.read_latency.max);
+}
+
+/// A core `c0` and a memory `near` on switch `s0`, a memory `far` two
+/// switches away; MSI with two homes (line l's home is home l mod 2).
+fn two_homes(extra: &str, trace: &str) -> Result<RunResult, String> {
+    let dir = std::env::temp_dir().join(format!("fabricsim-placement-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("t{}.trace", trace.len() + extra.len()));
+    std::fs::write(&path, trace).unwrap();
+    let toml = format!(
+        r#"
+name = "placement"
+[defaults.link]
+bandwidth = "64GB/s"
+latency = "10ns"
+[[switch]]
+name = "s0"
+[[switch]]
+name = "s1"
+[[switch]]
+name = "s2"
+[[requester]]
+name = "c0"
+[[memory]]
+name = "near"
+[[memory]]
+name = "far"
+[[link]]
+a = "c0"
+b = "s0"
+[[link]]
+a = "near"
+b = "s0"
+[[link]]
+a = "s0"
+b = "s1"
+[[link]]
+a = "s1"
+b = "s2"
+[[link]]
+a = "far"
+b = "s2"
+[workload]
+pattern = "trace"
+trace = "{}"
+footprint = "4KiB"
+line = "64B"
+[protocol]
+name = "msi"
+{extra}
+"#,
+        path.display()
+    );
+    let spec = config::resolve(&toml, "<test>", Format::Toml, &[], None).map_err(|e| e.to_string())?;
+    Ok(run_spec(&spec, &mut |_| true))
+}
+
+#[test]
+fn protocol_cores_replay_traces_at_their_times() {
+    // loads of lines 0, 2, 4 (all homed at home 0), the last one not before 5 us
+    let trace = "0 c0 R 0 64\n0 c0 R 128 64\n5us c0 R 256 8\n";
+    let r = two_homes("", trace).unwrap();
+    assert_eq!(r.outcome, Outcome::Completed, "{:?}", r.warnings);
+    assert_eq!(r.requesters[0].completed, 3);
+    assert!(r.sim_time > 5_000_000, "the third load waits for its time: {} ps", r.sim_time);
+    assert_eq!(r.memories[0].served, 3, "home 0 read three lines");
+    assert_eq!(r.memories[1].served, 0);
+    // a record crossing a line, or beyond the footprint, is refused
+    let e = two_homes("", "0 c0 R 60 8\n").err().unwrap();
+    assert!(e.contains("workload.trace") && e.contains("crosses a 64 B line"), "{e}");
+    let e = two_homes("", "0 c0 R 8192 8\n").err().unwrap();
+    assert!(e.contains("workload.footprint") && e.contains("0x2008"), "{e}");
+}
+
+#[test]
+fn placement_puts_homes_on_the_named_memories() {
+    let trace = "0 c0 R 0 64\n0 c0 R 128 64\n0 c0 R 256 64\n";
+    let near = two_homes("", trace).unwrap();
+    let far = two_homes("homes = [\"far\", \"near\"]", trace).unwrap();
+    assert_eq!(far.memories[0].name, "far");
+    // each load crosses 2 more links and 2 more switches each way
+    assert!(
+        far.read_latency.min > near.read_latency.min + 40_000,
+        "{} vs {}",
+        far.read_latency.min,
+        near.read_latency.min
+    );
+    let e = two_homes("homes = [\"far\", \"far\"]", trace).err().unwrap();
+    assert!(e.contains("protocol.homes[1]") && e.contains("named twice"), "{e}");
+    let e = two_homes("homes = [\"far\"]", trace).err().unwrap();
+    assert!(e.contains("protocol.homes") && e.contains("1 names: expected one per memory"), "{e}");
+    let e = two_homes("cores = [\"near\"]", trace).err().unwrap();
+    assert!(e.contains("protocol.cores[0]") && e.contains("is not a requester"), "{e}");
+    let e = two_homes("memory_latency = \"10ns\"\n[defaults.memory]\nmodel = \"dram\"\ndram = \"DDR4-3200\"", trace)
+        .err()
+        .unwrap();
+    assert!(e.contains("protocol.memory_latency"), "{e}");
+}

@@ -85,13 +85,28 @@ pub enum OpKind {
     Other,
 }
 
-/// An operation's life, reported by the agent that performs it: the timing
-/// engine measures latency from `Issued` to `Done` (same agent, same id);
-/// the checker ignores both.
+/// What a handler reports to the timing engine (the checker ignores it):
+/// an operation's life, reported by the agent that performs it (latency
+/// runs from `Issued` to `Done`, same agent, same id), and a home's
+/// accesses to its memory, which the engine times with the memory model of
+/// the home's fabric node (fixed latency or DRAM).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OpEvent {
-    Issued { id: u64, kind: OpKind },
-    Done { id: u64 },
+    Issued {
+        id: u64,
+        kind: OpKind,
+    },
+    Done {
+        id: u64,
+    },
+    /// The handler's sends need this line from memory: they leave when the read completes.
+    MemoryRead {
+        line: u64,
+    },
+    /// The handler wrote this line to memory (occupies the memory; nothing waits for it).
+    MemoryWrite {
+        line: u64,
+    },
 }
 
 /// An operation a workload asks a core to perform (timing engine): the
@@ -141,6 +156,23 @@ impl<'a, M, G> Ctx<'a, M, G> {
     pub fn done(&mut self, id: u64) {
         if let Some(ops) = self.ops.as_deref_mut() {
             ops.push(OpEvent::Done { id });
+        }
+    }
+
+    /// A home reads `line` (its index in this home's memory) for the sends
+    /// of this handler (timing only).
+    #[inline]
+    pub fn memory_read(&mut self, line: u64) {
+        if let Some(ops) = self.ops.as_deref_mut() {
+            ops.push(OpEvent::MemoryRead { line });
+        }
+    }
+
+    /// A home writes `line` back to its memory (timing only).
+    #[inline]
+    pub fn memory_write(&mut self, line: u64) {
+        if let Some(ops) = self.ops.as_deref_mut() {
+            ops.push(OpEvent::MemoryWrite { line });
         }
     }
 }

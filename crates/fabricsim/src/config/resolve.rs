@@ -66,6 +66,9 @@ pub struct ProtocolSpec {
     pub locs: usize,
     pub cache: Option<crate::agents::coherence::directory::CacheShape>,
     pub mshrs: u16,
+    /// Placement: per core, its index in the system's requesters; per home, in its memories.
+    pub cores: Vec<usize>,
+    pub homes: Vec<usize>,
 }
 
 /// Resolved-configuration summary written beside results.
@@ -351,7 +354,7 @@ impl Builder<'_> {
         .expect("config serializes");
         let protocol = match &config.protocol {
             None => None,
-            Some(pc) => Some(self.protocol(pc, &requesters, memories.len())?),
+            Some(pc) => Some(self.protocol(pc, &requesters, &memories, &topo)?),
         };
         if let Some(buffer) = config.fabric.buffer.bytes() {
             let largest = match &protocol {
@@ -385,10 +388,33 @@ impl Builder<'_> {
         &self,
         pc: &ProtocolConfig,
         requesters: &[RequesterSpec],
-        dirs: usize,
+        memories: &[MemorySpec],
+        topo: &Topology,
     ) -> Result<ProtocolSpec, ConfigError> {
         use crate::sim::protocol::{Driver, Timing};
         let caches = requesters.len();
+        let dirs = memories.len();
+        let cores = self.placement(
+            pc.cores.as_deref(),
+            "protocol.cores",
+            "requester",
+            requesters.iter().map(|r| r.node),
+            topo,
+        )?;
+        let homes =
+            self.placement(pc.homes.as_deref(), "protocol.homes", "memory", memories.iter().map(|m| m.node), topo)?;
+        let fixed_homes = memories.iter().any(|m| m.dram.is_none());
+        let memory_latency = match pc.memory_latency {
+            Some(_) if !fixed_homes => {
+                return Err(self.err(
+                    "protocol.memory_latency",
+                    "every memory has model = \"dram\", whose timings give a home's memory reads; \
+                     expected no memory_latency (it applies to homes on model = \"fixed\" memories)",
+                ))
+            }
+            Some(d) => d.ps(),
+            None => 40 * crate::engine::NS,
+        };
         if !["msi", "mesi", "german"].contains(&pc.name.as_str()) {
             return Err(self.err("protocol.name", format!("{:?}: expected \"msi\", \"mesi\" or \"german\"", pc.name)));
         }
@@ -493,11 +519,33 @@ impl Builder<'_> {
                      misses in parallel up to the MSHRs); tso is for programs",
                 ));
             }
-            if requesters.iter().any(|r| r.workload.pattern == crate::config::schema::Pattern::Trace) {
-                return Err(self.err(
-                    "workload.pattern",
-                    "\"trace\": protocol cores do not replay traces yet; expected stream, uniform, hotspot or permutation",
-                ));
+            // A protocol core's operation is on one line: a trace record must not cross a line.
+            for r in requesters {
+                let line = r.workload.line.max(1) as u64;
+                if let Some(t) = &r.workload.trace {
+                    let fp = r.workload.footprint;
+                    if let Some(x) = t.iter().find(|x| x.addr.saturating_add(x.bytes as u64) > fp) {
+                        return Err(self.err(
+                            "workload.footprint",
+                            format!(
+                                "{fp} B, but a record of {} reaches {:#x}; expected a footprint that holds every \
+                                 traced address (the protocol's lines)",
+                                topo.nodes[r.node as usize].name,
+                                x.addr.saturating_add(x.bytes as u64)
+                            ),
+                        ));
+                    }
+                    if let Some(x) = t.iter().find(|x| x.addr % line + x.bytes as u64 > line) {
+                        return Err(self.err(
+                            "workload.trace",
+                            format!(
+                                "a record of {} at {:#x} of {} B crosses a {line} B line; protocol cores access one \
+                                 line per operation: expected records within one line",
+                                topo.nodes[r.node as usize].name, x.addr, x.bytes
+                            ),
+                        ));
+                    }
+                }
             }
             if lines > u32::MAX as u64 {
                 return Err(self.err("workload.footprint", format!("{lines} lines: expected at most 2^32")));
@@ -528,7 +576,7 @@ impl Builder<'_> {
             timing: Timing {
                 cache_latency,
                 directory_latency: pc.directory_latency.ps(),
-                memory_latency: pc.memory_latency.ps(),
+                memory_latency,
                 control_bytes: pc.control_bytes.bytes().max(1) as u32,
                 data_bytes: pc.data_bytes.bytes().max(1) as u32,
                 line_bytes,
@@ -542,7 +590,46 @@ impl Builder<'_> {
             locs: lines.max(1) as usize,
             cache,
             mshrs,
+            cores,
+            homes,
         })
+    }
+
+    /// A placement list: the nodes (by name) hosting each agent of a role,
+    /// in agent order, or the role's nodes in order. Every node of the
+    /// role hosts exactly one agent.
+    fn placement(
+        &self,
+        names: Option<&[String]>,
+        key: &str,
+        what: &str,
+        nodes: impl Iterator<Item = NodeId>,
+        topo: &Topology,
+    ) -> Result<Vec<usize>, ConfigError> {
+        let nodes: Vec<NodeId> = nodes.collect();
+        let Some(names) = names else { return Ok((0..nodes.len()).collect()) };
+        let known = || nodes.iter().map(|&n| topo.nodes[n as usize].name.as_str()).collect::<Vec<_>>().join(", ");
+        if names.len() != nodes.len() {
+            return Err(self.err(
+                key,
+                format!("{} names: expected one per {what} of the system ({}: {})", names.len(), nodes.len(), known()),
+            ));
+        }
+        let mut out = Vec::with_capacity(names.len());
+        for (i, name) in names.iter().enumerate() {
+            let Some(k) = nodes.iter().position(|&n| topo.nodes[n as usize].name == *name) else {
+                return Err(
+                    self.err(format!("{key}[{i}]"), format!("{name:?} is not a {what}; expected one of {}", known()))
+                );
+            };
+            if out.contains(&k) {
+                return Err(
+                    self.err(format!("{key}[{i}]"), format!("{name:?} is named twice; expected each {what} once"))
+                );
+            }
+            out.push(k);
+        }
+        Ok(out)
     }
 
     /// Each memory's media model: check that every key set applies to the

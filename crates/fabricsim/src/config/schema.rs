@@ -54,8 +54,13 @@ pub struct ProtocolConfig {
     pub cache_latency: Duration,
     #[serde(default = "default_directory_latency")]
     pub directory_latency: Duration,
-    #[serde(default = "default_memory_latency")]
-    pub memory_latency: Duration,
+    /// A home's memory read on a memory node with `model = "fixed"` (default
+    /// 40 ns); a `model = "dram"` node times it with its DRAM instead.
+    pub memory_latency: Option<Duration>,
+    /// Placement: the requester that hosts each core and the memory that
+    /// hosts each home, in the protocol's agent order (default: in order).
+    pub cores: Option<Vec<String>>,
+    pub homes: Option<Vec<String>>,
     /// Size of a message without data, and of one with a line of data.
     #[serde(default = "default_control_bytes")]
     pub control_bytes: Size,

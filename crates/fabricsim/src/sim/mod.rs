@@ -1,6 +1,7 @@
 //! The timing engine for request/response systems: builds the fabric and
 //! the agents from a validated spec and runs the event loop.
 
+pub mod home_memory;
 pub mod protocol;
 pub mod system;
 

@@ -2,7 +2,8 @@
 //! explores, with their messages carried by the fabric.
 //!
 //! Placement: agents whose [`Role`] is `Core` sit on the fabric's requester
-//! nodes in order, `Home` agents on its memory nodes in order.
+//! nodes, `Home` agents on its memory nodes, in order or as `[protocol]
+//! cores` / `homes` place them.
 //!
 //! Time: a handler or action at a core costs `cache_latency`; at a home,
 //! `directory_latency`, plus `memory_latency` when it sends data. The sends
@@ -20,19 +21,27 @@
 //!
 //! An operation's latency runs from the handler that reports it issued to
 //! the end of the handler that reports it done ([`crate::agents::protocol::OpEvent`]).
+//!
+//! Memory: a home handler that reports a memory read costs
+//! `memory_latency` more, or, when the home's memory node has
+//! `model = "dram"`, its sends wait for the DRAM ([`super::home_memory`]).
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 
 use crate::agents::protocol::{AgentId, Ctx, OpEvent, OpKind, Protocol, Role, Send, Step, WorkOp};
+use crate::config::resolve::ProtocolSpec;
 use crate::config::schema::Spread;
 use crate::config::SystemSpec;
 use crate::engine::{EventQueue, Time};
 use crate::fabric::routing::RoutingTable;
 use crate::fabric::{Fabric, FabricEvent, NodeId, PacketHeader, PacketId};
-use crate::sim::system::{Outcome, RequesterResult, RunResult};
+use crate::sim::home_memory::HomeDram;
+use crate::sim::system::{MemoryResult, Outcome, RequesterResult, RunResult};
 use crate::stats::Histogram;
 use crate::workloads::pattern::Generator;
 use crate::workloads::rng::Stream;
+use crate::workloads::trace::TraceRecord;
 use crate::workloads::WorkloadSpec;
 
 /// Timing parameters every protocol's agents share.
@@ -70,6 +79,10 @@ enum Event {
     Leave(u32),
     /// A home finished serving a message.
     Served(AgentId),
+    /// A home's DRAM channel may issue a command.
+    DramWake(AgentId, u32),
+    /// A home's DRAM request completed.
+    DramDone(AgentId, u32),
 }
 
 impl From<FabricEvent> for Event {
@@ -91,6 +104,8 @@ struct CoreDrive {
     ops: u64,
     warmup: u64,
     gen: Option<Generator>,
+    /// Trace replay: the core's records, the i-th issued at its time or later.
+    trace: Option<Arc<Vec<TraceRecord>>>,
     pending: Option<WorkOp>,
     next_issue: Time,
 }
@@ -136,10 +151,17 @@ pub struct ProtocolSystem<P: Protocol> {
     /// Messages in flight per (source, destination, VC), when the protocol bounds them.
     in_flight: Vec<u32>,
     cap: usize,
+    /// Per agent: the DRAM behind a home whose memory node has `model = "dram"`.
+    dram: Vec<Option<HomeDram>>,
+    /// Per agent: memory reads and writes of a home with the fixed latency.
+    mem_accesses: Vec<u64>,
+    /// Scratch: DRAM channels to step.
+    chans: Vec<u32>,
 }
 
 impl<P: Protocol> ProtocolSystem<P> {
-    pub fn build(system: &SystemSpec, p: P, t: Timing, driver: Driver, check: bool) -> Result<Self, String> {
+    pub fn build(system: &SystemSpec, p: P, ps: &ProtocolSpec) -> Result<Self, String> {
+        let (t, driver, check) = (ps.timing.clone(), ps.driver, ps.assert_invariants);
         let (agents, ghost) = p.initial().remove(0);
         let p_cap = p.capacity();
         let roles: Vec<Role> = (0..agents.len()).map(|a| p.role(a as AgentId)).collect();
@@ -155,17 +177,26 @@ impl<P: Protocol> ProtocolSystem<P> {
             ));
         }
         let (mut next_core, mut next_home) = (0, 0);
-        let node_of: Vec<NodeId> = roles
+        // Per agent: its requester (core) or memory (home) index.
+        let host: Vec<usize> = roles
             .iter()
             .map(|r| match r {
                 Role::Core => {
                     next_core += 1;
-                    system.requesters[next_core - 1].node
+                    ps.cores[next_core - 1]
                 }
                 Role::Home => {
                     next_home += 1;
-                    system.memories[next_home - 1].node
+                    ps.homes[next_home - 1]
                 }
+            })
+            .collect();
+        let node_of: Vec<NodeId> = roles
+            .iter()
+            .zip(&host)
+            .map(|(r, &h)| match r {
+                Role::Core => system.requesters[h].node,
+                Role::Home => system.memories[h].node,
             })
             .collect();
         let mut agent_of_node = vec![None; system.topology.nodes.len()];
@@ -192,14 +223,25 @@ impl<P: Protocol> ProtocolSystem<P> {
             t.data_bytes.max(t.control_bytes),
         );
         let n = agents.len();
+        let dram = host
+            .iter()
+            .zip(&roles)
+            .map(|(&h, r)| match r {
+                Role::Core => None,
+                Role::Home => {
+                    let m = &system.memories[h];
+                    m.dram.clone().map(|d| HomeDram::new(d, m.latency, t.line_bytes))
+                }
+            })
+            .collect();
         let drive = (0..n)
             .map(|a| {
                 let core = roles[..a].iter().filter(|r| **r == Role::Core).count();
                 let w: Option<&WorkloadSpec> =
-                    (roles[a] == Role::Core && driver != Driver::Own).then(|| &system.requesters[core].workload);
+                    (roles[a] == Role::Core && driver != Driver::Own).then(|| &system.requesters[host[a]].workload);
                 CoreDrive {
                     issued: 0,
-                    ops: w.map_or(0, |w| w.warmup + w.requests),
+                    ops: w.map_or(0, |w| w.total()),
                     warmup: w.map_or(0, |w| w.warmup),
                     gen: match w {
                         Some(w) if driver == Driver::Workload => {
@@ -207,6 +249,7 @@ impl<P: Protocol> ProtocolSystem<P> {
                         }
                         _ => None,
                     },
+                    trace: w.and_then(|w| w.trace.clone()),
                     pending: None,
                     next_issue: 0,
                 }
@@ -249,6 +292,9 @@ impl<P: Protocol> ProtocolSystem<P> {
             check,
             in_flight: if p_cap < usize::MAX { vec![0; n * n * nvc] } else { Vec::new() },
             cap: p_cap,
+            dram,
+            mem_accesses: vec![0; n],
+            chans: Vec::new(),
         })
     }
 
@@ -263,11 +309,12 @@ impl<P: Protocol> ProtocolSystem<P> {
         }
     }
 
-    /// Processing delay of agent `a` before the sends of one handler leave.
+    /// Processing delay of agent `a` before the sends of one handler leave
+    /// (a DRAM read adds its own time when it completes).
     fn delay(&self, a: AgentId) -> Time {
         if self.is_core(a) {
             self.t.cache_latency
-        } else if self.sends.iter().any(|s| self.p.carries_data(&s.msg)) {
+        } else if self.dram[a as usize].is_none() && self.ops.iter().any(|o| matches!(o, OpEvent::MemoryRead { .. })) {
             self.t.directory_latency + self.t.memory_latency
         } else {
             self.t.directory_latency
@@ -325,6 +372,15 @@ impl<P: Protocol> ProtocolSystem<P> {
                 self.error = Some(format!("invariant {name} violated at {now} ps: {detail}"));
             }
         }
+        let ai = a as usize;
+        // With a DRAM, a memory read holds this handler's sends until it completes.
+        let read = match &mut self.dram[ai] {
+            Some(d) => self.ops.iter().find_map(|o| match *o {
+                OpEvent::MemoryRead { line } => Some((d.open(now + delay, true), line)),
+                _ => None,
+            }),
+            None => None,
+        };
         for i in 0..self.sends.len() {
             let s = Send { delay, ..self.sends[i] };
             let slot = match self.free_slots.pop() {
@@ -337,11 +393,26 @@ impl<P: Protocol> ProtocolSystem<P> {
                     (self.leaving.len() - 1) as u32
                 }
             };
-            self.q.schedule(now + delay, Event::Leave(slot));
+            match (read, &mut self.dram[ai]) {
+                (Some((r, _)), Some(d)) => d.hold(r, slot),
+                _ => self.q.schedule(now + delay, Event::Leave(slot)),
+            }
         }
         self.sends.clear();
+        if let Some((r, line)) = read {
+            self.dram_submit(a, r, line);
+        }
         for i in 0..self.ops.len() {
             match self.ops[i] {
+                OpEvent::MemoryRead { .. } if self.dram[ai].is_none() => self.mem_accesses[ai] += 1,
+                OpEvent::MemoryRead { .. } => {}
+                OpEvent::MemoryWrite { line } => match &mut self.dram[ai] {
+                    Some(d) => {
+                        let r = d.open(now, false);
+                        self.dram_submit(a, r, line);
+                    }
+                    None => self.mem_accesses[ai] += 1,
+                },
                 OpEvent::Issued { id, kind } => {
                     let measured = self.in_window(a);
                     self.open_ops.insert((a, id), (now, kind, measured));
@@ -385,6 +456,76 @@ impl<P: Protocol> ProtocolSystem<P> {
             vc_class: s.vc,
         };
         self.fabric.inject(&mut self.q, hdr.src, hdr, Wire { from, vc: s.vc, msg: s.msg });
+    }
+
+    // ------------------------------------------------------------ DRAM
+
+    fn dram_submit(&mut self, a: AgentId, r: u32, line: u64) {
+        let now = self.q.now();
+        let d = self.dram[a as usize].as_mut().expect("a DRAM home");
+        if let Some(ch) = d.submit(now, r, line) {
+            if self.dram_step(a, ch) {
+                self.dram_admit(a);
+            }
+        }
+    }
+
+    /// Let channel `ch` of home `a`'s DRAM issue what it can now; schedule
+    /// the completion of a column command and the channel's next step.
+    /// Returns whether a request left the channel's queue (making room).
+    fn dram_step(&mut self, a: AgentId, ch: u32) -> bool {
+        let now = self.q.now();
+        let d = self.dram[a as usize].as_mut().expect("a DRAM home");
+        let step = d.dram.step(now, ch);
+        if let Some(t) = step.next {
+            if d.dram.want_wake(ch, t) {
+                self.q.schedule(t, Event::DramWake(a, ch));
+            }
+        }
+        match step.issued {
+            Some(i) => {
+                self.q.schedule(i.done + d.controller, Event::DramDone(a, i.id));
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Move waiting requests into channels with room, in arrival order,
+    /// while issuing makes more room.
+    fn dram_admit(&mut self, a: AgentId) {
+        let now = self.q.now();
+        let mut chans = std::mem::take(&mut self.chans);
+        loop {
+            chans.clear();
+            self.dram[a as usize].as_mut().expect("a DRAM home").admit(now, &mut chans);
+            let mut room = false;
+            for &ch in &chans {
+                room |= self.dram_step(a, ch);
+            }
+            if !room {
+                break;
+            }
+        }
+        self.chans = chans;
+    }
+
+    fn dram_wake(&mut self, a: AgentId, ch: u32) {
+        let now = self.q.now();
+        if self.dram[a as usize].as_mut().expect("a DRAM home").dram.take_wake(ch, now) && self.dram_step(a, ch) {
+            self.dram_admit(a);
+        }
+    }
+
+    /// A DRAM request of home `a` completed: the sends it held leave.
+    fn dram_done(&mut self, a: AgentId, r: u32) {
+        let now = self.q.now();
+        let d = self.dram[a as usize].as_mut().expect("a DRAM home");
+        let at = d.leave_at(r, now);
+        for &slot in d.held(r) {
+            self.q.schedule(at, Event::Leave(slot));
+        }
+        d.close(r);
     }
 
     fn violation(&mut self, a: AgentId, kind: &str, detail: &str) {
@@ -536,14 +677,29 @@ impl<P: Protocol> ProtocolSystem<P> {
             }
             Driver::Workload => {
                 if self.drive[ai].pending.is_none() {
-                    let gen = self.drive[ai].gen.as_mut().expect("a generator per core");
-                    let (access, _) = gen.next(&mut self.rng);
-                    let value = self.drive[ai].issued + 1;
-                    self.drive[ai].pending = Some(WorkOp {
-                        line: access.addr / self.t.line_bytes.max(1) as u64,
-                        kind: if access.write { OpKind::Store } else { OpKind::Load },
-                        value,
+                    let d = &mut self.drive[ai];
+                    let (addr, write) = match &d.trace {
+                        Some(t) => {
+                            let r = t[d.issued as usize];
+                            // not before its time
+                            d.next_issue = d.next_issue.max(r.time);
+                            (r.addr, r.write)
+                        }
+                        None => {
+                            let (access, _) = d.gen.as_mut().expect("a generator per core").next(&mut self.rng);
+                            (access.addr, access.write)
+                        }
+                    };
+                    d.pending = Some(WorkOp {
+                        line: addr / self.t.line_bytes.max(1) as u64,
+                        kind: if write { OpKind::Store } else { OpKind::Load },
+                        value: d.issued + 1,
                     });
+                    if d.next_issue > self.q.now() {
+                        let at = d.next_issue;
+                        self.schedule_step(a, at);
+                        return false;
+                    }
                 }
                 let op = self.drive[ai].pending.expect("set above");
                 let x = self.p.workload_action(&self.agents[ai], a, &op);
@@ -616,6 +772,8 @@ impl<P: Protocol> ProtocolSystem<P> {
                     self.serving[a as usize] = false;
                     self.serve(a);
                 }
+                Event::DramWake(a, ch) => self.dram_wake(a, ch),
+                Event::DramDone(a, r) => self.dram_done(a, r),
             }
             tick = tick.wrapping_add(1);
             if tick & 0xFFFF == 0 && !progress(t as f64 / self.max_time as f64) {
@@ -676,7 +834,21 @@ impl<P: Protocol> ProtocolSystem<P> {
             links,
             half_duplex: self.fabric.half_duplex_links(),
             class_packets,
-            memories: Vec::new(),
+            memories: (0..self.agents.len())
+                .filter(|&a| self.roles[a] == Role::Home)
+                .map(|a| {
+                    let name = topo.nodes[self.node_of[a] as usize].name.clone();
+                    match &self.dram[a] {
+                        Some(d) => MemoryResult {
+                            name,
+                            served: d.reads + d.writes,
+                            busy_ps: d.stats().bus_busy_ps,
+                            dram: Some(d.stats()),
+                        },
+                        None => MemoryResult { name, served: self.mem_accesses[a], busy_ps: 0, dram: None },
+                    }
+                })
+                .collect(),
             vc_levels: self.fabric.routing.levels,
             cdg_acyclic: self.fabric.routing.cdg_acyclic,
             routing: format!("{:?}", self.fabric.routing.algorithm).to_lowercase(),

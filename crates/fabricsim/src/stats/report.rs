@@ -102,6 +102,7 @@ impl RunResult {
                 "vc_levels": self.vc_levels,
                 "cdg_acyclic": self.cdg_acyclic,
             },
+            "memories": self.memories.iter().map(|m| self.memory_json(m)).collect::<Vec<_>>(),
             "warnings": self.warnings,
         });
         serde_json::to_string_pretty(&v).expect("summary serializes")
@@ -170,6 +171,63 @@ impl RunResult {
         s
     }
 
+    /// Busy fraction of a memory's media (a DRAM: of its channels' data buses).
+    fn utilization(m: &crate::sim::system::MemoryResult, t: u64) -> f64 {
+        let channels = m.dram.map_or(1, |d| d.channels.max(1)) as f64;
+        m.busy_ps as f64 / channels / t.max(1) as f64
+    }
+
+    fn memory_json(&self, m: &crate::sim::system::MemoryResult) -> serde_json::Value {
+        let mut v = json!({
+            "name": m.name,
+            "served": m.served,
+            "utilization": round(Self::utilization(m, self.sim_time), 6),
+        });
+        if let Some(d) = &m.dram {
+            v["dram"] = json!({
+                "accesses": d.accesses,
+                "row_hits": d.row_hits,
+                "row_empty": d.row_empty,
+                "row_conflicts": d.row_conflicts,
+                "row_hit_rate": round(d.row_hit_rate(), 6),
+                "activates": d.activates,
+                "precharges": d.precharges,
+                "refreshes": d.refreshes,
+            });
+        }
+        v
+    }
+
+    /// One row per memory (a protocol's homes: their memory accesses); the
+    /// DRAM columns are empty for the fixed model.
+    pub fn memories_csv(&self) -> String {
+        let mut s = String::from(
+            "memory,served,utilization,accesses,row_hits,row_empty,row_conflicts,row_hit_rate,activates,precharges,refreshes\n",
+        );
+        for m in &self.memories {
+            let util = round(Self::utilization(m, self.sim_time), 6);
+            let _ = write!(s, "{},{},{util}", m.name, m.served);
+            match &m.dram {
+                Some(d) => {
+                    let _ = writeln!(
+                        s,
+                        ",{},{},{},{},{},{},{},{}",
+                        d.accesses,
+                        d.row_hits,
+                        d.row_empty,
+                        d.row_conflicts,
+                        round(d.row_hit_rate(), 6),
+                        d.activates,
+                        d.precharges,
+                        d.refreshes
+                    );
+                }
+                None => s.push_str(",,,,,,,,\n"),
+            }
+        }
+        s
+    }
+
     pub fn classes_csv(&self) -> String {
         let mut s = String::from("class,packets,bytes\n");
         for (c, p, b) in &self.class_packets {
@@ -184,6 +242,7 @@ impl RunResult {
             ("latency", self.latency_csv()),
             ("requesters", self.requesters_csv()),
             ("classes", self.classes_csv()),
+            ("memories", self.memories_csv()),
         ]
     }
 

@@ -730,11 +730,13 @@ impl Directory {
                     }
                     Some(_) => return Err(Violation::unexpected("owner asking to read its own line", msg)),
                     None if d.sharers == 0 && self.variant == Variant::Mesi => {
+                        ctx.memory_read(self.idx(loc) as u64);
                         ctx.send(from, RESP, Msg::Data { loc, data: d.mem, acks: 0, excl: true });
                         d.owner = Some(from);
                         d.wait = 1;
                     }
                     None => {
+                        ctx.memory_read(self.idx(loc) as u64);
                         ctx.send(from, RESP, Msg::Data { loc, data: d.mem, acks: 0, excl: false });
                         if !self.is(Mutant::ForgetSharer) {
                             d.sharers |= bit(from);
@@ -750,6 +752,7 @@ impl Directory {
                     Some(o) if o != from => ctx.send(o, FWD, Msg::FwdGetM { loc, req: from }),
                     Some(_) => return Err(Violation::unexpected("owner asking for its own line", msg)),
                     None => {
+                        ctx.memory_read(self.idx(loc) as u64);
                         let others = d.sharers & !bit(from);
                         ctx.send(
                             from,
@@ -779,6 +782,7 @@ impl Directory {
                     if !self.is(Mutant::DropWriteback) {
                         d.mem = data;
                     }
+                    ctx.memory_write(self.idx(loc) as u64);
                     d.owner = None;
                 } else {
                     // A stale put: the line was taken away while the write-back was in flight.
@@ -796,6 +800,7 @@ impl Directory {
                     if !self.is(Mutant::StaleData) {
                         d.mem = data;
                     }
+                    ctx.memory_write(self.idx(loc) as u64);
                 }
                 d.wait -= 1;
                 Ok(Step::Done)

@@ -463,6 +463,7 @@ impl Protocol for German {
                             if !self.is(Mutant::StaleData) {
                                 h.mem_data = d;
                             }
+                            ctx.memory_write(0);
                         } else if data.is_some() {
                             return Err(Violation {
                                 kind: "stale data",
@@ -561,6 +562,7 @@ impl Protocol for German {
                 h.inv_set &= !(1 << i);
             }
             (Agent::Home(h), Action::SendGntS(i)) => {
+                ctx.memory_read(0);
                 ctx.send(Self::client_agent(i), CHAN2, Msg::GntS(h.mem_data));
                 if !self.is(Mutant::ForgetSharer) {
                     h.shr_set |= 1 << i;
@@ -569,6 +571,7 @@ impl Protocol for German {
                 h.cur_ptr = None;
             }
             (Agent::Home(h), Action::SendGntE(i)) => {
+                ctx.memory_read(0);
                 ctx.send(Self::client_agent(i), CHAN2, Msg::GntE(h.mem_data));
                 h.shr_set |= 1 << i;
                 h.ex_gntd = !self.is(Mutant::NoExclusiveFlag);

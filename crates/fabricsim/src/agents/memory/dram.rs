@@ -365,6 +365,8 @@ pub struct DramStats {
     pub refreshes: u64,
     /// Data-bus time, summed over channels.
     pub bus_busy_ps: Time,
+    /// Channels (sub-channels) whose bus time `bus_busy_ps` sums.
+    pub channels: u32,
 }
 
 impl DramStats {
@@ -464,7 +466,8 @@ impl Dram {
                 epoch: 0,
             })
             .collect();
-        Dram { params, channels, stats: DramStats::default() }
+        let stats = DramStats { channels: params.channels, ..DramStats::default() };
+        Dram { params, channels, stats }
     }
 
     pub fn channel_of(&self, addr: u64) -> u32 {
