@@ -343,3 +343,38 @@ fn placement_puts_homes_on_the_named_memories() {
         .unwrap();
     assert!(e.contains("protocol.memory_latency"), "{e}");
 }
+
+fn producer_consumer(release_every: &str, model: &str) -> RunResult {
+    let proto = format!(
+        "[protocol]\nname = \"mesi\"\nmodel = \"{model}\"\nassert_invariants = true\n[protocol.cache]\nsize = \"64KiB\"\nways = 8\nmshrs = 8\n"
+    );
+    let work = format!(
+        "[workload]\npattern = \"producer_consumer\"\nstore_size = \"64B\"\nrelease_every = \"{release_every}\"\nfanout = 1\n\
+         footprint = \"256KiB\"\nline = \"64B\"\nrequests = 600\n"
+    );
+    let r = run(&system(4, &proto, &work));
+    assert_eq!(r.outcome, Outcome::Completed, "{:?}", r.warnings);
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    r
+}
+
+#[test]
+fn producer_consumer_releases_wait_for_earlier_stores_and_acquires_hold_later_loads() {
+    // One store per release: every release waits for the store before it, and every
+    // consumer load waits for the acquire before it. 64 stores per release: misses overlap.
+    let fine = producer_consumer("64B", "rc");
+    let coarse = producer_consumer("4KiB", "rc");
+    assert!(fine.sim_time > 2 * coarse.sim_time, "fine {} ps, coarse {} ps", fine.sim_time, coarse.sim_time);
+    // SC ignores the marks but already serializes: fine and coarse take similar time
+    let (sf, sc) = (producer_consumer("64B", "sc"), producer_consumer("4KiB", "sc"));
+    let ratio = sf.sim_time as f64 / sc.sim_time as f64;
+    assert!((0.6..1.7).contains(&ratio), "sc fine/coarse {ratio}");
+    // The pattern needs a protocol, and groups that divide the cores
+    let e = error(&system(2, "", "[workload]\npattern = \"producer_consumer\"\n"));
+    assert!(e.contains("workload.pattern") && e.contains("[protocol]"), "{e}");
+    let e =
+        error(&system(4, "[protocol]\nname = \"mesi\"\n", "[workload]\npattern = \"producer_consumer\"\nfanout = 2\n"));
+    assert!(e.contains("workload.fanout") && e.contains("divide"), "{e}");
+    let e = error(&system(4, "[protocol]\nname = \"mesi\"\n", "[workload]\npattern = \"uniform\"\nfanout = 2\n"));
+    assert!(e.contains("workload.fanout") && e.contains("producer_consumer"), "{e}");
+}

@@ -314,6 +314,17 @@ fn a_number_too_large_for_its_unit_is_out_of_range() {
 }
 
 #[test]
+fn an_integer_too_large_for_its_key_is_out_of_range() {
+    let e = error(TINY, &["sim.seed=18446744073709551616"]);
+    assert!(
+        e.starts_with("--set sim.seed=18446744073709551616: sim.seed: 18446744073709551616: out of range; expected an integer from 0 to 2^64-1"),
+        "{e}"
+    );
+    let e = error(TINY, &["workload.requests=99999999999999999999999"]);
+    assert!(e.contains("workload.requests") && e.contains("out of range"), "{e}");
+}
+
+#[test]
 fn a_byte_order_mark_is_accepted_in_traces_and_litmus_files() {
     let names = vec!["host0".to_string()];
     let recs = fabricsim::workloads::trace::parse("\u{feff}0 host0 R 0x40 64\n", "t.trace", &names).unwrap();

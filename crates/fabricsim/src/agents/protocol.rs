@@ -109,6 +109,17 @@ pub enum OpEvent {
     },
 }
 
+/// The ordering a workload operation asks for (release consistency's
+/// marks; a protocol whose cores are SC may ignore them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpOrder {
+    Relaxed,
+    /// Later operations wait for this one.
+    Acquire,
+    /// This one waits for every earlier operation.
+    Release,
+}
+
 /// An operation a workload asks a core to perform (timing engine): the
 /// protocol turns it into one of its environment actions
 /// ([`Protocol::workload_action`]).
@@ -118,6 +129,7 @@ pub struct WorkOp {
     pub line: u64,
     pub kind: OpKind,
     pub value: u64,
+    pub order: OpOrder,
 }
 
 /// What a handler may touch besides its own agent: the sends it makes, the

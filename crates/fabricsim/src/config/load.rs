@@ -232,6 +232,23 @@ pub fn typed<T: DeserializeOwned>(
                 msg = "missing required key".to_string();
             }
         }
+        // An integer too large for TOML arrives as a string of digits: say it is out of range.
+        if let Some(rest) = msg.strip_prefix("invalid type: string \"") {
+            if let Some((digits, expected)) = rest.split_once("\", expected ") {
+                let ty = expected.trim_end_matches('.');
+                let max = match ty {
+                    "u8" => Some("2^8-1"),
+                    "u16" => Some("2^16-1"),
+                    "u32" => Some("2^32-1"),
+                    "u64" => Some("2^64-1"),
+                    "usize" => Some("2^64-1"),
+                    _ => None,
+                };
+                if let (Some(max), true) = (max, !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())) {
+                    msg = format!("{digits}: out of range; expected an integer from 0 to {max}");
+                }
+            }
+        }
         let full = match (prefix.is_empty(), path.is_empty()) {
             (true, _) => path,
             (false, true) => prefix.to_string(),

@@ -353,6 +353,13 @@ impl Builder<'_> {
         })
         .expect("config serializes");
         let protocol = match &config.protocol {
+            None if requesters.iter().any(|r| r.workload.pattern == Pattern::ProducerConsumer) => {
+                return Err(self.err(
+                    "workload.pattern",
+                    "\"producer_consumer\" drives the cores of a [protocol] (its releases and acquires need one); \
+                     expected a [protocol] table, or another pattern",
+                ))
+            }
             None => None,
             Some(pc) => Some(self.protocol(pc, &requesters, &memories, &topo)?),
         };
@@ -518,6 +525,28 @@ impl Builder<'_> {
                     "\"tso\": workload-driven cores run sc (one operation at a time) or rc (relaxed operations, \
                      misses in parallel up to the MSHRs); tso is for programs",
                 ));
+            }
+            if let Some(shape) = requesters.first().and_then(|r| r.workload.producer_consumer) {
+                let group = shape.fanout as usize + 1;
+                if !caches.is_multiple_of(group) {
+                    return Err(self.err(
+                        "workload.fanout",
+                        format!(
+                            "{}: groups of one producer and {} consumers do not divide the {caches} cores; \
+                             expected a fanout + 1 that divides {caches}",
+                            shape.fanout, shape.fanout
+                        ),
+                    ));
+                }
+                if lines / ((caches / group) as u64) < 2 {
+                    return Err(self.err(
+                        "workload.footprint",
+                        format!(
+                            "{lines} lines for {} groups: expected at least 2 lines per group (data and a flag)",
+                            caches / group
+                        ),
+                    ));
+                }
             }
             // A protocol core's operation is on one line: a trace record must not cross a line.
             for r in requesters {
@@ -969,6 +998,7 @@ impl Builder<'_> {
         if w.interleave.bytes() == 0 {
             return Err(self.err(k("interleave"), "0B: expected a positive size"));
         }
+        let producer_consumer = self.producer_consumer(w, &k)?;
         if w.footprint.bytes() < w.line.bytes() {
             return Err(self.err(k("footprint"), format!("{}: expected at least one line ({})", w.footprint, w.line)));
         }
@@ -1043,7 +1073,46 @@ impl Builder<'_> {
             hot_probability: w.hot_probability,
             targets,
             trace: None,
+            producer_consumer,
         })
+    }
+
+    /// The producer_consumer keys: only with that pattern, sizes positive.
+    fn producer_consumer(
+        &self,
+        w: &WorkloadConfig,
+        k: &dyn Fn(&str) -> String,
+    ) -> Result<Option<crate::workloads::producer_consumer::Shape>, ConfigError> {
+        if w.pattern != Pattern::ProducerConsumer {
+            for (key, set) in [
+                ("store_size", w.store_size.is_some()),
+                ("release_every", w.release_every.is_some()),
+                ("fanout", w.fanout.is_some()),
+            ] {
+                if set {
+                    return Err(self.err(k(key), "applies to pattern = \"producer_consumer\" only"));
+                }
+            }
+            return Ok(None);
+        }
+        let size = |v: Option<super::units::Size>, key: &str, default: u64| -> Result<u64, ConfigError> {
+            match v {
+                None => Ok(default),
+                Some(s) if s.bytes() == 0 || s.bytes() > 1 << 40 => {
+                    Err(self.err(k(key), format!("{s}: expected a size between 1B and 1TiB")))
+                }
+                Some(s) => Ok(s.bytes()),
+            }
+        };
+        let fanout = w.fanout.unwrap_or(1);
+        if fanout > 255 {
+            return Err(self.err(k("fanout"), format!("{fanout}: expected 0 to 255 consumers per producer")));
+        }
+        Ok(Some(crate::workloads::producer_consumer::Shape {
+            store_size: size(w.store_size, "store_size", w.line.bytes())?,
+            release_every: size(w.release_every, "release_every", 4096)?,
+            fanout,
+        }))
     }
 }
 

@@ -635,6 +635,8 @@ pub enum Pattern {
     Zipf,
     /// Replay of a trace file (see docs/trace-format.md).
     Trace,
+    /// Producers store and release, consumers acquire and load (protocol cores).
+    ProducerConsumer,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
@@ -702,6 +704,11 @@ pub struct WorkloadConfig {
     pub targets: Option<Vec<String>>,
     /// Trace file, relative to the configuration file.
     pub trace: Option<String>,
+    /// producer_consumer: bytes per store (default: the line), bytes per
+    /// release (default 4 KiB), consumers per producer (default 1).
+    pub store_size: Option<Size>,
+    pub release_every: Option<Size>,
+    pub fanout: Option<u32>,
 }
 
 impl Default for WorkloadConfig {

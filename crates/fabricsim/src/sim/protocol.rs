@@ -29,7 +29,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
-use crate::agents::protocol::{AgentId, Ctx, OpEvent, OpKind, Protocol, Role, Send, Step, WorkOp};
+use crate::agents::protocol::{AgentId, Ctx, OpEvent, OpKind, OpOrder, Protocol, Role, Send, Step, WorkOp};
 use crate::config::resolve::ProtocolSpec;
 use crate::config::schema::Spread;
 use crate::config::SystemSpec;
@@ -40,6 +40,7 @@ use crate::sim::home_memory::HomeDram;
 use crate::sim::system::{MemoryResult, Outcome, RequesterResult, RunResult};
 use crate::stats::Histogram;
 use crate::workloads::pattern::Generator;
+use crate::workloads::producer_consumer::ProducerConsumer;
 use crate::workloads::rng::Stream;
 use crate::workloads::trace::TraceRecord;
 use crate::workloads::WorkloadSpec;
@@ -106,6 +107,7 @@ struct CoreDrive {
     gen: Option<Generator>,
     /// Trace replay: the core's records, the i-th issued at its time or later.
     trace: Option<Arc<Vec<TraceRecord>>>,
+    producer_consumer: Option<ProducerConsumer>,
     pending: Option<WorkOp>,
     next_issue: Time,
 }
@@ -250,6 +252,11 @@ impl<P: Protocol> ProtocolSystem<P> {
                         _ => None,
                     },
                     trace: w.and_then(|w| w.trace.clone()),
+                    producer_consumer: w.and_then(|w| {
+                        let lines = (w.footprint / w.line.max(1) as u64).max(1);
+                        w.producer_consumer
+                            .map(|s| ProducerConsumer::new(s, core as u32, cores as u32, lines, w.line as u64))
+                    }),
                     pending: None,
                     next_issue: 0,
                 }
@@ -678,22 +685,26 @@ impl<P: Protocol> ProtocolSystem<P> {
             Driver::Workload => {
                 if self.drive[ai].pending.is_none() {
                     let d = &mut self.drive[ai];
-                    let (addr, write) = match &d.trace {
-                        Some(t) => {
+                    let line = self.t.line_bytes.max(1) as u64;
+                    let value = d.issued + 1;
+                    let op = |addr: u64, write: bool| WorkOp {
+                        line: addr / line,
+                        kind: if write { OpKind::Store } else { OpKind::Load },
+                        value,
+                        order: OpOrder::Relaxed,
+                    };
+                    d.pending = Some(match (&d.trace, &mut d.producer_consumer) {
+                        (Some(t), _) => {
                             let r = t[d.issued as usize];
                             // not before its time
                             d.next_issue = d.next_issue.max(r.time);
-                            (r.addr, r.write)
+                            op(r.addr, r.write)
                         }
-                        None => {
+                        (None, Some(pc)) => pc.next(value),
+                        (None, None) => {
                             let (access, _) = d.gen.as_mut().expect("a generator per core").next(&mut self.rng);
-                            (access.addr, access.write)
+                            op(access.addr, access.write)
                         }
-                    };
-                    d.pending = Some(WorkOp {
-                        line: addr / self.t.line_bytes.max(1) as u64,
-                        kind: if write { OpKind::Store } else { OpKind::Load },
-                        value: d.issued + 1,
                     });
                     if d.next_issue > self.q.now() {
                         let at = d.next_issue;

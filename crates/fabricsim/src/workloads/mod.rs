@@ -3,6 +3,7 @@
 
 pub mod litmus;
 pub mod pattern;
+pub mod producer_consumer;
 pub mod program;
 pub mod rng;
 pub mod trace;
@@ -43,6 +44,8 @@ pub struct WorkloadSpec {
     /// Indices into the system's memory list.
     pub targets: Vec<u32>,
     pub trace: Option<std::sync::Arc<Vec<trace::TraceRecord>>>,
+    /// Pattern `producer_consumer` (protocol cores only).
+    pub producer_consumer: Option<producer_consumer::Shape>,
 }
 
 impl WorkloadSpec {

@@ -57,7 +57,11 @@ impl Generator {
                 self.next_line = (self.next_line + 1) % self.lines;
                 l
             }
-            Pattern::Uniform | Pattern::Permutation | Pattern::Trace => rng.below(self.lines),
+            // (a trace replays its records and producer_consumer drives only protocol cores:
+            // validation keeps both from reaching a generator)
+            Pattern::Uniform | Pattern::Permutation | Pattern::Trace | Pattern::ProducerConsumer => {
+                rng.below(self.lines)
+            }
             Pattern::Zipf => self.zipf.key(rng.unit()),
             Pattern::Hotspot => {
                 if rng.unit() < self.hot_probability || self.hot_lines == self.lines {
@@ -107,6 +111,7 @@ mod tests {
             hot_probability: 0.9,
             targets: vec![0, 1, 2, 3],
             trace: None,
+            producer_consumer: None,
         }
     }
 

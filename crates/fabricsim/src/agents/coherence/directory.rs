@@ -26,7 +26,7 @@ use super::core::{Core, FrontEnd};
 pub use super::lines::Loc;
 use super::lines::{CacheLines, DirLines};
 use crate::agents::cache::{CacheGeometry, SetAssoc, VictimPolicy};
-use crate::agents::protocol::{AgentId, ChannelOrder, Ctx, OpKind, Protocol, Role, Step, Violation, WorkOp};
+use crate::agents::protocol::{AgentId, ChannelOrder, Ctx, OpKind, OpOrder, Protocol, Role, Step, Violation, WorkOp};
 use crate::workloads::program::{Op, Outcome, Program, Value};
 
 /// Locations a litmus program may name (its operations hold a `u8`);
@@ -112,6 +112,8 @@ pub enum Waiter {
     /// A load or a store of the unconstrained core.
     Load,
     Store(Value),
+    /// A workload's acquire load: the core's later operations wait for it.
+    Acquire,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -296,6 +298,8 @@ pub enum Action {
     Load(Loc),
     /// A load that hits (workload-driven timing only; the checker's loads are all misses or none).
     Hit(Loc),
+    /// An acquire load that misses: the core issues nothing else until it completes (workload-driven timing only).
+    Acquire(Loc),
     Store(Loc, Value),
     Evict(Loc),
     // program cores
@@ -559,6 +563,11 @@ impl Directory {
             Waiter::Load => {
                 check_value(ctx.ghost, loc, line.data)?;
                 ctx.done(loc as u64);
+            }
+            Waiter::Acquire => {
+                check_value(ctx.ghost, loc, line.data)?;
+                ctx.done(loc as u64);
+                core.waiting = false;
             }
             Waiter::Store(v) => {
                 write(line, ctx.ghost, loc, v);
@@ -975,6 +984,13 @@ impl Protocol for Directory {
                 line.waiter = Waiter::Load;
                 self.get_s(core, line, ctx, l);
             }
+            Action::Acquire(l) => {
+                ctx.issued(l as u64, OpKind::Load);
+                let line = self.alloc(lines, ctx, l);
+                line.waiter = Waiter::Acquire;
+                core.waiting = true;
+                self.get_s(core, line, ctx, l);
+            }
             Action::Store(l, v) => {
                 ctx.issued(l as u64, OpKind::Store);
                 let line = self.alloc(lines, ctx, l);
@@ -1059,7 +1075,7 @@ impl Protocol for Directory {
     }
 
     fn is_environment(&self, action: &Action) -> bool {
-        matches!(action, Action::Load(_) | Action::Hit(_) | Action::Store(..) | Action::Evict(_))
+        matches!(action, Action::Load(_) | Action::Acquire(_) | Action::Hit(_) | Action::Store(..) | Action::Evict(_))
     }
 
     fn invariant(&self, agents: &[Node], ghost: &Ghost) -> Result<(), (String, String)> {
@@ -1238,8 +1254,9 @@ impl Protocol for Directory {
             return None;
         }
         // SC: one operation at a time, hits included; RC (relaxed workload operations): hits under misses,
-        // misses in parallel up to the MSHRs, one transaction per line.
-        if self.front_end == FrontEnd::Sc && core.misses > 0 {
+        // misses in parallel up to the MSHRs, one transaction per line. An acquire holds back every later
+        // operation until it completes; a release waits for every earlier one.
+        if core.waiting || (self.front_end == FrontEnd::Sc || op.order == OpOrder::Release) && core.misses > 0 {
             return None;
         }
         let v = (op.value % 2) as Value;
@@ -1247,6 +1264,7 @@ impl Protocol for Directory {
             OpKind::Load if line.st.readable() => Some(Action::Hit(l)),
             OpKind::Store | OpKind::Rmw if line.st.writable() => Some(Action::Store(l, v)),
             _ if core.misses >= self.mshrs || !lines.can_allocate(l) => None,
+            OpKind::Load if op.order == OpOrder::Acquire => Some(Action::Acquire(l)),
             OpKind::Load => Some(Action::Load(l)),
             _ => Some(Action::Store(l, v)),
         }
