@@ -139,7 +139,7 @@ pub fn protocol_mesi_64(requests: u64) -> serde_json::Value {
     let messages: u64 = r.class_packets.iter().map(|c| c.1).sum();
     let ops: u64 = r.requesters.iter().map(|c| c.completed).sum();
     json!({
-        "what": "MESI, 64 cores (256 KiB 8-way caches, 16 MSHRs), 8 directories, 2x4 mesh, uniform over 1M lines, 30% stores",
+        "what": "MESI, 64 cores (256 KiB 8-way caches, 16 MSHRs), 8 directories with DDR5-4800, 2x4 mesh, uniform over 1M lines, 30% stores",
         "operations": ops,
         "protocol_messages": messages,
         "events": r.events,

@@ -27,8 +27,10 @@
 //! `model = "dram"`, its sends wait for the DRAM ([`super::home_memory`]).
 
 use std::collections::{HashMap, VecDeque};
+use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
+use crate::agents::cache::LineHasher;
 use crate::agents::protocol::{AgentId, Ctx, OpEvent, OpKind, OpOrder, Protocol, Role, Send, Step, WorkOp};
 use crate::config::resolve::ProtocolSpec;
 use crate::config::schema::Spread;
@@ -133,7 +135,8 @@ pub struct ProtocolSystem<P: Protocol> {
     serving: Vec<bool>,
     drive: Vec<CoreDrive>,
     rng: Stream,
-    open_ops: HashMap<(AgentId, u64), (Time, OpKind, bool)>,
+    /// Operations in flight, keyed by `op_key(agent, id)`.
+    open_ops: HashMap<u64, (Time, OpKind, bool), BuildHasherDefault<LineHasher>>,
     sends: Vec<Send<P::Msg>>,
     ops: Vec<OpEvent>,
     acts: Vec<P::Action>,
@@ -159,6 +162,12 @@ pub struct ProtocolSystem<P: Protocol> {
     mem_accesses: Vec<u64>,
     /// Scratch: DRAM channels to step.
     chans: Vec<u32>,
+}
+
+/// One key for an agent's operation (ids are line or program indices, far below 2^56).
+#[inline]
+fn op_key(a: AgentId, id: u64) -> u64 {
+    id << 8 | a as u64
 }
 
 impl<P: Protocol> ProtocolSystem<P> {
@@ -272,7 +281,7 @@ impl<P: Protocol> ProtocolSystem<P> {
             measured: vec![0; n],
             drive,
             rng: Stream::new(system.seed, 0x5eed_0a11),
-            open_ops: HashMap::new(),
+            open_ops: HashMap::default(),
             sends: Vec::new(),
             ops: Vec::new(),
             acts: Vec::new(),
@@ -422,10 +431,10 @@ impl<P: Protocol> ProtocolSystem<P> {
                 },
                 OpEvent::Issued { id, kind } => {
                     let measured = self.in_window(a);
-                    self.open_ops.insert((a, id), (now, kind, measured));
+                    self.open_ops.insert(op_key(a, id), (now, kind, measured));
                 }
                 OpEvent::Done { id } => {
-                    if let Some((t0, kind, measured)) = self.open_ops.remove(&(a, id)) {
+                    if let Some((t0, kind, measured)) = self.open_ops.remove(&op_key(a, id)) {
                         self.ops_done[a as usize] += 1;
                         if measured {
                             let lat = (now + delay).saturating_sub(t0);

@@ -19,7 +19,7 @@ use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize, Serializer};
 
 pub use params::{CacheParams, Ways};
-pub use store::SetAssoc;
+pub use store::{LineHasher, SetAssoc};
 
 // ---------------------------------------------------------------- geometry
 

@@ -24,7 +24,7 @@ pub const INDEX_WAYS: u32 = 32;
 
 /// A fast, deterministic hasher for line addresses (murmur3's finaliser).
 #[derive(Default, Clone, Copy)]
-struct LineHasher(u64);
+pub struct LineHasher(u64);
 
 impl Hasher for LineHasher {
     #[inline]
