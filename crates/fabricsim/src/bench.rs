@@ -90,7 +90,7 @@ pub fn mesh(requests_per_requester: u64) -> MeshBench {
 }
 
 /// The explicit-state checker on a protocol: states, seconds, states/s.
-fn checker<P: crate::agents::protocol::Protocol>(p: &P) -> serde_json::Value {
+fn checker<P: crate::check::explorer::Checkable>(p: &P) -> serde_json::Value {
     let r =
         crate::check::explore(p, &crate::check::Options { check_deadlock: true, ..Default::default() }, &mut |_| {});
     json!({
