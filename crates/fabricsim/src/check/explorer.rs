@@ -179,6 +179,16 @@ pub fn peak_rss_kb() -> u64 {
         .unwrap_or(0)
 }
 
+/// Resident memory of this process now, in KiB (Linux; 0 elsewhere).
+fn current_rss_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
 /// A protocol the explorer can run on several threads (every protocol
 /// whose parts are plain data).
 pub trait Checkable:
@@ -278,6 +288,7 @@ struct Scratch<P: Protocol> {
     idx: Vec<usize>,
     acts: Vec<P::Action>,
     canon: Canon<P>,
+    seen: Seen,
 }
 
 impl<P: Protocol> Scratch<P> {
@@ -290,6 +301,7 @@ impl<P: Protocol> Scratch<P> {
             idx: Vec::new(),
             acts: Vec::new(),
             canon: Canon::new(p, mode),
+            seen: Seen::default(),
         }
     }
 
@@ -367,16 +379,66 @@ impl<P: Protocol> Scratch<P> {
     }
 }
 
-/// A successor not in the visited set before its layer.
+/// A successor not in the visited set before its layer (nor earlier in
+/// its chunk).
 struct Cand<A> {
-    fp: u128,
-    /// The index of its rule among its parent's enabled transitions.
-    rule: u32,
-    /// Its parent's index in the chunk.
-    state: u32,
-    mv: Move<A>,
+    /// Its fingerprint's key and shard (`store::split`).
+    key: u64,
+    shard: u8,
     /// It violates an invariant.
     bad: bool,
+    /// Its parent's index in the chunk (chunks hold at most `CHUNK` states).
+    state: u16,
+    /// The index of its rule among its parent's enabled transitions.
+    rule: u32,
+    mv: Move<A>,
+}
+
+/// The fingerprints met in one chunk (to drop repeated successors early):
+/// open addressing, cleared per chunk.
+#[derive(Default)]
+struct Seen {
+    slots: Vec<u128>,
+    len: usize,
+    zero: bool,
+}
+
+impl Seen {
+    fn clear(&mut self) {
+        if self.len > 0 {
+            self.slots.iter_mut().for_each(|s| *s = 0);
+            self.len = 0;
+        }
+        self.zero = false;
+    }
+
+    /// Add `fp`; true if it is new.
+    fn insert(&mut self, fp: u128) -> bool {
+        if fp == 0 {
+            return !std::mem::replace(&mut self.zero, true);
+        }
+        if (self.len + 1) * 2 > self.slots.len() {
+            let n = (self.slots.len() * 2).max(1 << 12);
+            let old = std::mem::replace(&mut self.slots, vec![0; n]);
+            self.len = 0;
+            for f in old.into_iter().filter(|&f| f != 0) {
+                self.insert(f);
+            }
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = (fp >> 64) as usize & mask;
+        loop {
+            match self.slots[i] {
+                0 => {
+                    self.slots[i] = fp;
+                    self.len += 1;
+                    return true;
+                }
+                f if f == fp => return false,
+                _ => i = (i + 1) & mask,
+            }
+        }
+    }
 }
 
 /// What stops the search at a state of a chunk (besides an invariant).
@@ -409,6 +471,7 @@ impl<P: Protocol> Default for Expanded<P> {
 fn expand<P: Protocol>(p: &P, opts: &Options, layer: &Layer<P>, visited: &Visited, s: &mut Scratch<P>) -> Expanded<P> {
     let mut out = Expanded::default();
     let mut transitions = 0u64;
+    s.seen.clear();
     for k in 0..layer.len() {
         layer.load(k, &mut s.w);
         let failed = s.transitions(p, Some(visited));
@@ -416,10 +479,11 @@ fn expand<P: Protocol>(p: &P, opts: &Options, layer: &Layer<P>, visited: &Visite
         for (j, &(mv, env, fp)) in s.batch.iter().enumerate() {
             transitions += 1;
             progress |= !env;
-            if !visited.contains(fp) {
+            if !visited.contains(fp) && s.seen.insert(fp) {
                 let n = &s.succ[j];
                 let bad = p.invariant(&n.agents, &n.ghost).is_err();
-                out.cands.push(Cand { fp, rule: j as u32, state: k as u32, mv, bad });
+                let (shard, key) = split(fp);
+                out.cands.push(Cand { key, shard: shard as u8, bad, state: k as u16, rule: j as u32, mv });
             }
         }
         out.ends.push((out.cands.len() as u32, transitions));
@@ -577,8 +641,8 @@ pub fn explore<P: Checkable>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wo
             let insert = |g: usize, shards: &mut Vec<&mut super::store::Shard>| {
                 for (c, e) in exps.iter().enumerate() {
                     for (x, cand) in e.cands[..limit[c]].iter().enumerate() {
-                        let (sh, key) = split(cand.fp);
-                        if sh % t == g && shards[sh / t].insert(key) {
+                        let sh = cand.shard as usize;
+                        if sh % t == g && shards[sh / t].insert(cand.key) {
                             flags[c][x].store(true, Ordering::Relaxed);
                         }
                     }
@@ -650,6 +714,16 @@ pub fn explore<P: Checkable>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wo
             new_counts.push(new);
         }
         let _ = expanded;
+        if std::env::var_os("FABRICSIM_CHECK_DEBUG").is_some() {
+            let cands: usize = exps.iter().map(|e| e.cands.len()).sum();
+            eprintln!(
+                "depth {depth}: {layer_states} states, {cands} candidates ({} B each), visited {} MB, tree {} MB, rss {} MB",
+                std::mem::size_of::<Cand<P::Action>>(),
+                visited.bytes() >> 20,
+                tree.bytes() >> 20,
+                current_rss_kb() >> 10
+            );
+        }
         // Phase C: the new states, rebuilt from their parents, in order.
         let chunks = new_counts.len();
         let mut bases = Vec::with_capacity(chunks);
@@ -682,7 +756,7 @@ pub fn explore<P: Checkable>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wo
                     out.push(Layer::new(id));
                 }
                 out.last_mut().expect("a part").push(&s.succ[0]);
-                edges.push((parent.first_id + cand.state, cand.rule));
+                edges.push((parent.first_id + cand.state as u32, cand.rule));
                 id += 1;
             }
             (out, edges)
