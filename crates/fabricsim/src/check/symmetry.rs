@@ -56,6 +56,8 @@ pub struct Canon<P: Protocol> {
     /// (start, end) in that order that must be permuted.
     order: Vec<Vec<u8>>,
     cells: Vec<Vec<(usize, usize)>>,
+    /// Per unkeyed renaming: its signature.
+    sigs: Vec<u64>,
 }
 
 impl<P: Protocol> Canon<P> {
@@ -95,6 +97,7 @@ impl<P: Protocol> Canon<P> {
             keyed,
             scratch: None,
             keys: Vec::new(),
+            sigs: Vec::new(),
         }
     }
 
@@ -109,8 +112,33 @@ impl<P: Protocol> Canon<P> {
             return fingerprint(w);
         }
         let scratch = self.scratch.get_or_insert_with(|| w.clone());
+        // The signature of each unkeyed renaming sigma: a hash of the
+        // sorted keys of the state renamed by sigma, which no keyed renaming
+        // changes. Only the renamings with the smallest signature are
+        // candidates (for a renamed state the same ones are, renamed), so
+        // most states are renamed and hashed once, not once per sigma.
         let mut best = u128::MAX;
-        for sigma in &self.outer {
+        let mut min_sig = u64::MAX;
+        if self.outer.len() > 1 && !self.keyed.is_empty() {
+            self.sigs.clear();
+            for sigma in &self.outer {
+                let mut h = super::fingerprint::Fingerprinter::default();
+                for &set in &self.keyed {
+                    self.keys.clear();
+                    self.keys.resize(self.sets[set].size, 0);
+                    p.element_keys(set, sigma, &w.agents, &w.ghost, &w.mail, &mut self.keys);
+                    self.keys.sort_unstable();
+                    std::hash::Hash::hash(&self.keys[..], &mut h);
+                }
+                let sig = std::hash::Hasher::finish(&h);
+                min_sig = min_sig.min(sig);
+                self.sigs.push(sig);
+            }
+        }
+        for (si, sigma) in self.outer.iter().enumerate() {
+            if min_sig != u64::MAX && self.sigs[si] != min_sig {
+                continue;
+            }
             let mut r = sigma.clone();
             // Sort each keyed set by its keys in the state renamed by sigma.
             for (k, &set) in self.keyed.iter().enumerate() {
