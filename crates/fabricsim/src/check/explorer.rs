@@ -467,6 +467,10 @@ impl<P: Protocol> Default for Expanded<P> {
     }
 }
 
+/// Phase C's result for one chunk: the new states (in parts of at most
+/// `CHUNK`) and their (parent, rule) in order.
+type Built<P> = (Vec<Layer<P>>, Vec<(u32, u32)>);
+
 /// Phase A for one chunk.
 fn expand<P: Protocol>(p: &P, opts: &Options, layer: &Layer<P>, visited: &Visited, s: &mut Scratch<P>) -> Expanded<P> {
     let mut out = Expanded::default();
@@ -533,10 +537,13 @@ where
     if threads <= 1 || n <= 1 {
         work();
     } else {
+        // The calling thread works too (it alone polls `Options::stop`,
+        // which may only answer there, as Python's signal check does).
         std::thread::scope(|sc| {
-            for _ in 0..threads.min(n) {
+            for _ in 1..threads.min(n) {
                 sc.spawn(work);
             }
+            work();
         });
     }
     results.into_iter().map(|m| m.into_inner().expect("no panics").expect("every index done")).collect()
@@ -599,13 +606,14 @@ pub fn explore<P: Checkable>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wo
         // Phase A: expand every chunk (the chunks after the first one with
         // an event are not needed, and are skipped).
         let first_event = AtomicUsize::new(usize::MAX);
+        let caller = std::thread::current().id();
         let stop = AtomicBool::new(false);
         let parts: Vec<Mutex<Option<Layer<P>>>> = frontier.drain(..).map(|l| Mutex::new(Some(l))).collect();
         let exps: Vec<Expanded<P>> = parallel(p, t, parts.len(), mode, first, |c, s| {
             if c > first_event.load(Ordering::Relaxed) || stop.load(Ordering::Relaxed) {
                 return Expanded::default();
             }
-            if opts.stop.requested() {
+            if std::thread::current().id() == caller && opts.stop.requested() {
                 stop.store(true, Ordering::Relaxed);
                 return Expanded::default();
             }
@@ -732,7 +740,7 @@ pub fn explore<P: Checkable>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wo
             bases.push(id);
             id += n;
         }
-        let built: Vec<(Vec<Layer<P>>, Vec<(u32, u32)>)> = parallel(p, t, chunks, mode, first, |c, s| {
+        let built: Vec<Built<P>> = parallel(p, t, chunks, mode, first, |c, s| {
             let Some(parent) = parts[c].lock().expect("no panics").take() else { return (Vec::new(), Vec::new()) };
             let e = &exps[c];
             let upto = match cut {
