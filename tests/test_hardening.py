@@ -4,6 +4,7 @@ a panic, an abort or a hang."""
 from __future__ import annotations
 
 import copy
+import json
 import os
 import signal
 import sqlite3
@@ -311,12 +312,21 @@ def test_duplicate_names_and_keys_of_another_kind_are_config_errors(tiny_dict):
         fabricsim.validate(tiny_dict, set={"link[0].turnaround": "5ns"})
 
 
-def test_german_check_rejects_symmetry(tmp_path: Path):
+def test_german_check_with_symmetry_counts_orbits(tmp_path: Path):
     cfg = tmp_path / "g.toml"
     cfg.write_text('[check]\nprotocol = "german"\ncaches = 2\nsymmetry = true\n')
+    proc = run_cli("check", str(cfg), "--json")
+    no_traceback(proc)
+    report = json.loads(proc.stdout)
+    assert proc.returncode == 0 and report["states"] == 852 and report["symmetry"], proc.stdout
+
+
+def test_check_rejects_zero_threads(tmp_path: Path):
+    cfg = tmp_path / "g.toml"
+    cfg.write_text('[check]\nprotocol = "german"\ncaches = 2\nthreads = 0\n')
     proc = run_cli("check", str(cfg))
     no_traceback(proc)
-    assert proc.returncode == 2 and "check.symmetry: does not apply" in proc.stderr, proc.stderr
+    assert proc.returncode == 2 and "check.threads: 0: expected 1 to 1024" in proc.stderr, proc.stderr
 
 
 def test_a_key_in_both_grid_and_zip_is_an_error():

@@ -89,33 +89,53 @@ pub fn mesh(requests_per_requester: u64) -> MeshBench {
     }
 }
 
-/// The explicit-state checker on a protocol: states, seconds, states/s.
-fn checker<P: crate::agents::protocol::Protocol>(p: &P) -> serde_json::Value {
-    let r =
-        crate::check::explore(p, &crate::check::Options { check_deadlock: true, ..Default::default() }, &mut |_| {});
+/// The explicit-state checker on a protocol: states, seconds, states/s,
+/// peak memory (of the whole process so far), symmetry, threads.
+fn checker<P: crate::check::explorer::Checkable>(p: &P, threads: usize) -> serde_json::Value {
+    let opts = crate::check::Options { check_deadlock: true, threads, ..Default::default() };
+    let r = crate::check::explore(p, &opts, &mut |_| {});
     json!({
         "states": r.states,
         "transitions": r.transitions,
         "seconds": r.seconds,
         "states_per_s": r.states_per_s(),
         "peak_rss_kb": r.peak_rss_kb,
-        "ok": r.violation.is_none(),
+        "bytes_per_state": r.peak_rss_kb as f64 * 1024.0 / r.states.max(1) as f64,
+        "symmetry": r.symmetry,
+        "threads": r.threads,
+        "ok": r.violation.is_none() && r.complete,
     })
 }
 
-/// Checker figures: German's protocol (2 data values) and MESI.
+/// Checker figures: German's protocol (2 data values) with and without
+/// symmetry, on one thread and on every core, and MSI/MESI. Smallest
+/// first, so each peak-memory figure is that run's own (the process's peak
+/// so far).
 pub fn checker_figures(quick: bool) -> serde_json::Value {
     use crate::agents::coherence::directory::{Directory, Variant};
     use crate::agents::coherence::german::German;
+    let all = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut german = serde_json::Map::new();
     let sizes: &[usize] = if quick { &[2, 3] } else { &[2, 3, 4] };
     for &n in sizes {
-        german.insert(format!("{n}_clients"), checker(&German::new(n, 2)));
+        german.insert(format!("{n}_clients"), checker(&German::new(n, 2), 1));
+    }
+    let mut symmetric = serde_json::Map::new();
+    let sym_sizes: &[usize] = if quick { &[3, 4] } else { &[4, 5, 6] };
+    for &n in sym_sizes {
+        for t in [1, all] {
+            symmetric.insert(format!("{n}_clients_{t}_threads"), checker(&German::new(n, 2).with_symmetry(true), t));
+        }
+    }
+    if !quick {
+        german.insert(format!("4_clients_{all}_threads"), checker(&German::new(4, 2), all));
     }
     json!({
         "german": german,
-        "mesi_3_caches_1_address": checker(&Directory::free(Variant::Mesi, 3, 1, 1, 2)),
-        "msi_3_caches_1_address": checker(&Directory::free(Variant::Msi, 3, 1, 1, 2)),
+        "german_symmetry": symmetric,
+        "mesi_3_caches_1_address": checker(&Directory::free(Variant::Mesi, 3, 1, 1, 2), 1),
+        "msi_3_caches_1_address": checker(&Directory::free(Variant::Msi, 3, 1, 1, 2), 1),
+        "msi_3_caches_1_address_symmetry": checker(&Directory::free(Variant::Msi, 3, 1, 1, 2).with_symmetry(true), all),
     })
 }
 

@@ -2,6 +2,8 @@
 //! reaches, passes its invariants, and every mutant is caught.
 
 use fabricsim::agents::coherence::german::{self, German, MUTANTS};
+use fabricsim::check::explorer::SymmetryMode;
+use fabricsim::check::symmetry::Mode;
 use fabricsim::check::{explore, Options, Report};
 
 fn check(g: &German) -> Report {
@@ -162,5 +164,88 @@ fn speed() {
             states as f64 / best,
             fabricsim::check::explorer::peak_rss_kb() / 1024
         );
+    }
+}
+
+// With symmetry reduction (german.m's scalarsets NODE and DATA), rumur
+// 2022.08.20's default (heuristic) normalisation, and its exhaustive one,
+// count these orbits and rules fired, DATA_NUM = 2:
+//   rumur --deadlock-detection off --output german_N.c german_N.m
+//   gcc -std=c11 -O3 -march=native -o german_N german_N.c -lpthread
+//   ./german_N      # "S states, R rules fired"
+const RUMUR_SYMMETRIC: &[(usize, u64, u64)] =
+    &[(2, 852, 2491), (3, 5235, 21289), (4, 28088, 150584), (5, 131112, 876780), (6, 536837, 4303458)];
+
+fn symmetric(clients: usize, threads: usize, mode: Mode) -> Report {
+    let g = German::new(clients, 2).with_symmetry(true);
+    let opts = Options { threads, symmetry: SymmetryMode(mode), ..Options::default() };
+    let r = explore(&g, &opts, &mut |_| {});
+    assert!(r.violation.is_none() && r.complete && r.symmetry, "{}", r.trace_text());
+    r
+}
+
+#[test]
+fn symmetry_reduction_counts_rumurs_orbits() {
+    let upto = if cfg!(debug_assertions) { 3 } else { 6 };
+    for &(n, states, rules) in RUMUR_SYMMETRIC.iter().filter(|e| e.0 <= upto) {
+        let r = symmetric(n, 0, Mode::Sorted);
+        assert_eq!((r.states, r.transitions), (states, rules), "{n} clients");
+    }
+}
+
+/// Sorting clients by key (one order per state) gives the same orbits as
+/// trying all n! x 2 renamings.
+#[test]
+fn sorted_canonical_form_equals_the_exhaustive_one() {
+    for n in [2, 3, 4] {
+        let a = symmetric(n, 1, Mode::Sorted);
+        let b = symmetric(n, 1, Mode::Exhaustive);
+        assert_eq!((a.states, a.transitions, a.depth), (b.states, b.transitions, b.depth), "{n} clients");
+    }
+}
+
+/// Symmetry keeps every verdict and the length of every shortest
+/// counterexample; and the threads change nothing in the result.
+#[test]
+fn mutants_are_caught_with_symmetry_and_any_number_of_threads() {
+    for &(name, want, len) in CAUGHT_BY {
+        for clients in [2, 3] {
+            let mut texts = Vec::new();
+            for (sym, threads) in [(false, 1), (false, 2), (true, 1), (true, 2)] {
+                let g = German::with_mutant(clients, 2, Some(name)).unwrap().with_symmetry(sym);
+                let opts = Options { check_deadlock: true, threads, ..Options::default() };
+                let r = explore(&g, &opts, &mut |_| {});
+                let v = r.violation.as_ref().unwrap_or_else(|| panic!("mutant {name} was not caught"));
+                assert_eq!((v.kind.as_str(), v.steps.len()), (want, len), "mutant {name}: {}", r.trace_text());
+                texts.push((sym, r.states, r.transitions, r.depth, r.trace_text()));
+            }
+            assert_eq!(texts[0], texts[1], "{name}: threads changed the result");
+            assert_eq!(texts[2], texts[3], "{name}: threads changed the result");
+        }
+    }
+}
+
+#[test]
+fn threads_do_not_change_the_result() {
+    let a = explore(&German::new(3, 2), &Options { threads: 1, ..Options::default() }, &mut |_| {});
+    for threads in [2, 3, 8] {
+        let b = explore(&German::new(3, 2), &Options { threads, ..Options::default() }, &mut |_| {});
+        assert_eq!(
+            (a.states, a.transitions, a.depth, a.final_states),
+            (b.states, b.transitions, b.depth, b.final_states)
+        );
+    }
+    // A bound cuts the search at the same state whatever the threads.
+    for m in [1000, 20_000, 33_333] {
+        let cut = |threads| {
+            let r = explore(
+                &German::new(3, 2),
+                &Options { threads, max_states: Some(m), ..Options::default() },
+                &mut |_| {},
+            );
+            assert!(!r.complete);
+            (r.states, r.transitions, r.depth)
+        };
+        assert_eq!(cut(1), cut(2), "max_states = {m}");
     }
 }

@@ -271,9 +271,15 @@ fn keys_that_do_not_apply_to_the_kind_are_errors() {
         let text = format!("[check]\nprotocol = \"german\"\ncaches = 2\n{extra}\n");
         fabricsim::check::config::run(&text, "c.toml", fabricsim::Format::Toml, &[]).err().map(|e| e.to_string())
     };
-    for key in ["symmetry = true", "directories = 1", "addresses = 2"] {
+    for key in ["directories = 1", "addresses = 2"] {
         let e = check(key).unwrap_or_else(|| panic!("{key} accepted for german"));
         assert!(e.starts_with("c.toml: check.") && e.contains("does not apply to protocol = \"german\""), "{e}");
+    }
+    // Symmetry applies to German too; threads must be a positive count.
+    assert_eq!(check("symmetry = true"), None);
+    for bad in ["threads = 0", "threads = -1", "threads = \"two\""] {
+        let e = check(bad).unwrap_or_else(|| panic!("{bad} accepted"));
+        assert!(e.contains("check.threads"), "{bad}: {e}");
     }
 }
 

@@ -189,6 +189,99 @@ impl<'a, M, G> Ctx<'a, M, G> {
     }
 }
 
+/// A message in flight (the checker's state holds these).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Envelope<M> {
+    pub to: AgentId,
+    pub vc: u8,
+    pub from: AgentId,
+    pub msg: M,
+}
+
+/// The channel in one write (the checker hashes every state it reaches).
+impl<M: Hash> Hash for Envelope<M> {
+    #[inline(always)]
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        h.write_u32(self.to as u32 | (self.vc as u32) << 8 | (self.from as u32) << 16);
+        self.msg.hash(h);
+    }
+}
+
+/// Scalarsets per protocol, at most.
+pub const MAX_SCALARSETS: usize = 4;
+/// Elements per scalarset, at most.
+pub const MAX_SCALARSET: usize = 64;
+
+/// A scalarset (Ip and Dill, "Better verification through symmetry"): a
+/// set of identities the protocol treats alike, so that renaming them maps
+/// reachable states to reachable states with the same verdicts. Declared
+/// once per protocol ([`Protocol::scalarsets`]); the checker derives the
+/// canonical form from it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scalarset {
+    pub name: &'static str,
+    pub size: usize,
+    /// The protocol gives each element a key ([`Protocol::element_keys`]):
+    /// elements are sorted by key and only equal keys are permuted, instead
+    /// of trying all `size!` renamings. Unkeyed sets (small ones: data
+    /// values, addresses) have every permutation tried.
+    pub keyed: bool,
+    /// Keyed only: an element's key determines everything the state says
+    /// about it, so elements with equal keys are interchangeable and one
+    /// order of them suffices.
+    pub complete: bool,
+}
+
+/// A renaming of every scalarset: `of(set, x)` is the new name of element
+/// `x` of scalarset `set`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Renaming {
+    map: [[u8; MAX_SCALARSET]; MAX_SCALARSETS],
+}
+
+impl Default for Renaming {
+    fn default() -> Self {
+        let mut map = [[0u8; MAX_SCALARSET]; MAX_SCALARSETS];
+        for m in map.iter_mut() {
+            for (i, x) in m.iter_mut().enumerate() {
+                *x = i as u8;
+            }
+        }
+        Renaming { map }
+    }
+}
+
+impl std::fmt::Debug for Renaming {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.map.iter().map(|m| &m[..8])).finish()
+    }
+}
+
+impl Renaming {
+    /// The new name of element `x` of scalarset `set`.
+    #[inline(always)]
+    pub fn of(&self, set: usize, x: u8) -> u8 {
+        self.map[set][x as usize]
+    }
+
+    /// Name element `x` of scalarset `set` `y`.
+    #[inline]
+    pub fn set(&mut self, set: usize, x: u8, y: u8) {
+        self.map[set][x as usize] = y;
+    }
+
+    /// The renamed bit mask of a set of elements of scalarset `set`.
+    #[inline]
+    pub fn mask(&self, set: usize, mut m: u64) -> u64 {
+        let mut out = 0;
+        while m != 0 {
+            out |= 1u64 << self.of(set, m.trailing_zeros() as u8);
+            m &= m - 1;
+        }
+        out
+    }
+}
+
 /// A protocol: its agents, messages, channels, invariants.
 pub trait Protocol {
     /// All agent kinds of the protocol, as one enum (compact, hashable).
@@ -233,24 +326,45 @@ pub trait Protocol {
     fn invariant(&self, agents: &[Self::Agent], ghost: &Self::Ghost) -> Result<(), (String, String)>;
     /// Whether an agent waits for something (a transaction in progress).
     fn busy(&self, agent: &Self::Agent) -> bool;
-    /// Symmetry reduction: how many symmetries (permutations of
-    /// interchangeable caches, data values, addresses) the protocol has;
-    /// the checker stores each state once per orbit. 1 means none.
-    fn symmetries(&self) -> usize {
-        1
+    /// Symmetry reduction: the protocol's scalarsets (Ip and Dill), the
+    /// sets of interchangeable identities (caches, data values,
+    /// addresses). The checker stores one state per orbit of the group of
+    /// all their renamings. Empty (the default) means no symmetry.
+    fn scalarsets(&self) -> Vec<Scalarset> {
+        Vec::new()
     }
-    /// Apply symmetry `k` (0 is the identity) to a state: write the permuted
-    /// agents of `from` into `to` (same length), and permute the ghost and
-    /// the (to, from, message) of every message in flight in place. The
-    /// caller puts the messages back in canonical order.
-    fn permute(
+    /// Rename a state: write the agents of `from`, renamed by `r`, into
+    /// `to` (same length; an agent that is an element of a scalarset moves
+    /// to its new index), and rename the ghost and every message in flight
+    /// (its `to`, `from` and fields) in place. The caller puts the messages
+    /// back in canonical order. Must be a group action: renaming by `r`
+    /// then by `s` equals renaming by `s ∘ r`.
+    fn rename(
         &self,
-        _k: usize,
+        _r: &Renaming,
         _from: &[Self::Agent],
         _to: &mut [Self::Agent],
         _ghost: &mut Self::Ghost,
-        _mail: &mut [(AgentId, AgentId, Self::Msg)],
+        _mail: &mut [Envelope<Self::Msg>],
     ) {
+    }
+    /// For a scalarset declared `keyed`: a key per element (`out[e]`) of
+    /// the state renamed by `r` (`r` renames only the scalarsets that are
+    /// not keyed). Keys must not depend on the names of keyed elements:
+    /// renaming the state by a permutation `π` of keyed elements gives
+    /// element `π(e)` the key `e` had. The checker then only tries the
+    /// renamings that sort the elements by key (and every order of
+    /// elements with equal keys, unless the set is `complete`).
+    fn element_keys(
+        &self,
+        _set: usize,
+        _r: &Renaming,
+        _agents: &[Self::Agent],
+        _ghost: &Self::Ghost,
+        _mail: &[Envelope<Self::Msg>],
+        out: &mut [u64],
+    ) {
+        out.fill(0);
     }
     /// A short name of agent `id` for traces ("cache1", "dir0").
     fn agent_name(&self, id: AgentId) -> String {

@@ -12,7 +12,11 @@
 //! max_states = 10000000    # optional bound
 //! max_depth = 200          # optional bound
 //! deadlock = true
-//! symmetry = false         # msi/mesi: store one state per symmetry orbit
+//! symmetry = false         # store one state per symmetry orbit (scalarsets:
+//!                          # german's clients and values; msi/mesi's caches,
+//!                          # values and addresses)
+//! threads = 2              # worker threads (default: one per core); the
+//!                          # result is the same for any number
 //! ```
 
 use serde::Deserialize;
@@ -48,9 +52,11 @@ pub struct CheckConfig {
     pub max_depth: Option<u32>,
     #[serde(default = "yes")]
     pub deadlock: bool,
-    /// msi/mesi: symmetry reduction over caches, data values and addresses.
+    /// Symmetry reduction over the protocol's scalarsets.
     #[serde(default)]
     pub symmetry: bool,
+    /// Worker threads; absent: one per core.
+    pub threads: Option<usize>,
 }
 
 fn one() -> usize {
@@ -61,6 +67,26 @@ fn two() -> usize {
 }
 fn yes() -> bool {
     true
+}
+
+/// Symmetry reduction tries every renaming of the scalarsets that are not
+/// sorted by key (data values, addresses): refuse more than this many.
+const MAX_RENAMINGS: usize = 5040;
+
+fn renamings<P: crate::agents::protocol::Protocol>(p: &P) -> Result<(), String> {
+    let mut n = 1usize;
+    for s in p.scalarsets().iter().filter(|s| !s.keyed) {
+        n = n.saturating_mul((1..=s.size).product());
+        if n > MAX_RENAMINGS {
+            return Err(format!(
+                "true: {} {} would each be renamed in every order ({n} or more renamings per state); \
+                 expected at most {MAX_RENAMINGS}: use fewer values or addresses, or symmetry = false",
+                s.size,
+                s.name.to_lowercase()
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The result of a check: the report and, on a violation, its chart.
@@ -100,14 +126,24 @@ pub fn run_with_stop(
     let c = f.check;
     let err = |k: &str, m: String| blame(source, &parsed, format!("check.{k}"), m);
     if c.protocol == "german" {
-        // German has one home and one address, and no symmetry reduction.
-        for key in ["directories", "addresses", "symmetry"] {
+        // German has one home and one address.
+        for key in ["directories", "addresses"] {
             if given.iter().any(|g| g == key) {
                 return Err(err(key, "does not apply to protocol = \"german\"; it is for msi and mesi".to_string()));
             }
         }
     }
-    let opts = Options { max_states: c.max_states, max_depth: c.max_depth, check_deadlock: c.deadlock, stop };
+    if c.threads.is_some_and(|t| t == 0 || t > 1024) {
+        return Err(err("threads", format!("{}: expected 1 to 1024", c.threads.unwrap_or(0))));
+    }
+    let opts = Options {
+        max_states: c.max_states,
+        max_depth: c.max_depth,
+        check_deadlock: c.deadlock,
+        stop,
+        threads: c.threads.unwrap_or(0),
+        ..Options::default()
+    };
     let report = match c.protocol.as_str() {
         "msi" | "mesi" => {
             if c.caches == 0 || c.caches > MAX_PROCS {
@@ -138,6 +174,7 @@ pub fn run_with_stop(
             let p = Directory::free(v, c.caches, c.directories, c.addresses, c.values)
                 .with_mutant(mutant)
                 .with_symmetry(c.symmetry);
+            renamings(&p).map_err(|m| err("symmetry", m))?;
             explore(&p, &opts, &mut |_| {})
         }
         "german" => {
@@ -148,7 +185,9 @@ pub fn run_with_stop(
                 return Err(err("values", format!("{}: expected 1 to 8", c.values)));
             }
             let p = German::with_mutant(c.caches, c.values, c.mutant.as_deref())
-                .map_err(|e| err("mutant", format!("{e}; expected one of {}", german::MUTANTS.join(", "))))?;
+                .map_err(|e| err("mutant", format!("{e}; expected one of {}", german::MUTANTS.join(", "))))?
+                .with_symmetry(c.symmetry);
+            renamings(&p).map_err(|m| err("symmetry", m))?;
             explore(&p, &opts, &mut |_| {})
         }
         other => return Err(err("protocol", format!("{other:?}: expected msi, mesi or german"))),

@@ -9,6 +9,8 @@ pub mod fingerprint;
 pub mod litmus_run;
 pub mod oracle;
 pub mod stop;
+pub mod store;
+pub mod symmetry;
 pub mod world;
 
 pub use explorer::{explore, Options, Report};

@@ -5,25 +5,8 @@
 use std::fmt;
 use std::hash::{Hash, Hasher};
 
+pub use crate::agents::protocol::Envelope;
 use crate::agents::protocol::{AgentId, ChannelOrder, Ctx, Protocol, Send, Step, Violation};
-
-/// A message in flight.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Envelope<M> {
-    pub to: AgentId,
-    pub vc: u8,
-    pub from: AgentId,
-    pub msg: M,
-}
-
-/// The channel in one write (the checker hashes every state it reaches).
-impl<M: Hash> Hash for Envelope<M> {
-    #[inline(always)]
-    fn hash<H: Hasher>(&self, h: &mut H) {
-        h.write_u32(self.to as u32 | (self.vc as u32) << 8 | (self.from as u32) << 16);
-        self.msg.hash(h);
-    }
-}
 
 /// One step of an execution.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -242,41 +225,16 @@ impl<P: Protocol> World<P> {
 }
 
 impl<P: Protocol> World<P> {
-    /// The state's fingerprint, the same for every state of its symmetry
-    /// orbit when the protocol declares symmetries: the smallest
-    /// fingerprint over the permuted copies (Ip and Dill's scalarsets, with
-    /// a canonical representative chosen by fingerprint).
-    pub fn orbit_fingerprint(&self, p: &P) -> u128 {
-        let n = p.symmetries();
-        let mut best = super::fingerprint::fingerprint(self);
-        if n <= 1 {
-            return best;
-        }
+    /// Put the messages in canonical order (after a renaming): by channel,
+    /// keeping send order on FIFO channels and message order on unordered
+    /// ones.
+    pub fn sort_mail(&mut self, p: &P) {
         let orders = p.vc_orders();
-        // One scratch state for every symmetry: nothing is allocated per symmetry.
-        let mut w = self.clone();
-        let mut mail: Vec<(AgentId, AgentId, P::Msg)> = Vec::with_capacity(self.mail.len());
-        for k in 1..n {
-            w.ghost.clone_from(&self.ghost);
-            mail.clear();
-            mail.extend(self.mail.iter().map(|e| (e.to, e.from, e.msg)));
-            p.permute(k, &self.agents, &mut w.agents, &mut w.ghost, &mut mail);
-            w.mail.clear();
-            w.mail.extend(self.mail.iter().zip(&mail).map(|(e, &(to, from, msg))| Envelope {
-                to,
-                vc: e.vc,
-                from,
-                msg,
-            }));
-            // Canonical order: by channel, keeping send order on FIFO channels.
-            w.mail.sort_by(|a, b| {
-                (a.to, a.vc, a.from).cmp(&(b.to, b.vc, b.from)).then_with(|| match orders[a.vc as usize] {
-                    ChannelOrder::Fifo => std::cmp::Ordering::Equal,
-                    ChannelOrder::Unordered => a.msg.cmp(&b.msg),
-                })
-            });
-            best = best.min(super::fingerprint::fingerprint(&w));
-        }
-        best
+        self.mail.sort_by(|a, b| {
+            (a.to, a.vc, a.from).cmp(&(b.to, b.vc, b.from)).then_with(|| match orders[a.vc as usize] {
+                ChannelOrder::Fifo => std::cmp::Ordering::Equal,
+                ChannelOrder::Unordered => a.msg.cmp(&b.msg),
+            })
+        });
     }
 }

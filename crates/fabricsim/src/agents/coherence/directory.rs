@@ -26,7 +26,12 @@ use super::core::{Core, FrontEnd};
 pub use super::lines::Loc;
 use super::lines::{CacheLines, DirLines};
 use crate::agents::cache::{CacheGeometry, SetAssoc, VictimPolicy};
-use crate::agents::protocol::{AgentId, ChannelOrder, Ctx, OpKind, OpOrder, Protocol, Role, Step, Violation, WorkOp};
+use std::hash::{Hash, Hasher};
+
+use crate::agents::protocol::{
+    AgentId, ChannelOrder, Ctx, Envelope, OpKind, OpOrder, Protocol, Renaming, Role, Scalarset, Step, Violation, WorkOp,
+};
+use crate::check::fingerprint::Fingerprinter;
 use crate::workloads::program::{Op, Outcome, Program, Value};
 
 /// Locations a litmus program may name (its operations hold a `u8`);
@@ -403,15 +408,15 @@ impl Directory {
         self
     }
 
-    /// (cache permutations, value swap?, address swap?) of the symmetry group.
-    fn group(&self) -> (usize, bool, bool) {
-        if !self.symmetry {
-            return (1, false, false);
-        }
-        let perms = if self.caches <= 4 { (1..=self.caches).product() } else { 1 };
-        let values = self.values == [0, 1];
-        let addrs = self.locs == 2 && (self.dirs == 1 || self.dirs == 2);
-        (perms, values, addrs)
+    /// Whether the addresses are a scalarset: all on one directory, or
+    /// one directory per address (renaming addresses renames directories).
+    fn addresses_symmetric(&self) -> bool {
+        self.locs >= 2 && (self.dirs == 1 || self.dirs == self.locs)
+    }
+
+    /// Whether the data values are a scalarset (they are `0..n`).
+    fn values_symmetric(&self) -> bool {
+        self.values.len() >= 2 && self.values.iter().enumerate().all(|(i, &v)| v == i as Value)
     }
 
     pub fn with_mutant(mut self, m: Option<Mutant>) -> Self {
@@ -1140,31 +1145,41 @@ impl Protocol for Directory {
         }
     }
 
-    fn symmetries(&self) -> usize {
-        let (perms, values, addrs) = self.group();
-        perms * if values { 2 } else { 1 } * if addrs { 2 } else { 1 }
+    /// CACHE (set 0, keyed: sorted by a key of each cache's own state,
+    /// ties permuted), VALUE (set 1) and ADDRESS (set 2) when they are
+    /// symmetric (every renaming tried: they are small).
+    fn scalarsets(&self) -> Vec<Scalarset> {
+        if !self.symmetry {
+            return Vec::new();
+        }
+        let size = |on: bool, n: usize| if on { n } else { 1 };
+        vec![
+            Scalarset { name: "CACHE", size: self.caches, keyed: true, complete: false },
+            Scalarset {
+                name: "VALUE",
+                size: size(self.values_symmetric(), self.values.len()),
+                keyed: false,
+                complete: false,
+            },
+            Scalarset {
+                name: "ADDRESS",
+                size: size(self.addresses_symmetric(), self.locs),
+                keyed: false,
+                complete: false,
+            },
+        ]
     }
 
-    fn permute(
-        &self,
-        k: usize,
-        from: &[Node],
-        to: &mut [Node],
-        ghost: &mut Ghost,
-        mail: &mut [(AgentId, AgentId, Msg)],
-    ) {
-        let (perms, values, addrs) = self.group();
-        let pi = nth_permutation(self.caches, k % perms);
-        let swap_v = values && (k / perms) % 2 == 1;
-        let swap_a = addrs && (k / perms / if values { 2 } else { 1 }) % 2 == 1;
-        let v = |x: Value| if swap_v { 1 - x } else { x };
-        let l = |x: Loc| if swap_a { 1 - x } else { x };
-        let c = |x: AgentId| pi[x as usize];
+    fn rename(&self, r: &Renaming, from: &[Node], to: &mut [Node], ghost: &mut Ghost, mail: &mut [Envelope<Msg>]) {
+        let (vals, addrs) = (self.values_symmetric(), self.addresses_symmetric());
+        let v = |x: Value| if vals { r.of(VALUE_SET, x as u8) as Value } else { x };
+        let l = |x: Loc| if addrs { r.of(ADDRESS_SET, x as u8) as Loc } else { x };
+        let c = |x: AgentId| r.of(CACHE_SET, x);
         let agent = |a: AgentId| -> AgentId {
             if (a as usize) < self.caches {
                 c(a)
-            } else if swap_a && self.dirs == 2 {
-                (self.caches + 1 - (a as usize - self.caches)) as AgentId
+            } else if self.dirs > 1 && addrs {
+                (self.caches + l((a as usize - self.caches) as Loc) as usize) as AgentId
             } else {
                 a
             }
@@ -1188,14 +1203,13 @@ impl Protocol for Directory {
                 (Node::Dir { lines: old }, Node::Dir { lines: nl }) => {
                     let d = i - self.caches;
                     for (k, dl) in old.iter().enumerate() {
-                        let mut sharers = 0u64;
-                        for s in 0..self.caches {
-                            if dl.sharers >> s & 1 == 1 {
-                                sharers |= 1 << c(s as AgentId);
-                            }
-                        }
                         let j = (d + k * self.dirs) as Loc;
-                        nl[self.idx(l(j))] = DirLine { owner: dl.owner.map(c), sharers, mem: v(dl.mem), wait: dl.wait };
+                        nl[self.idx(l(j))] = DirLine {
+                            owner: dl.owner.map(c),
+                            sharers: r.mask(CACHE_SET, dl.sharers),
+                            mem: v(dl.mem),
+                            wait: dl.wait,
+                        };
                     }
                 }
                 _ => unreachable!("symmetry applies to checked (dense) systems"),
@@ -1205,23 +1219,82 @@ impl Protocol for Directory {
         for (j, &x) in last.iter().enumerate().take(self.locs) {
             ghost.last[l(j as Loc) as usize] = v(x);
         }
-        for (to, from, msg) in mail.iter_mut() {
-            *to = agent(*to);
-            *from = agent(*from);
-            *msg = match *msg {
-                Msg::GetS { loc } => Msg::GetS { loc: l(loc) },
-                Msg::GetM { loc } => Msg::GetM { loc: l(loc) },
-                Msg::PutS { loc } => Msg::PutS { loc: l(loc) },
-                Msg::PutM { loc, data } => Msg::PutM { loc: l(loc), data: v(data) },
-                Msg::FwdGetS { loc, req } => Msg::FwdGetS { loc: l(loc), req: c(req) },
-                Msg::FwdGetM { loc, req } => Msg::FwdGetM { loc: l(loc), req: c(req) },
-                Msg::Inv { loc, req } => Msg::Inv { loc: l(loc), req: c(req) },
-                Msg::PutAck { loc } => Msg::PutAck { loc: l(loc) },
-                Msg::Data { loc, data, acks, excl } => Msg::Data { loc: l(loc), data: v(data), acks, excl },
-                Msg::InvAck { loc } => Msg::InvAck { loc: l(loc) },
-                Msg::CopyBack { loc, data } => Msg::CopyBack { loc: l(loc), data: v(data) },
-                Msg::Unblock { loc } => Msg::Unblock { loc: l(loc) },
+        for e in mail.iter_mut() {
+            e.to = agent(e.to);
+            e.from = agent(e.from);
+            e.msg = rename_msg(e.msg, &v, &l, &c);
+        }
+    }
+
+    /// A cache's key: a hash of its core, its lines, what the directories
+    /// record of it (sharer, owner) and the messages it sends and receives,
+    /// each with the other caches' names left out (so the key does not
+    /// depend on how caches are named; ties are permuted).
+    fn element_keys(
+        &self,
+        _set: usize,
+        r: &Renaming,
+        agents: &[Node],
+        _ghost: &Ghost,
+        mail: &[Envelope<Msg>],
+        out: &mut [u64],
+    ) {
+        let (vals, addrs) = (self.values_symmetric(), self.addresses_symmetric());
+        let v = |x: Value| if vals { r.of(VALUE_SET, x as u8) as Value } else { x };
+        let l = |x: Loc| if addrs { r.of(ADDRESS_SET, x as u8) as Loc } else { x };
+        let mut lines = [Line::default(); 64];
+        let mut dir = [(false, false); 64];
+        let locs = self.locs.min(64);
+        for (ci, k) in out.iter_mut().enumerate() {
+            let Node::Cache { core, lines: CacheLines::Dense(ls) } = &agents[ci] else {
+                unreachable!("symmetry applies to checked (dense) systems")
             };
+            for (j, line) in ls.iter().enumerate().take(locs) {
+                let waiter = match line.waiter {
+                    Waiter::Store(x) => Waiter::Store(v(x)),
+                    w => w,
+                };
+                lines[l(j as Loc) as usize] = Line { data: v(line.data), waiter, ..*line };
+            }
+            for (d, node) in agents[self.caches..].iter().enumerate() {
+                let Node::Dir { lines: dls } = node else { continue };
+                for (k, dl) in dls.iter().enumerate() {
+                    let j = (d + k * self.dirs) as Loc;
+                    if (j as usize) < locs {
+                        dir[l(j) as usize] = (dl.sharers >> ci & 1 == 1, dl.owner == Some(ci as AgentId));
+                    }
+                }
+            }
+            let mut h = Fingerprinter::default();
+            // An unconstrained core (the only kind with symmetry) changes
+            // nothing but its miss count.
+            core.misses.hash(&mut h);
+            lines[..locs].hash(&mut h);
+            dir[..locs].hash(&mut h);
+            // The messages it sends and receives, as an unordered sum.
+            let me = ci as AgentId;
+            let mut sum = 0u64;
+            let name = |a: AgentId| -> u16 {
+                if a == me {
+                    0x100
+                } else if (a as usize) < self.caches {
+                    0x200
+                } else if self.dirs > 1 && addrs {
+                    l((a as usize - self.caches) as Loc) as u16
+                } else {
+                    (a as usize - self.caches) as u16
+                }
+            };
+            for e in mail.iter().filter(|e| e.to == me || e.from == me) {
+                let mut m = Fingerprinter::default();
+                (name(e.to), name(e.from), e.vc).hash(&mut m);
+                // The requester named only as "this cache" or "another".
+                let anon = |x: AgentId| if x == me { 0 } else { 1 };
+                rename_msg(e.msg, &v, &l, &anon).hash(&mut m);
+                sum = sum.wrapping_add(m.finish());
+            }
+            sum.hash(&mut h);
+            *k = h.finish();
         }
     }
 
@@ -1271,17 +1344,25 @@ impl Protocol for Directory {
     }
 }
 
-/// The `k`-th permutation of `0..n` (factorial number system).
-fn nth_permutation(n: usize, mut k: usize) -> [AgentId; MAX_PROCS] {
-    let mut pool: Vec<AgentId> = (0..n as AgentId).collect();
-    let mut out = [0; MAX_PROCS];
-    for (i, slot) in out.iter_mut().enumerate().take(n) {
-        let f: usize = (1..n - i).product();
-        *slot = pool.remove(k / f);
-        k %= f;
+/// The scalarsets, as [`Protocol::scalarsets`] numbers them.
+const CACHE_SET: usize = 0;
+const VALUE_SET: usize = 1;
+const ADDRESS_SET: usize = 2;
+
+/// A message with its fields renamed.
+fn rename_msg(msg: Msg, v: &impl Fn(Value) -> Value, l: &impl Fn(Loc) -> Loc, c: &impl Fn(AgentId) -> AgentId) -> Msg {
+    match msg {
+        Msg::GetS { loc } => Msg::GetS { loc: l(loc) },
+        Msg::GetM { loc } => Msg::GetM { loc: l(loc) },
+        Msg::PutS { loc } => Msg::PutS { loc: l(loc) },
+        Msg::PutM { loc, data } => Msg::PutM { loc: l(loc), data: v(data) },
+        Msg::FwdGetS { loc, req } => Msg::FwdGetS { loc: l(loc), req: c(req) },
+        Msg::FwdGetM { loc, req } => Msg::FwdGetM { loc: l(loc), req: c(req) },
+        Msg::Inv { loc, req } => Msg::Inv { loc: l(loc), req: c(req) },
+        Msg::PutAck { loc } => Msg::PutAck { loc: l(loc) },
+        Msg::Data { loc, data, acks, excl } => Msg::Data { loc: l(loc), data: v(data), acks, excl },
+        Msg::InvAck { loc } => Msg::InvAck { loc: l(loc) },
+        Msg::CopyBack { loc, data } => Msg::CopyBack { loc: l(loc), data: v(data) },
+        Msg::Unblock { loc } => Msg::Unblock { loc: l(loc) },
     }
-    for (i, slot) in out.iter_mut().enumerate().skip(n) {
-        *slot = i as AgentId;
-    }
-    out
 }

@@ -72,7 +72,9 @@
 use std::fmt;
 use std::hash::{Hash, Hasher};
 
-use crate::agents::protocol::{AgentId, ChannelOrder, Ctx, OpKind, Protocol, Role, Step, Violation};
+use crate::agents::protocol::{
+    AgentId, ChannelOrder, Ctx, Envelope, OpKind, Protocol, Renaming, Role, Scalarset, Step, Violation,
+};
 use crate::check::{explore, Options};
 
 /// A data value, `0..DATA_NUM`.
@@ -182,18 +184,38 @@ impl Hash for Agent {
     }
 }
 
+/// A message as 12 bits: its kind and its data.
+#[inline]
+fn msg_code(m: Msg) -> u64 {
+    match m {
+        Msg::ReqS => 0,
+        Msg::ReqE => 1,
+        Msg::Inv => 2,
+        Msg::InvAck(d) => 3 | opt_code(d) << 3,
+        Msg::GntS(d) => 4 | (d as u64) << 3,
+        Msg::GntE(d) => 5 | (d as u64) << 3,
+    }
+}
+
+/// The message with its data renamed.
+#[inline]
+fn rename_msg(m: Msg, d: impl Fn(Data) -> Data) -> Msg {
+    match m {
+        Msg::InvAck(x) => Msg::InvAck(x.map(d)),
+        Msg::GntS(x) => Msg::GntS(d(x)),
+        Msg::GntE(x) => Msg::GntE(d(x)),
+        m => m,
+    }
+}
+
+/// german.m's scalarsets, as [`Protocol::scalarsets`] numbers them.
+const NODE_SET: usize = 0;
+const DATA_SET: usize = 1;
+
 impl Hash for Msg {
     #[inline]
     fn hash<H: Hasher>(&self, h: &mut H) {
-        let code = match *self {
-            Msg::ReqS => 0,
-            Msg::ReqE => 1,
-            Msg::Inv => 2,
-            Msg::InvAck(d) => 3 | opt_code(d) << 3,
-            Msg::GntS(d) => 4 | (d as u64) << 3,
-            Msg::GntE(d) => 5 | (d as u64) << 3,
-        };
-        h.write_u16(code as u16);
+        h.write_u16(msg_code(*self) as u16);
     }
 }
 
@@ -329,6 +351,8 @@ pub struct German {
     data: usize,
     mutant: Option<Mutant>,
     mutant_name: Option<String>,
+    /// Symmetry reduction over german.m's scalarsets NODE and DATA.
+    symmetry: bool,
 }
 
 const ORDERS: [ChannelOrder; 3] = [ChannelOrder::Fifo; 3];
@@ -339,7 +363,7 @@ impl German {
     pub fn new(clients: usize, data: usize) -> Self {
         assert!((1..=32).contains(&clients), "German's protocol: 1 to 32 clients, not {clients}");
         assert!((1..=255).contains(&data), "German's protocol: 1 to 255 data values, not {data}");
-        German { clients, data, mutant: None, mutant_name: None }
+        German { clients, data, mutant: None, mutant_name: None, symmetry: false }
     }
 
     /// The protocol, or one of its broken variants named in [`MUTANTS`].
@@ -353,6 +377,14 @@ impl German {
             g.mutant_name = Some(name.to_string());
         }
         Ok(g)
+    }
+
+    /// With symmetry reduction over german.m's two scalarsets, NODE (the
+    /// clients) and DATA (the values): one state per orbit, as Rumur and
+    /// CMurphi count them.
+    pub fn with_symmetry(mut self, on: bool) -> Self {
+        self.symmetry = on;
+        self
     }
 
     pub fn clients(&self) -> usize {
@@ -634,6 +666,73 @@ impl Protocol for German {
     /// The home is busy while it serves a request (CurCmd != Empty).
     fn busy(&self, agent: &Agent) -> bool {
         matches!(agent, Agent::Home(h) if h.cur_cmd != Cmd::Empty)
+    }
+
+    /// NODE (set 0) and DATA (set 1). Clients are sorted by a key that
+    /// holds everything german.m says about a node: its cache, its three
+    /// channel slots, its InvSet and ShrSet bits and whether CurPtr names
+    /// it; so clients with equal keys are interchangeable (`complete`).
+    /// The data values are few, and every renaming of them is tried.
+    fn scalarsets(&self) -> Vec<Scalarset> {
+        if !self.symmetry {
+            return Vec::new();
+        }
+        vec![
+            Scalarset { name: "NODE", size: self.clients, keyed: true, complete: true },
+            Scalarset { name: "DATA", size: self.data, keyed: false, complete: false },
+        ]
+    }
+
+    fn rename(&self, r: &Renaming, from: &[Agent], to: &mut [Agent], ghost: &mut Data, mail: &mut [Envelope<Msg>]) {
+        let d = |x: Data| r.of(DATA_SET, x);
+        let agent = |a: AgentId| if a == HOME { HOME } else { r.of(NODE_SET, a - 1) + 1 };
+        for (i, a) in from.iter().enumerate() {
+            to[agent(i as AgentId) as usize] = match *a {
+                Agent::Home(h) => Agent::Home(Home {
+                    inv_set: r.mask(NODE_SET, h.inv_set as u64) as u32,
+                    shr_set: r.mask(NODE_SET, h.shr_set as u64) as u32,
+                    cur_ptr: h.cur_ptr.map(|c| r.of(NODE_SET, c)),
+                    mem_data: d(h.mem_data),
+                    ..h
+                }),
+                Agent::Client(c) => Agent::Client(Client { state: c.state, data: c.data.map(d) }),
+            };
+        }
+        *ghost = d(*ghost);
+        for e in mail.iter_mut() {
+            e.to = agent(e.to);
+            e.from = agent(e.from);
+            e.msg = rename_msg(e.msg, d);
+        }
+    }
+
+    fn element_keys(
+        &self,
+        _set: usize,
+        r: &Renaming,
+        agents: &[Agent],
+        _ghost: &Data,
+        mail: &[Envelope<Msg>],
+        out: &mut [u64],
+    ) {
+        // Only NODE is keyed. Bits: cache state and data (11), Chan1, Chan2
+        // and Chan3 slots (12 each: empty or a message and its data),
+        // InvSet, ShrSet, CurPtr = i.
+        let d = |x: Data| r.of(DATA_SET, x);
+        let h = home(agents);
+        for (i, k) in out.iter_mut().enumerate() {
+            let c = client(&agents[i + 1]);
+            *k = (c.state as u64) << 50
+                | opt_code(c.data.map(d)) << 39
+                | ((h.inv_set >> i & 1) as u64) << 2
+                | ((h.shr_set >> i & 1) as u64) << 1
+                | (h.cur_ptr == Some(i as u8)) as u64;
+        }
+        for e in mail {
+            let (i, chan) = if e.to == HOME { (e.from - 1, e.vc) } else { (e.to - 1, e.vc) };
+            // Each slot holds one message (capacity 1).
+            out[i as usize] |= (msg_code(rename_msg(e.msg, d)) + 1) << (3 + 12 * chan as u32);
+        }
     }
 
     fn agent_name(&self, id: AgentId) -> String {
