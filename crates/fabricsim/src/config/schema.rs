@@ -706,8 +706,11 @@ pub struct WorkloadConfig {
     pub trace: Option<String>,
     /// producer_consumer: bytes per store (default: the line), bytes per
     /// release (default 4 KiB), consumers per producer (default 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub store_size: Option<Size>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub release_every: Option<Size>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub fanout: Option<u32>,
 }
 
