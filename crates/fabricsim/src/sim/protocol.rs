@@ -492,13 +492,11 @@ impl<P: Protocol> ProtocolSystem<P> {
     fn dram_step(&mut self, a: AgentId, ch: u32) -> bool {
         let now = self.q.now();
         let d = self.dram[a as usize].as_mut().expect("a DRAM home");
-        let step = d.dram.step(now, ch);
-        if let Some(t) = step.next {
-            if d.dram.want_wake(ch, t) {
-                self.q.schedule(t, Event::DramWake(a, ch));
-            }
+        let (issued, wake) = d.dram.advance(now, ch);
+        if let Some(t) = wake {
+            self.q.schedule(t, Event::DramWake(a, ch));
         }
-        match step.issued {
+        match issued {
             Some(i) => {
                 self.q.schedule(i.done + d.controller, Event::DramDone(a, i.id));
                 true

@@ -469,14 +469,11 @@ impl System {
     fn dram_step(&mut self, m: usize, ch: u32) -> bool {
         let now = self.q.now();
         let mem = &mut self.memories[m];
-        let d = &mut mem.dram.as_mut().expect("a DRAM endpoint").dram;
-        let step = d.step(now, ch);
-        if let Some(t) = step.next {
-            if d.want_wake(ch, t) {
-                self.q.schedule(t, Event::DramWake(m as u32, ch));
-            }
+        let (issued, wake) = mem.dram.as_mut().expect("a DRAM endpoint").dram.advance(now, ch);
+        if let Some(t) = wake {
+            self.q.schedule(t, Event::DramWake(m as u32, ch));
         }
-        match step.issued {
+        match issued {
             Some(i) => {
                 let (slot, ready) = mem.dram_issued(i);
                 self.q.schedule(ready, Event::DramDone(m as u32, slot));

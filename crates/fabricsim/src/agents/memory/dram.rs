@@ -498,9 +498,18 @@ impl Dram {
         loc.channel
     }
 
+    /// Step channel `ch` at `now` (as [`Dram::step`]) and claim its next
+    /// step: returns the column command issued, and the time at which the
+    /// caller must schedule a step of `ch` — None when the queue is empty or
+    /// an earlier step is already pending.
+    pub fn advance(&mut self, now: Time, ch: u32) -> (Option<Issued>, Option<Time>) {
+        let s = self.step(now, ch);
+        (s.issued, s.next.filter(|&t| self.want_wake(ch, t)))
+    }
+
     /// Ask for a step of `ch` at `t`: true if the caller must schedule one
     /// (no earlier step is pending).
-    pub fn want_wake(&mut self, ch: u32, t: Time) -> bool {
+    fn want_wake(&mut self, ch: u32, t: Time) -> bool {
         let c = &mut self.channels[ch as usize];
         match c.wake_at {
             Some(w) if w <= t => false,
