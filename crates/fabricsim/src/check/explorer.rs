@@ -291,6 +291,20 @@ struct Scratch<P: Protocol> {
     seen: Seen,
 }
 
+/// A successor's orbit fingerprint with its visited-set slot prefetched
+/// (0 when no set is consulted).
+#[inline]
+fn key<P: Protocol>(canon: &mut Canon<P>, p: &P, s: &World<P>, visited: Option<&Visited>) -> u128 {
+    match visited {
+        Some(v) => {
+            let fp = canon.fingerprint(p, s);
+            v.prefetch(fp);
+            fp
+        }
+        None => 0,
+    }
+}
+
 impl<P: Protocol> Scratch<P> {
     fn new(p: &P, w: &World<P>, mode: Mode) -> Self {
         Scratch {
@@ -323,14 +337,7 @@ impl<P: Protocol> Scratch<P> {
             let mv = Move::Deliver(i as u16);
             match w.deliver_into(p, i, &mut self.sends, &mut self.succ[b]) {
                 Ok(true) => {
-                    let fp = match visited {
-                        Some(v) => {
-                            let fp = self.canon.fingerprint(p, &self.succ[b]);
-                            v.prefetch(fp);
-                            fp
-                        }
-                        None => 0,
-                    };
+                    let fp = key(&mut self.canon, p, &self.succ[b], visited);
                     self.batch.push((mv, false, fp));
                 }
                 Ok(false) => {}
@@ -348,14 +355,7 @@ impl<P: Protocol> Scratch<P> {
                 let mv = Move::Act(a as u8, action);
                 match w.act_into(p, a as u8, action, &mut self.sends, &mut self.succ[b]) {
                     Ok(true) => {
-                        let fp = match visited {
-                            Some(v) => {
-                                let fp = self.canon.fingerprint(p, &self.succ[b]);
-                                v.prefetch(fp);
-                                fp
-                            }
-                            None => 0,
-                        };
+                        let fp = key(&mut self.canon, p, &self.succ[b], visited);
                         self.batch.push((mv, p.is_environment(&action), fp));
                     }
                     Ok(false) => {}
