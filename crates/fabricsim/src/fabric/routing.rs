@@ -312,11 +312,9 @@ impl RoutingTable {
                 let sv = self.sw_index[v as usize] as usize;
                 for ph in 0..ph_n {
                     // The last hop: down is always legal, up only before turning down.
-                    if ph_n == 1 || is_down || ph == 0 {
-                        if d[sv * ph_n + ph] == UNREACHABLE {
-                            d[sv * ph_n + ph] = 1;
-                            q.push_back((v, ph));
-                        }
+                    if (ph_n == 1 || is_down || ph == 0) && d[sv * ph_n + ph] == UNREACHABLE {
+                        d[sv * ph_n + ph] = 1;
+                        q.push_back((v, ph));
                     }
                 }
             }
@@ -662,7 +660,7 @@ impl Dor {
         let (rows, cols) = (grid.rows as usize, grid.cols as usize);
         let mut dirs = vec![[NONE; 4]; rows * cols];
         let mut wrap = vec![false; peer.len()];
-        for s in 0..rows * cols {
+        for (s, dir_s) in dirs.iter_mut().enumerate() {
             let (r, c) = (s / cols, s % cols);
             for &p in &topo.nodes[s].ports {
                 let w = peer[p as usize] as usize;
@@ -681,8 +679,8 @@ impl Dor {
                 } else {
                     continue;
                 };
-                if dirs[s][dir] == NONE {
-                    dirs[s][dir] = p;
+                if dir_s[dir] == NONE {
+                    dir_s[dir] = p;
                     wrap[p as usize] = if dir < 2 { r == rw && c.abs_diff(cw) > 1 } else { r.abs_diff(rw) > 1 };
                 }
             }
