@@ -81,6 +81,12 @@ requests = 5000
 
 /// Outputs of configurations without the DRAM keys, recorded on main's code
 /// before the DRAM model existed: the fixed model stays byte-identical.
+/// Re-recorded once for the fabric engine of issue 11: fewer events per
+/// hop change the summary's event count (every other output of
+/// cxl_expander, pcie_nic, pressed and pressed_open is byte-identical), and
+/// in `spine_leaf` a packet's switch crossing now takes its place among
+/// events of the same picosecond when it leaves the previous switch, which
+/// moves a few latencies by about a picosecond.
 #[test]
 fn default_results_unchanged() {
     let open = ["workload.injection=open", "workload.rate=30GB/s", "workload.window=1000"];
@@ -97,11 +103,11 @@ fn default_results_unchanged() {
     }
     println!("{}", got.join("\n"));
     let expected: &[(&str, u64)] = &[
-        ("cxl_expander", 0xcfc43e2595fd29db),
-        ("spine_leaf", 0xd1ee8f65a1b29fe8),
-        ("pcie_nic", 0x396e3c7b50812d43),
-        ("pressed", 0xfd5235a9979be028),
-        ("pressed_open", 0x7c8a59a632d9584c),
+        ("cxl_expander", 0xb9c4d770ef4243fa),
+        ("spine_leaf", 0x4f8ed0cc65d380d3),
+        ("pcie_nic", 0xfb6adbe595b513bf),
+        ("pressed", 0x977c2f5fd3a1abc3),
+        ("pressed_open", 0x7fa291610222de25),
     ];
     assert_eq!(got.len(), expected.len());
     for (i, (name, d)) in expected.iter().enumerate() {

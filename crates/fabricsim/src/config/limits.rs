@@ -41,16 +41,56 @@ fn physical_memory() -> Option<u64> {
 /// port.
 pub const BYTES_PER_PORT: u64 = 600;
 
-/// Estimated bytes of a system with `nodes` nodes and `links` links: the
-/// dense routing table plus the per-port state.
-pub fn system_bytes(nodes: u64, links: u64) -> u64 {
-    crate::fabric::routing::RoutingTable::bytes_for(nodes).saturating_add(links.saturating_mul(2 * BYTES_PER_PORT))
+/// Bytes per requester: its agent, workload and four latency histograms
+/// of about 7.8 kB each (two kept while running, two in the result).
+pub const BYTES_PER_REQUESTER: u64 = 32_000;
+
+/// Steps (table entries filled, routes followed) the routing build may take:
+/// about ten seconds on a slow core. A system above it is refused before
+/// anything is built.
+pub const MAX_ROUTING_STEPS: u64 = 2_000_000_000;
+
+/// Estimated bytes of a system with `links` links and `requesters`
+/// requesters whose routing tables take `routing` bytes: the tables plus
+/// the per-port and per-requester state.
+pub fn system_bytes(routing: u64, links: u64, requesters: u64) -> u64 {
+    routing
+        .saturating_add(links.saturating_mul(2 * BYTES_PER_PORT))
+        .saturating_add(requesters.saturating_mul(BYTES_PER_REQUESTER))
 }
 
-/// `Err(message)` if `bytes` exceed the budget; the message gives the
-/// estimate, what it is for, and the budget.
-pub fn check_system(nodes: u64, links: u64, what: &str) -> Result<(), String> {
-    check(system_bytes(nodes, links), &format!("{what}: {nodes} nodes and {links} links"))
+/// `Err(message)` if the routing tables of a fabric of `shape` (`links`
+/// links, `flows` (source, destination) pairs) would not fit in memory or
+/// would take too long to build; the message gives the estimate, what it
+/// is for and the limit.
+pub fn check_system(
+    algorithm: crate::config::schema::RoutingAlgorithm,
+    shape: &crate::fabric::routing::Shape,
+    links: u64,
+    requesters: u64,
+    flows: u64,
+    what: &str,
+) -> Result<(), String> {
+    let e = crate::fabric::routing::RoutingTable::estimate(algorithm, shape, flows);
+    check(system_bytes(e.bytes, links, requesters), what)?;
+    if e.steps > MAX_ROUTING_STEPS {
+        return Err(format!(
+            "{what} need about {:.1e} steps to build the routing tables and check them for deadlock \
+             ({} destination groups x {} switch ports, {} flows), more than the limit of {:.0e}; \
+             expected a smaller system{}",
+            e.steps as f64,
+            shape.groups,
+            shape.switch_ports,
+            flows,
+            MAX_ROUTING_STEPS as f64,
+            if algorithm == crate::config::schema::RoutingAlgorithm::Dor {
+                ""
+            } else {
+                " (or routing = \"dor\" on a mesh or torus, which needs no tables)"
+            }
+        ));
+    }
+    Ok(())
 }
 
 pub fn check(bytes: u64, what: &str) -> Result<(), String> {

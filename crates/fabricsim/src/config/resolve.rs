@@ -138,7 +138,7 @@ impl Builder<'_> {
         let mut mem_nodes: Vec<(NodeId, Option<usize>)> = Vec::new();
 
         if let Some(t) = &config.topology {
-            self.generate(t, d, &mut topo, &mut req_nodes, &mut mem_nodes)?;
+            self.generate(t, d, config.fabric.routing, &mut topo, &mut req_nodes, &mut mem_nodes)?;
         }
         let mut names: HashMap<String, NodeId> =
             topo.nodes.iter().enumerate().map(|(i, n)| (n.name.clone(), i as NodeId)).collect();
@@ -250,8 +250,15 @@ impl Builder<'_> {
             return Err(self.err(key, "inf: a link needs a finite bandwidth like '64GB/s' or 'PCIe5x16'"));
         }
 
-        crate::config::limits::check_system(topo.nodes.len() as u64, topo.links.len() as u64, "the system")
-            .map_err(|m| self.err(if config.topology.is_some() { "topology" } else { "link" }, m))?;
+        // Memory and build time of the routing tables, before the workload's
+        // flows are known (checked again with them below).
+        let shape = crate::fabric::routing::RoutingTable::shape_of(&topo);
+        let size_key = if config.topology.is_some() { "topology" } else { "link" };
+        let what = format!("the system: {} nodes and {} links", topo.nodes.len(), topo.links.len());
+        let n_req = req_nodes.len() as u64;
+        crate::config::limits::check_system(config.fabric.routing, &shape, topo.links.len() as u64, n_req, 0, &what)
+            .map_err(|m| self.err(size_key, m))?;
+        self.check_dor(&config, &topo)?;
         if req_nodes.is_empty() {
             return Err(self.err("requester", "the system has no requester; add [[requester]] or topology.requesters"));
         }
@@ -324,12 +331,22 @@ impl Builder<'_> {
             });
         }
 
+        let flows: u64 = requesters.iter().map(|r| 2 * r.workload.targets.len() as u64).sum();
+        crate::config::limits::check_system(
+            config.fabric.routing,
+            &shape,
+            topo.links.len() as u64,
+            requesters.len() as u64,
+            flows,
+            &format!("the system with {flows} (source, destination) flows"),
+        )
+        .map_err(|m| self.err(size_key, m))?;
         // Every requester must reach each of its memories through switches.
+        let reach = topo.reachability();
         for r in &requesters {
-            let seen = topo.reachable(r.node);
             for &t in &r.workload.targets {
                 let m = memories[t as usize].node;
-                if !seen[m as usize] {
+                if !reach.connected(&topo, r.node, m) {
                     return Err(self.err(
                         "link",
                         format!(
@@ -823,6 +840,7 @@ impl Builder<'_> {
         &self,
         t: &TopologyConfig,
         d: &Defaults,
+        routing: RoutingAlgorithm,
         topo: &mut Topology,
         reqs: &mut Vec<(NodeId, Option<usize>)>,
         mems: &mut Vec<(NodeId, Option<usize>)>,
@@ -837,7 +855,7 @@ impl Builder<'_> {
             cols: t.cols,
         };
         self.check_shape_keys(t)?;
-        self.check_generated_size(t)?;
+        self.check_generated_size(t, routing)?;
         let shape = generate(t.kind, &params).map_err(|(k, m)| self.err(format!("topology.{k}"), m))?;
         let link = |a, b| Link {
             a,
@@ -851,6 +869,13 @@ impl Builder<'_> {
         let sw: Vec<NodeId> = (0..shape.switches)
             .map(|i| topo.add_node(format!("sw{i}"), NodeKind::Switch, d.switch.latency.ps()))
             .collect();
+        if matches!(t.kind, TopologyKind::Mesh | TopologyKind::Torus) {
+            topo.grid = Some(crate::fabric::topology::Grid {
+                rows: t.rows.unwrap_or(1),
+                cols: t.cols.unwrap_or(1),
+                wrap: t.kind == TopologyKind::Torus,
+            });
+        }
         for &(a, b) in &shape.edges {
             topo.add_link(link(sw[a], sw[b]));
         }
@@ -909,15 +934,20 @@ impl Builder<'_> {
     }
 
     /// Refuse, before generating anything, a topology whose tables would
-    /// not fit in memory; name the key that makes it large.
-    fn check_generated_size(&self, t: &TopologyConfig) -> Result<(), ConfigError> {
+    /// not fit in memory or take too long to build; name the key that
+    /// makes it large.
+    fn check_generated_size(&self, t: &TopologyConfig, routing: RoutingAlgorithm) -> Result<(), ConfigError> {
         use crate::config::schema::TopologyKind as K;
         let g = |v: Option<u32>| v.unwrap_or(1) as u64;
-        let (switches, links, key) = match t.kind {
-            K::Chain | K::Ring => (g(t.switches), g(t.switches), "switches"),
+        // (switches, switch-to-switch links, edge switches, sum of squared switch degrees, key)
+        let (switches, links, edge, deg_sq, key) = match t.kind {
+            K::Chain | K::Ring => {
+                let n = g(t.switches);
+                (n, n, n, 4 * n, "switches")
+            }
             K::FullyConnected => {
                 let s = g(t.switches);
-                (s, s * s.saturating_sub(1) / 2, "switches")
+                (s, s * s.saturating_sub(1) / 2, s, s * s.saturating_sub(1) * s.saturating_sub(1), "switches")
             }
             K::Tree => {
                 let (a, d) = (g(t.arity).min(4097), g(t.depth).min(4097));
@@ -930,15 +960,15 @@ impl Builder<'_> {
                         return Ok(()); // the generator refuses it, naming depth
                     }
                 }
-                (total, total - 1, "depth")
+                (total, total - 1, level, total * (a + 1) * (a + 1), "depth")
             }
             K::SpineLeaf => {
                 let (s, l) = (g(t.spines), g(t.leaves));
-                (s + l, s * l, if s > l { "spines" } else { "leaves" })
+                (s + l, s * l, l, s * l * l + l * s * s, if s > l { "spines" } else { "leaves" })
             }
             K::Mesh | K::Torus => {
                 let (r, c) = (g(t.rows), g(t.cols));
-                (r * c, 2 * r * c, if r >= c { "rows" } else { "cols" })
+                (r * c, 2 * r * c, r * c, 16 * r * c, if r >= c { "rows" } else { "cols" })
             }
         };
         let (req, mem) = (t.requesters as u64, t.memories as u64);
@@ -949,11 +979,48 @@ impl Builder<'_> {
         } else {
             key
         };
-        let nodes = switches + req + mem;
+        let shape = crate::fabric::routing::Shape {
+            switches,
+            switch_ports: 2 * links + req + mem,
+            switch_degree_sq: deg_sq,
+            groups: edge.min(req + mem),
+            multi_port_endpoints: 0,
+            hops: (switches + 2).min(64),
+        };
         let kind = serde_json::to_value(t.kind).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
-        let what = format!("a generated {kind} topology");
-        crate::config::limits::check_system(nodes, links + req + mem, &what)
+        let what =
+            format!("a generated {kind} topology: {} nodes and {} links", switches + req + mem, links + req + mem);
+        crate::config::limits::check_system(routing, &shape, links + req + mem, req, 0, &what)
             .map_err(|m| self.err(format!("topology.{key}"), m))
+    }
+
+    /// Dimension-order routing needs a generated mesh or torus, untouched
+    /// by explicit links, and takes no hop-indexed VCs.
+    fn check_dor(&self, config: &Config, topo: &Topology) -> Result<(), ConfigError> {
+        if config.fabric.routing != RoutingAlgorithm::Dor {
+            return Ok(());
+        }
+        let kind = config.topology.as_ref().map(|t| t.kind);
+        if !matches!(kind, Some(TopologyKind::Mesh | TopologyKind::Torus)) || topo.grid.is_none() {
+            return Err(self.err(
+                "fabric.routing",
+                "\"dor\": dimension-order routing needs a generated mesh or torus ([topology] kind = \"mesh\" or \"torus\")",
+            ));
+        }
+        if !config.link.is_empty() {
+            return Err(self.err(
+                "link",
+                "routing = \"dor\" routes on the generated grid's coordinates; expected no [[link]] entries",
+            ));
+        }
+        if config.fabric.deadlock_avoidance == DeadlockAvoidance::HopVcs {
+            return Err(self.err(
+                "fabric.deadlock_avoidance",
+                "\"hop_vcs\": dimension-order routing uses dateline VCs on a torus (and needs none on a mesh); \
+                 expected \"auto\" or \"none\"",
+            ));
+        }
+        Ok(())
     }
 
     /// The global `[workload]` table with a requester's own keys laid over it.

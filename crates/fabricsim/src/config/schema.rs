@@ -150,6 +150,10 @@ pub enum RoutingAlgorithm {
     /// Shortest legal up*/down* paths over a BFS spanning tree; deadlock-free
     /// on any graph with one virtual channel per message class.
     Updown,
+    /// Dimension-order routing (XY, e-cube) on a generated mesh or torus:
+    /// all the way along X, then along Y; on a torus two VCs per class,
+    /// switched at the dateline (the wrap-around link).
+    Dor,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]

@@ -43,6 +43,8 @@ pub struct EventQueue<E> {
     seq: u64,
     now: Time,
     dispatched: u64,
+    /// Key of the event popped last.
+    current: u128,
 }
 
 impl<E> Default for EventQueue<E> {
@@ -53,7 +55,7 @@ impl<E> Default for EventQueue<E> {
 
 impl<E> EventQueue<E> {
     pub fn with_capacity(cap: usize) -> Self {
-        Self { heap: BinaryHeap::with_capacity(cap), seq: 0, now: 0, dispatched: 0 }
+        Self { heap: BinaryHeap::with_capacity(cap), seq: 0, now: 0, dispatched: 0, current: 0 }
     }
 
     /// Current simulated time: the time of the last popped event.
@@ -88,6 +90,36 @@ impl<E> EventQueue<E> {
         self.heap.push(Entry { key: ((time as u128) << 64) | self.seq as u128, event });
     }
 
+    /// Take the next insertion number without scheduling anything: a
+    /// model that skips an event it used to schedule keeps its place in the
+    /// tie order, `key(time, seq)`, to compare with `current` or to
+    /// schedule with `schedule_reserved` later.
+    #[inline]
+    pub fn reserve(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
+    }
+
+    /// The (time, sequence) key that orders events.
+    #[inline]
+    pub fn key(time: Time, seq: u64) -> u128 {
+        ((time as u128) << 64) | seq as u128
+    }
+
+    /// The key of the event being handled (popped last): an event of a
+    /// smaller key has already run.
+    #[inline]
+    pub fn current(&self) -> u128 {
+        self.current
+    }
+
+    /// Schedule `event` with a key from `reserve` (at or after `now`).
+    #[inline]
+    pub fn schedule_reserved(&mut self, key: u128, event: E) {
+        debug_assert!(key > self.current, "event scheduled in the past");
+        self.heap.push(Entry { key, event });
+    }
+
     /// Schedule `event` `delay` picoseconds from now.
     #[inline]
     pub fn schedule_in(&mut self, delay: Time, event: E) {
@@ -98,6 +130,7 @@ impl<E> EventQueue<E> {
     #[inline]
     pub fn pop(&mut self) -> Option<(Time, E)> {
         let e = self.heap.pop()?;
+        self.current = e.key;
         let time = (e.key >> 64) as Time;
         self.now = time;
         self.dispatched += 1;

@@ -19,6 +19,21 @@
 //!   propagation delay later.
 //! - Endpoints get packets delivered and return credit when their agent
 //!   consumes them, so a busy endpoint back-pressures the fabric.
+//!
+//! Events (fewer per hop than one per step of the model; the timing is the
+//! same to the picosecond):
+//! - A packet crossing a link into a switch with virtual output queues is
+//!   scheduled once, at the time it has crossed the switch (arrival plus
+//!   switch latency); into an endpoint or an input FIFO, at its arrival.
+//! - Returned buffer space is not an event: it is written, with the time it
+//!   reaches the sender, into the sender's list of pending credits, which
+//!   the sender reads when it next picks a packet. Only a sender blocked
+//!   for want of credit schedules a wake-up at the earliest return.
+//! - A full-duplex transmitter that finishes with nothing queued schedules
+//!   nothing: a packet joining its queue later either leaves at once or
+//!   schedules one wake-up for when the transmitter is free. A half-duplex
+//!   link (whose two directions share one transmitter) keeps its
+//!   end-of-serialization event.
 
 use std::collections::VecDeque;
 
@@ -33,16 +48,17 @@ const NONE: u32 = u32::MAX;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FabricEvent {
-    /// The output port (or half-duplex link) finished serializing a packet.
+    /// A half-duplex link finished serializing a packet from `port`.
     TxDone { port: PortId },
+    /// Output port `port` may be able to send: its transmitter is free or
+    /// credit it waited for has returned.
+    Wake { port: PortId },
     /// A packet is whole at receiving port `port`.
     Arrive { port: PortId, pkt: PacketId },
     /// The head of input buffer (`port`, `vc`) has crossed the switch (input FIFOs).
     HeadReady { port: PortId, vc: u16 },
     /// Packet `pkt` has crossed the switch (virtual output queues).
     Crossed { pkt: PacketId },
-    /// Buffer space returns to output port `port`.
-    Credit { port: PortId, vc: u16, bytes: u32 },
 }
 
 /// Counters of one link direction (indexed by the sending port).
@@ -85,13 +101,29 @@ pub struct Fabric<M> {
     node_is_switch: Vec<bool>,
     node_latency: Vec<Time>,
     link_bw: Vec<Bandwidth>,
+    /// Per link: the last two (bytes, serialization time) computed; packets
+    /// come in few sizes, and the exact division is 128-bit.
+    ser_cache: Vec<[(u32, Time); 2]>,
     link_prop: Vec<Time>,
     link_half: Vec<bool>,
     link_turnaround: Vec<Time>,
     /// Direction last used on a half-duplex link (2: never used).
     link_last: Vec<u8>,
-    /// Transmitter busy, per port (full duplex) or per link's even port (half).
+    /// Half duplex: the link's transmitter busy, at the link's even port.
     tx_busy: Vec<bool>,
+    /// Full duplex: the event key (time, reserved sequence) at which the
+    /// port's transmitter is free again: the place of the end-of-
+    /// serialization event the model no longer schedules unless needed.
+    busy_until: Vec<u128>,
+    /// Per port: the key of the earliest pending `Wake` (u128::MAX: none).
+    wake_at: Vec<u128>,
+    /// Per port: its transmitter was free but no head packet had credit.
+    blocked: Vec<bool>,
+    /// Per (port, VC): buffer space on its way back, (the key of the
+    /// moment it arrives, bytes).
+    pending: Vec<Vec<(u128, u32)>>,
+    /// Per (port, VC): the smallest key in `pending` (u128::MAX: none).
+    pending_min: Vec<u128>,
     rr: Vec<u16>,
     nonempty: Vec<u64>,
     out_q: Vec<VecDeque<PacketId>>,
@@ -145,11 +177,17 @@ impl<M: Copy> Fabric<M> {
         }
         Self {
             link_bw: topo.links.iter().map(|l| l.bandwidth).collect(),
+            ser_cache: vec![[(0, 0); 2]; nl],
             link_prop: topo.links.iter().map(|l| l.propagation()).collect(),
             link_half: topo.links.iter().map(|l| l.duplex == Duplex::Half).collect(),
             link_turnaround: topo.links.iter().map(|l| l.turnaround).collect(),
             link_last: vec![2; nl],
             tx_busy: vec![false; np],
+            busy_until: vec![0; np],
+            wake_at: vec![u128::MAX; np],
+            blocked: vec![false; np],
+            pending: (0..np * nvc).map(|_| Vec::new()).collect(),
+            pending_min: vec![u128::MAX; np * nvc],
             rr: vec![0; np],
             nonempty: vec![0; np],
             out_q: (0..np * nvc).map(|_| VecDeque::new()).collect(),
@@ -242,7 +280,7 @@ impl<M: Copy> Fabric<M> {
     }
 
     /// Hand a packet to the fabric at endpoint `node`.
-    pub fn inject<E: From<FabricEvent>>(
+    pub fn inject<E: From<FabricEvent> + Copy>(
         &mut self,
         q: &mut EventQueue<E>,
         node: NodeId,
@@ -266,7 +304,7 @@ impl<M: Copy> Fabric<M> {
             wait: 0,
             hops: 0,
         });
-        let o = self.route(node, pid);
+        let o = self.route(q, node, pid);
         self.enqueue(q, o, pid);
         pid
     }
@@ -274,35 +312,39 @@ impl<M: Copy> Fabric<M> {
     /// An endpoint's agent takes a delivered packet; its buffer space
     /// returns upstream. Returns the header, the message and the time the
     /// packet spent waiting in queues on its way.
-    pub fn consume<E: From<FabricEvent>>(&mut self, q: &mut EventQueue<E>, pkt: PacketId) -> (PacketHeader, M, Time) {
+    pub fn consume<E: From<FabricEvent> + Copy>(
+        &mut self,
+        q: &mut EventQueue<E>,
+        pkt: PacketId,
+    ) -> (PacketHeader, M, Time) {
         let p = self.packets.remove(pkt);
         let r = p.in_port;
-        q.schedule(
-            q.now() + self.link_prop[(r / 2) as usize],
-            FabricEvent::Credit { port: r ^ 1, vc: p.vc, bytes: Self::cost(&p.hdr) }.into(),
-        );
+        let at = q.now() + self.link_prop[(r / 2) as usize];
+        let key = EventQueue::<E>::key(at, q.reserve());
+        self.return_credit(q, r ^ 1, p.vc, Self::cost(&p.hdr), key);
         (p.hdr, p.msg, p.wait)
     }
 
     /// Handle one fabric event. Returns a packet delivered to an endpoint
     /// (node, packet), which the caller hands to that endpoint's agent.
     #[inline]
-    pub fn handle<E: From<FabricEvent>>(
+    pub fn handle<E: From<FabricEvent> + Copy>(
         &mut self,
         q: &mut EventQueue<E>,
         ev: FabricEvent,
     ) -> Option<(NodeId, PacketId)> {
         match ev {
             FabricEvent::TxDone { port } => {
-                let link = (port / 2) as usize;
-                if self.link_half[link] {
-                    self.tx_busy[port as usize & !1] = false;
-                    self.try_send(q, port ^ 1);
-                    self.try_send(q, port);
-                } else {
-                    self.tx_busy[port as usize] = false;
-                    self.try_send(q, port);
+                self.tx_busy[port as usize & !1] = false;
+                self.try_send(q, port ^ 1);
+                self.try_send(q, port);
+                None
+            }
+            FabricEvent::Wake { port } => {
+                if self.wake_at[port as usize] == q.current() {
+                    self.wake_at[port as usize] = u128::MAX;
                 }
+                self.try_send(q, port);
                 None
             }
             FabricEvent::Arrive { port, pkt } => {
@@ -332,42 +374,128 @@ impl<M: Copy> Fabric<M> {
                     .front()
                     .expect("head-ready event for an empty buffer");
                 let node = self.port_node[port as usize];
-                let o = self.route(node, pkt);
+                let o = self.route(q, node, pkt);
                 self.enqueue(q, o, pkt);
                 None
             }
             FabricEvent::Crossed { pkt } => {
                 let node = self.port_node[self.packets.get(pkt).in_port as usize];
-                let o = self.route(node, pkt);
+                let o = self.route(q, node, pkt);
                 self.enqueue(q, o, pkt);
-                None
-            }
-            FabricEvent::Credit { port, vc, bytes } => {
-                self.credits[port as usize * self.nvc + vc as usize] += bytes;
-                self.try_send(q, port);
                 None
             }
         }
     }
 
+    /// Buffer space of `bytes` returns to (`port`, `vc`) at event key `at`.
+    #[inline]
+    fn return_credit<E: From<FabricEvent> + Copy>(
+        &mut self,
+        q: &mut EventQueue<E>,
+        port: PortId,
+        vc: u16,
+        bytes: u32,
+        at: u128,
+    ) {
+        let idx = port as usize * self.nvc + vc as usize;
+        self.pending[idx].push((at, bytes));
+        if at < self.pending_min[idx] {
+            self.pending_min[idx] = at;
+        }
+        if self.blocked[port as usize] {
+            self.wake(q, port, at);
+        }
+    }
+
+    /// Credit of (`idx` = port * nvc + vc) that has returned by the event
+    /// being handled.
+    #[inline]
+    fn credit<E: From<FabricEvent> + Copy>(&mut self, q: &EventQueue<E>, idx: usize) -> u32 {
+        // A credit whose (reserved) key is the current event's has arrived:
+        // the current event stands in its place.
+        let now = q.current();
+        if self.pending_min[idx] <= now {
+            let mut min = u128::MAX;
+            let mut got = 0;
+            self.pending[idx].retain(|&(t, b)| {
+                if t <= now {
+                    got += b;
+                    false
+                } else {
+                    min = min.min(t);
+                    true
+                }
+            });
+            self.credits[idx] += got;
+            self.pending_min[idx] = min;
+        }
+        self.credits[idx]
+    }
+
+    /// Make sure `port` is woken at event key `at` or earlier.
+    #[inline]
+    fn wake<E: From<FabricEvent> + Copy>(&mut self, q: &mut EventQueue<E>, port: PortId, at: u128) {
+        if at < self.wake_at[port as usize] {
+            self.wake_at[port as usize] = at;
+            q.schedule_reserved(at, FabricEvent::Wake { port }.into());
+        }
+    }
+
+    /// Whether port `o`'s transmitter is busy.
+    #[inline]
+    fn tx_is_busy<E: From<FabricEvent> + Copy>(&self, q: &EventQueue<E>, o: PortId) -> bool {
+        if self.link_half[(o / 2) as usize] {
+            self.tx_busy[o as usize & !1]
+        } else {
+            self.busy_until[o as usize] > q.current()
+        }
+    }
+
+    /// Time to serialize `bytes` on `link` (`Bandwidth::serialize`, cached).
+    #[inline]
+    fn serialize(&mut self, link: usize, bytes: u32) -> Time {
+        let c = &mut self.ser_cache[link];
+        if c[0].0 == bytes {
+            return c[0].1;
+        }
+        if c[1].0 == bytes {
+            return c[1].1;
+        }
+        let t = self.link_bw[link].serialize(bytes as u64);
+        c[1] = c[0];
+        c[0] = (bytes, t);
+        t
+    }
+
     /// Choose the output port at `node` and set the packet's next VC.
     #[inline]
-    fn route(&mut self, node: NodeId, pid: PacketId) -> PortId {
+    fn route<E: From<FabricEvent> + Copy>(&mut self, q: &EventQueue<E>, node: NodeId, pid: PacketId) -> PortId {
         let p = self.packets.get(pid);
         let (in_port, level, phase, src, dst, vc_class) =
             (p.in_port, p.level, p.phase, p.hdr.src, p.hdr.dst, p.hdr.vc_class);
+        if self.routing.algorithm == RoutingAlgorithm::Dor {
+            let state = if in_port == NONE { 0 } else { phase };
+            let (o, state, level) = self.routing.dor_route(node, state, dst);
+            let out_vc = self.vc_of(vc_class, level);
+            let pm = self.packets.get_mut(pid);
+            pm.level = level;
+            pm.out_vc = out_vc;
+            pm.phase = state;
+            return o;
+        }
         let level = if in_port == NONE { 0 } else { level.saturating_add(1) };
         let out_vc = self.vc_of(vc_class, level);
         let o = match self.routing.algorithm {
             RoutingAlgorithm::Adaptive => {
-                let c = self.routing.candidates(node, phase, dst);
-                let mut best = c[0];
+                let c = self.routing.candidate_range(node, phase, dst);
+                let mut best = self.routing.candidate(c, 0);
                 let mut best_score = i64::MIN;
-                for &o in c {
+                for k in 0..c.len {
+                    let o = self.routing.candidate(c, k);
                     let i = o as usize * self.nvc + out_vc as usize;
-                    let score = self.credits[i] as i64
+                    let score = self.credit(q, i) as i64
                         - 64 * self.out_q[i].len() as i64
-                        - if self.tx_busy[o as usize] { 1 } else { 0 };
+                        - if self.tx_is_busy(q, o) { 1 } else { 0 };
                     if score > best_score {
                         best = o;
                         best_score = score;
@@ -386,7 +514,7 @@ impl<M: Copy> Fabric<M> {
     }
 
     #[inline]
-    fn enqueue<E: From<FabricEvent>>(&mut self, q: &mut EventQueue<E>, o: PortId, pid: PacketId) {
+    fn enqueue<E: From<FabricEvent> + Copy>(&mut self, q: &mut EventQueue<E>, o: PortId, pid: PacketId) {
         let now = q.now();
         let p = self.packets.get_mut(pid);
         p.enqueued = now;
@@ -397,11 +525,22 @@ impl<M: Copy> Fabric<M> {
     }
 
     #[inline]
-    fn try_send<E: From<FabricEvent>>(&mut self, q: &mut EventQueue<E>, p: PortId) {
+    fn try_send<E: From<FabricEvent> + Copy>(&mut self, q: &mut EventQueue<E>, p: PortId) {
         let pu = p as usize;
+        if self.nonempty[pu] == 0 {
+            return;
+        }
         let link = pu / 2;
-        let lock = if self.link_half[link] { pu & !1 } else { pu };
-        if self.tx_busy[lock] || self.nonempty[pu] == 0 {
+        let half = self.link_half[link];
+        let lock = if half { pu & !1 } else { pu };
+        if half {
+            // The link's TxDone tries both directions.
+            if self.tx_busy[lock] {
+                return;
+            }
+        } else if self.busy_until[pu] > q.current() {
+            let t = self.busy_until[pu];
+            self.wake(q, p, t);
             return;
         }
         let nvc = self.nvc;
@@ -410,6 +549,7 @@ impl<M: Copy> Fabric<M> {
         // Round-robin: VCs from `start` up, then those below it.
         let high = mask & (u64::MAX << start);
         let low = mask & !(u64::MAX << start);
+        let mut retry = u128::MAX;
         for mut m in [high, low] {
             while m != 0 {
                 let vc = m.trailing_zeros() as usize;
@@ -417,7 +557,8 @@ impl<M: Copy> Fabric<M> {
                 let idx = pu * nvc + vc;
                 let pid = *self.out_q[idx].front().expect("nonempty bit set");
                 let cost = Self::cost(&self.packets.get(pid).hdr);
-                if self.credits[idx] < cost {
+                if self.credit(q, idx) < cost {
+                    retry = retry.min(self.pending_min[idx]);
                     continue;
                 }
                 self.out_q[idx].pop_front();
@@ -425,19 +566,32 @@ impl<M: Copy> Fabric<M> {
                     self.nonempty[pu] &= !(1 << vc);
                 }
                 self.credits[idx] -= cost;
-                self.rr[pu] = ((vc + 1) % nvc) as u16;
+                self.rr[pu] = if vc + 1 == nvc { 0 } else { vc as u16 + 1 };
+                self.blocked[pu] = false;
                 self.transmit(q, p, lock, pid);
                 return;
             }
         }
+        // Every head waits for credit: wake when the first returns (or,
+        // if none is on its way yet, when one is sent back).
+        self.blocked[pu] = true;
+        if retry != u128::MAX {
+            self.wake(q, p, retry);
+        }
     }
 
     #[inline]
-    fn transmit<E: From<FabricEvent>>(&mut self, q: &mut EventQueue<E>, p: PortId, lock: usize, pid: PacketId) {
+    fn transmit<E: From<FabricEvent> + Copy>(&mut self, q: &mut EventQueue<E>, p: PortId, lock: usize, pid: PacketId) {
         let now = q.now();
         let pu = p as usize;
         let link = pu / 2;
         let mut start = now;
+        let (bytes, payload) = {
+            let h = &self.packets.get(pid).hdr;
+            (h.bytes, h.payload)
+        };
+        let ser = self.serialize(link, bytes);
+        let payload_ser = if payload == bytes { ser } else { self.serialize(link, payload) };
         let st = &mut self.stats[pu];
         if self.link_half[link] {
             let side = (pu & 1) as u8;
@@ -448,10 +602,15 @@ impl<M: Copy> Fabric<M> {
             self.link_last[link] = side;
         }
         let pkt = self.packets.get_mut(pid);
-        let bw = self.link_bw[link];
-        let end = start + bw.serialize(pkt.hdr.bytes as u64);
-        self.tx_busy[lock] = true;
-        q.schedule(end, FabricEvent::TxDone { port: p }.into());
+        let end = start + ser;
+        let half = self.link_half[link];
+        if half {
+            self.tx_busy[lock] = true;
+            q.schedule(end, FabricEvent::TxDone { port: p }.into());
+        } else {
+            // The end-of-serialization event's place in the tie order.
+            self.busy_until[pu] = EventQueue::<E>::key(end, q.reserve());
+        }
 
         let waited = now - pkt.enqueued;
         pkt.wait += waited;
@@ -460,20 +619,28 @@ impl<M: Copy> Fabric<M> {
         st.bytes += pkt.hdr.bytes as u64;
         st.payload_bytes += pkt.hdr.payload as u64;
         st.busy_ps += end - now;
-        st.payload_ps += bw.serialize(pkt.hdr.payload as u64);
+        st.payload_ps += payload_ser;
 
         let (in_port, in_vc) = (pkt.in_port, pkt.vc);
         let cost = Self::cost(&pkt.hdr);
         pkt.vc = pkt.out_vc;
         pkt.hops += 1;
-        q.schedule(end + self.link_prop[link], FabricEvent::Arrive { port: p ^ 1, pkt: pid }.into());
+        let arrive = end + self.link_prop[link];
+        let next = self.port_node[pu ^ 1] as usize;
+        if self.voq && self.node_is_switch[next] {
+            // Nothing happens to the packet between arriving and crossing
+            // the switch: one event, when it has crossed.
+            pkt.in_port = p ^ 1;
+            q.schedule(arrive + self.node_latency[next], FabricEvent::Crossed { pkt: pid }.into());
+        } else {
+            q.schedule(arrive, FabricEvent::Arrive { port: p ^ 1, pkt: pid }.into());
+        }
 
         if in_port != NONE {
             // Leaving a switch input buffer: its space returns upstream.
-            q.schedule(
-                end + self.link_prop[(in_port / 2) as usize],
-                FabricEvent::Credit { port: in_port ^ 1, vc: in_vc, bytes: cost }.into(),
-            );
+            let at = end + self.link_prop[(in_port / 2) as usize];
+            let key = EventQueue::<E>::key(at, q.reserve());
+            self.return_credit(q, in_port ^ 1, in_vc, cost, key);
             if !self.voq {
                 // Input FIFO: expose the next head.
                 let idx = in_port as usize * self.nvc + in_vc as usize;
@@ -484,6 +651,11 @@ impl<M: Copy> Fabric<M> {
                     q.schedule(ready, FabricEvent::HeadReady { port: in_port, vc: in_vc }.into());
                 }
             }
+        }
+        if !half && self.nonempty[pu] != 0 {
+            // More is queued: try again when the transmitter is free.
+            let t = self.busy_until[pu];
+            self.wake(q, p, t);
         }
     }
 }

@@ -64,6 +64,18 @@ impl Link {
 pub struct Topology {
     pub nodes: Vec<Node>,
     pub links: Vec<Link>,
+    /// A generated mesh or torus: its switches are nodes `0..rows * cols`,
+    /// row-major (what dimension-order routing needs).
+    pub grid: Option<Grid>,
+}
+
+/// The coordinates of a generated mesh or torus.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Grid {
+    pub rows: u32,
+    pub cols: u32,
+    /// Torus: wrap-around links close each row and column into a ring.
+    pub wrap: bool,
 }
 
 impl Topology {
@@ -104,6 +116,31 @@ impl Topology {
         self.nodes.iter().position(|n| n.name == name).map(|i| i as NodeId)
     }
 
+    /// Which nodes can reach which when only switches forward, in
+    /// O(nodes + ports): components of the switch graph.
+    pub fn reachability(&self) -> Reachability {
+        let mut comp = vec![u32::MAX; self.nodes.len()];
+        let mut next = 0;
+        for s in 0..self.nodes.len() {
+            if !self.nodes[s].kind.is_switch() || comp[s] != u32::MAX {
+                continue;
+            }
+            comp[s] = next;
+            let mut stack = vec![s];
+            while let Some(u) = stack.pop() {
+                for &p in &self.nodes[u].ports {
+                    let w = self.peer(p) as usize;
+                    if self.nodes[w].kind.is_switch() && comp[w] == u32::MAX {
+                        comp[w] = next;
+                        stack.push(w);
+                    }
+                }
+            }
+            next += 1;
+        }
+        Reachability { comp }
+    }
+
     /// Nodes reachable from `from` when only switches forward.
     pub fn reachable(&self, from: NodeId) -> Vec<bool> {
         let mut seen = vec![false; self.nodes.len()];
@@ -122,6 +159,28 @@ impl Topology {
             }
         }
         seen
+    }
+}
+
+/// Switch components (see `Topology::reachability`).
+pub struct Reachability {
+    comp: Vec<u32>,
+}
+
+impl Reachability {
+    /// Whether endpoint `a` reaches `b`: a direct link, or switches of one
+    /// component next to each.
+    pub fn connected(&self, topo: &Topology, a: NodeId, b: NodeId) -> bool {
+        let na = &topo.nodes[a as usize];
+        na.ports.iter().any(|&p| {
+            let w = topo.peer(p);
+            w == b
+                || (topo.nodes[w as usize].kind.is_switch()
+                    && topo.nodes[b as usize].ports.iter().any(|&q| {
+                        let v = topo.peer(q) as usize;
+                        topo.nodes[v].kind.is_switch() && self.comp[v] == self.comp[w as usize]
+                    }))
+        })
     }
 }
 

@@ -249,7 +249,14 @@ impl System {
     /// Run to completion (or the time limit). `progress` is called every
     /// few thousand events with the fraction done; returning false stops
     /// the run (reported as interrupted).
-    pub fn run(mut self, progress: &mut dyn FnMut(f64) -> bool) -> RunResult {
+    pub fn run(self, progress: &mut dyn FnMut(f64) -> bool) -> RunResult {
+        self.run_counting(progress).0
+    }
+
+    /// `run`, also returning the packet-hops (link traversals) of the whole
+    /// run, the figure benchmarks divide by the whole run's wall time (the
+    /// result's link statistics cover only the measurement window).
+    pub fn run_counting(mut self, progress: &mut dyn FnMut(f64) -> bool) -> (RunResult, u64) {
         let wall = std::time::Instant::now();
         if self.n_started == self.requesters.len() {
             self.snapshot = self.fabric.link_stats().to_vec();
@@ -302,7 +309,9 @@ impl System {
             self.window_end = self.window_end.min(self.max_time);
         }
         progress(1.0);
-        self.finish(outcome, wall.elapsed().as_secs_f64())
+        let wall_s = wall.elapsed().as_secs_f64();
+        let hops = self.fabric.link_stats().iter().map(|s| s.packets).sum();
+        (self.finish(outcome, wall_s), hops)
     }
 
     fn start_requester(&mut self, r: usize) {
