@@ -385,6 +385,20 @@ pub trait Protocol {
     fn carries_data(&self, _msg: &Self::Msg) -> bool {
         false
     }
+    /// Lines of data a message carries (a snoop response may carry
+    /// several): its size on the wire is the control size plus this many
+    /// lines.
+    fn data_lines(&self, msg: &Self::Msg) -> u32 {
+        self.carries_data(msg) as u32
+    }
+    /// The most lines one message carries (sizes the fabric's buffers).
+    fn max_data_lines(&self) -> u32 {
+        1
+    }
+    /// A name per virtual channel, for traffic tables (default `vcN`).
+    fn vc_names(&self) -> Vec<String> {
+        (0..self.vc_orders().len()).map(|i| format!("vc{i}")).collect()
+    }
     /// The environment action that performs workload operation `op` at
     /// `agent` now, or None if it cannot start yet (no free MSHR, a
     /// transaction on the line in progress): the engine offers it again

@@ -18,6 +18,11 @@
 //! threads = 2              # worker threads (default: one per core); the
 //!                          # result is the same for any number
 //! ```
+//!
+//! `protocol = "dcoh"` (ESF's device-managed coherence): `caches` are the
+//! requesters, `directories` the memory devices, `addresses` the lines,
+//! and two more keys apply: `snoop_filter = 2` (entries per device) and
+//! `invblk = 2` (longest block one BISnp invalidates, 1 to 4).
 
 use serde::Deserialize;
 use serde_json::json;
@@ -26,6 +31,7 @@ use super::chart::sequence_svg;
 use super::explorer::{explore, Options, Report};
 use crate::agents::coherence::directory::{mutant_by_name, Directory, Variant, MAX_LOCS, MAX_PROCS, MUTANTS};
 use crate::agents::coherence::german::{self, German};
+use crate::agents::cxl::dcoh::{self, Dcoh};
 use crate::config::load::{apply_overrides, blame, parse_table, typed, Override};
 use crate::config::{ConfigError, Format};
 
@@ -57,6 +63,10 @@ pub struct CheckConfig {
     pub symmetry: bool,
     /// Worker threads; absent: one per core.
     pub threads: Option<usize>,
+    /// dcoh: snoop-filter entries per device.
+    pub snoop_filter: Option<usize>,
+    /// dcoh: longest InvBlk block.
+    pub invblk: Option<u8>,
 }
 
 fn one() -> usize {
@@ -133,6 +143,13 @@ pub fn run_with_stop(
             }
         }
     }
+    if c.protocol != "dcoh" {
+        for key in ["snoop_filter", "invblk"] {
+            if given.iter().any(|g| g == key) {
+                return Err(err(key, "applies to protocol = \"dcoh\" only".to_string()));
+            }
+        }
+    }
     if c.threads.is_some_and(|t| t == 0 || t > 1024) {
         return Err(err("threads", format!("{}: expected 1 to 1024", c.threads.unwrap_or(0))));
     }
@@ -190,7 +207,47 @@ pub fn run_with_stop(
             renamings(&p).map_err(|m| err("symmetry", m))?;
             explore(&p, &opts, &mut |_| {})
         }
-        other => return Err(err("protocol", format!("{other:?}: expected msi, mesi or german"))),
+        "dcoh" => {
+            if c.caches == 0 || c.caches > 4 {
+                return Err(err("caches", format!("{}: expected 1 to 4 requesters", c.caches)));
+            }
+            if c.directories == 0 || c.directories > 2 {
+                return Err(err("directories", format!("{}: expected 1 or 2 devices", c.directories)));
+            }
+            if c.addresses == 0 || c.addresses > 6 {
+                return Err(err("addresses", format!("{}: expected 1 to 6 lines", c.addresses)));
+            }
+            if c.values == 0 || c.values > 4 {
+                return Err(err("values", format!("{}: expected 1 to 4", c.values)));
+            }
+            let sf = c.snoop_filter.unwrap_or(1);
+            if sf == 0 || sf > 4 {
+                return Err(err("snoop_filter", format!("{sf}: expected 1 to 4 entries")));
+            }
+            let blk = c.invblk.unwrap_or(1);
+            if blk == 0 || blk > dcoh::MAX_BLOCK {
+                return Err(err("invblk", format!("{blk}: expected 1 to {}", dcoh::MAX_BLOCK)));
+            }
+            if c.symmetry {
+                return Err(err("symmetry", "dcoh declares no scalarsets yet; expected false".to_string()));
+            }
+            let mutant = match &c.mutant {
+                None => None,
+                Some(m) => Some(dcoh::mutant_by_name(m).ok_or_else(|| {
+                    err(
+                        "mutant",
+                        format!(
+                            "{m:?}: expected one of {}",
+                            dcoh::MUTANTS.iter().map(|m| m.0).collect::<Vec<_>>().join(", ")
+                        ),
+                    )
+                })?),
+            };
+            let p =
+                Dcoh::checked(c.caches, c.directories, c.addresses as u64, sf, blk, c.values as u8).with_mutant(mutant);
+            explore(&p, &opts, &mut |_| {})
+        }
+        other => return Err(err("protocol", format!("{other:?}: expected msi, mesi, german or dcoh"))),
     };
     let svg = sequence_svg(&report);
     Ok(CheckResult { report, svg })

@@ -231,7 +231,7 @@ impl<P: Protocol> ProtocolSystem<P> {
             system.fabric.switch_queueing,
             nvc,
             system.fabric.buffer.bytes(),
-            t.data_bytes.max(t.control_bytes),
+            t.control_bytes + p.max_data_lines() * t.data_bytes.saturating_sub(t.control_bytes),
         );
         let n = agents.len();
         let dram = host
@@ -462,12 +462,14 @@ impl<P: Protocol> ProtocolSystem<P> {
     fn leave(&mut self, slot: u32) {
         let (from, s) = self.leaving[slot as usize].take().expect("a send waits in this slot");
         self.free_slots.push(slot);
-        let data = self.p.carries_data(&s.msg);
+        // A message with n lines: the control part once, a data part per line.
+        let n = self.p.data_lines(&s.msg);
+        let per_line = self.t.data_bytes.saturating_sub(self.t.control_bytes);
         let hdr = PacketHeader {
             src: self.node_of[from as usize],
             dst: self.node_of[s.to as usize],
-            bytes: if data { self.t.data_bytes } else { self.t.control_bytes },
-            payload: if data { self.t.line_bytes.min(self.t.data_bytes) } else { 0 },
+            bytes: if n == 0 { self.t.control_bytes } else { self.t.control_bytes + n * per_line },
+            payload: n * self.t.line_bytes.min(self.t.data_bytes),
             class: s.vc,
             vc_class: s.vc,
         };
@@ -819,7 +821,8 @@ impl<P: Protocol> ProtocolSystem<P> {
         let topo = &self.fabric.topo;
         let links = self.fabric.link_rows(self.fabric.link_stats(), None);
         let (cp, cb) = self.fabric.class_counts();
-        let class_packets = (0..self.p.vc_orders().len()).map(|i| (format!("vc{i}"), cp[i], cb[i])).collect();
+        let names = self.p.vc_names();
+        let class_packets = names.into_iter().enumerate().map(|(i, name)| (name, cp[i], cb[i])).collect();
         let line = self.t.line_bytes as u64;
         let requesters = (0..self.agents.len())
             .filter(|&a| self.roles[a] == Role::Core)

@@ -1,9 +1,14 @@
-//! CXL.mem-style request/response agents (ESF's device layer): requesters
-//! that issue reads and writes, and memory endpoints that serve them.
+//! ESF's device layer: CXL.mem-style request/response agents (requesters
+//! that issue reads and writes, memory endpoints that serve them), and
+//! device-managed coherence ([`dcoh`]: the DCOH's inclusive snoop filter,
+//! BISnp/BIRsp, InvBlk) as a protocol.
 
+pub mod dcoh;
+pub mod line_store;
 pub mod memory_endpoint;
 pub mod messages;
 pub mod requester;
+pub mod snoop_filter;
 
 pub use memory_endpoint::MemoryEndpoint;
 pub use messages::{MemMsg, MsgKind};

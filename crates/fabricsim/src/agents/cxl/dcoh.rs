@@ -1,0 +1,1021 @@
+//! Device-managed coherence (HDM-DB) as a [`Protocol`]: ESF's requesters
+//! with private caches, and memory devices whose DCOH is an inclusive
+//! snoop filter that back-invalidates (BISnp/BIRsp, InvBlk) — one model,
+//! timed at full size and checked small.
+//!
+//! Agents: requesters `0..R` (hosts or accelerators: a cache and its
+//! outstanding requests), devices `R..R+D` (a DCOH with its snoop filter and
+//! request trackers, in front of the device's memory). Line `l` lives on
+//! device `(l / g) mod D` with `g` the interleaving granule in lines.
+//!
+//! CXL.mem channels, one virtual channel each:
+//!
+//! | VC | channel    | messages                                   | order |
+//! |----|------------|--------------------------------------------|-------|
+//! | 0  | M2S Req    | MemRdS, MemRdE, BIConflict                 | FIFO  |
+//! | 1  | M2S RwD    | MemWr (dirty eviction, with data)          | FIFO  |
+//! | 2  | S2M NDR    | Cmp, BIConflictAck                         | any   |
+//! | 3  | S2M DRS    | MemData (with data)                        | any   |
+//! | 4  | S2M BISnp  | BISnp (InvBlk when it names 2–4 lines)     | any   |
+//! | 5  | M2S BIRsp  | BIRsp (with the dirty lines' data)         | any   |
+//!
+//! Device (one handler per message):
+//! - **MemRdS / MemRdE** from r: a tracker takes the request (trackers are
+//!   pre-allocated for every request the requesters may have outstanding,
+//!   so M2S Req is always sunk — CXL requires BIConflict never to wait
+//!   behind requests). Then `progress`: a request on a line whose entry is
+//!   being back-invalidated waits; a request that conflicts with owners
+//!   (MemRdE: any other owner; MemRdS: another exclusive owner) sends them
+//!   BISnp and waits; a request on a line without an entry takes a free
+//!   entry or, with the filter full, frees a victim block: BISnp to every
+//!   owner of its lines, wait for every BIRsp, write back dirty data, free
+//!   the entries, then serve. Serving reads memory and answers MemData.
+//! - **BIRsp** from r: write back its dirty lines, drop r from the owners
+//!   and from the awaited set; when the last arrives, free the entries (a
+//!   victim block, its freed slot reserved for the waiting request) or
+//!   unblock the line (a conflict), and `progress`.
+//! - **MemWr** from an owner: write memory, drop it from the owners, Cmp.
+//!   From a requester that is no longer an owner the data is stale (its
+//!   BIRsp carried the line already): Cmp only.
+//! - **BIConflict** from r: answer which lines of the snooped block r's
+//!   request was already served for (`BIConflictAck.served`).
+//!
+//! Requester:
+//! - A load or store that misses allocates the line (evicting by policy:
+//!   clean lines silently, dirty ones by MemWr) and sends MemRdS / MemRdE.
+//! - **MemData**: install, perform the waiting operation.
+//! - **BISnp**: invalidate the named lines, BIRsp with the dirty data. If
+//!   a request on one of them is outstanding, first BIConflict: the device
+//!   says whether it already served it (its MemData is then in flight,
+//!   and the snoop applies after it) or not (answer at once).
+//! - **Cmp**: the write-back completed.
+//! - **BIConflictAck**: resume the deferred snoop.
+//!
+//! Modelling choices (ESF does not say): clean evictions are silent (the
+//! filter keeps stale owners, as ESF's Fig 14 mechanism implies); a BISnp
+//! always invalidates (no BISnpData downgrade); BIRsp carries dirty data
+//! as ESF describes (§III-D "flush it back through BIRsp") rather than a
+//! separate RwD; MemRdS always grants Shared.
+
+use super::line_store::LineStore;
+pub use super::snoop_filter::MAX_BLOCK;
+use super::snoop_filter::{Entry, SnoopFilter};
+use crate::agents::cache::{CacheGeometry, VictimPolicy};
+use crate::agents::protocol::{AgentId, ChannelOrder, Ctx, OpKind, OpOrder, Protocol, Role, Step, Violation, WorkOp};
+
+pub const M2S_REQ: u8 = 0;
+pub const M2S_RWD: u8 = 1;
+pub const S2M_NDR: u8 = 2;
+pub const S2M_DRS: u8 = 3;
+pub const S2M_BISNP: u8 = 4;
+pub const M2S_BIRSP: u8 = 5;
+
+/// Channel names, by VC (for traffic tables).
+pub const CHANNELS: [&str; 6] = ["m2s_req", "m2s_rwd", "s2m_ndr", "s2m_drs", "s2m_bisnp", "m2s_birsp"];
+
+pub type Line = u64;
+pub type Val = u8;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Msg {
+    /// M2S Req MemRd, MetaValue = S.
+    MemRdS { line: Line },
+    /// M2S Req MemRd, MetaValue = A (exclusive).
+    MemRdE { line: Line },
+    /// M2S Req: a BISnp met an outstanding request.
+    BIConflict { base: Line, len: u8 },
+    /// M2S RwD MemWr: a dirty eviction.
+    MemWr { line: Line, data: Val },
+    /// S2M NDR: the write-back is done.
+    Cmp { line: Line },
+    /// S2M NDR: bit i set if the request on line i of the block had been
+    /// served before the snoop.
+    BIConflictAck { base: Line, served: u8 },
+    /// S2M DRS.
+    MemData { line: Line, data: Val, excl: bool },
+    /// S2M BISnp (BISnpInv; InvBlk for `len` > 1).
+    BISnp { base: Line, len: u8 },
+    /// M2S BIRsp: bit i of `dirty` set if line i's data is in `data[i]`.
+    BIRsp { base: Line, len: u8, dirty: u8, data: [Val; MAX_BLOCK as usize] },
+}
+
+/// A requester's cache line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum St {
+    /// Allocated for an outstanding request, no data yet.
+    I,
+    S,
+    E,
+    M,
+}
+
+/// The operation waiting for a line's outstanding request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Pend {
+    None,
+    Load,
+    Store(Val),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CLine {
+    pub st: St,
+    pub data: Val,
+    pub pend: Pend,
+}
+
+/// A BISnp deferred by a conflict with an outstanding request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Snoop {
+    pub base: Line,
+    pub len: u8,
+    /// BIConflictAck received, with its `served` bits.
+    pub acked: bool,
+    pub served: u8,
+    /// Lines whose request was outstanding when the snoop arrived and
+    /// whose data has not arrived since.
+    pub awaiting: u8,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Requester {
+    pub lines: LineStore<CLine>,
+    /// Dirty write-backs awaiting their Cmp.
+    pub wbs: Vec<(Line, Val)>,
+    pub snoops: Vec<Snoop>,
+    /// Outstanding requests (MSHRs in use).
+    pub pending: u16,
+}
+
+/// A request the device holds until it can be served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Tracker {
+    pub from: AgentId,
+    pub line: Line,
+    pub excl: bool,
+    /// A victim block is being freed for this request.
+    pub room: bool,
+}
+
+/// Device statistics (timing only; always zero when checked).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct DcohStats {
+    pub requests: u64,
+    /// BISnp messages sent, for victims and for conflicts.
+    pub bisnp_victim: u64,
+    pub bisnp_conflict: u64,
+    /// Lines the victim BISnps invalidated (InvBlk: several per BISnp).
+    pub lines_invalidated: u64,
+    pub dirty_writebacks: u64,
+    /// Requests that waited for a back-invalidation before being served.
+    pub waited: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Device {
+    pub sf: SnoopFilter,
+    /// Memory values by local line (checked only; empty when timed).
+    pub mem: Vec<Val>,
+    pub trackers: Vec<Tracker>,
+    pub stats: DcohStats,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Agent {
+    Requester(Requester),
+    Device(Device),
+}
+
+/// The last value written to each line (checked only).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub struct Ghost {
+    pub last: Vec<Val>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    // requester (environment)
+    Load(Line),
+    Store(Line, Val),
+    /// A load or store that hits (timing only).
+    Hit(Line, Option<Val>),
+    Evict(Line),
+    // device (checked only: the victim block the policy would pick, timed)
+    Victim {
+        tracker: u8,
+        base: Line,
+        len: u8,
+    },
+}
+
+/// Deliberately broken variants the checker must catch (`[check] mutant`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mutant {
+    /// Free the entry (and serve) at the first BIRsp instead of the last.
+    FreeEarly,
+    /// Lose the dirty data a BIRsp carries.
+    DropDirty,
+    /// A requester holds a BISnp back until its own outstanding request on
+    /// the line completes: BI ordered behind requests, as on a shared
+    /// request channel — the dependency CXL's BI channels exist to break.
+    BisnpWaits,
+    /// InvBlk names one line more than the block being freed.
+    InvBlkTooLong,
+}
+
+pub const MUTANTS: [(&str, Mutant); 4] = [
+    ("free-before-all-birsp", Mutant::FreeEarly),
+    ("drop-dirty-birsp", Mutant::DropDirty),
+    ("bisnp-waits-for-request", Mutant::BisnpWaits),
+    ("invblk-one-too-many", Mutant::InvBlkTooLong),
+];
+
+pub fn mutant_by_name(name: &str) -> Option<Mutant> {
+    MUTANTS.iter().find(|m| m.0 == name).map(|m| m.1)
+}
+
+/// Timed sizes and policies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DcohTiming {
+    pub cache: CacheGeometry,
+    pub cache_policy: VictimPolicy,
+    pub sf: CacheGeometry,
+    pub sf_policy: VictimPolicy,
+    pub seed: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct Dcoh {
+    pub requesters: usize,
+    pub devices: usize,
+    /// Lines in the address space (the checker's addresses; the timed
+    /// workload's footprint).
+    pub lines: u64,
+    /// Interleaving granule, in lines.
+    pub granule: u64,
+    /// Outstanding requests per requester.
+    pub mshrs: u16,
+    /// Checked: snoop-filter entries per device, data values.
+    pub sf_entries: usize,
+    pub values: u8,
+    /// InvBlk: longest block a BISnp invalidates (1: plain BISnp).
+    pub max_block: u8,
+    pub timing: Option<DcohTiming>,
+    pub mutant: Option<Mutant>,
+    vcs: [ChannelOrder; 6],
+}
+
+impl Dcoh {
+    /// The checked protocol.
+    pub fn checked(
+        requesters: usize,
+        devices: usize,
+        lines: u64,
+        sf_entries: usize,
+        max_block: u8,
+        values: u8,
+    ) -> Self {
+        Dcoh {
+            requesters,
+            devices,
+            lines,
+            granule: 1,
+            mshrs: 1,
+            sf_entries,
+            values,
+            max_block,
+            timing: None,
+            mutant: None,
+            vcs: Self::VCS,
+        }
+    }
+
+    /// The timed protocol.
+    pub fn timed(
+        requesters: usize,
+        devices: usize,
+        lines: u64,
+        granule: u64,
+        mshrs: u16,
+        max_block: u8,
+        t: DcohTiming,
+    ) -> Self {
+        Dcoh {
+            requesters,
+            devices,
+            lines,
+            granule,
+            mshrs,
+            sf_entries: t.sf.lines() as usize,
+            values: 1,
+            max_block,
+            timing: Some(t),
+            mutant: None,
+            vcs: Self::VCS,
+        }
+    }
+
+    const VCS: [ChannelOrder; 6] = [
+        ChannelOrder::Fifo,
+        ChannelOrder::Fifo,
+        ChannelOrder::Unordered,
+        ChannelOrder::Unordered,
+        ChannelOrder::Unordered,
+        ChannelOrder::Unordered,
+    ];
+
+    pub fn with_mutant(mut self, m: Option<Mutant>) -> Self {
+        self.mutant = m;
+        self
+    }
+
+    fn is(&self, m: Mutant) -> bool {
+        self.mutant == Some(m)
+    }
+
+    fn checked_mode(&self) -> bool {
+        self.timing.is_none()
+    }
+
+    // ------------------------------------------------------------ addresses
+
+    /// The device agent that owns `line`.
+    #[inline]
+    pub fn device_of(&self, line: Line) -> AgentId {
+        (self.requesters as u64 + (line / self.granule) % self.devices as u64) as AgentId
+    }
+
+    /// `line`'s index in its device's memory.
+    #[inline]
+    pub fn local(&self, line: Line) -> u64 {
+        let g = self.granule;
+        (line / (g * self.devices as u64)) * g + line % g
+    }
+
+    /// The global line of device `dev`'s local line `k`.
+    #[inline]
+    pub fn global(&self, dev: AgentId, k: u64) -> Line {
+        let g = self.granule;
+        let d = (dev as usize - self.requesters) as u64;
+        ((k / g) * self.devices as u64 + d) * g + k % g
+    }
+
+    /// Line `i` of the block starting at global line `base`.
+    #[inline]
+    fn block_line(&self, base: Line, i: u8) -> Line {
+        self.global(self.device_of(base), self.local(base) + i as u64)
+    }
+
+    fn device_index(&self, me: AgentId) -> usize {
+        me as usize - self.requesters
+    }
+
+    // ------------------------------------------------------------ requester
+
+    fn requester_message(
+        &self,
+        r: &mut Requester,
+        ctx: &mut Ctx<Msg, Ghost>,
+        from: AgentId,
+        msg: Msg,
+    ) -> Result<Step, Violation> {
+        match msg {
+            Msg::MemData { line, data, excl } => {
+                let Some(l) = r.lines.get_mut(line) else {
+                    return Err(Violation::unexpected("no line allocated", msg));
+                };
+                if l.pend == Pend::None {
+                    return Err(Violation::unexpected(*l, msg));
+                }
+                if self.checked_mode() && data != ctx.ghost.last[line as usize] {
+                    return Err(Violation {
+                        kind: "data-value invariant",
+                        detail: format!(
+                            "MemData for line {line} carries {data}, but the last write wrote {}",
+                            ctx.ghost.last[line as usize]
+                        ),
+                    });
+                }
+                l.data = data;
+                l.st = if excl { St::E } else { St::S };
+                match l.pend {
+                    Pend::Store(v) if excl => {
+                        l.st = St::M;
+                        l.data = v;
+                        if self.checked_mode() {
+                            ctx.ghost.last[line as usize] = v;
+                        }
+                    }
+                    Pend::Store(_) => return Err(Violation::unexpected("store waiting for shared data", msg)),
+                    _ => {}
+                }
+                l.pend = Pend::None;
+                r.pending -= 1;
+                ctx.done(line);
+                // Deferred snoops that waited for this data apply now.
+                for i in 0..r.snoops.len() {
+                    let s = &mut r.snoops[i];
+                    if let Some(j) = (0..s.len).find(|&j| self.block_line(s.base, j) == line) {
+                        s.awaiting &= !(1 << j);
+                    }
+                }
+                self.answer_ready_snoops(r, ctx, from);
+            }
+            Msg::BISnp { base, len } => {
+                let mut awaiting = 0u8;
+                for i in 0..len {
+                    if r.lines.get(self.block_line(base, i)).is_some_and(|l| l.pend != Pend::None) {
+                        awaiting |= 1 << i;
+                    }
+                }
+                if awaiting != 0 {
+                    if self.is(Mutant::BisnpWaits) {
+                        return Ok(Step::Stall);
+                    }
+                    r.snoops.push(Snoop { base, len, acked: false, served: 0, awaiting });
+                    ctx.send(from, M2S_REQ, Msg::BIConflict { base, len });
+                } else {
+                    self.answer_snoop(r, ctx, from, base, len);
+                }
+            }
+            Msg::BIConflictAck { base, served } => {
+                let Some(i) = r.snoops.iter().position(|s| s.base == base && !s.acked) else {
+                    return Err(Violation::unexpected("no snoop deferred", msg));
+                };
+                r.snoops[i].acked = true;
+                r.snoops[i].served = served;
+                self.answer_ready_snoops(r, ctx, from);
+            }
+            Msg::Cmp { line } => {
+                let Some(i) = r.wbs.iter().position(|w| w.0 == line) else {
+                    return Err(Violation::unexpected("no write-back in flight", msg));
+                };
+                r.wbs.remove(i);
+            }
+            _ => return Err(Violation::unexpected("requester", msg)),
+        }
+        Ok(Step::Done)
+    }
+
+    /// Answer the deferred snoops whose conflict is resolved: the device
+    /// said which requests it had served before snooping, and their data
+    /// has arrived (the snoop applies after them). A request it had not
+    /// served stays outstanding; the device serves it after the snoop.
+    fn answer_ready_snoops(&self, r: &mut Requester, ctx: &mut Ctx<Msg, Ghost>, dev: AgentId) {
+        let mut i = 0;
+        while i < r.snoops.len() {
+            let s = r.snoops[i];
+            if s.acked && s.awaiting & s.served == 0 {
+                r.snoops.remove(i);
+                self.answer_snoop(r, ctx, dev, s.base, s.len);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// Invalidate the block's lines and answer BIRsp with the dirty data.
+    fn answer_snoop(&self, r: &mut Requester, ctx: &mut Ctx<Msg, Ghost>, dev: AgentId, base: Line, len: u8) {
+        let mut dirty = 0u8;
+        let mut data = [0; MAX_BLOCK as usize];
+        let reply_len = len.min(MAX_BLOCK);
+        for i in 0..len {
+            let line = self.block_line(base, i);
+            if let Some(l) = r.lines.get_mut(line) {
+                if l.pend != Pend::None {
+                    // Not yet served: its request stays outstanding; a shared copy goes.
+                    l.st = St::I;
+                    continue;
+                }
+                let was = *l;
+                r.lines.remove(line);
+                if was.st == St::M && i < MAX_BLOCK {
+                    dirty |= 1 << i;
+                    data[i as usize] = was.data;
+                }
+            } else if let Some(w) = r.wbs.iter().find(|w| w.0 == line) {
+                if i < MAX_BLOCK {
+                    dirty |= 1 << i;
+                    data[i as usize] = w.1;
+                }
+            }
+        }
+        ctx.send(dev, M2S_BIRSP, Msg::BIRsp { base, len: reply_len, dirty, data });
+    }
+
+    /// Start a miss on `line` for a load (`None`) or a store of `v`.
+    fn miss(&self, r: &mut Requester, ctx: &mut Ctx<Msg, Ghost>, line: Line, store: Option<Val>) {
+        ctx.issued(line, if store.is_some() { OpKind::Store } else { OpKind::Load });
+        if !r.lines.has_room(line) {
+            let v = r
+                .lines
+                .victim_where(line, |_, l| l.pend == Pend::None)
+                .expect("workload_action checked that a victim exists");
+            self.evict(r, ctx, v);
+        }
+        let st = r.lines.get(line).map_or(St::I, |l| l.st);
+        let data = r.lines.get(line).map_or(0, |l| l.data);
+        let pend = match store {
+            Some(v) => Pend::Store(v),
+            None => Pend::Load,
+        };
+        r.lines.insert(line, CLine { st, data, pend });
+        r.pending += 1;
+        let dev = self.device_of(line);
+        let m = if store.is_some() { Msg::MemRdE { line } } else { Msg::MemRdS { line } };
+        ctx.send(dev, M2S_REQ, m);
+    }
+
+    fn evict(&self, r: &mut Requester, ctx: &mut Ctx<Msg, Ghost>, line: Line) {
+        if let Some(l) = r.lines.remove(line) {
+            if l.st == St::M {
+                r.wbs.push((line, l.data));
+                ctx.send(self.device_of(line), M2S_RWD, Msg::MemWr { line, data: l.data });
+            }
+        }
+    }
+
+    // ------------------------------------------------------------ device
+
+    fn device_message(
+        &self,
+        d: &mut Device,
+        ctx: &mut Ctx<Msg, Ghost>,
+        from: AgentId,
+        msg: Msg,
+    ) -> Result<Step, Violation> {
+        match msg {
+            Msg::MemRdS { line } | Msg::MemRdE { line } => {
+                d.trackers.push(Tracker { from, line, excl: matches!(msg, Msg::MemRdE { .. }), room: false });
+                if !self.checked_mode() {
+                    d.stats.requests += 1;
+                }
+                self.progress(d, ctx);
+            }
+            Msg::BIRsp { base, len, dirty, data } => {
+                let k0 = self.local(base);
+                let mut done = true;
+                for i in 0..len {
+                    let k = k0 + i as u64;
+                    let Some(e) = d.sf.get_mut(k) else {
+                        return Err(Violation::unexpected("no snoop-filter entry", msg));
+                    };
+                    let bit = 1u64 << from;
+                    if e.wait & bit == 0 {
+                        return Err(Violation::unexpected(*e, msg));
+                    }
+                    e.owners &= !bit;
+                    e.wait &= !bit;
+                    if self.is(Mutant::FreeEarly) {
+                        e.wait = 0;
+                    }
+                    done &= e.wait == 0;
+                    if dirty & (1 << i) != 0 && !self.is(Mutant::DropDirty) {
+                        self.write_memory(d, ctx, k, data[i as usize]);
+                    }
+                }
+                if done {
+                    self.bi_done(d, k0, len);
+                    self.progress(d, ctx);
+                }
+            }
+            Msg::MemWr { line, data } => {
+                let k = self.local(line);
+                let bit = 1u64 << from;
+                if let Some(e) = d.sf.get_mut(k).filter(|e| e.owners & bit != 0) {
+                    e.owners &= !bit;
+                    e.excl = false;
+                    let free = e.owners == 0 && !e.busy();
+                    self.write_memory(d, ctx, k, data);
+                    if free {
+                        d.sf.remove(k);
+                    }
+                }
+                ctx.send(from, S2M_NDR, Msg::Cmp { line });
+                self.progress(d, ctx);
+            }
+            Msg::BIConflict { base, len } => {
+                let mut served = 0u8;
+                for i in 0..len {
+                    let line = self.block_line(base, i);
+                    if !d.trackers.iter().any(|t| t.from == from && t.line == line) {
+                        served |= 1 << i;
+                    }
+                }
+                ctx.send(from, S2M_NDR, Msg::BIConflictAck { base, served });
+            }
+            _ => return Err(Violation::unexpected("device", msg)),
+        }
+        Ok(Step::Done)
+    }
+
+    fn write_memory(&self, d: &mut Device, ctx: &mut Ctx<Msg, Ghost>, k: u64, v: Val) {
+        if self.checked_mode() {
+            d.mem[k as usize] = v;
+        } else {
+            d.stats.dirty_writebacks += 1;
+        }
+        ctx.memory_write(k);
+    }
+
+    /// Every BIRsp of the back-invalidation on local lines `k0..k0+len`
+    /// arrived: free a victim block (reserving the slot for its request),
+    /// or unblock a conflicting line.
+    fn bi_done(&self, d: &mut Device, k0: u64, len: u8) {
+        let first = *d.sf.get(k0).expect("the entry exists");
+        if !first.evicting {
+            return; // a conflict: the waiting request is served next
+        }
+        for i in 0..len as u64 {
+            d.sf.remove(k0 + i);
+        }
+        let want = first.for_line;
+        if d.sf.get(want).is_none() && d.sf.has_room(want) {
+            d.sf.insert(want, Entry::EMPTY);
+        }
+        for t in d.trackers.iter_mut().filter(|t| self.local(t.line) == want) {
+            t.room = false;
+        }
+    }
+
+    /// Serve every tracked request that can be served, in arrival order;
+    /// start the back-invalidations the others need.
+    fn progress(&self, d: &mut Device, ctx: &mut Ctx<Msg, Ghost>) {
+        let mut i = 0;
+        while i < d.trackers.len() {
+            let t = d.trackers[i];
+            let k = self.local(t.line);
+            let bit = 1u64 << t.from;
+            match d.sf.get(k).copied() {
+                Some(e) if e.busy() => {}
+                Some(e) => {
+                    // MemRdE conflicts with every other owner; MemRdS with another exclusive one.
+                    let conflicts = if t.excl || e.excl { e.owners & !bit } else { 0 };
+                    if conflicts != 0 {
+                        let e = d.sf.get_mut(k).expect("present");
+                        e.wait = conflicts;
+                        self.bisnp(d, ctx, conflicts, t.line, 1, false);
+                        if !self.checked_mode() {
+                            d.stats.waited += 1;
+                        }
+                    } else {
+                        self.serve(d, ctx, i, e);
+                        continue;
+                    }
+                }
+                None if d.sf.has_room(k) => {
+                    d.sf.insert(k, Entry::EMPTY);
+                    continue; // served on the next look
+                }
+                None if t.room || self.checked_mode() => {} // freeing a block, or the checker picks one
+                None => {
+                    if let Some((base, len)) = d.sf.choose(k) {
+                        d.trackers[i].room = true;
+                        self.start_eviction(d, ctx, k, base, len);
+                        d.stats.waited += 1;
+                    }
+                }
+            }
+            i += 1;
+        }
+    }
+
+    fn serve(&self, d: &mut Device, ctx: &mut Ctx<Msg, Ghost>, i: usize, e: Entry) {
+        let t = d.trackers.remove(i);
+        let k = self.local(t.line);
+        let bit = 1u64 << t.from;
+        let e2 = d.sf.get_mut(k).expect("present");
+        if t.excl || e.owners & !bit == 0 && e.excl {
+            *e2 = Entry { owners: bit, excl: t.excl, ..Entry::EMPTY };
+        } else {
+            *e2 = Entry { owners: e.owners | bit, excl: false, ..Entry::EMPTY };
+        }
+        d.sf.touch(k);
+        ctx.memory_read(k);
+        let data = if self.checked_mode() { d.mem[k as usize] } else { 0 };
+        ctx.send(t.from, S2M_DRS, Msg::MemData { line: t.line, data, excl: t.excl });
+    }
+
+    /// Free victim block `base..base+len` (local lines) for the request on `for_line`.
+    fn start_eviction(&self, d: &mut Device, ctx: &mut Ctx<Msg, Ghost>, for_line: u64, base: u64, len: u8) {
+        let mut owners = 0;
+        for i in 0..len as u64 {
+            let e = d.sf.get(base + i).expect("a victim is resident");
+            owners |= e.owners;
+        }
+        for i in 0..len as u64 {
+            let e = d.sf.get_mut(base + i).expect("resident");
+            e.wait = owners;
+            e.evicting = true;
+            e.for_line = for_line;
+        }
+        let me = ctx.me;
+        let global = self.global(me, base);
+        let named = if self.is(Mutant::InvBlkTooLong) { (len + 1).min(MAX_BLOCK) } else { len };
+        if !self.checked_mode() {
+            d.stats.lines_invalidated += len as u64 * owners.count_ones() as u64;
+        }
+        self.bisnp(d, ctx, owners, global, named, true);
+    }
+
+    fn bisnp(&self, d: &mut Device, ctx: &mut Ctx<Msg, Ghost>, to: u64, base: Line, len: u8, victim: bool) {
+        let mut m = to;
+        while m != 0 {
+            let r = m.trailing_zeros() as AgentId;
+            m &= m - 1;
+            ctx.send(r, S2M_BISNP, Msg::BISnp { base, len });
+            if !self.checked_mode() {
+                if victim {
+                    d.stats.bisnp_victim += 1;
+                } else {
+                    d.stats.bisnp_conflict += 1;
+                }
+            }
+        }
+    }
+
+    /// Device statistics summed over devices (timing).
+    pub fn stats(agents: &[Agent]) -> DcohStats {
+        let mut s = DcohStats::default();
+        for a in agents {
+            if let Agent::Device(d) = a {
+                s.requests += d.stats.requests;
+                s.bisnp_victim += d.stats.bisnp_victim;
+                s.bisnp_conflict += d.stats.bisnp_conflict;
+                s.lines_invalidated += d.stats.lines_invalidated;
+                s.dirty_writebacks += d.stats.dirty_writebacks;
+                s.waited += d.stats.waited;
+            }
+        }
+        s
+    }
+}
+
+impl Protocol for Dcoh {
+    type Agent = Agent;
+    type Msg = Msg;
+    type Ghost = Ghost;
+    type Action = Action;
+
+    fn name(&self) -> String {
+        format!("dcoh ({} requesters, {} devices)", self.requesters, self.devices)
+    }
+
+    fn vc_orders(&self) -> &[ChannelOrder] {
+        &self.vcs
+    }
+
+    fn initial(&self) -> Vec<(Vec<Agent>, Ghost)> {
+        let mut agents = Vec::with_capacity(self.requesters + self.devices);
+        let per_device = self.lines.div_ceil(self.devices as u64) as usize;
+        for r in 0..self.requesters {
+            let lines = match &self.timing {
+                None => LineStore::small(self.lines as usize),
+                Some(t) => LineStore::assoc(t.cache, t.cache_policy, t.seed.wrapping_add(r as u64)),
+            };
+            agents.push(Agent::Requester(Requester { lines, wbs: Vec::new(), snoops: Vec::new(), pending: 0 }));
+        }
+        for dv in 0..self.devices {
+            let (sf, mem) = match &self.timing {
+                None => (SnoopFilter::small(self.sf_entries, self.max_block), vec![0; per_device]),
+                Some(t) => (
+                    SnoopFilter::timed(t.sf, t.sf_policy, self.max_block, t.seed.wrapping_add(1000 + dv as u64)),
+                    Vec::new(),
+                ),
+            };
+            agents.push(Agent::Device(Device { sf, mem, trackers: Vec::new(), stats: DcohStats::default() }));
+        }
+        let ghost = Ghost { last: if self.checked_mode() { vec![0; self.lines as usize] } else { Vec::new() } };
+        vec![(agents, ghost)]
+    }
+
+    fn on_message(
+        &self,
+        agent: &mut Agent,
+        ctx: &mut Ctx<Msg, Ghost>,
+        from: AgentId,
+        msg: Msg,
+    ) -> Result<Step, Violation> {
+        match agent {
+            Agent::Requester(r) => self.requester_message(r, ctx, from, msg),
+            Agent::Device(d) => self.device_message(d, ctx, from, msg),
+        }
+    }
+
+    fn actions(&self, agent: &Agent, me: AgentId, _ghost: &Ghost, out: &mut Vec<Action>) {
+        match agent {
+            Agent::Requester(r) => {
+                if self.timing.is_some() {
+                    return; // the workload drives timed requesters
+                }
+                for line in 0..self.lines {
+                    let l = r.lines.get(line).copied();
+                    let busy = l.is_some_and(|l| l.pend != Pend::None) || r.wbs.iter().any(|w| w.0 == line);
+                    if busy {
+                        continue;
+                    }
+                    let st = l.map_or(St::I, |l| l.st);
+                    if r.pending < self.mshrs {
+                        if st == St::I {
+                            out.push(Action::Load(line));
+                        }
+                        if matches!(st, St::I | St::S) {
+                            out.extend((0..self.values).map(|v| Action::Store(line, v)));
+                        }
+                    }
+                    if matches!(st, St::E | St::M) {
+                        out.extend((0..self.values).map(|v| Action::Store(line, v)));
+                    }
+                    if st != St::I {
+                        out.push(Action::Evict(line));
+                    }
+                }
+            }
+            Agent::Device(d) => {
+                if self.timing.is_some() {
+                    return;
+                }
+                // The oldest request that needs room: every victim block.
+                let Some(ti) = d.trackers.iter().position(|t| {
+                    let k = self.local(t.line);
+                    !t.room && d.sf.get(k).is_none() && !d.sf.has_room(k)
+                }) else {
+                    return;
+                };
+                let mut c = Vec::new();
+                d.sf.candidates(&mut c);
+                out.extend(c.into_iter().map(|(k, len)| Action::Victim {
+                    tracker: ti as u8,
+                    base: self.global(me, k),
+                    len,
+                }));
+            }
+        }
+    }
+
+    fn act(&self, agent: &mut Agent, ctx: &mut Ctx<Msg, Ghost>, action: Action) -> Result<(), Violation> {
+        match (agent, action) {
+            (Agent::Requester(r), Action::Load(line)) => self.miss(r, ctx, line, None),
+            (Agent::Requester(r), Action::Store(line, v)) => match r.lines.get_mut(line) {
+                Some(l) if matches!(l.st, St::E | St::M) => {
+                    ctx.issued(line, OpKind::Store);
+                    l.st = St::M;
+                    l.data = v;
+                    if self.checked_mode() {
+                        ctx.ghost.last[line as usize] = v;
+                    }
+                    r.lines.touch(line);
+                    ctx.done(line);
+                }
+                _ => self.miss(r, ctx, line, Some(v)),
+            },
+            (Agent::Requester(r), Action::Hit(line, store)) => {
+                ctx.issued(line, if store.is_some() { OpKind::Store } else { OpKind::Load });
+                let l = r.lines.get_mut(line).expect("workload_action saw the line");
+                if let Some(v) = store {
+                    l.st = St::M;
+                    l.data = v;
+                }
+                r.lines.touch(line);
+                ctx.done(line);
+            }
+            (Agent::Requester(r), Action::Evict(line)) => self.evict(r, ctx, line),
+            (Agent::Device(d), Action::Victim { tracker, base, len }) => {
+                let t = d.trackers[tracker as usize];
+                d.trackers[tracker as usize].room = true;
+                self.start_eviction(d, ctx, self.local(t.line), self.local(base), len);
+            }
+            (a, act) => return Err(Violation::unexpected(a, act)),
+        }
+        Ok(())
+    }
+
+    fn is_environment(&self, a: &Action) -> bool {
+        !matches!(a, Action::Victim { .. })
+    }
+
+    fn invariant(&self, agents: &[Agent], ghost: &Ghost) -> Result<(), (String, String)> {
+        let dev = |line: Line| match &agents[self.device_of(line) as usize] {
+            Agent::Device(d) => d,
+            _ => unreachable!("devices follow requesters"),
+        };
+        // Checked systems have few lines: no allocation per state.
+        let mut writer = [None::<usize>; 8];
+        let mut readers = [0u32; 8];
+        if self.lines > 8 {
+            return Ok(()); // timed: invariants are not asserted
+        }
+        for (ri, a) in agents[..self.requesters].iter().enumerate() {
+            let Agent::Requester(r) = a else { unreachable!("requesters first") };
+            for (line, l) in r.lines.iter() {
+                if l.st == St::I {
+                    continue;
+                }
+                let in_sf = dev(line).sf.get(self.local(line)).is_some_and(|e| e.owners & (1 << ri) != 0);
+                if !in_sf {
+                    return Err((
+                        "inclusion".into(),
+                        format!("requester {ri} caches line {line} ({:?}) but the snoop filter does not list it", l.st),
+                    ));
+                }
+                if self.checked_mode() && l.data != ghost.last[line as usize] {
+                    return Err((
+                        "data value".into(),
+                        format!(
+                            "requester {ri} holds {} for line {line}; the last write wrote {}",
+                            l.data, ghost.last[line as usize]
+                        ),
+                    ));
+                }
+                if matches!(l.st, St::E | St::M) {
+                    if writer[line as usize].is_some() || readers[line as usize] > 0 {
+                        return Err((
+                            "single writer".into(),
+                            format!("line {line}: requester {ri} holds it exclusively beside another copy"),
+                        ));
+                    }
+                    writer[line as usize] = Some(ri);
+                } else {
+                    if let Some(w) = writer[line as usize] {
+                        return Err((
+                            "single writer".into(),
+                            format!("line {line}: requester {ri} shares it while requester {w} holds it exclusively"),
+                        ));
+                    }
+                    readers[line as usize] += 1;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn busy(&self, agent: &Agent) -> bool {
+        match agent {
+            Agent::Requester(r) => r.pending > 0 || !r.wbs.is_empty() || !r.snoops.is_empty(),
+            Agent::Device(d) => !d.trackers.is_empty() || d.sf.iter().any(|(_, e)| e.busy()),
+        }
+    }
+
+    fn agent_name(&self, id: AgentId) -> String {
+        if (id as usize) < self.requesters {
+            format!("req{id}")
+        } else {
+            format!("dcoh{}", self.device_index(id))
+        }
+    }
+
+    fn role(&self, id: AgentId) -> Role {
+        if (id as usize) < self.requesters {
+            Role::Core
+        } else {
+            Role::Home
+        }
+    }
+
+    fn carries_data(&self, msg: &Msg) -> bool {
+        self.data_lines(msg) > 0
+    }
+
+    fn data_lines(&self, msg: &Msg) -> u32 {
+        match msg {
+            Msg::MemData { .. } | Msg::MemWr { .. } => 1,
+            Msg::BIRsp { dirty, .. } => dirty.count_ones(),
+            _ => 0,
+        }
+    }
+
+    fn max_data_lines(&self) -> u32 {
+        self.max_block as u32
+    }
+
+    fn vc_names(&self) -> Vec<String> {
+        CHANNELS.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn workload_action(&self, agent: &Agent, _me: AgentId, op: &WorkOp) -> Option<Action> {
+        let Agent::Requester(r) = agent else { return None };
+        let line = op.line % self.lines;
+        let l = r.lines.get(line).copied();
+        if l.is_some_and(|l| l.pend != Pend::None) || r.wbs.iter().any(|w| w.0 == line) {
+            return None;
+        }
+        if op.order == OpOrder::Release && r.pending > 0 {
+            return None;
+        }
+        let store = matches!(op.kind, OpKind::Store | OpKind::Rmw);
+        let st = l.map_or(St::I, |l| l.st);
+        match (st, store) {
+            (St::S | St::E | St::M, false) | (St::E | St::M, true) => {
+                return Some(Action::Hit(line, store.then_some(0)))
+            }
+            _ => {}
+        }
+        if r.pending >= self.mshrs {
+            return None;
+        }
+        if !r.lines.has_room(line) && r.lines.victim_where(line, |_, l| l.pend == Pend::None).is_none() {
+            return None;
+        }
+        Some(if store { Action::Store(line, 0) } else { Action::Load(line) })
+    }
+}
