@@ -76,6 +76,21 @@ fn run_protocol(
     let dirs = spec.memories.len();
     match ps.name.as_str() {
         "german" => go(spec, ps, German::new(caches, ps.values), progress),
+        "dcoh" => {
+            use agents::cxl::dcoh::{Dcoh, DcohTiming};
+            let d = ps.dcoh.expect("resolve() builds the dcoh spec");
+            let c = ps.cache.expect("resolve() requires a dcoh cache");
+            let t = DcohTiming {
+                cache: c.geometry,
+                cache_policy: c.policy,
+                sf: d.sf,
+                sf_policy: d.sf_policy,
+                seed: spec.seed,
+            };
+            let mut p = Dcoh::timed(caches, dirs, ps.locs as u64, d.granule, ps.mshrs, d.max_block, t);
+            p.sc = ps.model == check::oracle::Model::Sc;
+            go(spec, ps, p, progress)
+        }
         name => {
             let variant = if name == "msi" { Variant::Msi } else { Variant::Mesi };
             let fe = match ps.model {

@@ -103,3 +103,31 @@ fn lines_interleave_over_devices() {
         assert_eq!(p.global(p.device_of(l), p.local(l)), l);
     }
 }
+
+/// The timed DCOH on ESF's Fig 14 system (examples/esf_dcoh.toml): the
+/// snoop filter sees mostly cold misses, so evicting the newest entry
+/// (LIFO) invalidates fewer hot lines than evicting the oldest (FIFO).
+#[test]
+fn timed_lifo_invalidates_less_than_fifo() {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/esf_dcoh.toml")).unwrap();
+    let run = |policy: &str| {
+        let r = fabricsim::run_text(
+            &text,
+            "esf_dcoh.toml",
+            fabricsim::Format::Toml,
+            &[format!("protocol.snoop_filter.policy={policy}"), "workload.requests=4000".into()],
+            None,
+            &mut |_| true,
+        )
+        .expect("valid");
+        assert_eq!(r.outcome, fabricsim::sim::Outcome::Completed, "{:?}", r.warnings);
+        let stat = |k: &str| r.protocol_stats.iter().find(|s| s.0 == k).map(|s| s.1).unwrap();
+        (stat("bisnp_victim"), stat("lines_invalidated"), r.throughput_gbps())
+    };
+    let (fifo, fifo_lines, fifo_bw) = run("fifo");
+    let (lifo, _, lifo_bw) = run("lifo");
+    assert!(fifo > 0.0, "the snoop filter must overflow");
+    assert_eq!(fifo, fifo_lines, "one line per BISnp without InvBlk");
+    assert!(lifo < 0.9 * fifo, "LIFO {lifo} vs FIFO {fifo} invalidations");
+    assert!(lifo_bw > fifo_bw, "LIFO {lifo_bw} vs FIFO {fifo_bw} GB/s");
+}

@@ -143,11 +143,14 @@ pub struct Ctx<'a, M, G> {
     pub delay: Time,
     /// Operation events (timing engine); None when checking.
     pub ops: Option<&'a mut Vec<OpEvent>>,
+    /// Simulated time (timing engine; 0 when checking, so a state never
+    /// depends on it there).
+    pub now: Time,
 }
 
 impl<'a, M, G> Ctx<'a, M, G> {
     pub fn new(me: AgentId, ghost: &'a mut G, sends: &'a mut Vec<Send<M>>) -> Self {
-        Ctx { me, ghost, sends, delay: 0, ops: None }
+        Ctx { me, ghost, sends, delay: 0, ops: None, now: 0 }
     }
 
     #[inline]
@@ -324,6 +327,10 @@ pub trait Protocol {
     }
     /// Invariants over the whole state; `Err(name: detail)` on a violation.
     fn invariant(&self, agents: &[Self::Agent], ghost: &Self::Ghost) -> Result<(), (String, String)>;
+    /// Protocol-specific counters of a timed run (summary.json `protocol`).
+    fn stats(&self, _agents: &[Self::Agent]) -> Vec<(String, f64)> {
+        Vec::new()
+    }
     /// Whether an agent waits for something (a transaction in progress).
     fn busy(&self, agent: &Self::Agent) -> bool;
     /// Symmetry reduction: the protocol's scalarsets (Ip and Dill), the

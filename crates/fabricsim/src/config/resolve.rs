@@ -69,6 +69,18 @@ pub struct ProtocolSpec {
     /// Placement: per core, its index in the system's requesters; per home, in its memories.
     pub cores: Vec<usize>,
     pub homes: Vec<usize>,
+    /// dcoh: the devices' snoop filters and address interleaving.
+    pub dcoh: Option<DcohSpec>,
+}
+
+/// The timed DCOH's snoop filter, InvBlk length and interleaving.
+#[derive(Debug, Clone, Copy)]
+pub struct DcohSpec {
+    pub sf: crate::agents::cache::CacheGeometry,
+    pub sf_policy: crate::agents::cache::VictimPolicy,
+    pub max_block: u8,
+    /// Interleaving granule, in lines.
+    pub granule: u64,
 }
 
 /// Resolved-configuration summary written beside results.
@@ -439,8 +451,22 @@ impl Builder<'_> {
             Some(d) => d.ps(),
             None => 40 * crate::engine::NS,
         };
-        if !["msi", "mesi", "german"].contains(&pc.name.as_str()) {
-            return Err(self.err("protocol.name", format!("{:?}: expected \"msi\", \"mesi\" or \"german\"", pc.name)));
+        if !["msi", "mesi", "german", "dcoh"].contains(&pc.name.as_str()) {
+            return Err(
+                self.err("protocol.name", format!("{:?}: expected \"msi\", \"mesi\", \"german\" or \"dcoh\"", pc.name))
+            );
+        }
+        let is_dcoh = pc.name == "dcoh";
+        if !is_dcoh {
+            for (key, given) in [
+                ("protocol.snoop_filter", pc.snoop_filter.is_some()),
+                ("protocol.invblk", pc.invblk.is_some()),
+                ("protocol.interleave", pc.interleave.is_some()),
+            ] {
+                if given {
+                    return Err(self.err(key, format!("applies to name = \"dcoh\" only, not {:?}", pc.name)));
+                }
+            }
         }
         let model: crate::check::oracle::Model =
             pc.model.parse().map_err(|e: String| self.err("protocol.model", format!("{:?}: {e}", pc.model)))?;
@@ -469,8 +495,11 @@ impl Builder<'_> {
         let program = match &pc.program {
             None => None,
             Some(file) => {
-                if pc.name == "german" {
-                    return Err(self.err("protocol.program", "german's clients run no programs; expected no `program`"));
+                if pc.name == "german" || is_dcoh {
+                    return Err(self.err(
+                        "protocol.program",
+                        format!("{}'s requesters run no programs; expected no `program`", pc.name),
+                    ));
                 }
                 let path = self.base_dir.join(file);
                 let program = crate::workloads::litmus::parse_file(&path)
@@ -506,6 +535,19 @@ impl Builder<'_> {
             if driver == Driver::Workload {
                 return Err(self.err("protocol.driver", "german's clients take no workload; expected \"random\""));
             }
+        } else if is_dcoh {
+            if caches > 64 {
+                return Err(self.err("requester", format!("{caches} requesters: dcoh's owner lists hold at most 64")));
+            }
+            if driver != Driver::Workload {
+                return Err(self.err("protocol.driver", "dcoh's requesters run the workload; expected \"workload\""));
+            }
+            if pc.cache.is_none() {
+                return Err(self.err(
+                    "protocol.cache",
+                    "dcoh's requesters need a cache with a capacity: expected a [protocol.cache] table",
+                ));
+            }
         } else {
             use crate::agents::coherence::directory::MAX_PROCS;
             if caches > MAX_PROCS {
@@ -518,7 +560,9 @@ impl Builder<'_> {
         let mut cache_latency = pc.cache_latency.ps();
         if let Some(cp) = &pc.cache {
             if pc.name == "german" || driver != Driver::Workload {
-                return Err(self.err("protocol.cache", "caches with a capacity need msi or mesi driven by a workload"));
+                return Err(
+                    self.err("protocol.cache", "caches with a capacity need msi, mesi or dcoh driven by a workload")
+                );
             }
             let geometry = cp.validate(self.source, "protocol.cache")?;
             if geometry.line_bytes() as u64 != line_bytes as u64 {
@@ -598,7 +642,13 @@ impl Builder<'_> {
             }
             // Directories hold every line; caches without a capacity do too.
             const LINE_STATE: u64 = 16;
-            let copies = if cache.is_none() { caches as u64 + 1 } else { 1 };
+            let copies = if is_dcoh {
+                0 // devices hold snoop filters, sized below
+            } else if cache.is_none() {
+                caches as u64 + 1
+            } else {
+                1
+            };
             let need = lines.saturating_mul(LINE_STATE).saturating_mul(copies);
             if need > 4 << 30 {
                 return Err(self.err(
@@ -615,7 +665,9 @@ impl Builder<'_> {
                 ));
             }
         }
+        let dcoh = if is_dcoh { Some(self.dcoh_spec(pc, line_bytes as u64, lines)?) } else { None };
         Ok(ProtocolSpec {
+            dcoh,
             name: pc.name.clone(),
             program,
             model,
@@ -639,6 +691,50 @@ impl Builder<'_> {
             cores,
             homes,
         })
+    }
+
+    /// `[protocol]` keys of dcoh: the snoop filter (default: a requester
+    /// cache's size, fully associative, FIFO), InvBlk and interleaving.
+    fn dcoh_spec(&self, pc: &ProtocolConfig, line: u64, lines: u64) -> Result<DcohSpec, ConfigError> {
+        use crate::agents::cache::{CacheGeometry, VictimPolicy, Ways};
+        let cache_size = pc.cache.as_ref().map_or(0, |c| c.size.bytes());
+        let (size, ways, sf_policy) = match &pc.snoop_filter {
+            Some(p) => (p.size.bytes(), p.ways, p.policy),
+            None => (cache_size, Ways::Full, VictimPolicy::Fifo),
+        };
+        let ways = match ways {
+            Ways::Count(w) => w,
+            Ways::Full => (size / line.max(1)).clamp(1, u32::MAX as u64) as u32,
+        };
+        let sf = CacheGeometry::new(size, line, ways)
+            .map_err(|e| self.err(format!("protocol.snoop_filter.{}", e.key()), e.to_string()))?;
+        let max_block = pc.invblk.unwrap_or(1);
+        if !(1..=crate::agents::cxl::dcoh::MAX_BLOCK).contains(&max_block) {
+            return Err(self.err("protocol.invblk", format!("{max_block}: expected 1 (plain BISnp) to 4 lines")));
+        }
+        if max_block > 1 && !sf.is_fully_associative() {
+            return Err(self.err(
+                "protocol.invblk",
+                format!(
+                    "{max_block}: InvBlk's block-length victim policy needs a fully associative snoop filter; \
+                     expected ways = \"full\" in [protocol.snoop_filter]"
+                ),
+            ));
+        }
+        let granule = match pc.interleave {
+            None => 1,
+            Some(g) if g.bytes() >= line && g.bytes().is_multiple_of(line) => g.bytes() / line,
+            Some(g) => {
+                return Err(self.err(
+                    "protocol.interleave",
+                    format!("{} B: expected a positive multiple of the line ({line} B)", g.bytes()),
+                ))
+            }
+        };
+        if lines > u32::MAX as u64 {
+            return Err(self.err("workload.footprint", format!("{lines} lines: expected at most 2^32")));
+        }
+        Ok(DcohSpec { sf, sf_policy, max_block, granule })
     }
 
     /// A placement list: the nodes (by name) hosting each agent of a role,

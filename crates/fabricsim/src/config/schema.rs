@@ -85,6 +85,35 @@ pub struct ProtocolConfig {
     /// line, ways, hit_latency, mshrs, policy); without it a cache holds
     /// every line it touches, as when checked.
     pub cache: Option<crate::agents::cache::CacheParams>,
+    /// dcoh: each device's snoop filter (`[protocol.snoop_filter]`);
+    /// default: the size of a requester's cache, fully associative, FIFO.
+    pub snoop_filter: Option<SnoopFilterParams>,
+    /// dcoh: the longest block one BISnp invalidates (InvBlk, 2 to 4; 1:
+    /// plain BISnp). Above 1 the snoop filter picks victims by block length.
+    pub invblk: Option<u8>,
+    /// dcoh: address interleaving granule over the devices (default: one line).
+    pub interleave: Option<Size>,
+}
+
+/// `[protocol.snoop_filter]`: a DCOH's inclusive snoop filter.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SnoopFilterParams {
+    /// Entries × line size.
+    pub size: Size,
+    /// Default: fully associative.
+    #[serde(default = "full_ways")]
+    pub ways: crate::agents::cache::Ways,
+    /// Default: fifo.
+    #[serde(default = "fifo")]
+    pub policy: crate::agents::cache::VictimPolicy,
+}
+
+fn full_ways() -> crate::agents::cache::Ways {
+    crate::agents::cache::Ways::Full
+}
+fn fifo() -> crate::agents::cache::VictimPolicy {
+    crate::agents::cache::VictimPolicy::Fifo
 }
 
 fn default_directory_service() -> Duration {

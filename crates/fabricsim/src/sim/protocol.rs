@@ -587,6 +587,7 @@ impl<P: Protocol> ProtocolSystem<P> {
                         sends: &mut self.sends,
                         delay: 0,
                         ops: Some(&mut self.ops),
+                        now: self.q.now(),
                     };
                     // A handler that stalls leaves the agent unchanged (the Protocol contract).
                     match self.p.on_message(&mut self.agents[ai], &mut ctx, w.from, w.msg) {
@@ -753,7 +754,9 @@ impl<P: Protocol> ProtocolSystem<P> {
     fn fire(&mut self, a: AgentId, action: P::Action) -> bool {
         let ai = a as usize;
         let saved = self.checkpoint(a);
-        let mut ctx = Ctx { me: a, ghost: &mut self.ghost, sends: &mut self.sends, delay: 0, ops: Some(&mut self.ops) };
+        let now = self.q.now();
+        let mut ctx =
+            Ctx { me: a, ghost: &mut self.ghost, sends: &mut self.sends, delay: 0, ops: Some(&mut self.ops), now };
         if let Err(v) = self.p.act(&mut self.agents[ai], &mut ctx, action) {
             self.violation(a, v.kind, &v.detail);
         }
@@ -875,6 +878,7 @@ impl<P: Protocol> ProtocolSystem<P> {
             routing: format!("{:?}", self.fabric.routing.algorithm).to_lowercase(),
             spread: self.fabric.routing.spread_used().map(Spread::name),
             warnings,
+            protocol_stats: self.p.stats(&self.agents),
         }
     }
 

@@ -100,6 +100,8 @@ pub struct RunResult {
     /// `[fabric] spread` if the routing uses it (not adaptive routing).
     pub spread: Option<&'static str>,
     pub warnings: Vec<String>,
+    /// Protocol-specific counters (`Protocol::stats`; empty without a protocol).
+    pub protocol_stats: Vec<(String, f64)>,
 }
 
 pub struct System {
@@ -648,6 +650,7 @@ impl System {
             routing: self.routing_name.clone(),
             spread: self.fabric.routing.spread_used().map(Spread::name),
             warnings,
+            protocol_stats: Vec::new(),
         }
     }
 }

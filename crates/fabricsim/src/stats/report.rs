@@ -74,7 +74,7 @@ impl RunResult {
         for r in &self.requesters {
             q.merge(&r.queueing);
         }
-        let v = json!({
+        let mut v = json!({
             "fabricsim_version": version,
             "config_name": self.name,
             "seed": self.seed,
@@ -105,6 +105,12 @@ impl RunResult {
             "memories": self.memories.iter().map(|m| self.memory_json(m)).collect::<Vec<_>>(),
             "warnings": self.warnings,
         });
+        if !self.protocol_stats.is_empty() {
+            // Only protocol runs have it: request/response outputs stay as they were.
+            let m: serde_json::Map<String, serde_json::Value> =
+                self.protocol_stats.iter().map(|(k, x)| (k.clone(), json!(round(*x, 6)))).collect();
+            v["protocol"] = serde_json::Value::Object(m);
+        }
         serde_json::to_string_pretty(&v).expect("summary serializes")
     }
 

@@ -62,6 +62,7 @@ pub use super::snoop_filter::MAX_BLOCK;
 use super::snoop_filter::{Entry, SnoopFilter};
 use crate::agents::cache::{CacheGeometry, VictimPolicy};
 use crate::agents::protocol::{AgentId, ChannelOrder, Ctx, OpKind, OpOrder, Protocol, Role, Step, Violation, WorkOp};
+use crate::engine::Time;
 
 pub const M2S_REQ: u8 = 0;
 pub const M2S_RWD: u8 = 1;
@@ -155,6 +156,10 @@ pub struct Tracker {
     pub excl: bool,
     /// A victim block is being freed for this request.
     pub room: bool,
+    /// Timing only (0 and false when checked): arrival, and whether it
+    /// waited for a back-invalidation.
+    pub since: Time,
+    pub waited: bool,
 }
 
 /// Device statistics (timing only; always zero when checked).
@@ -167,8 +172,10 @@ pub struct DcohStats {
     /// Lines the victim BISnps invalidated (InvBlk: several per BISnp).
     pub lines_invalidated: u64,
     pub dirty_writebacks: u64,
-    /// Requests that waited for a back-invalidation before being served.
+    /// Requests that waited for a back-invalidation before being served,
+    /// and their time from arrival to service.
     pub waited: u64,
+    pub wait_ps: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -261,6 +268,9 @@ pub struct Dcoh {
     /// InvBlk: longest block a BISnp invalidates (1: plain BISnp).
     pub max_block: u8,
     pub timing: Option<DcohTiming>,
+    /// Timed requesters one operation at a time (SC) instead of up to
+    /// `mshrs` misses in parallel.
+    pub sc: bool,
     pub mutant: Option<Mutant>,
     vcs: [ChannelOrder; 6],
 }
@@ -285,6 +295,7 @@ impl Dcoh {
             values,
             max_block,
             timing: None,
+            sc: false,
             mutant: None,
             vcs: Self::VCS,
         }
@@ -310,6 +321,7 @@ impl Dcoh {
             values: 1,
             max_block,
             timing: Some(t),
+            sc: false,
             mutant: None,
             vcs: Self::VCS,
         }
@@ -546,7 +558,8 @@ impl Dcoh {
     ) -> Result<Step, Violation> {
         match msg {
             Msg::MemRdS { line } | Msg::MemRdE { line } => {
-                d.trackers.push(Tracker { from, line, excl: matches!(msg, Msg::MemRdE { .. }), room: false });
+                let excl = matches!(msg, Msg::MemRdE { .. });
+                d.trackers.push(Tracker { from, line, excl, room: false, since: ctx.now, waited: false });
                 if !self.checked_mode() {
                     d.stats.requests += 1;
                 }
@@ -655,9 +668,7 @@ impl Dcoh {
                         let e = d.sf.get_mut(k).expect("present");
                         e.wait = conflicts;
                         self.bisnp(d, ctx, conflicts, t.line, 1, false);
-                        if !self.checked_mode() {
-                            d.stats.waited += 1;
-                        }
+                        d.trackers[i].waited = !self.checked_mode();
                     } else {
                         self.serve(d, ctx, i, e);
                         continue;
@@ -671,8 +682,8 @@ impl Dcoh {
                 None => {
                     if let Some((base, len)) = d.sf.choose(k) {
                         d.trackers[i].room = true;
+                        d.trackers[i].waited = true;
                         self.start_eviction(d, ctx, k, base, len);
-                        d.stats.waited += 1;
                     }
                 }
             }
@@ -682,6 +693,10 @@ impl Dcoh {
 
     fn serve(&self, d: &mut Device, ctx: &mut Ctx<Msg, Ghost>, i: usize, e: Entry) {
         let t = d.trackers.remove(i);
+        if t.waited {
+            d.stats.waited += 1;
+            d.stats.wait_ps += ctx.now - t.since;
+        }
         let k = self.local(t.line);
         let bit = 1u64 << t.from;
         let e2 = d.sf.get_mut(k).expect("present");
@@ -745,6 +760,7 @@ impl Dcoh {
                 s.lines_invalidated += d.stats.lines_invalidated;
                 s.dirty_writebacks += d.stats.dirty_writebacks;
                 s.waited += d.stats.waited;
+                s.wait_ps += d.stats.wait_ps;
             }
         }
         s
@@ -984,6 +1000,22 @@ impl Protocol for Dcoh {
         }
     }
 
+    fn stats(&self, agents: &[Agent]) -> Vec<(String, f64)> {
+        let s = Dcoh::stats(agents);
+        let mean_wait = if s.waited == 0 { 0.0 } else { s.wait_ps as f64 / s.waited as f64 / 1000.0 };
+        vec![
+            ("dcoh_requests".into(), s.requests as f64),
+            ("bisnp_victim".into(), s.bisnp_victim as f64),
+            ("bisnp_conflict".into(), s.bisnp_conflict as f64),
+            ("lines_invalidated".into(), s.lines_invalidated as f64),
+            ("dirty_writebacks".into(), s.dirty_writebacks as f64),
+            ("requests_waiting_for_bi".into(), s.waited as f64),
+            ("mean_bi_wait_ns".into(), mean_wait),
+            // Over every device request, so policies compare on the same base.
+            ("bi_wait_per_request_ns".into(), s.wait_ps as f64 / s.requests.max(1) as f64 / 1000.0),
+        ]
+    }
+
     fn max_data_lines(&self) -> u32 {
         self.max_block as u32
     }
@@ -999,7 +1031,7 @@ impl Protocol for Dcoh {
         if l.is_some_and(|l| l.pend != Pend::None) || r.wbs.iter().any(|w| w.0 == line) {
             return None;
         }
-        if op.order == OpOrder::Release && r.pending > 0 {
+        if (self.sc || op.order == OpOrder::Release) && r.pending > 0 {
             return None;
         }
         let store = matches!(op.kind, OpKind::Store | OpKind::Rmw);
