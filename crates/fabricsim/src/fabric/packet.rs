@@ -22,11 +22,13 @@ pub struct PacketHeader {
     pub vc_class: u8,
 }
 
-/// A packet in flight with the fabric's bookkeeping.
+/// A packet in flight with the fabric's bookkeeping (its message is kept
+/// apart, by the same id).
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Packet<M> {
+pub(crate) struct Packet {
     pub hdr: PacketHeader,
-    pub msg: M,
+    /// The next packet in the same output queue (u32::MAX: none).
+    pub next: PacketId,
     /// Virtual channel of the buffer the packet occupies now.
     pub vc: u16,
     /// Virtual channel of the output queue it waits in / the next link.

@@ -46,6 +46,10 @@ struct Dor {
     wrap: Vec<bool>,
     /// Two VCs per dimension, switched at the dateline.
     dateline: bool,
+    /// Per port: 1 for an X link, 2 for a Y link, 0 otherwise.
+    dim: Vec<u8>,
+    /// Per node: the switch it hangs off (itself for a switch).
+    home: Vec<NodeId>,
 }
 
 pub struct RoutingTable {
@@ -81,6 +85,9 @@ pub struct RoutingTable {
     peer: Vec<NodeId>,
     /// Per port: the node it belongs to.
     port_node: Vec<NodeId>,
+    /// Per node: its only port if it is an endpoint with one port (NONE
+    /// otherwise): a fast path for the first and the last hop.
+    only_port: Vec<PortId>,
     /// Up*/down*: whether moving from a port's node across it goes down.
     down: Vec<bool>,
     dor: Option<Dor>,
@@ -218,6 +225,12 @@ impl RoutingTable {
             by_peer.extend(v);
             node_ports.push((start, node.ports.len() as u32));
         }
+        let only_port: Vec<PortId> = topo
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, x)| if !is_switch[i] && x.ports.len() == 1 { x.ports[0] } else { NONE })
+            .collect();
         let phases = if algorithm == RoutingAlgorithm::Updown { 2 } else { 1 };
         let down = if algorithm == RoutingAlgorithm::Updown { updown_directions(topo) } else { vec![true; np] };
 
@@ -245,7 +258,7 @@ impl RoutingTable {
 
         let dor = if algorithm == RoutingAlgorithm::Dor {
             let grid = topo.grid.expect("dimension-order routing needs a generated mesh or torus");
-            Some(Dor::new(topo, grid, &peer, avoidance != DeadlockAvoidance::None))
+            Some(Dor::new(topo, grid, &peer, &port_node, avoidance != DeadlockAvoidance::None))
         } else {
             None
         };
@@ -269,6 +282,7 @@ impl RoutingTable {
             by_peer,
             peer,
             port_node,
+            only_port,
             down,
             dor,
             levels: 1,
@@ -479,6 +493,18 @@ impl RoutingTable {
         if let Some(d) = &self.dor {
             return d.next(self, node, dst);
         }
+        // Fast paths, the same answers as the general one: a one-port
+        // endpoint sends through its port (the destination being
+        // reachable, as validation ensured); a switch attached to a
+        // one-port destination by a legal link sends over that link (the
+        // destination's group is then one hop away and has no table entry).
+        let own = self.only_port[node as usize];
+        if own != NONE {
+            return own;
+        }
+        if let Some(p) = self.last_hop(node, phase, dst) {
+            return p;
+        }
         let c = self.candidate_range(node, phase, dst);
         if c.len == 1 {
             return self.candidate(c, 0);
@@ -490,6 +516,21 @@ impl RoutingTable {
             Spread::First => 0,
         };
         self.candidate(c, i as u32)
+    }
+
+    /// The port of switch `node` that leads straight to `dst`, if `dst` is a
+    /// one-port endpoint attached to `node` and the link is legal in `phase`.
+    #[inline]
+    fn last_hop(&self, node: NodeId, phase: u8, dst: NodeId) -> Option<PortId> {
+        let q = self.only_port[dst as usize];
+        if q == NONE {
+            return None;
+        }
+        let p = q ^ 1;
+        if self.port_node[p as usize] != node || !self.is_switch[node as usize] {
+            return None;
+        }
+        self.next_phase(p, (phase as usize).min(self.phases - 1)).map(|_| p)
     }
 
     /// Dimension-order routing: the port at `node` towards `dst`, the
@@ -656,7 +697,7 @@ pub struct Candidates {
 }
 
 impl Dor {
-    fn new(topo: &Topology, grid: Grid, peer: &[NodeId], dateline: bool) -> Self {
+    fn new(topo: &Topology, grid: Grid, peer: &[NodeId], port_node: &[NodeId], dateline: bool) -> Self {
         let (rows, cols) = (grid.rows as usize, grid.cols as usize);
         let mut dirs = vec![[NONE; 4]; rows * cols];
         let mut wrap = vec![false; peer.len()];
@@ -685,17 +726,35 @@ impl Dor {
                 }
             }
         }
-        Dor { grid, dirs, wrap, dateline: dateline && grid.wrap }
+        let mut dim = vec![0u8; peer.len()];
+        for d in &dirs {
+            for (k, &p) in d.iter().enumerate() {
+                if p != NONE {
+                    dim[p as usize] = if k < 2 { 1 } else { 2 };
+                }
+            }
+        }
+        // An endpoint's home is its first port's peer (the lowest-numbered
+        // peer, as `by_peer` sorts them).
+        let home = topo
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(x, n)| {
+                if n.kind.is_switch() {
+                    x as NodeId
+                } else {
+                    n.ports.iter().map(|&p| port_node[(p ^ 1) as usize]).min().unwrap_or(x as NodeId)
+                }
+            })
+            .collect();
+        Dor { grid, dirs, wrap, dateline: dateline && grid.wrap, dim, home }
     }
 
     /// The switch an endpoint hangs off (its first port's peer).
     #[inline]
-    fn home(&self, t: &RoutingTable, x: NodeId) -> NodeId {
-        if t.is_switch[x as usize] {
-            return x;
-        }
-        let (s, _) = t.node_ports[x as usize];
-        t.by_peer[s as usize].0
+    fn home(&self, _t: &RoutingTable, x: NodeId) -> NodeId {
+        self.home[x as usize]
     }
 
     /// Steps along one ring or line from `a` to `b` of `n`: (direction 0 = +, 1 = -, hops).
@@ -727,6 +786,10 @@ impl Dor {
     #[inline]
     fn next(&self, t: &RoutingTable, node: NodeId, dst: NodeId) -> PortId {
         if !t.is_switch[node as usize] {
+            let own = t.only_port[node as usize];
+            if own != NONE {
+                return own;
+            }
             let (s, _) = t.node_ports[node as usize];
             return t.by_peer[s as usize].1;
         }
@@ -734,6 +797,9 @@ impl Dor {
         let s = node as usize;
         let h = self.home(t, dst) as usize;
         if s == h {
+            if let Some(p) = t.last_hop(node, 0, dst) {
+                return p;
+            }
             return t.to_peer(node, dst)[0].1;
         }
         let (c, ch) = (s % cols, h % cols);
@@ -747,19 +813,8 @@ impl Dor {
 
     /// 1 for an X link, 2 for a Y link, 0 for a link to an endpoint.
     #[inline]
-    fn dimension(&self, t: &RoutingTable, p: PortId) -> u8 {
-        let s = t.port_node[p as usize] as usize;
-        if s >= self.dirs.len() {
-            return 0;
-        }
-        let d = &self.dirs[s];
-        if d[0] == p || d[1] == p {
-            1
-        } else if d[2] == p || d[3] == p {
-            2
-        } else {
-            0
-        }
+    fn dimension(&self, _t: &RoutingTable, p: PortId) -> u8 {
+        self.dim[p as usize]
     }
 }
 
