@@ -340,15 +340,15 @@ impl<M: Copy> Fabric<M> {
         let pid = self.packets.insert(Packet {
             hdr,
             next: NONE,
+            in_port: NONE,
+            group: self.routing.dst_group(hdr.dst),
             vc: 0,
             out_vc: 0,
             level: 0,
             phase: 0,
-            in_port: NONE,
-            ready: now,
-            enqueued: now,
+            since: now,
             wait: 0,
-            hops: 0,
+            flow: self.routing.flow_hash(hdr.src, hdr.dst),
         });
         if pid as usize == self.msgs.len() {
             self.msgs.push(msg);
@@ -405,7 +405,7 @@ impl<M: Copy> Fabric<M> {
                 p.in_port = port;
                 if self.node_is_switch[node as usize] {
                     let ready = q.now() + self.node_latency[node as usize];
-                    p.ready = ready;
+                    p.since = ready;
                     if self.voq {
                         q.schedule(ready, FabricEvent::Crossed { pkt }.into());
                         return None;
@@ -534,8 +534,7 @@ impl<M: Copy> Fabric<M> {
     #[inline]
     fn route<E: From<FabricEvent> + Copy>(&mut self, q: &EventQueue<E>, node: NodeId, pid: PacketId) -> PortId {
         let p = self.packets.get(pid);
-        let (in_port, level, phase, src, dst, vc_class) =
-            (p.in_port, p.level, p.phase, p.hdr.src, p.hdr.dst, p.hdr.vc_class);
+        let (in_port, level, phase, dst, vc_class) = (p.in_port, p.level, p.phase, p.hdr.dst, p.hdr.vc_class);
         if self.dor {
             let state = if in_port == NONE { 0 } else { phase };
             let (o, state, level) = self.routing.dor_route(node, state, dst);
@@ -565,7 +564,7 @@ impl<M: Copy> Fabric<M> {
             }
             best
         } else {
-            self.routing.oblivious(src, node, phase, dst)
+            self.routing.next_hop(p.flow, p.group, node, phase, dst)
         };
         let phase = self.routing.phase_after(o, phase);
         let pm = self.packets.get_mut(pid);
@@ -590,7 +589,7 @@ impl<M: Copy> Fabric<M> {
     fn enqueue<E: From<FabricEvent> + Copy>(&mut self, q: &mut EventQueue<E>, o: PortId, pid: PacketId) {
         let now = q.now();
         let p = self.packets.get_mut(pid);
-        p.enqueued = now;
+        p.since = now;
         p.next = NONE;
         let vc = p.out_vc as usize;
         let v = &mut self.vcs[o as usize * self.nvc + vc];
@@ -700,7 +699,7 @@ impl<M: Copy> Fabric<M> {
         }
 
         let pkt = self.packets.get_mut(pid);
-        let waited = now - pkt.enqueued;
+        let waited = now - pkt.since;
         pkt.wait += waited;
         st.wait_ps += waited;
         st.packets += 1;
@@ -712,7 +711,6 @@ impl<M: Copy> Fabric<M> {
         let (in_port, in_vc) = (pkt.in_port, pkt.vc);
         let cost = bytes.max(1);
         pkt.vc = pkt.out_vc;
-        pkt.hops += 1;
         let op = &self.ports[pu];
         if op.cross != NO_CROSS {
             // Nothing happens to the packet between arriving and crossing
@@ -734,7 +732,7 @@ impl<M: Copy> Fabric<M> {
                 let head = self.in_q[idx].pop_front();
                 debug_assert_eq!(head, Some(pid));
                 if let Some(&next) = self.in_q[idx].front() {
-                    let ready = self.packets.get(next).ready.max(now);
+                    let ready = self.packets.get(next).since.max(now);
                     q.schedule(ready, FabricEvent::HeadReady { port: in_port, vc: in_vc }.into());
                 }
             }

@@ -35,6 +35,15 @@ use crate::config::schema::{DeadlockAvoidance, RoutingAlgorithm, Spread};
 use crate::workloads::rng::mix;
 
 const UNREACHABLE: u32 = u32::MAX;
+
+/// SplitMix64's finaliser, as in `workloads::rng::mix`.
+#[inline]
+fn splitmix64(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
 const NONE: u32 = u32::MAX;
 
 /// Dimension-order routing on a generated mesh or torus.
@@ -533,6 +542,71 @@ impl RoutingTable {
         self.next_phase(p, (phase as usize).min(self.phases - 1)).map(|_| p)
     }
 
+    /// The part of the hash spread's mix that depends only on the flow:
+    /// `mix(src, dst, node) == splitmix64(flow_hash(src, dst) ^ node)`, so
+    /// a packet computes it once instead of at every hop.
+    #[inline]
+    pub fn flow_hash(&self, src: NodeId, dst: NodeId) -> u64 {
+        splitmix64(splitmix64(src as u64) ^ dst as u64)
+    }
+
+    /// The destination group of endpoint `dst` (a packet looks it up once).
+    #[inline]
+    pub fn dst_group(&self, dst: NodeId) -> u32 {
+        self.group[dst as usize]
+    }
+
+    /// `oblivious(src, node, phase, dst)` for a packet that carries its
+    /// flow hash (`flow_hash`) and its destination's group (`dst_group`):
+    /// the same port, with fewer look-ups.
+    #[inline]
+    pub fn next_hop(&self, flow: u64, group: u32, node: NodeId, phase: u8, dst: NodeId) -> PortId {
+        if let Some(d) = &self.dor {
+            return d.next(self, node, dst);
+        }
+        let own = self.only_port[node as usize];
+        if own != NONE {
+            return own;
+        }
+        if let Some(p) = self.last_hop(node, phase, dst) {
+            return p;
+        }
+        let r = self.row[node as usize];
+        if r != NONE {
+            let ph = (phase as usize).min(self.phases - 1);
+            let (s, l) = self.index[(group as usize * self.n_rows + r as usize) * self.phases + ph];
+            if l == 1 {
+                return self.ports[s as usize];
+            }
+            if l > 1 {
+                return self.ports[(s + self.pick(flow, node, dst, l)) as usize];
+            }
+        }
+        let c = self.candidate_range(node, phase, dst);
+        if c.len == 1 {
+            return self.candidate(c, 0);
+        }
+        self.candidate(c, self.pick(flow, node, dst, c.len))
+    }
+
+    /// Which of `k` equal-cost candidates the spread picks.
+    #[inline]
+    fn pick(&self, flow: u64, node: NodeId, dst: NodeId, k: u32) -> u32 {
+        let k = k as u64;
+        (match self.spread {
+            Spread::Hash => {
+                let h = splitmix64(flow ^ node as u64);
+                if k.is_power_of_two() {
+                    h & (k - 1)
+                } else {
+                    h % k
+                }
+            }
+            Spread::Dmodk => self.endpoint_index[dst as usize] as u64 % k,
+            Spread::First => 0,
+        }) as u32
+    }
+
     /// Dimension-order routing: the port at `node` towards `dst`, the
     /// packet's new dimension state (from `state`) and the VC level of the
     /// next link (the dateline VC on a torus).
@@ -1009,6 +1083,20 @@ mod tests {
 
     fn all_pairs(eps: &[NodeId]) -> Vec<Vec<(NodeId, NodeId)>> {
         vec![eps.iter().flat_map(|&a| eps.iter().filter(move |&&b| b != a).map(move |&b| (a, b))).collect()]
+    }
+
+    #[test]
+    fn flow_hash_composes_to_mix() {
+        for (a, b, c) in [(0u32, 1u32, 2u32), (77, 5, 1000), (u32::MAX, 3, 9)] {
+            let t = RoutingTable::build(
+                &ring_switches(3),
+                RoutingAlgorithm::Oblivious,
+                Spread::Hash,
+                DeadlockAvoidance::Auto,
+                &[],
+            );
+            assert_eq!(splitmix64(t.flow_hash(a, b) ^ c as u64), mix(a as u64, b as u64, c as u64));
+        }
     }
 
     #[test]
