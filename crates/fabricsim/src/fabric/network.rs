@@ -91,8 +91,9 @@ impl LinkStats {
 }
 
 /// Per output port (the sending end of a link direction): what picking
-/// and sending a packet reads, together.
+/// and sending a packet reads, together, in one cache line.
 #[derive(Debug, Clone, Copy)]
+#[repr(align(64))]
 struct OutPort {
     /// Full duplex: the event key (time, reserved sequence) at which the
     /// transmitter is free again: the place of the end-of-serialization
@@ -104,29 +105,33 @@ struct OutPort {
     nonempty: u64,
     /// Link propagation (bus time plus two port crossings).
     prop: Time,
-    /// The last two (bytes, serialization time) computed on this port's
-    /// link; packets come in few sizes, and the exact division is 128-bit.
-    ser: [(u32, Time); 2],
     /// Time from arriving at the far end to having crossed it, if the far
     /// end is a switch with virtual output queues (NO_CROSS otherwise).
     cross: Time,
+    /// Start of the link's bandwidth in `ser_table`.
+    ser_base: u32,
     /// Round-robin position among the VCs.
     rr: u16,
-    /// The transmitter was free but no head packet had credit.
-    blocked: bool,
     /// The link is half duplex.
     half: bool,
 }
 
 const NO_CROSS: Time = Time::MAX;
 
+/// Packets up to this size serialize by table look-up (per distinct link
+/// bandwidth); the exact division is 128-bit.
+const SER_TABLE: usize = 1024;
+
 /// Per (port, VC): its output queue (a list threaded through the packets),
-/// its credit and the earliest credit on its way back.
-#[derive(Debug, Clone, Copy)]
+/// its credit and the credit on its way back, in one cache line.
+#[derive(Debug, Clone)]
+#[repr(align(64))]
 struct VcState {
     /// The smallest key in `pending` (u128::MAX: none). Credit is folded
     /// in lazily, only when a sender lacks it, so this may lie in the past.
     pending_min: u128,
+    /// Buffer space on its way back: (the key of the moment it arrives, bytes).
+    pending: Vec<(u128, u32)>,
     head: PacketId,
     tail: PacketId,
     credits: u32,
@@ -148,6 +153,8 @@ pub struct Fabric<M> {
     node_is_switch: Vec<bool>,
     node_latency: Vec<Time>,
     link_bw: Vec<Bandwidth>,
+    /// Per distinct link bandwidth, serialization times of 0..SER_TABLE bytes.
+    ser_table: Vec<Time>,
     link_prop: Vec<Time>,
     link_half: Vec<bool>,
     link_turnaround: Vec<Time>,
@@ -157,9 +164,8 @@ pub struct Fabric<M> {
     tx_busy: Vec<bool>,
     ports: Vec<OutPort>,
     vcs: Vec<VcState>,
-    /// Per (port, VC): buffer space on its way back, (the key of the
-    /// moment it arrives, bytes).
-    pending: Vec<Vec<(u128, u32)>>,
+    /// Bit per port: its transmitter was free but no head packet had credit.
+    blocked: Vec<u64>,
     in_q: Vec<VecDeque<PacketId>>,
     stats: Vec<LinkStats>,
     class_packets: Vec<u64>,
@@ -205,9 +211,23 @@ impl<M: Copy> Fabric<M> {
         let mut vcs = Vec::with_capacity(np * nvc);
         for &b in &buffer_bytes {
             for _ in 0..nvc {
-                vcs.push(VcState { pending_min: u128::MAX, head: NONE, tail: NONE, credits: b });
+                vcs.push(VcState { pending_min: u128::MAX, pending: Vec::new(), head: NONE, tail: NONE, credits: b });
             }
         }
+        let mut bws: Vec<Bandwidth> = Vec::new();
+        let mut ser_table = Vec::new();
+        let link_ser: Vec<u32> = topo
+            .links
+            .iter()
+            .map(|l| {
+                let i = bws.iter().position(|b| *b == l.bandwidth).unwrap_or_else(|| {
+                    bws.push(l.bandwidth);
+                    ser_table.extend((0..SER_TABLE as u64).map(|n| l.bandwidth.serialize(n)));
+                    bws.len() - 1
+                });
+                (i * SER_TABLE) as u32
+            })
+            .collect();
         let ports = (0..np)
             .map(|p| {
                 let l = &topo.links[p / 2];
@@ -217,16 +237,16 @@ impl<M: Copy> Fabric<M> {
                     wake_at: u128::MAX,
                     nonempty: 0,
                     prop: l.propagation(),
-                    ser: [(0, 0); 2],
+                    ser_base: link_ser[p / 2],
                     cross: if voq && node_is_switch[far] { l.propagation() + node_latency[far] } else { NO_CROSS },
                     rr: 0,
-                    blocked: false,
                     half: l.duplex == Duplex::Half,
                 }
             })
             .collect();
         Self {
             link_bw: topo.links.iter().map(|l| l.bandwidth).collect(),
+            ser_table,
             link_prop: topo.links.iter().map(|l| l.propagation()).collect(),
             link_half: topo.links.iter().map(|l| l.duplex == Duplex::Half).collect(),
             link_turnaround: topo.links.iter().map(|l| l.turnaround).collect(),
@@ -234,7 +254,7 @@ impl<M: Copy> Fabric<M> {
             tx_busy: vec![false; np],
             ports,
             vcs,
-            pending: (0..np * nvc).map(|_| Vec::new()).collect(),
+            blocked: vec![0; np.div_ceil(64)],
             in_q: if voq { Vec::new() } else { (0..np * nvc).map(|_| VecDeque::new()).collect() },
             stats: vec![LinkStats::default(); np],
             class_packets: vec![0; 256],
@@ -450,12 +470,12 @@ impl<M: Copy> Fabric<M> {
         at: u128,
     ) {
         let idx = port as usize * self.nvc + vc as usize;
-        self.pending[idx].push((at, bytes));
         let v = &mut self.vcs[idx];
+        v.pending.push((at, bytes));
         if at < v.pending_min {
             v.pending_min = at;
         }
-        if self.ports[port as usize].blocked {
+        if self.is_blocked(port as usize) {
             self.wake(q, port, at);
         }
     }
@@ -478,7 +498,8 @@ impl<M: Copy> Fabric<M> {
     fn fold_credit(&mut self, now: u128, idx: usize) {
         let mut min = u128::MAX;
         let mut got = 0;
-        self.pending[idx].retain(|&(t, b)| {
+        let v = &mut self.vcs[idx];
+        v.pending.retain(|&(t, b)| {
             if t <= now {
                 got += b;
                 false
@@ -487,9 +508,19 @@ impl<M: Copy> Fabric<M> {
                 true
             }
         });
-        let v = &mut self.vcs[idx];
         v.credits += got;
         v.pending_min = min;
+    }
+
+    #[inline]
+    fn is_blocked(&self, p: usize) -> bool {
+        self.blocked[p / 64] >> (p % 64) & 1 == 1
+    }
+
+    #[inline]
+    fn set_blocked(&mut self, p: usize, b: bool) {
+        let w = &mut self.blocked[p / 64];
+        *w = (*w & !(1 << (p % 64))) | (b as u64) << (p % 64);
     }
 
     /// Make sure `port` is woken at event key `at` or earlier.
@@ -513,21 +544,14 @@ impl<M: Copy> Fabric<M> {
         }
     }
 
-    /// Time to serialize `bytes` from port `p` (`Bandwidth::serialize`, cached).
+    /// Time to serialize `bytes` from port `p` (`Bandwidth::serialize`,
+    /// looked up for small packets).
     #[inline]
-    fn serialize(&mut self, p: usize, bytes: u32) -> Time {
-        let c = &mut self.ports[p].ser;
-        if c[0].0 == bytes {
-            return c[0].1;
+    fn serialize(&self, p: usize, bytes: u32) -> Time {
+        if (bytes as usize) < SER_TABLE {
+            return self.ser_table[self.ports[p].ser_base as usize + bytes as usize];
         }
-        if c[1].0 == bytes {
-            return c[1].1;
-        }
-        let t = self.link_bw[p / 2].serialize(bytes as u64);
-        let c = &mut self.ports[p].ser;
-        c[1] = c[0];
-        c[0] = (bytes, t);
-        t
+        self.link_bw[p / 2].serialize(bytes as u64)
     }
 
     /// Choose the output port at `node` and set the packet's next VC.
@@ -625,43 +649,40 @@ impl<M: Copy> Fabric<M> {
         }
         let nvc = self.nvc;
         let start = op.rr as u32;
-        let mask = op.nonempty;
-        // Round-robin: VCs from `start` up, then those below it.
-        let high = mask & (u64::MAX << start);
-        let low = mask & !(u64::MAX << start);
+        // Round-robin: VCs from `start` up, then those below it (bits above
+        // the last VC are clear, so a rotation gives that order).
+        let mut m = op.nonempty.rotate_right(start);
         let mut retry = u128::MAX;
-        for mut m in [high, low] {
-            while m != 0 {
-                let vc = m.trailing_zeros() as usize;
-                m &= m - 1;
-                let idx = pu * nvc + vc;
-                let pid = self.vcs[idx].head;
-                debug_assert!(pid != NONE, "nonempty bit set");
-                let cost = Self::cost(&self.packets.get(pid).hdr);
-                // Enough credit without what is on its way back needs no
-                // look at the pending list.
-                if self.vcs[idx].credits < cost && self.credit(q, idx) < cost {
-                    retry = retry.min(self.vcs[idx].pending_min);
-                    continue;
-                }
-                let next = self.packets.get(pid).next;
-                let v = &mut self.vcs[idx];
-                v.head = next;
-                v.credits -= cost;
-                let op = &mut self.ports[pu];
-                if next == NONE {
-                    v.tail = NONE;
-                    op.nonempty &= !(1 << vc);
-                }
-                op.rr = if vc + 1 == nvc { 0 } else { vc as u16 + 1 };
-                op.blocked = false;
-                self.transmit(q, p, lock, pid);
-                return;
+        while m != 0 {
+            let vc = ((m.trailing_zeros() + start) & 63) as usize;
+            m &= m - 1;
+            let idx = pu * nvc + vc;
+            let pid = self.vcs[idx].head;
+            debug_assert!(pid != NONE, "nonempty bit set");
+            let cost = Self::cost(&self.packets.get(pid).hdr);
+            // Enough credit without what is on its way back needs no
+            // look at the pending list.
+            if self.vcs[idx].credits < cost && self.credit(q, idx) < cost {
+                retry = retry.min(self.vcs[idx].pending_min);
+                continue;
             }
+            let next = self.packets.get(pid).next;
+            let v = &mut self.vcs[idx];
+            v.head = next;
+            v.credits -= cost;
+            let op = &mut self.ports[pu];
+            if next == NONE {
+                v.tail = NONE;
+                op.nonempty &= !(1 << vc);
+            }
+            op.rr = if vc + 1 == nvc { 0 } else { vc as u16 + 1 };
+            self.set_blocked(pu, false);
+            self.transmit(q, p, lock, pid);
+            return;
         }
         // Every head waits for credit: wake when the first returns (or,
         // if none is on its way yet, when one is sent back).
-        self.ports[pu].blocked = true;
+        self.set_blocked(pu, true);
         if retry != u128::MAX {
             self.wake(q, p, retry);
         }
@@ -678,7 +699,7 @@ impl<M: Copy> Fabric<M> {
             (h.bytes, h.payload)
         };
         let ser = self.serialize(pu, bytes);
-        let payload_ser = if payload == bytes { ser } else { self.serialize(pu, payload) };
+        let payload_ser = self.serialize(pu, payload);
         let half = self.ports[pu].half;
         let st = &mut self.stats[pu];
         if half {
@@ -723,7 +744,7 @@ impl<M: Copy> Fabric<M> {
 
         if in_port != NONE {
             // Leaving a switch input buffer: its space returns upstream.
-            let at = end + self.ports[in_port as usize].prop;
+            let at = end + self.link_prop[(in_port / 2) as usize];
             let key = EventQueue::<E>::key(at, q.reserve());
             self.return_credit(q, in_port ^ 1, in_vc, cost, key);
             if !self.voq {
