@@ -1,8 +1,9 @@
 //! Offered-load sweep of a configuration, one JSON line per load (for the
 //! BookSim2 side by side, docs/performance.md):
-//! `load_sweep CONFIG FLIT_BYTES LINK_GBPS CYCLES LOAD...`
-//! Each load is in flits per cycle per source; a run lasts about `CYCLES`
-//! nanoseconds of injection (requests = load x CYCLES, warm-up a tenth).
+//! `load_sweep CONFIG FLIT_BYTES CYCLES LOAD...`
+//! A cycle is a nanosecond; each load is in flits per cycle per source
+//! (`workload.rate` = load x FLIT_BYTES GB/s); a run lasts about `CYCLES`
+//! cycles of injection (requests = load x CYCLES, warm-up a tenth).
 //! Prints mean latency, accepted throughput in flits per cycle per source,
 //! packet-hops (link traversals) and switch traversals, events, wall and
 //! CPU seconds.
@@ -15,19 +16,18 @@ fn cpu_s() -> f64 {
 
 fn main() {
     let a: Vec<String> = std::env::args().skip(1).collect();
-    if a.len() < 5 {
-        eprintln!("usage: load_sweep CONFIG FLIT_BYTES LINK_GBPS CYCLES LOAD...");
+    if a.len() < 4 {
+        eprintln!("usage: load_sweep CONFIG FLIT_BYTES CYCLES LOAD...");
         std::process::exit(2);
     }
     let text = std::fs::read_to_string(&a[0]).expect("config file");
     let flit: f64 = a[1].parse().expect("flit bytes");
-    let link: f64 = a[2].parse().expect("link GB/s");
-    let cycles: f64 = a[3].parse().expect("cycles");
-    for load in &a[4..] {
+    let cycles: f64 = a[2].parse().expect("cycles");
+    for load in &a[3..] {
         let load: f64 = load.parse().expect("load");
         let requests = (load * cycles).round().max(100.0) as u64;
         let o = vec![
-            format!("workload.rate={}GB/s", load * link),
+            format!("workload.rate={}GB/s", load * flit),
             format!("workload.requests={requests}"),
             format!("workload.warmup={}", requests / 10),
         ];
@@ -43,7 +43,7 @@ fn main() {
             serde_json::json!({
                 "load": load,
                 "latency_ns": lat.sum as f64 / lat.count.max(1) as f64 / 1000.0,
-                "accepted": r.throughput_gbps() / sources / link,
+                "accepted": r.throughput_gbps() / sources / flit,
                 "packets": packets,
                 "packet_hops": hops,
                 "switch_traversals": hops - packets,
