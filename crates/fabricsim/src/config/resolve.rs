@@ -390,6 +390,13 @@ impl Builder<'_> {
                 ))
             }
             None => None,
+            Some(_) if requesters.iter().any(|r| r.workload.posted_writes) => {
+                return Err(self.err(
+                    "workload.posted_writes",
+                    "true: applies to request/response traffic; the cores of a [protocol] send the messages \
+                     their protocol defines",
+                ))
+            }
             Some(pc) => Some(self.protocol(pc, &requesters, &memories, &topo)?),
         };
         if let Some(buffer) = config.fabric.buffer.bytes() {
@@ -1237,6 +1244,7 @@ impl Builder<'_> {
             targets,
             trace: None,
             producer_consumer,
+            posted_writes: w.posted_writes,
         })
     }
 

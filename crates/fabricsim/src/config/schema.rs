@@ -737,6 +737,11 @@ pub struct WorkloadConfig {
     pub targets: Option<Vec<String>>,
     /// Trace file, relative to the configuration file.
     pub trace: Option<String>,
+    /// Writes are posted (PCIe's posted writes, CORD's MP): the memory
+    /// performs them and sends no acknowledgement; the requester's window
+    /// slot frees when the write enters the fabric.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub posted_writes: bool,
     /// producer_consumer: bytes per store (default: the line), bytes per
     /// release (default 4 KiB), consumers per producer (default 1).
     #[serde(skip_serializing_if = "Option::is_none")]

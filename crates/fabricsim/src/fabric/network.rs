@@ -90,20 +90,71 @@ impl LinkStats {
     }
 }
 
+/// Per output port (the sending end of a link direction): what picking
+/// and sending a packet reads, together, in one cache line.
+#[derive(Debug, Clone, Copy)]
+#[repr(align(64))]
+struct OutPort {
+    /// Full duplex: the event key (time, reserved sequence) at which the
+    /// transmitter is free again: the place of the end-of-serialization
+    /// event the model no longer schedules unless needed.
+    busy_until: u128,
+    /// The key of the earliest pending `Wake` (u128::MAX: none).
+    wake_at: u128,
+    /// Bit per VC: its output queue is not empty.
+    nonempty: u64,
+    /// Link propagation (bus time plus two port crossings).
+    prop: Time,
+    /// Time from arriving at the far end to having crossed it, if the far
+    /// end is a switch with virtual output queues (NO_CROSS otherwise).
+    cross: Time,
+    /// Start of the link's bandwidth in `ser_table`.
+    ser_base: u32,
+    /// Round-robin position among the VCs.
+    rr: u16,
+    /// The link is half duplex.
+    half: bool,
+}
+
+const NO_CROSS: Time = Time::MAX;
+
+/// Packets up to this size serialize by table look-up (per distinct link
+/// bandwidth); the exact division is 128-bit.
+const SER_TABLE: usize = 1024;
+
+/// Per (port, VC): its output queue (a list threaded through the packets),
+/// its credit and the credit on its way back, in one cache line.
+#[derive(Debug, Clone)]
+#[repr(align(64))]
+struct VcState {
+    /// The smallest key in `pending` (u128::MAX: none). Credit is folded
+    /// in lazily, only when a sender lacks it, so this may lie in the past.
+    pending_min: u128,
+    /// Buffer space on its way back: (the key of the moment it arrives, bytes).
+    pending: Vec<(u128, u32)>,
+    head: PacketId,
+    tail: PacketId,
+    credits: u32,
+}
+
 pub struct Fabric<M> {
     pub topo: Topology,
     pub routing: RoutingTable,
     nvc: usize,
     levels: u8,
     voq: bool,
-    packets: Slab<Packet<M>>,
+    dor: bool,
+    adaptive: bool,
+    packets: Slab<Packet>,
+    /// The agents' messages, by packet id (apart from the fabric's
+    /// per-hop state, which they would only dilute).
+    msgs: Vec<M>,
     port_node: Vec<NodeId>,
     node_is_switch: Vec<bool>,
     node_latency: Vec<Time>,
     link_bw: Vec<Bandwidth>,
-    /// Per link: the last two (bytes, serialization time) computed; packets
-    /// come in few sizes, and the exact division is 128-bit.
-    ser_cache: Vec<[(u32, Time); 2]>,
+    /// Per distinct link bandwidth, serialization times of 0..SER_TABLE bytes.
+    ser_table: Vec<Time>,
     link_prop: Vec<Time>,
     link_half: Vec<bool>,
     link_turnaround: Vec<Time>,
@@ -111,23 +162,10 @@ pub struct Fabric<M> {
     link_last: Vec<u8>,
     /// Half duplex: the link's transmitter busy, at the link's even port.
     tx_busy: Vec<bool>,
-    /// Full duplex: the event key (time, reserved sequence) at which the
-    /// port's transmitter is free again: the place of the end-of-
-    /// serialization event the model no longer schedules unless needed.
-    busy_until: Vec<u128>,
-    /// Per port: the key of the earliest pending `Wake` (u128::MAX: none).
-    wake_at: Vec<u128>,
-    /// Per port: its transmitter was free but no head packet had credit.
-    blocked: Vec<bool>,
-    /// Per (port, VC): buffer space on its way back, (the key of the
-    /// moment it arrives, bytes).
-    pending: Vec<Vec<(u128, u32)>>,
-    /// Per (port, VC): the smallest key in `pending` (u128::MAX: none).
-    pending_min: Vec<u128>,
-    rr: Vec<u16>,
-    nonempty: Vec<u64>,
-    out_q: Vec<VecDeque<PacketId>>,
-    credits: Vec<u32>,
+    ports: Vec<OutPort>,
+    vcs: Vec<VcState>,
+    /// Bit per port: its transmitter was free but no head packet had credit.
+    blocked: Vec<u64>,
     in_q: Vec<VecDeque<PacketId>>,
     stats: Vec<LinkStats>,
     class_packets: Vec<u64>,
@@ -156,6 +194,7 @@ impl<M: Copy> Fabric<M> {
         let port_node: Vec<NodeId> = (0..np as PortId).map(|p| topo.port_node(p)).collect();
         let node_is_switch: Vec<bool> = topo.nodes.iter().map(|n| n.kind.is_switch()).collect();
         let node_latency: Vec<Time> = topo.nodes.iter().map(|n| n.latency).collect();
+        let voq = queueing == SwitchQueueing::Voq;
         let mut buffer_bytes = vec![0u32; np];
         for p in 0..np {
             let l = &topo.links[p / 2];
@@ -169,41 +208,68 @@ impl<M: Copy> Fabric<M> {
                 }
             };
         }
-        let mut credits = vec![0u32; np * nvc];
-        for p in 0..np {
-            for v in 0..nvc {
-                credits[p * nvc + v] = buffer_bytes[p];
+        let mut vcs = Vec::with_capacity(np * nvc);
+        for &b in &buffer_bytes {
+            for _ in 0..nvc {
+                vcs.push(VcState { pending_min: u128::MAX, pending: Vec::new(), head: NONE, tail: NONE, credits: b });
             }
         }
+        let mut bws: Vec<Bandwidth> = Vec::new();
+        let mut ser_table = Vec::new();
+        let link_ser: Vec<u32> = topo
+            .links
+            .iter()
+            .map(|l| {
+                let i = bws.iter().position(|b| *b == l.bandwidth).unwrap_or_else(|| {
+                    bws.push(l.bandwidth);
+                    ser_table.extend((0..SER_TABLE as u64).map(|n| l.bandwidth.serialize(n)));
+                    bws.len() - 1
+                });
+                (i * SER_TABLE) as u32
+            })
+            .collect();
+        let ports = (0..np)
+            .map(|p| {
+                let l = &topo.links[p / 2];
+                let far = port_node[p ^ 1] as usize;
+                OutPort {
+                    busy_until: 0,
+                    wake_at: u128::MAX,
+                    nonempty: 0,
+                    prop: l.propagation(),
+                    ser_base: link_ser[p / 2],
+                    cross: if voq && node_is_switch[far] { l.propagation() + node_latency[far] } else { NO_CROSS },
+                    rr: 0,
+                    half: l.duplex == Duplex::Half,
+                }
+            })
+            .collect();
         Self {
             link_bw: topo.links.iter().map(|l| l.bandwidth).collect(),
-            ser_cache: vec![[(0, 0); 2]; nl],
+            ser_table,
             link_prop: topo.links.iter().map(|l| l.propagation()).collect(),
             link_half: topo.links.iter().map(|l| l.duplex == Duplex::Half).collect(),
             link_turnaround: topo.links.iter().map(|l| l.turnaround).collect(),
             link_last: vec![2; nl],
             tx_busy: vec![false; np],
-            busy_until: vec![0; np],
-            wake_at: vec![u128::MAX; np],
-            blocked: vec![false; np],
-            pending: (0..np * nvc).map(|_| Vec::new()).collect(),
-            pending_min: vec![u128::MAX; np * nvc],
-            rr: vec![0; np],
-            nonempty: vec![0; np],
-            out_q: (0..np * nvc).map(|_| VecDeque::new()).collect(),
-            credits,
-            in_q: (0..np * nvc).map(|_| VecDeque::new()).collect(),
+            ports,
+            vcs,
+            blocked: vec![0; np.div_ceil(64)],
+            in_q: if voq { Vec::new() } else { (0..np * nvc).map(|_| VecDeque::new()).collect() },
             stats: vec![LinkStats::default(); np],
             class_packets: vec![0; 256],
             class_bytes: vec![0; 256],
             buffer_bytes,
             packets: Slab::with_capacity(1024),
+            msgs: Vec::with_capacity(1024),
             port_node,
             node_is_switch,
             node_latency,
             nvc,
             levels,
-            voq: queueing == SwitchQueueing::Voq,
+            voq,
+            dor: routing.algorithm == RoutingAlgorithm::Dor,
+            adaptive: routing.algorithm == RoutingAlgorithm::Adaptive,
             topo,
             routing,
         }
@@ -266,7 +332,7 @@ impl<M: Copy> Fabric<M> {
 
     #[inline]
     pub fn message(&self, pkt: PacketId) -> &M {
-        &self.packets.get(pkt).msg
+        &self.msgs[pkt as usize]
     }
 
     #[inline]
@@ -293,17 +359,22 @@ impl<M: Copy> Fabric<M> {
         let now = q.now();
         let pid = self.packets.insert(Packet {
             hdr,
-            msg,
+            next: NONE,
+            in_port: NONE,
+            group: self.routing.dst_group(hdr.dst),
             vc: 0,
             out_vc: 0,
             level: 0,
             phase: 0,
-            in_port: NONE,
-            ready: now,
-            enqueued: now,
+            since: now,
             wait: 0,
-            hops: 0,
+            flow: self.routing.flow_hash(hdr.src, hdr.dst),
         });
+        if pid as usize == self.msgs.len() {
+            self.msgs.push(msg);
+        } else {
+            self.msgs[pid as usize] = msg;
+        }
         let o = self.route(q, node, pid);
         self.enqueue(q, o, pid);
         pid
@@ -322,7 +393,7 @@ impl<M: Copy> Fabric<M> {
         let at = q.now() + self.link_prop[(r / 2) as usize];
         let key = EventQueue::<E>::key(at, q.reserve());
         self.return_credit(q, r ^ 1, p.vc, Self::cost(&p.hdr), key);
-        (p.hdr, p.msg, p.wait)
+        (p.hdr, self.msgs[pkt as usize], p.wait)
     }
 
     /// Handle one fabric event. Returns a packet delivered to an endpoint
@@ -334,15 +405,16 @@ impl<M: Copy> Fabric<M> {
         ev: FabricEvent,
     ) -> Option<(NodeId, PacketId)> {
         match ev {
-            FabricEvent::TxDone { port } => {
-                self.tx_busy[port as usize & !1] = false;
-                self.try_send(q, port ^ 1);
-                self.try_send(q, port);
+            FabricEvent::Crossed { pkt } => {
+                let node = self.port_node[self.packets.get(pkt).in_port as usize];
+                let o = self.route(q, node, pkt);
+                self.enqueue(q, o, pkt);
                 None
             }
             FabricEvent::Wake { port } => {
-                if self.wake_at[port as usize] == q.current() {
-                    self.wake_at[port as usize] = u128::MAX;
+                let op = &mut self.ports[port as usize];
+                if op.wake_at == q.current() {
+                    op.wake_at = u128::MAX;
                 }
                 self.try_send(q, port);
                 None
@@ -353,7 +425,7 @@ impl<M: Copy> Fabric<M> {
                 p.in_port = port;
                 if self.node_is_switch[node as usize] {
                     let ready = q.now() + self.node_latency[node as usize];
-                    p.ready = ready;
+                    p.since = ready;
                     if self.voq {
                         q.schedule(ready, FabricEvent::Crossed { pkt }.into());
                         return None;
@@ -369,17 +441,17 @@ impl<M: Copy> Fabric<M> {
                     Some((node, pkt))
                 }
             }
+            FabricEvent::TxDone { port } => {
+                self.tx_busy[port as usize & !1] = false;
+                self.try_send(q, port ^ 1);
+                self.try_send(q, port);
+                None
+            }
             FabricEvent::HeadReady { port, vc } => {
                 let pkt = *self.in_q[port as usize * self.nvc + vc as usize]
                     .front()
                     .expect("head-ready event for an empty buffer");
                 let node = self.port_node[port as usize];
-                let o = self.route(q, node, pkt);
-                self.enqueue(q, o, pkt);
-                None
-            }
-            FabricEvent::Crossed { pkt } => {
-                let node = self.port_node[self.packets.get(pkt).in_port as usize];
                 let o = self.route(q, node, pkt);
                 self.enqueue(q, o, pkt);
                 None
@@ -398,45 +470,65 @@ impl<M: Copy> Fabric<M> {
         at: u128,
     ) {
         let idx = port as usize * self.nvc + vc as usize;
-        self.pending[idx].push((at, bytes));
-        if at < self.pending_min[idx] {
-            self.pending_min[idx] = at;
+        let v = &mut self.vcs[idx];
+        v.pending.push((at, bytes));
+        if at < v.pending_min {
+            v.pending_min = at;
         }
-        if self.blocked[port as usize] {
+        if self.is_blocked(port as usize) {
             self.wake(q, port, at);
         }
     }
 
     /// Credit of (`idx` = port * nvc + vc) that has returned by the event
-    /// being handled.
+    /// being handled: returned credit folded in.
     #[inline]
     fn credit<E: From<FabricEvent> + Copy>(&mut self, q: &EventQueue<E>, idx: usize) -> u32 {
         // A credit whose (reserved) key is the current event's has arrived:
         // the current event stands in its place.
         let now = q.current();
-        if self.pending_min[idx] <= now {
-            let mut min = u128::MAX;
-            let mut got = 0;
-            self.pending[idx].retain(|&(t, b)| {
-                if t <= now {
-                    got += b;
-                    false
-                } else {
-                    min = min.min(t);
-                    true
-                }
-            });
-            self.credits[idx] += got;
-            self.pending_min[idx] = min;
+        if self.vcs[idx].pending_min <= now {
+            self.fold_credit(now, idx);
         }
-        self.credits[idx]
+        self.vcs[idx].credits
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn fold_credit(&mut self, now: u128, idx: usize) {
+        let mut min = u128::MAX;
+        let mut got = 0;
+        let v = &mut self.vcs[idx];
+        v.pending.retain(|&(t, b)| {
+            if t <= now {
+                got += b;
+                false
+            } else {
+                min = min.min(t);
+                true
+            }
+        });
+        v.credits += got;
+        v.pending_min = min;
+    }
+
+    #[inline]
+    fn is_blocked(&self, p: usize) -> bool {
+        self.blocked[p / 64] >> (p % 64) & 1 == 1
+    }
+
+    #[inline]
+    fn set_blocked(&mut self, p: usize, b: bool) {
+        let w = &mut self.blocked[p / 64];
+        *w = (*w & !(1 << (p % 64))) | (b as u64) << (p % 64);
     }
 
     /// Make sure `port` is woken at event key `at` or earlier.
     #[inline]
     fn wake<E: From<FabricEvent> + Copy>(&mut self, q: &mut EventQueue<E>, port: PortId, at: u128) {
-        if at < self.wake_at[port as usize] {
-            self.wake_at[port as usize] = at;
+        let op = &mut self.ports[port as usize];
+        if at < op.wake_at {
+            op.wake_at = at;
             q.schedule_reserved(at, FabricEvent::Wake { port }.into());
         }
     }
@@ -444,36 +536,30 @@ impl<M: Copy> Fabric<M> {
     /// Whether port `o`'s transmitter is busy.
     #[inline]
     fn tx_is_busy<E: From<FabricEvent> + Copy>(&self, q: &EventQueue<E>, o: PortId) -> bool {
-        if self.link_half[(o / 2) as usize] {
+        let op = &self.ports[o as usize];
+        if op.half {
             self.tx_busy[o as usize & !1]
         } else {
-            self.busy_until[o as usize] > q.current()
+            op.busy_until > q.current()
         }
     }
 
-    /// Time to serialize `bytes` on `link` (`Bandwidth::serialize`, cached).
+    /// Time to serialize `bytes` from port `p` (`Bandwidth::serialize`,
+    /// looked up for small packets).
     #[inline]
-    fn serialize(&mut self, link: usize, bytes: u32) -> Time {
-        let c = &mut self.ser_cache[link];
-        if c[0].0 == bytes {
-            return c[0].1;
+    fn serialize(&self, p: usize, bytes: u32) -> Time {
+        if (bytes as usize) < SER_TABLE {
+            return self.ser_table[self.ports[p].ser_base as usize + bytes as usize];
         }
-        if c[1].0 == bytes {
-            return c[1].1;
-        }
-        let t = self.link_bw[link].serialize(bytes as u64);
-        c[1] = c[0];
-        c[0] = (bytes, t);
-        t
+        self.link_bw[p / 2].serialize(bytes as u64)
     }
 
     /// Choose the output port at `node` and set the packet's next VC.
     #[inline]
     fn route<E: From<FabricEvent> + Copy>(&mut self, q: &EventQueue<E>, node: NodeId, pid: PacketId) -> PortId {
         let p = self.packets.get(pid);
-        let (in_port, level, phase, src, dst, vc_class) =
-            (p.in_port, p.level, p.phase, p.hdr.src, p.hdr.dst, p.hdr.vc_class);
-        if self.routing.algorithm == RoutingAlgorithm::Dor {
+        let (in_port, level, phase, dst, vc_class) = (p.in_port, p.level, p.phase, p.hdr.dst, p.hdr.vc_class);
+        if self.dor {
             let state = if in_port == NONE { 0 } else { phase };
             let (o, state, level) = self.routing.dor_route(node, state, dst);
             let out_vc = self.vc_of(vc_class, level);
@@ -485,25 +571,24 @@ impl<M: Copy> Fabric<M> {
         }
         let level = if in_port == NONE { 0 } else { level.saturating_add(1) };
         let out_vc = self.vc_of(vc_class, level);
-        let o = match self.routing.algorithm {
-            RoutingAlgorithm::Adaptive => {
-                let c = self.routing.candidate_range(node, phase, dst);
-                let mut best = self.routing.candidate(c, 0);
-                let mut best_score = i64::MIN;
-                for k in 0..c.len {
-                    let o = self.routing.candidate(c, k);
-                    let i = o as usize * self.nvc + out_vc as usize;
-                    let score = self.credit(q, i) as i64
-                        - 64 * self.out_q[i].len() as i64
-                        - if self.tx_is_busy(q, o) { 1 } else { 0 };
-                    if score > best_score {
-                        best = o;
-                        best_score = score;
-                    }
+        let o = if self.adaptive {
+            let c = self.routing.candidate_range(node, phase, dst);
+            let mut best = self.routing.candidate(c, 0);
+            let mut best_score = i64::MIN;
+            for k in 0..c.len {
+                let o = self.routing.candidate(c, k);
+                let i = o as usize * self.nvc + out_vc as usize;
+                let score = self.credit(q, i) as i64
+                    - 64 * self.queue_len(i) as i64
+                    - if self.tx_is_busy(q, o) { 1 } else { 0 };
+                if score > best_score {
+                    best = o;
+                    best_score = score;
                 }
-                best
             }
-            _ => self.routing.oblivious(src, node, phase, dst),
+            best
+        } else {
+            self.routing.next_hop(p.flow, p.group, node, phase, dst)
         };
         let phase = self.routing.phase_after(o, phase);
         let pm = self.packets.get_mut(pid);
@@ -513,68 +598,91 @@ impl<M: Copy> Fabric<M> {
         o
     }
 
+    /// Packets in output queue `idx` (adaptive routing's score; walks the list).
+    fn queue_len(&self, idx: usize) -> usize {
+        let mut n = 0;
+        let mut p = self.vcs[idx].head;
+        while p != NONE {
+            n += 1;
+            p = self.packets.get(p).next;
+        }
+        n
+    }
+
     #[inline]
     fn enqueue<E: From<FabricEvent> + Copy>(&mut self, q: &mut EventQueue<E>, o: PortId, pid: PacketId) {
         let now = q.now();
         let p = self.packets.get_mut(pid);
-        p.enqueued = now;
+        p.since = now;
+        p.next = NONE;
         let vc = p.out_vc as usize;
-        self.out_q[o as usize * self.nvc + vc].push_back(pid);
-        self.nonempty[o as usize] |= 1 << vc;
+        let v = &mut self.vcs[o as usize * self.nvc + vc];
+        let tail = v.tail;
+        v.tail = pid;
+        if tail == NONE {
+            v.head = pid;
+        } else {
+            self.packets.get_mut(tail).next = pid;
+        }
+        self.ports[o as usize].nonempty |= 1 << vc;
         self.try_send(q, o);
     }
 
     #[inline]
     fn try_send<E: From<FabricEvent> + Copy>(&mut self, q: &mut EventQueue<E>, p: PortId) {
         let pu = p as usize;
-        if self.nonempty[pu] == 0 {
+        let op = &self.ports[pu];
+        if op.nonempty == 0 {
             return;
         }
-        let link = pu / 2;
-        let half = self.link_half[link];
+        let half = op.half;
         let lock = if half { pu & !1 } else { pu };
         if half {
             // The link's TxDone tries both directions.
             if self.tx_busy[lock] {
                 return;
             }
-        } else if self.busy_until[pu] > q.current() {
-            let t = self.busy_until[pu];
+        } else if op.busy_until > q.current() {
+            let t = op.busy_until;
             self.wake(q, p, t);
             return;
         }
         let nvc = self.nvc;
-        let start = self.rr[pu] as u32;
-        let mask = self.nonempty[pu];
-        // Round-robin: VCs from `start` up, then those below it.
-        let high = mask & (u64::MAX << start);
-        let low = mask & !(u64::MAX << start);
+        let start = op.rr as u32;
+        // Round-robin: VCs from `start` up, then those below it (bits above
+        // the last VC are clear, so a rotation gives that order).
+        let mut m = op.nonempty.rotate_right(start);
         let mut retry = u128::MAX;
-        for mut m in [high, low] {
-            while m != 0 {
-                let vc = m.trailing_zeros() as usize;
-                m &= m - 1;
-                let idx = pu * nvc + vc;
-                let pid = *self.out_q[idx].front().expect("nonempty bit set");
-                let cost = Self::cost(&self.packets.get(pid).hdr);
-                if self.credit(q, idx) < cost {
-                    retry = retry.min(self.pending_min[idx]);
-                    continue;
-                }
-                self.out_q[idx].pop_front();
-                if self.out_q[idx].is_empty() {
-                    self.nonempty[pu] &= !(1 << vc);
-                }
-                self.credits[idx] -= cost;
-                self.rr[pu] = if vc + 1 == nvc { 0 } else { vc as u16 + 1 };
-                self.blocked[pu] = false;
-                self.transmit(q, p, lock, pid);
-                return;
+        while m != 0 {
+            let vc = ((m.trailing_zeros() + start) & 63) as usize;
+            m &= m - 1;
+            let idx = pu * nvc + vc;
+            let pid = self.vcs[idx].head;
+            debug_assert!(pid != NONE, "nonempty bit set");
+            let cost = Self::cost(&self.packets.get(pid).hdr);
+            // Enough credit without what is on its way back needs no
+            // look at the pending list.
+            if self.vcs[idx].credits < cost && self.credit(q, idx) < cost {
+                retry = retry.min(self.vcs[idx].pending_min);
+                continue;
             }
+            let next = self.packets.get(pid).next;
+            let v = &mut self.vcs[idx];
+            v.head = next;
+            v.credits -= cost;
+            let op = &mut self.ports[pu];
+            if next == NONE {
+                v.tail = NONE;
+                op.nonempty &= !(1 << vc);
+            }
+            op.rr = if vc + 1 == nvc { 0 } else { vc as u16 + 1 };
+            self.set_blocked(pu, false);
+            self.transmit(q, p, lock, pid);
+            return;
         }
         // Every head waits for credit: wake when the first returns (or,
         // if none is on its way yet, when one is sent back).
-        self.blocked[pu] = true;
+        self.set_blocked(pu, true);
         if retry != u128::MAX {
             self.wake(q, p, retry);
         }
@@ -590,10 +698,11 @@ impl<M: Copy> Fabric<M> {
             let h = &self.packets.get(pid).hdr;
             (h.bytes, h.payload)
         };
-        let ser = self.serialize(link, bytes);
-        let payload_ser = if payload == bytes { ser } else { self.serialize(link, payload) };
+        let ser = self.serialize(pu, bytes);
+        let payload_ser = self.serialize(pu, payload);
+        let half = self.ports[pu].half;
         let st = &mut self.stats[pu];
-        if self.link_half[link] {
+        if half {
             let side = (pu & 1) as u8;
             if self.link_last[link] != side && self.link_last[link] != 2 {
                 start += self.link_turnaround[link];
@@ -601,39 +710,36 @@ impl<M: Copy> Fabric<M> {
             }
             self.link_last[link] = side;
         }
-        let pkt = self.packets.get_mut(pid);
         let end = start + ser;
-        let half = self.link_half[link];
         if half {
             self.tx_busy[lock] = true;
             q.schedule(end, FabricEvent::TxDone { port: p }.into());
         } else {
             // The end-of-serialization event's place in the tie order.
-            self.busy_until[pu] = EventQueue::<E>::key(end, q.reserve());
+            self.ports[pu].busy_until = EventQueue::<E>::key(end, q.reserve());
         }
 
-        let waited = now - pkt.enqueued;
+        let pkt = self.packets.get_mut(pid);
+        let waited = now - pkt.since;
         pkt.wait += waited;
         st.wait_ps += waited;
         st.packets += 1;
-        st.bytes += pkt.hdr.bytes as u64;
-        st.payload_bytes += pkt.hdr.payload as u64;
+        st.bytes += bytes as u64;
+        st.payload_bytes += payload as u64;
         st.busy_ps += end - now;
         st.payload_ps += payload_ser;
 
         let (in_port, in_vc) = (pkt.in_port, pkt.vc);
-        let cost = Self::cost(&pkt.hdr);
+        let cost = bytes.max(1);
         pkt.vc = pkt.out_vc;
-        pkt.hops += 1;
-        let arrive = end + self.link_prop[link];
-        let next = self.port_node[pu ^ 1] as usize;
-        if self.voq && self.node_is_switch[next] {
+        let op = &self.ports[pu];
+        if op.cross != NO_CROSS {
             // Nothing happens to the packet between arriving and crossing
             // the switch: one event, when it has crossed.
             pkt.in_port = p ^ 1;
-            q.schedule(arrive + self.node_latency[next], FabricEvent::Crossed { pkt: pid }.into());
+            q.schedule(end + op.cross, FabricEvent::Crossed { pkt: pid }.into());
         } else {
-            q.schedule(arrive, FabricEvent::Arrive { port: p ^ 1, pkt: pid }.into());
+            q.schedule(end + op.prop, FabricEvent::Arrive { port: p ^ 1, pkt: pid }.into());
         }
 
         if in_port != NONE {
@@ -647,14 +753,15 @@ impl<M: Copy> Fabric<M> {
                 let head = self.in_q[idx].pop_front();
                 debug_assert_eq!(head, Some(pid));
                 if let Some(&next) = self.in_q[idx].front() {
-                    let ready = self.packets.get(next).ready.max(now);
+                    let ready = self.packets.get(next).since.max(now);
                     q.schedule(ready, FabricEvent::HeadReady { port: in_port, vc: in_vc }.into());
                 }
             }
         }
-        if !half && self.nonempty[pu] != 0 {
+        let op = &self.ports[pu];
+        if !half && op.nonempty != 0 {
             // More is queued: try again when the transmitter is free.
-            let t = self.busy_until[pu];
+            let t = op.busy_until;
             self.wake(q, p, t);
         }
     }

@@ -22,28 +22,33 @@ pub struct PacketHeader {
     pub vc_class: u8,
 }
 
-/// A packet in flight with the fabric's bookkeeping.
+/// A packet in flight with the fabric's bookkeeping (its message is kept
+/// apart, by the same id): one cache line.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Packet<M> {
+#[repr(align(64))]
+pub(crate) struct Packet {
     pub hdr: PacketHeader,
-    pub msg: M,
+    /// The next packet in the same output queue (u32::MAX: none).
+    pub next: PacketId,
+    /// Port the packet arrived on at its current switch (u32::MAX at the source).
+    pub in_port: PortId,
+    /// The destination's group in the routing table.
+    pub group: u32,
     /// Virtual channel of the buffer the packet occupies now.
     pub vc: u16,
     /// Virtual channel of the output queue it waits in / the next link.
     pub out_vc: u16,
     /// Hop-indexed VC level of the next link.
     pub level: u8,
-    /// Up*/down* phase (1 after the route turned down).
+    /// Up*/down* phase (1 after the route turned down); DOR's dimension state.
     pub phase: u8,
-    /// Port the packet arrived on at its current switch (u32::MAX at the source).
-    pub in_port: PortId,
-    /// When it became eligible to leave its current buffer.
-    pub ready: Time,
-    /// When it joined its current output queue.
-    pub enqueued: Time,
+    /// When it became eligible to leave its current input FIFO (while it
+    /// waits behind the head), then when it joined its output queue.
+    pub since: Time,
     /// Total time spent waiting in output queues.
     pub wait: Time,
-    pub hops: u16,
+    /// The flow's part of the hash spread (`RoutingTable::flow_hash`).
+    pub flow: u64,
 }
 
 /// A slab of packets: indices stay valid while a packet lives, and freed

@@ -35,6 +35,15 @@ use crate::config::schema::{DeadlockAvoidance, RoutingAlgorithm, Spread};
 use crate::workloads::rng::mix;
 
 const UNREACHABLE: u32 = u32::MAX;
+
+/// SplitMix64's finaliser, as in `workloads::rng::mix`.
+#[inline]
+fn splitmix64(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
 const NONE: u32 = u32::MAX;
 
 /// Dimension-order routing on a generated mesh or torus.
@@ -46,6 +55,10 @@ struct Dor {
     wrap: Vec<bool>,
     /// Two VCs per dimension, switched at the dateline.
     dateline: bool,
+    /// Per port: 1 for an X link, 2 for a Y link, 0 otherwise.
+    dim: Vec<u8>,
+    /// Per node: the switch it hangs off (itself for a switch).
+    home: Vec<NodeId>,
 }
 
 pub struct RoutingTable {
@@ -81,6 +94,9 @@ pub struct RoutingTable {
     peer: Vec<NodeId>,
     /// Per port: the node it belongs to.
     port_node: Vec<NodeId>,
+    /// Per node: its only port if it is an endpoint with one port (NONE
+    /// otherwise): a fast path for the first and the last hop.
+    only_port: Vec<PortId>,
     /// Up*/down*: whether moving from a port's node across it goes down.
     down: Vec<bool>,
     dor: Option<Dor>,
@@ -218,6 +234,12 @@ impl RoutingTable {
             by_peer.extend(v);
             node_ports.push((start, node.ports.len() as u32));
         }
+        let only_port: Vec<PortId> = topo
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, x)| if !is_switch[i] && x.ports.len() == 1 { x.ports[0] } else { NONE })
+            .collect();
         let phases = if algorithm == RoutingAlgorithm::Updown { 2 } else { 1 };
         let down = if algorithm == RoutingAlgorithm::Updown { updown_directions(topo) } else { vec![true; np] };
 
@@ -245,7 +267,7 @@ impl RoutingTable {
 
         let dor = if algorithm == RoutingAlgorithm::Dor {
             let grid = topo.grid.expect("dimension-order routing needs a generated mesh or torus");
-            Some(Dor::new(topo, grid, &peer, avoidance != DeadlockAvoidance::None))
+            Some(Dor::new(topo, grid, &peer, &port_node, avoidance != DeadlockAvoidance::None))
         } else {
             None
         };
@@ -269,6 +291,7 @@ impl RoutingTable {
             by_peer,
             peer,
             port_node,
+            only_port,
             down,
             dor,
             levels: 1,
@@ -479,6 +502,18 @@ impl RoutingTable {
         if let Some(d) = &self.dor {
             return d.next(self, node, dst);
         }
+        // Fast paths, the same answers as the general one: a one-port
+        // endpoint sends through its port (the destination being
+        // reachable, as validation ensured); a switch attached to a
+        // one-port destination by a legal link sends over that link (the
+        // destination's group is then one hop away and has no table entry).
+        let own = self.only_port[node as usize];
+        if own != NONE {
+            return own;
+        }
+        if let Some(p) = self.last_hop(node, phase, dst) {
+            return p;
+        }
         let c = self.candidate_range(node, phase, dst);
         if c.len == 1 {
             return self.candidate(c, 0);
@@ -490,6 +525,86 @@ impl RoutingTable {
             Spread::First => 0,
         };
         self.candidate(c, i as u32)
+    }
+
+    /// The port of switch `node` that leads straight to `dst`, if `dst` is a
+    /// one-port endpoint attached to `node` and the link is legal in `phase`.
+    #[inline]
+    fn last_hop(&self, node: NodeId, phase: u8, dst: NodeId) -> Option<PortId> {
+        let q = self.only_port[dst as usize];
+        if q == NONE {
+            return None;
+        }
+        let p = q ^ 1;
+        if self.port_node[p as usize] != node || !self.is_switch[node as usize] {
+            return None;
+        }
+        self.next_phase(p, (phase as usize).min(self.phases - 1)).map(|_| p)
+    }
+
+    /// The part of the hash spread's mix that depends only on the flow:
+    /// `mix(src, dst, node) == splitmix64(flow_hash(src, dst) ^ node)`, so
+    /// a packet computes it once instead of at every hop.
+    #[inline]
+    pub fn flow_hash(&self, src: NodeId, dst: NodeId) -> u64 {
+        splitmix64(splitmix64(src as u64) ^ dst as u64)
+    }
+
+    /// The destination group of endpoint `dst` (a packet looks it up once).
+    #[inline]
+    pub fn dst_group(&self, dst: NodeId) -> u32 {
+        self.group[dst as usize]
+    }
+
+    /// `oblivious(src, node, phase, dst)` for a packet that carries its
+    /// flow hash (`flow_hash`) and its destination's group (`dst_group`):
+    /// the same port, with fewer look-ups.
+    #[inline]
+    pub fn next_hop(&self, flow: u64, group: u32, node: NodeId, phase: u8, dst: NodeId) -> PortId {
+        if let Some(d) = &self.dor {
+            return d.next(self, node, dst);
+        }
+        let own = self.only_port[node as usize];
+        if own != NONE {
+            return own;
+        }
+        if let Some(p) = self.last_hop(node, phase, dst) {
+            return p;
+        }
+        let r = self.row[node as usize];
+        if r != NONE {
+            let ph = (phase as usize).min(self.phases - 1);
+            let (s, l) = self.index[(group as usize * self.n_rows + r as usize) * self.phases + ph];
+            if l == 1 {
+                return self.ports[s as usize];
+            }
+            if l > 1 {
+                return self.ports[(s + self.pick(flow, node, dst, l)) as usize];
+            }
+        }
+        let c = self.candidate_range(node, phase, dst);
+        if c.len == 1 {
+            return self.candidate(c, 0);
+        }
+        self.candidate(c, self.pick(flow, node, dst, c.len))
+    }
+
+    /// Which of `k` equal-cost candidates the spread picks.
+    #[inline]
+    fn pick(&self, flow: u64, node: NodeId, dst: NodeId, k: u32) -> u32 {
+        let k = k as u64;
+        (match self.spread {
+            Spread::Hash => {
+                let h = splitmix64(flow ^ node as u64);
+                if k.is_power_of_two() {
+                    h & (k - 1)
+                } else {
+                    h % k
+                }
+            }
+            Spread::Dmodk => self.endpoint_index[dst as usize] as u64 % k,
+            Spread::First => 0,
+        }) as u32
     }
 
     /// Dimension-order routing: the port at `node` towards `dst`, the
@@ -656,7 +771,7 @@ pub struct Candidates {
 }
 
 impl Dor {
-    fn new(topo: &Topology, grid: Grid, peer: &[NodeId], dateline: bool) -> Self {
+    fn new(topo: &Topology, grid: Grid, peer: &[NodeId], port_node: &[NodeId], dateline: bool) -> Self {
         let (rows, cols) = (grid.rows as usize, grid.cols as usize);
         let mut dirs = vec![[NONE; 4]; rows * cols];
         let mut wrap = vec![false; peer.len()];
@@ -685,17 +800,35 @@ impl Dor {
                 }
             }
         }
-        Dor { grid, dirs, wrap, dateline: dateline && grid.wrap }
+        let mut dim = vec![0u8; peer.len()];
+        for d in &dirs {
+            for (k, &p) in d.iter().enumerate() {
+                if p != NONE {
+                    dim[p as usize] = if k < 2 { 1 } else { 2 };
+                }
+            }
+        }
+        // An endpoint's home is its first port's peer (the lowest-numbered
+        // peer, as `by_peer` sorts them).
+        let home = topo
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(x, n)| {
+                if n.kind.is_switch() {
+                    x as NodeId
+                } else {
+                    n.ports.iter().map(|&p| port_node[(p ^ 1) as usize]).min().unwrap_or(x as NodeId)
+                }
+            })
+            .collect();
+        Dor { grid, dirs, wrap, dateline: dateline && grid.wrap, dim, home }
     }
 
     /// The switch an endpoint hangs off (its first port's peer).
     #[inline]
-    fn home(&self, t: &RoutingTable, x: NodeId) -> NodeId {
-        if t.is_switch[x as usize] {
-            return x;
-        }
-        let (s, _) = t.node_ports[x as usize];
-        t.by_peer[s as usize].0
+    fn home(&self, _t: &RoutingTable, x: NodeId) -> NodeId {
+        self.home[x as usize]
     }
 
     /// Steps along one ring or line from `a` to `b` of `n`: (direction 0 = +, 1 = -, hops).
@@ -727,6 +860,10 @@ impl Dor {
     #[inline]
     fn next(&self, t: &RoutingTable, node: NodeId, dst: NodeId) -> PortId {
         if !t.is_switch[node as usize] {
+            let own = t.only_port[node as usize];
+            if own != NONE {
+                return own;
+            }
             let (s, _) = t.node_ports[node as usize];
             return t.by_peer[s as usize].1;
         }
@@ -734,6 +871,9 @@ impl Dor {
         let s = node as usize;
         let h = self.home(t, dst) as usize;
         if s == h {
+            if let Some(p) = t.last_hop(node, 0, dst) {
+                return p;
+            }
             return t.to_peer(node, dst)[0].1;
         }
         let (c, ch) = (s % cols, h % cols);
@@ -747,19 +887,8 @@ impl Dor {
 
     /// 1 for an X link, 2 for a Y link, 0 for a link to an endpoint.
     #[inline]
-    fn dimension(&self, t: &RoutingTable, p: PortId) -> u8 {
-        let s = t.port_node[p as usize] as usize;
-        if s >= self.dirs.len() {
-            return 0;
-        }
-        let d = &self.dirs[s];
-        if d[0] == p || d[1] == p {
-            1
-        } else if d[2] == p || d[3] == p {
-            2
-        } else {
-            0
-        }
+    fn dimension(&self, _t: &RoutingTable, p: PortId) -> u8 {
+        self.dim[p as usize]
     }
 }
 
@@ -954,6 +1083,20 @@ mod tests {
 
     fn all_pairs(eps: &[NodeId]) -> Vec<Vec<(NodeId, NodeId)>> {
         vec![eps.iter().flat_map(|&a| eps.iter().filter(move |&&b| b != a).map(move |&b| (a, b))).collect()]
+    }
+
+    #[test]
+    fn flow_hash_composes_to_mix() {
+        for (a, b, c) in [(0u32, 1u32, 2u32), (77, 5, 1000), (u32::MAX, 3, 9)] {
+            let t = RoutingTable::build(
+                &ring_switches(3),
+                RoutingAlgorithm::Oblivious,
+                Spread::Hash,
+                DeadlockAvoidance::Auto,
+                &[],
+            );
+            assert_eq!(splitmix64(t.flow_hash(a, b) ^ c as u64), mix(a as u64, b as u64, c as u64));
+        }
     }
 
     #[test]

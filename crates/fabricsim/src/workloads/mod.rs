@@ -46,6 +46,8 @@ pub struct WorkloadSpec {
     pub trace: Option<std::sync::Arc<Vec<trace::TraceRecord>>>,
     /// Pattern `producer_consumer` (protocol cores only).
     pub producer_consumer: Option<producer_consumer::Shape>,
+    /// Writes are posted: no acknowledgement (see `WorkloadConfig::posted_writes`).
+    pub posted_writes: bool,
 }
 
 impl WorkloadSpec {

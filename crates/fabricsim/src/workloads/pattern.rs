@@ -112,6 +112,7 @@ mod tests {
             targets: vec![0, 1, 2, 3],
             trace: None,
             producer_consumer: None,
+            posted_writes: false,
         }
     }
 

@@ -82,6 +82,8 @@ impl MemoryEndpoint {
         let kind = match req.kind {
             MsgKind::ReadReq => MsgKind::ReadResp,
             MsgKind::WriteReq => MsgKind::WriteAck,
+            // Performed, not answered: the caller sends nothing back.
+            MsgKind::PostedWrite => MsgKind::PostedWrite,
             other => unreachable!("memory endpoint received a {other:?}"),
         };
         let resp = MemMsg { kind, queued: req.queued + (start - now), ..req };
@@ -104,7 +106,11 @@ impl MemoryEndpoint {
     /// DRAM: accept a request at `now` (media address `addr`); returns its
     /// channel, which the caller must step at `now`.
     pub fn dram_accept(&mut self, now: Time, req: MemMsg, addr: u64) -> u32 {
-        assert!(matches!(req.kind, MsgKind::ReadReq | MsgKind::WriteReq), "memory endpoint received a {:?}", req.kind);
+        assert!(
+            matches!(req.kind, MsgKind::ReadReq | MsgKind::WriteReq | MsgKind::PostedWrite),
+            "memory endpoint received a {:?}",
+            req.kind
+        );
         self.holding += 1;
         let d = self.dram.as_mut().expect("a DRAM endpoint");
         let slot = d.free.pop().expect("a free slot while holding < queue");
@@ -130,6 +136,7 @@ impl MemoryEndpoint {
         self.release();
         let kind = match req.kind {
             MsgKind::ReadReq => MsgKind::ReadResp,
+            MsgKind::PostedWrite => MsgKind::PostedWrite,
             _ => MsgKind::WriteAck,
         };
         MemMsg { kind, ..req }

@@ -9,10 +9,13 @@ pub enum MsgKind {
     WriteReq = 1,
     ReadResp = 2,
     WriteAck = 3,
+    /// A write without acknowledgement (PCIe's posted write, CORD's MP).
+    PostedWrite = 4,
 }
 
 impl MsgKind {
-    pub const ALL: [MsgKind; 4] = [MsgKind::ReadReq, MsgKind::WriteReq, MsgKind::ReadResp, MsgKind::WriteAck];
+    pub const ALL: [MsgKind; 5] =
+        [MsgKind::ReadReq, MsgKind::WriteReq, MsgKind::ReadResp, MsgKind::WriteAck, MsgKind::PostedWrite];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -20,6 +23,7 @@ impl MsgKind {
             MsgKind::WriteReq => "write_req",
             MsgKind::ReadResp => "read_resp",
             MsgKind::WriteAck => "write_ack",
+            MsgKind::PostedWrite => "posted_write",
         }
     }
 
@@ -27,13 +31,13 @@ impl MsgKind {
     /// response can never wait behind a request (protocol deadlock).
     pub fn vc_class(self) -> u8 {
         match self {
-            MsgKind::ReadReq | MsgKind::WriteReq => 0,
+            MsgKind::ReadReq | MsgKind::WriteReq | MsgKind::PostedWrite => 0,
             MsgKind::ReadResp | MsgKind::WriteAck => 1,
         }
     }
 
     pub fn carries_data(self) -> bool {
-        matches!(self, MsgKind::WriteReq | MsgKind::ReadResp)
+        matches!(self, MsgKind::WriteReq | MsgKind::ReadResp | MsgKind::PostedWrite)
     }
 }
 

@@ -83,7 +83,11 @@ impl Requester {
             None => self.gen.next(&mut self.rng),
         };
         let msg = MemMsg {
-            kind: if a.write { MsgKind::WriteReq } else { MsgKind::ReadReq },
+            kind: match (a.write, self.workload.posted_writes) {
+                (false, _) => MsgKind::ReadReq,
+                (true, false) => MsgKind::WriteReq,
+                (true, true) => MsgKind::PostedWrite,
+            },
             requester: self.index,
             tag: self.issued,
             addr: a.addr,
