@@ -92,6 +92,38 @@ pub fn mesh(requests_per_requester: u64) -> MeshBench {
     }
 }
 
+/// The BookSim2 comparison's fabric (`benchmarks/booksim_mesh88.toml`: 8x8
+/// mesh, DOR, uniform random one-flit posted writes) at an offered load in
+/// flits per cycle per source (docs/performance.md).
+pub const BOOKSIM_MESH88: &str = include_str!("../../../benchmarks/booksim_mesh88.toml");
+
+pub fn booksim_mesh(load: f64, requests: u64) -> serde_json::Value {
+    let spec = config::resolve(
+        BOOKSIM_MESH88,
+        "<bench>",
+        Format::Toml,
+        &[format!("workload.rate={}GB/s", load * 16.0), format!("workload.requests={requests}")],
+        None,
+    )
+    .expect("benchmark configuration is valid");
+    let sys = System::build(&spec);
+    let t = Instant::now();
+    let (r, hops) = sys.run_counting(&mut |_| true);
+    let wall = t.elapsed().as_secs_f64();
+    let lat = r.all_latency();
+    json!({
+        "what": "8x8 mesh, DOR, uniform random 16-byte posted writes, 16 GB/s links, 4 ns switches (the BookSim2 comparison)",
+        "offered_flits_per_cycle": load,
+        "accepted_flits_per_cycle": r.throughput_gbps() / 64.0 / 16.0,
+        "mean_latency_ns": lat.sum as f64 / lat.count.max(1) as f64 / 1000.0,
+        "packet_hops": hops,
+        "events": r.events,
+        "wall_s": wall,
+        "packet_hops_per_s": hops as f64 / wall,
+        "events_per_packet_hop": r.events as f64 / hops.max(1) as f64,
+    })
+}
+
 /// The explicit-state checker on a protocol: states, seconds, states/s,
 /// peak memory (of the whole process so far), symmetry, threads.
 fn checker<P: crate::check::explorer::Checkable>(p: &P, threads: usize) -> serde_json::Value {
@@ -201,6 +233,7 @@ pub fn run_all(quick: bool) -> Result<String, String> {
             "packet_hops_per_s": m.packet_hops as f64 / m.wall_s,
             "simulated_throughput_GBps": m.throughput_gbps,
         },
+        "fabric_mesh_8x8_dor_posted_0.3": booksim_mesh(0.3, if quick { 1000 } else { 18000 }),
         "protocol_mesi_64core": protocol,
         "checker": checker,
     });
