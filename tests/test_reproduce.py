@@ -337,9 +337,10 @@ def test_reproduce_set_is_a_sensitivity_run(tmp_path):
 def test_reproduce_set_errors_name_the_key(tmp_path):
     proc = _cli("reproduce", "fig16", "--quick", "--set", "workload.windw=3", cwd=tmp_path)
     assert proc.returncode == 2 and "workload.windw" in proc.stderr and "no run" in proc.stderr, proc.stderr
-    # valid for the duplex system's explicit links, not for fig10's generated fabric
+    # valid for half-duplex links only: the figures whose runs reject it are named (the first in order)
     proc = _cli("reproduce", "esf", "--quick", "--set", "link[0].turnaround=5ns", cwd=tmp_path)
-    assert proc.returncode == 2 and "link[0].turnaround" in proc.stderr and "esf/fig10" in proc.stderr, proc.stderr
+    assert proc.returncode == 2 and "link[0].turnaround" in proc.stderr and "runs reject it" in proc.stderr, proc.stderr
+    assert "first: esf/fig07" in proc.stderr, proc.stderr
     # a key the sweep itself varies cannot be fixed by a sensitivity run
     proc = _cli("reproduce", "fig16", "--quick", "--set", "link[0].duplex=half", cwd=tmp_path)
     assert proc.returncode == 2 and "varies this key" in proc.stderr, proc.stderr
