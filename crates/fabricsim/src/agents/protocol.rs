@@ -402,6 +402,12 @@ pub trait Protocol {
     fn max_data_lines(&self) -> u32 {
         1
     }
+    /// Cache accesses a core's handler of `msg` makes (timing: each costs
+    /// the core's `cache_latency`). An InvBlk snoop touches every line it
+    /// names, which is ESF's reason long blocks stop paying.
+    fn cache_accesses(&self, _msg: &Self::Msg) -> u32 {
+        1
+    }
     /// A name per virtual channel, for traffic tables (default `vcN`).
     fn vc_names(&self) -> Vec<String> {
         (0..self.vc_orders().len()).map(|i| format!("vc{i}")).collect()

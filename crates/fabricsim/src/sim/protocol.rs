@@ -5,7 +5,8 @@
 //! nodes, `Home` agents on its memory nodes, in order or as `[protocol]
 //! cores` / `homes` place them.
 //!
-//! Time: a handler or action at a core costs `cache_latency`; at a home,
+//! Time: a handler or action at a core costs `cache_latency` per cache
+//! access it makes ([`Protocol::cache_accesses`], one by default); at a home,
 //! `directory_latency`, plus `memory_latency` when it sends data. The sends
 //! of a handler leave after that delay. A home is also *occupied*
 //! `service` per message it handles, one message at a time, and holds at
@@ -611,7 +612,11 @@ impl<P: Protocol> ProtocolSystem<P> {
                     }
                     self.inbox[ai][vc].remove(k);
                     self.admit(a, vc);
-                    let delay = self.delay(a);
+                    let delay = if self.is_core(a) {
+                        self.t.cache_latency * Time::from(self.p.cache_accesses(&w.msg))
+                    } else {
+                        self.delay(a)
+                    };
                     self.finish(a, delay);
                     let now = self.q.now();
                     self.schedule_step(a, now + delay);

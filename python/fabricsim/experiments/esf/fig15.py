@@ -41,10 +41,8 @@ Modelling choices (the paper does not give them):
   its own start; the two streams interleave at the device.
 - The bus is PCIe 5.0 x16 (the Sec. V-B bus is "of infinite bandwidth"; this
   one is finite so that BIRsp data can compete for it, as the paper says).
-- A BISnp at a requester costs one cache access (12 ns), whatever its length.
-  The paper's reason for lengths > 2 losing is per-line cache accesses at
-  the requester; fabricsim's timing engine charges a handler one access, so
-  that cost is not modelled (see the rows that disagree).
+- A BISnp at a requester costs one cache access (12 ns) per line it names
+  (`Protocol::cache_accesses`), the paper's first cost of long blocks.
 Nothing is tuned for this figure."""
 
 
@@ -116,10 +114,11 @@ def _v(data, n, col):
 
 FEWER = "One BISnp clears up to `length` contiguous entries, so fewer requests find the filter full and wait."
 PER_LINE = (
-    "Measured: bandwidth rises with every length (the wait for invalidation keeps falling). fabricsim charges "
-    "a BISnp one cache access at the requester whatever its length, and the x16 bus is far from full, so "
-    "neither of the paper's costs of long blocks (a cache access per line, BIRsp data competing for the bus) "
-    "is large enough here to undo the fewer waits. The wait for invalidation alone does match the paper's "
+    "Measured: bandwidth rises with every length. fabricsim charges a BISnp one requester cache access per "
+    "line and carries dirty lines in BIRsp, but a 12 ns access per line is small beside the ~260 ns a request "
+    "waits for a BISnp round trip, and the x16 bus is far from full (the x4 alternative does not change it "
+    "either), so neither of the paper's costs of long blocks undoes the fewer waits. "
+    "The wait for invalidation alone does match the paper's "
     "shape in the default run (see the data: bi_wait_vs_1): lowest at length 2, higher again at 3 and 4, "
     "as longer blocks delay the requests that reach the filter while their BISnp is out."
 )

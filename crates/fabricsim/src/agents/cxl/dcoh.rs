@@ -1000,6 +1000,15 @@ impl Protocol for Dcoh {
         }
     }
 
+    /// A BISnp looks up every line it names in the requester's cache (ESF
+    /// §V-C: longer InvBlk blocks cost more requester cache accesses).
+    fn cache_accesses(&self, msg: &Msg) -> u32 {
+        match msg {
+            Msg::BISnp { len, .. } => u32::from(*len),
+            _ => 1,
+        }
+    }
+
     fn stats(&self, agents: &[Agent]) -> Vec<(String, f64)> {
         let s = Dcoh::stats(agents);
         let mean_wait = if s.waited == 0 { 0.0 } else { s.wait_ps as f64 / s.waited as f64 / 1000.0 };
