@@ -65,6 +65,14 @@ pub struct Timing {
     pub queue: usize,
 }
 
+impl Timing {
+    /// Bytes on the wire of a message carrying `lines` lines of data: the
+    /// control part once, a data part per line.
+    pub fn message_bytes(&self, lines: u32) -> u32 {
+        self.control_bytes + lines * self.data_bytes.saturating_sub(self.control_bytes)
+    }
+}
+
 /// What drives the cores' environment actions. `Random` and `Workload`
 /// issue each requester's `[workload]` warm-up plus measured requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -232,7 +240,7 @@ impl<P: Protocol> ProtocolSystem<P> {
             system.fabric.switch_queueing,
             nvc,
             system.fabric.buffer.bytes(),
-            t.control_bytes + p.max_data_lines() * t.data_bytes.saturating_sub(t.control_bytes),
+            t.message_bytes(p.max_data_lines()),
         );
         let n = agents.len();
         let dram = host
@@ -326,11 +334,12 @@ impl<P: Protocol> ProtocolSystem<P> {
         }
     }
 
-    /// Processing delay of agent `a` before the sends of one handler leave
-    /// (a DRAM read adds its own time when it completes).
-    fn delay(&self, a: AgentId) -> Time {
+    /// Processing delay of agent `a` before the sends of one handler leave,
+    /// for a handler making `accesses` cache accesses at a core (a DRAM read
+    /// adds its own time when it completes).
+    fn delay(&self, a: AgentId, accesses: u32) -> Time {
         if self.is_core(a) {
-            self.t.cache_latency
+            self.t.cache_latency * Time::from(accesses)
         } else if self.dram[a as usize].is_none() && self.ops.iter().any(|o| matches!(o, OpEvent::MemoryRead { .. })) {
             self.t.directory_latency + self.t.memory_latency
         } else {
@@ -463,13 +472,11 @@ impl<P: Protocol> ProtocolSystem<P> {
     fn leave(&mut self, slot: u32) {
         let (from, s) = self.leaving[slot as usize].take().expect("a send waits in this slot");
         self.free_slots.push(slot);
-        // A message with n lines: the control part once, a data part per line.
         let n = self.p.data_lines(&s.msg);
-        let per_line = self.t.data_bytes.saturating_sub(self.t.control_bytes);
         let hdr = PacketHeader {
             src: self.node_of[from as usize],
             dst: self.node_of[s.to as usize],
-            bytes: if n == 0 { self.t.control_bytes } else { self.t.control_bytes + n * per_line },
+            bytes: self.t.message_bytes(n),
             payload: n * self.t.line_bytes.min(self.t.data_bytes),
             class: s.vc,
             vc_class: s.vc,
@@ -612,11 +619,7 @@ impl<P: Protocol> ProtocolSystem<P> {
                     }
                     self.inbox[ai][vc].remove(k);
                     self.admit(a, vc);
-                    let delay = if self.is_core(a) {
-                        self.t.cache_latency * Time::from(self.p.cache_accesses(&w.msg))
-                    } else {
-                        self.delay(a)
-                    };
+                    let delay = self.delay(a, self.p.cache_accesses(&w.msg));
                     self.finish(a, delay);
                     let now = self.q.now();
                     self.schedule_step(a, now + delay);
@@ -769,7 +772,7 @@ impl<P: Protocol> ProtocolSystem<P> {
             self.discard(a, saved);
             return false;
         }
-        let delay = self.delay(a);
+        let delay = self.delay(a, 1);
         self.finish(a, delay);
         // Anything waiting in the inbox may now be taken.
         self.serve(a);

@@ -176,12 +176,15 @@ MUTANTS = [
     ),
 ]
 
+# The validation system's page-policy alternative, shared with Fig 8.
+PAGE_POLICY = Choice(
+    "DRAM page policy",
+    "open page",
+    [Variant("closed", "closed page (auto-precharge)", set={"defaults.memory.page": "closed"})],
+)
+
 CHOICES = [
-    Choice(
-        "DRAM page policy",
-        "open page",
-        [Variant("closed", "closed page (auto-precharge)", set={"defaults.memory.page": "closed"})],
-    ),
+    PAGE_POLICY,
     Choice(
         "request and acknowledgement header",
         "16 B (0.25 of a line)",

@@ -156,11 +156,7 @@ CHOICES = [
         "Poisson",
         [Variant("periodic", "evenly spaced arrivals", set={"workload.arrival": "periodic"})],
     ),
-    Choice(
-        "DRAM page policy",
-        "open page",
-        [Variant("closed", "closed page (auto-precharge)", set={"defaults.memory.page": "closed"})],
-    ),
+    fig07.PAGE_POLICY,
 ]
 
 EXPERIMENT = Experiment(
