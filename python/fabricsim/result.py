@@ -97,6 +97,15 @@ class Result:
         return self.table("classes")
 
     @property
+    def hops(self) -> pandas.DataFrame:
+        """Measured requests by hop count (links on the request's route): latency and its parts
+        waited in fabric queues and in memory queues. Request/response systems only; empty for
+        protocol runs."""
+        import pandas
+
+        return self.table("hops") if "hops" in self._tables else pandas.DataFrame()
+
+    @property
     def memories(self) -> pandas.DataFrame:
         """Per memory (a protocol's homes): accesses served, utilization and DRAM counters."""
         return self.table("memories")

@@ -25,9 +25,15 @@ fn digest(toml: &str, overrides: &[&str]) -> (u64, u64) {
     r.wall_s = 0.0;
     let events = r.events;
     r.events = 0;
-    let mut all = r.summary_json("golden");
-    for (_, t) in r.tables() {
-        all += &t;
+    // The per-hop-count table was added to the outputs later: leave it out
+    // so the digests recorded before still compare everything else.
+    let mut summary: serde_json::Value = serde_json::from_str(&r.summary_json("golden")).unwrap();
+    summary.as_object_mut().unwrap().remove("latency_by_hops");
+    let mut all = serde_json::to_string_pretty(&summary).unwrap();
+    for (name, t) in r.tables() {
+        if name != "hops" {
+            all += &t;
+        }
     }
     (fnv(&all), events)
 }

@@ -863,6 +863,7 @@ impl<P: Protocol> ProtocolSystem<P> {
             requesters,
             read_latency: self.loads.clone(),
             write_latency: self.stores.clone(),
+            by_hops: Vec::new(),
             links,
             half_duplex: self.fabric.half_duplex_links(),
             class_packets,

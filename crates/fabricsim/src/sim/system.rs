@@ -75,6 +75,20 @@ pub struct RequesterResult {
     pub queueing: Histogram,
 }
 
+/// Measured requests that crossed the same number of links from requester
+/// to memory (ESF Figs 11/12 group latency by it): their latency and where
+/// they waited.
+#[derive(Clone, Default)]
+pub struct HopClass {
+    /// Links on the request's route (the response's route is as long).
+    pub hops: u32,
+    pub latency: Histogram,
+    /// Total time these requests (and their responses) waited in fabric queues.
+    pub fabric_wait_ps: u128,
+    /// Total time they waited for a memory's media (queue, bank, bus).
+    pub memory_wait_ps: u128,
+}
+
 pub struct RunResult {
     pub name: String,
     pub seed: u64,
@@ -88,6 +102,9 @@ pub struct RunResult {
     pub requesters: Vec<RequesterResult>,
     pub read_latency: Histogram,
     pub write_latency: Histogram,
+    /// Measured requests by hop count, in increasing hops (request/response
+    /// systems; empty for protocol runs).
+    pub by_hops: Vec<HopClass>,
     /// Link directions: (link index, from node name, to node name, bandwidth GB/s, stats over the window).
     pub links: Vec<(usize, String, String, f64, LinkStats)>,
     /// Per link: whether it is half duplex.
@@ -130,6 +147,8 @@ pub struct System {
     queueing: Vec<Histogram>,
     read_lat: Histogram,
     write_lat: Histogram,
+    /// Indexed by hop count; a class exists once a request with it completes.
+    by_hops: Vec<HopClass>,
     measured: Vec<(u64, u64)>,
     started_measuring: Vec<bool>,
     n_started: usize,
@@ -235,6 +254,7 @@ impl System {
             queueing: vec![Histogram::default(); nr],
             read_lat: Histogram::default(),
             write_lat: Histogram::default(),
+            by_hops: Vec::new(),
             measured: vec![(0, 0); nr],
             started_measuring: requesters.iter().map(|r| r.workload.warmup == 0 || r.total() == 0).collect(),
             n_started: warmup_free,
@@ -430,7 +450,8 @@ impl System {
     fn accept(&mut self, m: usize, pkt: PacketId) {
         let (_, msg, wait) = self.fabric.consume(&mut self.q, pkt);
         let now = self.q.now();
-        let (resp, ready) = self.memories[m].accept(now, MemMsg { queued: msg.queued + wait, ..msg });
+        let msg = MemMsg { queued: msg.queued + wait, fabric_wait: msg.fabric_wait + wait, ..msg };
+        let (resp, ready) = self.memories[m].accept(now, msg);
         self.mem_inflight[m].push_back(resp);
         self.q.schedule(ready, Event::MemReady(m as u32));
     }
@@ -440,7 +461,7 @@ impl System {
     fn respond(&mut self, m: usize, resp: MemMsg) {
         let r = resp.requester as usize;
         if resp.kind == MsgKind::PostedWrite {
-            self.performed(r, resp);
+            self.performed(r, m, resp);
             return;
         }
         let wl = &self.requesters[r].workload;
@@ -486,7 +507,8 @@ impl System {
         let (_, msg, wait) = self.fabric.consume(&mut self.q, pkt);
         let now = self.q.now();
         let addr = self.media_addr(&msg);
-        let ch = self.memories[m].dram_accept(now, MemMsg { queued: msg.queued + wait, ..msg }, addr);
+        let msg = MemMsg { queued: msg.queued + wait, fabric_wait: msg.fabric_wait + wait, ..msg };
+        let ch = self.memories[m].dram_accept(now, msg, addr);
         self.dram_step(m, ch);
     }
 
@@ -537,7 +559,7 @@ impl System {
     }
 
     fn response(&mut self, r: usize, pkt: PacketId) {
-        let (_, msg, wait) = self.fabric.consume(&mut self.q, pkt);
+        let (hdr, msg, wait) = self.fabric.consume(&mut self.q, pkt);
         assert_eq!(msg.requester as usize, r, "response delivered to the wrong requester");
         assert!(matches!(msg.kind, MsgKind::ReadResp | MsgKind::WriteAck), "requester received a {:?}", msg.kind);
         assert!(self.responded[r].mark(msg.tag), "request {} of requester {r} answered twice", msg.tag);
@@ -547,6 +569,7 @@ impl System {
             let latency = done_at - msg.created;
             self.lat[r].record(latency);
             self.queueing[r].record(msg.queued + wait);
+            self.record_hops(r, hdr.src, latency, msg.fabric_wait + wait, msg.queued + wait);
             if msg.kind == MsgKind::ReadResp {
                 self.read_lat.record(latency);
             } else {
@@ -569,7 +592,7 @@ impl System {
 
     /// A posted write of requester `r` was performed at its memory now:
     /// its latency is one way, from creation to performed.
-    fn performed(&mut self, r: usize, msg: MemMsg) {
+    fn performed(&mut self, r: usize, m: usize, msg: MemMsg) {
         assert!(self.responded[r].mark(msg.tag), "posted write {} of requester {r} performed twice", msg.tag);
         self.posted_out -= 1;
         let now = self.q.now();
@@ -577,6 +600,7 @@ impl System {
             let latency = now - msg.created;
             self.lat[r].record(latency);
             self.queueing[r].record(msg.queued);
+            self.record_hops(r, self.mem_node[m], latency, msg.fabric_wait, msg.queued);
             self.write_lat.record(latency);
             self.measured[r].0 += 1;
             self.window_end = self.window_end.max(now);
@@ -587,6 +611,23 @@ impl System {
                 self.steady_bytes[r] += msg.bytes as u64;
             }
         }
+    }
+
+    /// File a measured request of requester `r` to memory node `mem` under
+    /// its route's hop count. `queued` is all its waiting, `fabric` the part
+    /// in fabric queues.
+    fn record_hops(&mut self, r: usize, mem: NodeId, latency: Time, fabric: Time, queued: Time) {
+        let hops = self.fabric.routing.distance(self.req_node[r], 0, mem).expect("a memory the requester reached");
+        let h = hops as usize;
+        if self.by_hops.len() <= h {
+            // Grows to the fabric's diameter once, then never again.
+            self.by_hops.resize_with(h + 1, HopClass::default);
+        }
+        let c = &mut self.by_hops[h];
+        c.hops = hops;
+        c.latency.record(latency);
+        c.fabric_wait_ps += u128::from(fabric);
+        c.memory_wait_ps += u128::from(queued - fabric);
     }
 
     fn complete(&mut self, r: usize) {
@@ -674,6 +715,7 @@ impl System {
                 .collect(),
             read_latency: self.read_lat.clone(),
             write_latency: self.write_lat.clone(),
+            by_hops: self.by_hops.iter().filter(|c| c.latency.count > 0).cloned().collect(),
             links,
             half_duplex: self.fabric.half_duplex_links(),
             class_packets,

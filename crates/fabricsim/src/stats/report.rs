@@ -105,6 +105,9 @@ impl RunResult {
             "memories": self.memories.iter().map(|m| self.memory_json(m)).collect::<Vec<_>>(),
             "warnings": self.warnings,
         });
+        if !self.by_hops.is_empty() {
+            v["latency_by_hops"] = self.by_hops.iter().map(Self::hop_json).collect();
+        }
         if !self.protocol_stats.is_empty() {
             // Only protocol runs have it: request/response outputs stay as they were.
             let m: serde_json::Map<String, serde_json::Value> =
@@ -112,6 +115,44 @@ impl RunResult {
             v["protocol"] = serde_json::Value::Object(m);
         }
         serde_json::to_string_pretty(&v).expect("summary serializes")
+    }
+
+    fn hop_json(c: &crate::sim::system::HopClass) -> serde_json::Value {
+        let n = c.latency.count.max(1) as f64 * NS as f64;
+        json!({
+            "hops": c.hops,
+            "latency_ns": lat_json(&c.latency),
+            "fabric_queueing_ns": round(c.fabric_wait_ps as f64 / n, 3),
+            "memory_queueing_ns": round(c.memory_wait_ps as f64 / n, 3),
+        })
+    }
+
+    /// One row per hop count of the measured requests: latency, and its
+    /// parts spent in fabric queues, in memory queues, and neither (the
+    /// unloaded path: delays, serialization, the media's own time).
+    pub fn hops_csv(&self) -> String {
+        let mut s = String::from(
+            "hops,requests,mean_ns,p50_ns,p99_ns,max_ns,fabric_queueing_ns,memory_queueing_ns,unqueued_ns\n",
+        );
+        for c in &self.by_hops {
+            let n = c.latency.count.max(1) as f64 * NS as f64;
+            let (fq, mq) = (c.fabric_wait_ps as f64 / n, c.memory_wait_ps as f64 / n);
+            let mean = c.latency.mean() / NS as f64;
+            let _ = writeln!(
+                s,
+                "{},{},{},{},{},{},{},{},{}",
+                c.hops,
+                c.latency.count,
+                round(mean, 3),
+                ns(c.latency.quantile(0.5)),
+                ns(c.latency.quantile(0.99)),
+                ns(c.latency.max),
+                round(fq, 3),
+                round(mq, 3),
+                round(mean - fq - mq, 3),
+            );
+        }
+        s
     }
 
     /// One row per link direction.
@@ -243,13 +284,18 @@ impl RunResult {
     }
 
     pub fn tables(&self) -> Vec<(&'static str, String)> {
-        vec![
+        let mut t = vec![
             ("links", self.links_csv()),
             ("latency", self.latency_csv()),
             ("requesters", self.requesters_csv()),
             ("classes", self.classes_csv()),
             ("memories", self.memories_csv()),
-        ]
+        ];
+        // Request/response runs only: protocol outputs stay as they were.
+        if !self.by_hops.is_empty() {
+            t.push(("hops", self.hops_csv()));
+        }
+        t
     }
 
     /// A readable summary for a terminal.

@@ -58,7 +58,16 @@ impl MemoryEndpoint {
     /// overhead added to every access, `queue` the requests it holds in all.
     pub fn with_dram(latency: Time, queue: u32, params: DramParams) -> Self {
         let mut m = Self::new(latency, Bandwidth::parse("inf").expect("valid literal"), queue);
-        let blank = MemMsg { kind: MsgKind::ReadReq, requester: 0, tag: 0, addr: 0, bytes: 0, created: 0, queued: 0 };
+        let blank = MemMsg {
+            kind: MsgKind::ReadReq,
+            requester: 0,
+            tag: 0,
+            addr: 0,
+            bytes: 0,
+            created: 0,
+            queued: 0,
+            fabric_wait: 0,
+        };
         m.dram = Some(DramMedia {
             dram: Dram::new(params),
             slots: vec![blank; queue as usize],

@@ -58,4 +58,7 @@ pub struct MemMsg {
     pub created: Time,
     /// Queueing delay accumulated so far (fabric queues, memory queue).
     pub queued: Time,
+    /// The fabric-queue part of `queued` (so a memory's queue can be told
+    /// apart from the switches' in the per-hop breakdown).
+    pub fabric_wait: Time,
 }

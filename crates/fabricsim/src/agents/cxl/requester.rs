@@ -94,6 +94,7 @@ impl Requester {
             bytes: a.bytes,
             created: now,
             queued: 0,
+            fabric_wait: 0,
         };
         self.issued += 1;
         self.outstanding += 1;
