@@ -239,3 +239,37 @@ requests = 3000
     assert!((0.95..=1.0).contains(&ratio), "{ratio}");
     assert!(link(&r, "sw2", "sw1").busy_ps as f64 / r.measured_time() as f64 > 0.95);
 }
+
+/// `switch_link_bandwidth` widens the generated switch-to-switch links only:
+/// the split chain's bridge then carries twice a port, and the edge links
+/// keep theirs (the iso-bisection systems of ESF Fig 12).
+#[test]
+fn switch_link_bandwidth_widens_the_bridge_not_the_edge() {
+    let cfg = r#"
+[topology]
+kind = "chain"
+switches = 4
+requesters = 4
+memories = 4
+attach = "split"
+switch_link_bandwidth = "128GB/s"
+[defaults.link]
+bandwidth = "64GB/s"
+[defaults.memory]
+bandwidth = "inf"
+queue = 4096
+[workload]
+window = 512
+interleave = "64B"
+warmup = 500
+requests = 3000
+"#;
+    let r = run(cfg);
+    completed(&r);
+    let bw = |from: &str, to: &str| r.links.iter().find(|l| l.1 == from && l.2 == to).unwrap().3;
+    assert_eq!((bw("sw1", "sw2"), bw("req0", "sw0"), bw("mem0", "sw2")), (128.0, 64.0, 64.0));
+    let ratio = r.throughput_gbps() / 128.0;
+    assert!((0.9..=1.0).contains(&ratio), "{ratio}");
+    let e = error(&cfg.replace("\"128GB/s\"", "\"inf\""), &[]);
+    assert!(e.contains("topology.switch_link_bandwidth") && e.contains("finite"), "{e}");
+}

@@ -261,6 +261,12 @@ impl Builder<'_> {
             let key = i.map(|i| format!("link[{i}].bandwidth")).unwrap_or("defaults.link.bandwidth".into());
             return Err(self.err(key, "inf: a link needs a finite bandwidth like '64GB/s' or 'PCIe5x16'"));
         }
+        if config.topology.as_ref().and_then(|t| t.switch_link_bandwidth).is_some_and(|b| b.is_infinite()) {
+            return Err(self.err(
+                "topology.switch_link_bandwidth",
+                "inf: a link needs a finite bandwidth like '64GB/s' or 'PCIe5x16'",
+            ));
+        }
 
         // Memory and build time of the routing tables, before the workload's
         // flows are known (checked again with them below).
@@ -980,7 +986,8 @@ impl Builder<'_> {
             });
         }
         for &(a, b) in &shape.edges {
-            topo.add_link(link(sw[a], sw[b]));
+            let bandwidth = t.switch_link_bandwidth.unwrap_or(d.link.bandwidth);
+            topo.add_link(Link { bandwidth, ..link(sw[a], sw[b]) });
         }
         let e = &shape.edge_switches;
         let (req_sw, mem_sw): (&[usize], &[usize]) = match t.attach {

@@ -560,6 +560,10 @@ pub struct TopologyConfig {
     /// How endpoints spread over the edge switches.
     #[serde(default = "default_attach")]
     pub attach: Attach,
+    /// Bandwidth of the generated switch-to-switch links; endpoint links
+    /// keep `[defaults.link]`'s (ESF Fig 12's iso-bisection systems widen
+    /// or narrow the fabric, not the edge ports).
+    pub switch_link_bandwidth: Option<Bandwidth>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
