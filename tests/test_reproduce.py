@@ -31,6 +31,7 @@ from fabricsim.experiments.verdicts import (
     monotone,
     ordering,
     proportional,
+    rises_overall,
     text,
 )
 from fabricsim.report import COLUMNS, reproduce, run_experiment
@@ -54,6 +55,14 @@ def test_monotone_holds_and_breaks():
     assert not monotone([1, 2, 3], [1.0, 1.5, 1.4], eps=0.02).holds
     assert monotone([1, 2], [3.0, 2.0], increasing=False).holds
     assert not monotone([1], [3.0]).holds  # one point is no trend
+
+
+def test_rises_overall_tolerates_a_dip_but_not_a_flat_or_falling_series():
+    assert rises_overall([3, 4, 5, 6], [1.0, 30.0, 40.0, 33.0]).holds  # one dip: rank correlation 0.8
+    assert not rises_overall([3, 4, 5, 6], [1.0, 30.0, 40.0, 33.0], rho=0.9).holds
+    assert not rises_overall([3, 4, 5, 6], [4.0, 3.0, 2.0, 1.0]).holds
+    assert not rises_overall([3, 4, 5, 6], [2.0, 2.0, 2.0, 2.0]).holds  # no correlation, last = first
+    assert not rises_overall([3, 4], [1.0, 2.0]).holds  # two points are too few to show a trend
 
 
 def test_flat_and_ordering_and_proportional_and_crossover():

@@ -336,3 +336,33 @@ def crossover(
         ok,
         f"first x with a ≥ b: {cross}",
     )
+
+
+def _ranks(vs: Sequence[float]) -> list[float]:
+    """Ranks from 1, ties sharing their mean rank."""
+    order = sorted(range(len(vs)), key=lambda i: vs[i])
+    ranks = [0.0] * len(vs)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and vs[order[j + 1]] == vs[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return ranks
+
+
+def rises_overall(xs: Sequence[float], ys: Sequence[float], rho: float = 0.7, what: str = "") -> Predicate:
+    """A rising trend that need not hold at every step: Spearman's rank correlation of y with x is at
+    least ``rho``, and the last point is above the first."""
+    words = f"{what + ' ' if what else ''}rises with x overall: rank correlation ≥ {rho:g}, last > first"
+    bad = _invalid(ys, words, at_least=3)
+    if bad:
+        return bad
+    rx, ry = _ranks(xs), _ranks(ys)
+    mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
+    cov = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
+    var = math.sqrt(sum((a - mx) ** 2 for a in rx) * sum((b - my) ** 2 for b in ry))
+    r = cov / var if var else 0.0
+    return Predicate(words, r >= rho and ys[-1] > ys[0], f"{_series(xs, ys)}; rank correlation {r:.2f}")
