@@ -138,9 +138,12 @@ def records(app: StandIn, accesses: int, seed: int) -> tuple[np.ndarray, np.ndar
     return is_write, addr * LINE
 
 
-def write_trace(app: str, requesters: list[str], accesses: int, path: str | os.PathLike, seed: int = 1) -> Path:
-    """Write the stand-in of ``app`` for each named requester (``accesses`` each), time 0 throughout."""
-    a = APPS[app]
+def write_trace(
+    app: str | StandIn, requesters: list[str], accesses: int, path: str | os.PathLike, seed: int = 1
+) -> Path:
+    """Write the stand-in ``app`` (a name in APPS, or a StandIn) for each named requester (``accesses``
+    each), time 0 throughout."""
+    a = APPS[app] if isinstance(app, str) else app
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
@@ -154,13 +157,14 @@ def write_trace(app: str, requesters: list[str], accesses: int, path: str | os.P
     return path
 
 
-def cached_trace(app: str, requesters: list[str], accesses: int, seed: int = 1) -> Path:
+def cached_trace(app: str | StandIn, requesters: list[str], accesses: int, seed: int = 1) -> Path:
     """The stand-in's file in fabricsim's cache (``FABRICSIM_CACHE``, else ``~/.cache/fabricsim``), written
     once; its name carries a digest of everything that makes its content."""
-    key = json.dumps([asdict(APPS[app]), requesters, accesses, seed, 1], sort_keys=True)
+    a = APPS[app] if isinstance(app, str) else app
+    key = json.dumps([asdict(a), requesters, accesses, seed, 1], sort_keys=True)
     digest = hashlib.sha256(key.encode()).hexdigest()[:16]
     root = Path(os.environ.get("FABRICSIM_CACHE", Path.home() / ".cache" / "fabricsim"))
-    path = root / "traces" / f"{app}-{digest}.trace"
+    path = root / "traces" / f"{a.name}-{digest}.trace"
     if not path.exists():
         write_trace(app, requesters, accesses, path, seed)
     return path
