@@ -31,8 +31,11 @@ LABELS = {
     "ring": "Ring",
     "spine_leaf": "SL",
     "fully_connected": "FC",
+    "spine_leaf_adaptive": "SL adaptive",
 }
-MARKERS = {"chain": "o", "tree": "s", "ring": "^", "spine_leaf": "D", "fully_connected": "v"}
+#: Spine-leaf again with adaptive routing, beside the oblivious runs (a series of its own, not a topology)
+SL_ADAPTIVE = "spine_leaf_adaptive"
+MARKERS = {"chain": "o", "tree": "s", "ring": "^", "spine_leaf": "D", "fully_connected": "v", SL_ADAPTIVE: "d"}
 SECTION = "Sec. V-A"
 
 NOTES = """\
@@ -61,6 +64,8 @@ Modelling choices (the paper's Fig 9 gives the shapes but not their sizes):
   systems reach steady state), --quick runs 4096 per requester, after 2000
   warm-up requests each. Bandwidth is measured in steady state: from the end
   of warm-up to the first requester's last issue.
+- Spine-leaf also runs with adaptive routing (series "SL adaptive", ESF's Adaptive:
+  the next hop with the most free credit), beside the oblivious series, at every scale.
 Nothing is tuned per topology.
 
 Why the ring falls at scale 32 (issue 8, item 7). With the default buffers the
@@ -127,11 +132,16 @@ def scales(quick: bool) -> list[int]:
 def sweep(quick: bool) -> Sweep:
     per_pair = 0 if quick else 4000
     points = []
-    for kind in TOPOLOGIES:
+    for kind in [*TOPOLOGIES, SL_ADAPTIVE]:
         for n in scales(quick):
-            if kind in ("ring", "spine_leaf") and n < 4:
+            if kind in ("ring", "spine_leaf", SL_ADAPTIVE) and n < 4:
                 continue  # a ring needs 3 switches; N/2 leaves of 4 endpoints need N >= 4
-            sw = build(base(kind, n, per_pair), metrics=["throughput_GBps", "outcome"], name="esf/fig10")
+            if kind == SL_ADAPTIVE:
+                cfg = base("spine_leaf", n, per_pair)
+                cfg["fabric"] = {"routing": "adaptive"}
+            else:
+                cfg = base(kind, n, per_pair)
+            sw = build(cfg, metrics=["throughput_GBps", "outcome"], name="esf/fig10")
             for p in sw.points:
                 p.labels = {"topology": kind, "scale": 2 * n}
             points += sw.points
@@ -147,12 +157,12 @@ def analyze(df: pd.DataFrame) -> pd.DataFrame:
 def paper_limit(kind: str, scale: int) -> float:
     """The limit Sec. V-A states for a topology at a scale (the reference, never an output)."""
     n = scale // 2
-    return {"chain": 1.0, "tree": 1.0, "ring": 2.0, "spine_leaf": n / 2, "fully_connected": float(n)}[kind]
+    return {"chain": 1.0, "tree": 1.0, "ring": 2.0, "spine_leaf": n / 2, SL_ADAPTIVE: n / 2, "fully_connected": n}[kind]
 
 
 def plot(data: pd.DataFrame, fig) -> None:
     ax = fig.add_subplot(1, 1, 1)
-    for i, kind in enumerate(TOPOLOGIES):
+    for i, kind in enumerate([*TOPOLOGIES, SL_ADAPTIVE]):
         d = data[data["topology"] == kind]
         # chain and tree coincide at 1x: a small horizontal offset keeps both visible
         x = d["scale"] * (1 + 0.025 * (i - 2))
@@ -185,6 +195,8 @@ WHY = {
     "spine_leaf": "Each leaf has one uplink per spine (2 spines), shared by its four endpoints: N/2 leaf uplinks "
     "carry the data.",
     "fully_connected": "Every pair of switches has its own link, so each requester gets a full port.",
+    SL_ADAPTIVE: "Adaptive routing sends each packet to the spine with more free credit, so a leaf's two uplinks "
+    "share its load evenly and the N/2 uplinks carry the data (ESF's Adaptive routing, beside the oblivious row).",
 }
 
 IF_DISAGREES = {
@@ -193,7 +205,7 @@ IF_DISAGREES = {
     "ring reaches 2.00 at every scale (see the notes and the robustness table).",
     "spine_leaf": "oblivious routing hashes each flow to one spine, so the two uplinks of a leaf are loaded "
     "unequally and the busier one caps the leaf (0.81-0.85 of N/2); a balanced static assignment "
-    "(destination mod k) or adaptive routing moves it towards N/2 (robustness table).",
+    "(destination mod k, robustness table) or adaptive routing (the SL adaptive rows) moves it towards N/2.",
 }
 
 QUOTES = {
@@ -202,6 +214,7 @@ QUOTES = {
     "ring": "by scaling up the system, the bandwidth can reach 2x of the port capacity",
     "spine_leaf": "the spine-leaf can only provide N/2 x bandwidth of the port capacity",
     "fully_connected": "achieving a system bandwidth of N x port capacity",
+    SL_ADAPTIVE: "the spine-leaf can only provide N/2 x bandwidth of the port capacity",
 }
 
 
@@ -279,13 +292,13 @@ def compare(data: pd.DataFrame) -> list[Row]:
             "uplinks' bandwidth whatever the spreading of flows.",
         )
     )
-    for kind in ("spine_leaf", "fully_connected"):
+    for kind in ("spine_leaf", SL_ADAPTIVE, "fully_connected"):
         xs, ys = _series(data, kind)
         limits = [paper_limit(kind, s) for s in xs]
         rows.append(
             Row(
                 fig,
-                f"{LABELS[kind]}: bandwidth / port = {'N/2' if kind == 'spine_leaf' else 'N'}, every scale",
+                f"{LABELS[kind]}: bandwidth / port = {'N' if kind == 'fully_connected' else 'N/2'}, every scale",
                 limits[-1],
                 bound(SECTION, QUOTES[kind]),
                 ys[-1],
