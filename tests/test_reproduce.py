@@ -303,6 +303,8 @@ def test_report_shows_every_column_for_every_row(tmp_path):
         assert f">{v}</span>:" in html  # the verdict definitions
     assert (tmp_path / "rep" / "fake" / "fig1.csv").exists() and (tmp_path / "rep" / "fake" / "fig1.svg").exists()
 
+    assert "## Not reproduced" not in md  # the fake seed lists nothing it cannot reproduce
+
     reproduce([], out=tmp_path / "rep2", workers=1, progress=False, experiments=[_fake(1.05, 1.0, True)])
     md2 = (tmp_path / "rep2" / "report.md").read_text()
     assert _table_rows(md2, "a value")[0][6] == WITHIN and _table_rows(md2, "a claim")[0][6] == TREND
@@ -354,3 +356,12 @@ def test_reproduce_set_errors_name_the_key(tmp_path):
     proc = _cli("reproduce", "fig16", "--quick", "--set", "link[0].duplex=half", cwd=tmp_path)
     assert proc.returncode == 2 and "varies this key" in proc.stderr, proc.stderr
     assert not (tmp_path / "reproduce" / "report.md").exists()
+
+
+def test_the_report_lists_what_a_seed_does_not_reproduce_and_why():
+    from fabricsim.experiments import not_reproduced, select
+
+    items = dict(not_reproduced(select(["esf"])))
+    assert {"ESF Table IV", "ESF Table V"} <= set(items)
+    assert all(len(why) > 40 for why in items.values())
+    assert not_reproduced([]) == []

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .experiments import Experiment, select
+from .experiments import Experiment, not_reproduced, select
 from .experiments.variants import Variant, check_sensitivity, sensitivity
 from .experiments.verdicts import DISAGREES, SOURCE_KINDS, TREND, VERDICT_DEFINITIONS, VERDICTS, WITHIN, Row
 from .store import Store, frame
@@ -139,8 +139,9 @@ def reproduce(
             }
         )
     total = time.perf_counter() - t0
-    (out / "report.md").write_text(_markdown(sections, quick, out, overrides))
-    (out / "report.html").write_text(_html(sections, quick, overrides))
+    missing = not_reproduced(exps)
+    (out / "report.md").write_text(_markdown(sections, quick, out, overrides, missing))
+    (out / "report.html").write_text(_html(sections, quick, overrides, missing))
     print(_table_text(sections))
     print(f"\n{len(exps)} figures in {total:.1f} s; report: {out / 'report.md'} and {out / 'report.html'}")
     return out / "report.md"
@@ -222,7 +223,7 @@ def _preamble(quick: bool, overrides: list[str]) -> list[str]:
     return lines
 
 
-def _markdown(sections, quick: bool, out: Path, overrides: list[str]) -> str:
+def _markdown(sections, quick: bool, out: Path, overrides: list[str], missing: list[tuple[str, str]]) -> str:
     title = f"# fabricsim reproduction report{' (quick)' if quick else ''}{' — sensitivity run' if overrides else ''}"
     lines = [title, ""] + _preamble(quick, overrides) + ["", "Verdicts:", ""]
     lines += [f"- *{v}*: {VERDICT_DEFINITIONS[v]}." for v in VERDICTS]
@@ -260,6 +261,9 @@ def _markdown(sections, quick: bool, out: Path, overrides: list[str]) -> str:
             ]
         if exp.notes:
             lines += ["", "<details><summary>How this figure is modelled</summary>", "", exp.notes, "", "</details>"]
+    if missing:
+        lines += ["", "## Not reproduced", ""]
+        lines += _md_table(["result", "why not"], [list(m) for m in missing])
     return "\n".join(lines) + "\n"
 
 
@@ -290,7 +294,7 @@ def _html_table(head: list[str], rows: list[list[str]], verdict_col: int | None 
     return f"<table><tr>{th}</tr>{''.join(body)}</table>"
 
 
-def _html(sections, quick: bool, overrides: list[str]) -> str:
+def _html(sections, quick: bool, overrides: list[str], missing: list[tuple[str, str]]) -> str:
     title = f"fabricsim reproduction report{' (quick)' if quick else ''}{' — sensitivity run' if overrides else ''}"
     parts = [
         f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
@@ -332,6 +336,8 @@ def _html(sections, quick: bool, overrides: list[str]) -> str:
             ]
             parts.append("</ul>")
         parts.append(f"<h3>How this figure is modelled</h3><pre>{html.escape(exp.notes)}</pre>")
+    if missing:
+        parts += ["<h2>Not reproduced</h2>", _html_table(["result", "why not"], [list(m) for m in missing])]
     parts.append("</body></html>")
     return "\n".join(parts)
 

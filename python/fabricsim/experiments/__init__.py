@@ -72,6 +72,18 @@ def discover() -> list[Experiment]:
     return found
 
 
+def not_reproduced(exps: list[Experiment]) -> list[tuple[str, str]]:
+    """(item, why) of the results each selected seed's paper has that fabricsim does not reproduce."""
+    items = []
+    for seed in dict.fromkeys(e.seed for e in exps):
+        try:
+            mod = importlib.import_module(f"{__name__}.{seed}")
+        except ModuleNotFoundError:  # an experiment defined outside the package (a user's, a test's)
+            continue
+        items += getattr(mod, "NOT_REPRODUCED", [])
+    return items
+
+
 def _natural(name: str) -> tuple:
     import re
 
