@@ -49,10 +49,11 @@ see the robustness table). Host bandwidth is its completed payload per second in
 Oblivious is run two ways (see the module's docstring): one shortest path per (source, destination)
 (`spread = "first"`), and equal-cost paths spread by a hash (fabricsim's default, used by Figs 10-12).
 "Drastically" is taken as at least {DRASTIC:g}x. 4000 requests per noisy neighbour per memory after 2000
-warm-up; the host sends 20000 after 2000."""
+warm-up; the host sends 20000 after 2000 (--quick: 12000 per neighbour, 8000 from the host)."""
 
 
-def base() -> dict:
+def base(quick: bool = False) -> dict:
+    noisy, host = (12000, 8000) if quick else (32000, 20000)
     return {
         "name": "esf-fig13",
         "topology": {
@@ -73,7 +74,7 @@ def base() -> dict:
             "window": 1024,
             "interleave": "64B",
             "warmup": 2000,
-            "requests": 32000,
+            "requests": noisy,
         },
         "requester": [
             {
@@ -82,7 +83,7 @@ def base() -> dict:
                     "injection": "open",
                     "arrival": "periodic",
                     "rate": f"{PORT_GBPS:g}GB/s",
-                    "requests": 20000,
+                    "requests": host,
                     "warmup": 2000,
                 },
             }
@@ -94,7 +95,7 @@ def sweep(quick: bool) -> Sweep:
     points = []
     for key, (_, keys) in ROUTINGS.items():
         sw = build(
-            base(),
+            base(quick),
             zip={k: [v] for k, v in keys.items()},
             metrics=["throughput_GBps", "outcome"],
             name="esf/fig13",
