@@ -273,3 +273,45 @@ requests = 3000
     let e = error(&cfg.replace("\"128GB/s\"", "\"inf\""), &[]);
     assert!(e.contains("topology.switch_link_bandwidth") && e.contains("finite"), "{e}");
 }
+
+/// `[fabric] flit`: every message costs its 16 B slots at the flit's bytes
+/// per slot, so a saturated read stream carries 64 B of data per 68 B of
+/// response (68 B flits) or per 69 B (256 B flits, 15 slots per flit).
+#[test]
+fn flit_modes_cost_slots_on_the_wire() {
+    let cfg = r#"
+[defaults.link]
+bandwidth = "64GB/s"
+latency = "1ns"
+port_delay = "0ns"
+[defaults.memory]
+latency = "10ns"
+bandwidth = "inf"
+queue = 4096
+[[requester]]
+name = "r"
+[[memory]]
+name = "m"
+[[link]]
+a = "r"
+b = "m"
+[workload]
+read_fraction = 1.0
+window = 512
+warmup = 2000
+requests = 20000
+"#;
+    let plain = run(cfg);
+    completed(&plain);
+    for (mode, req, resp) in [("68B", 17u64, 68u64), ("256B", 18, 69)] {
+        let r = run_with(cfg, &[&format!("fabric.flit={mode}")]);
+        completed(&r);
+        let (up, down) = (link(&r, "r", "m"), link(&r, "m", "r"));
+        assert_eq!(up.bytes, up.packets * req, "{mode}: a header-only request is one slot");
+        assert_eq!(down.bytes, down.packets * resp, "{mode}: a 64 B response is four slots");
+        let ratio = r.throughput_gbps() / plain.throughput_gbps();
+        assert!((ratio - 64.0 / resp as f64).abs() < 0.01, "{mode}: {ratio}");
+    }
+    let e = error(cfg, &["fabric.flit=128B"]);
+    assert!(e.contains("fabric.flit") && e.contains("68B") && e.contains("256B"), "{e}");
+}

@@ -410,6 +410,7 @@ impl Builder<'_> {
                 Some(p) => p.timing.data_bytes.max(p.timing.control_bytes) as u64,
                 None => requesters.iter().map(|r| r.workload.max_packet() as u64).max().unwrap_or(0),
             };
+            let largest = config.fabric.flit.map_or(largest, |f| f.wire_bytes(largest as u32) as u64);
             if (buffer as u64) < largest {
                 return Err(self.err(
                     "fabric.buffer",

@@ -245,6 +245,10 @@ pub struct FabricConfig {
     /// How oblivious (and up*/down*) routing picks among equal-cost next hops.
     #[serde(default = "default_spread")]
     pub spread: Spread,
+    /// CXL flit mode of every link (`"68B"`, `"256B"`); none: messages cost
+    /// their bytes. Left out of the resolved configuration when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flit: Option<crate::fabric::FlitMode>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
@@ -296,6 +300,7 @@ impl Default for FabricConfig {
             buffer: default_buffer(),
             switch_queueing: default_switch_queueing(),
             spread: default_spread(),
+            flit: None,
         }
     }
 }
@@ -562,7 +567,9 @@ pub struct TopologyConfig {
     pub attach: Attach,
     /// Bandwidth of the generated switch-to-switch links; endpoint links
     /// keep `[defaults.link]`'s (ESF Fig 12's iso-bisection systems widen
-    /// or narrow the fabric, not the edge ports).
+    /// or narrow the fabric, not the edge ports). Left out of the resolved
+    /// configuration when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub switch_link_bandwidth: Option<Bandwidth>,
 }
 

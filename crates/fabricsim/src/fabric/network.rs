@@ -37,6 +37,7 @@
 
 use std::collections::VecDeque;
 
+use super::flit::FlitMode;
 use super::packet::{Packet, PacketHeader, PacketId, Slab};
 use super::routing::RoutingTable;
 use super::topology::{NodeId, PortId, Topology};
@@ -140,6 +141,8 @@ struct VcState {
 pub struct Fabric<M> {
     pub topo: Topology,
     pub routing: RoutingTable,
+    /// CXL flit mode of the links, if any.
+    flit: Option<FlitMode>,
     nvc: usize,
     levels: u8,
     voq: bool,
@@ -272,7 +275,14 @@ impl<M: Copy> Fabric<M> {
             adaptive: routing.algorithm == RoutingAlgorithm::Adaptive,
             topo,
             routing,
+            flit: None,
         }
+    }
+
+    /// Links carry CXL flits of this mode: each packet costs its slots.
+    pub fn with_flit(mut self, flit: Option<FlitMode>) -> Self {
+        self.flit = flit;
+        self
     }
 
     pub fn virtual_channels(&self) -> usize {
@@ -354,6 +364,10 @@ impl<M: Copy> Fabric<M> {
         msg: M,
     ) -> PacketId {
         debug_assert_eq!(hdr.src, node);
+        let hdr = match self.flit {
+            Some(f) => PacketHeader { bytes: f.wire_bytes(hdr.bytes), ..hdr },
+            None => hdr,
+        };
         self.class_packets[hdr.class as usize] += 1;
         self.class_bytes[hdr.class as usize] += hdr.bytes as u64;
         let now = q.now();

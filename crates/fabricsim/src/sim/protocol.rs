@@ -240,8 +240,12 @@ impl<P: Protocol> ProtocolSystem<P> {
             system.fabric.switch_queueing,
             nvc,
             system.fabric.buffer.bytes(),
-            t.message_bytes(p.max_data_lines()),
-        );
+            system
+                .fabric
+                .flit
+                .map_or(t.message_bytes(p.max_data_lines()), |f| f.wire_bytes(t.message_bytes(p.max_data_lines()))),
+        )
+        .with_flit(system.fabric.flit);
         let n = agents.len();
         let dram = host
             .iter()
