@@ -365,3 +365,27 @@ def test_the_report_lists_what_a_seed_does_not_reproduce_and_why():
     assert {"ESF Table IV", "ESF Table V"} <= set(items)
     assert all(len(why) > 40 for why in items.values())
     assert not_reproduced([]) == []
+
+
+def test_a_full_reproduction_re_runs_the_alternatives_at_quick_sizes(tmp_path):
+    asked = []
+    exp = _fake(
+        1.0, 1.0, True, [Choice("window", "as swept", [Variant("wider", "window 4", set={"workload.window": 4})])]
+    )
+    full_sweep = exp.sweep
+
+    def sweep(quick):
+        asked.append(quick)
+        return full_sweep(quick)
+
+    exp.sweep = sweep
+    reproduce([], out=tmp_path / "rep", workers=1, progress=False, experiments=[exp])
+    assert asked == [False, True]  # the figure at full size, its alternatives from the quick sweep
+    assert "Re-run at --quick sizes" in (tmp_path / "rep" / "report.md").read_text()
+    asked.clear()
+    reproduce([], out=tmp_path / "rep2", workers=1, progress=False, experiments=[exp], full_robustness=True)
+    assert asked == [False]
+    assert "Re-run at --quick sizes" not in (tmp_path / "rep2" / "report.md").read_text()
+    asked.clear()
+    reproduce([], quick=True, out=tmp_path / "rep3", workers=1, progress=False, experiments=[exp])
+    assert asked == [True]

@@ -493,6 +493,11 @@ def add_reproduce(sub: argparse._SubParsersAction) -> None:
         action="store_false",
         help="skip re-running each figure with the alternatives to its modelling choices",
     )
+    p.add_argument(
+        "--full-robustness",
+        action="store_true",
+        help="re-run the alternatives at full sizes (by default a full reproduction re-runs them at --quick sizes)",
+    )
     p.set_defaults(func=cmd_reproduce)
 
 
@@ -513,6 +518,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         progress=_progress(args),
         overrides=args.overrides,
         robustness=args.robustness,
+        full_robustness=args.full_robustness,
     )
     return EXIT_OK
 

@@ -100,24 +100,30 @@ def reproduce(
     experiments: list[Experiment] | None = None,
     overrides: list[str] | None = None,
     robustness: bool = True,
+    full_robustness: bool = False,
 ) -> Path:
     """Run the selected experiments and write the report; return the report's path.
 
     ``overrides`` (``KEY=VALUE``) make it a sensitivity run: applied to every run of every selected
-    experiment, validated first, and named in the report."""
+    experiment, validated first, and named in the report. The robustness tables re-run each figure at
+    --quick sizes (comparing with the quick run's own verdicts), unless ``full_robustness``: at full
+    sizes they would take most of a full reproduction's time."""
     exps = experiments if experiments is not None else select(names, everything)
     overrides = list(overrides or [])
     variant = sensitivity(overrides)
     sweeps = [(e.id, e.sweep(quick)) for e in exps]
+    robust_quick = robustness and not quick and not full_robustness
+    robust_sweeps = [(e.id, e.sweep(True)) for e in exps] if robust_quick else sweeps
     if variant is not None:
         sweeps = check_sensitivity(variant, sweeps)  # every run validated before any runs
+        robust_sweeps = check_sensitivity(variant, robust_sweeps) if robust_quick else sweeps
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     db = out / "fabricsim.db"
     run = {"workers": workers, "dask": dask, "progress": progress}
     sections: list[dict[str, Any]] = []
     t0 = time.perf_counter()
-    for exp, (_, sw) in zip(exps, sweeps):
+    for exp, (_, sw), (_, rsw) in zip(exps, sweeps, robust_sweeps):
         t = time.perf_counter()
         data = run_experiment(exp, quick, db, sweep=sw, **run)
         folder = out / exp.seed
@@ -126,7 +132,12 @@ def reproduce(
         data.to_csv(csv, index=False, float_format="%.6g")
         png, svg = _plot(exp, data, folder / exp.figure)
         rows = exp.compare(data)
-        robust = robustness_table(exp, sw, rows, quick, db, **run) if robustness else None
+        robust = None
+        if robust_quick:
+            quick_rows = exp.compare(run_experiment(exp, True, db, sweep=rsw, **run))
+            robust = robustness_table(exp, rsw, quick_rows, True, db, **run)
+        elif robustness:
+            robust = robustness_table(exp, sw, rows, quick, db, **run)
         sections.append(
             {
                 "exp": exp,
@@ -135,6 +146,7 @@ def reproduce(
                 "svg": svg,
                 "rows": rows,
                 "robust": robust,
+                "robust_quick": robust_quick,
                 "seconds": time.perf_counter() - t,
             }
         )
@@ -206,6 +218,10 @@ def _robust_rows(robust) -> list[list[str]]:
     return out
 
 
+ROBUST_QUICK = (
+    "Re-run at --quick sizes; the verdicts that change are against the quick run's own "
+    "(`fabricsim reproduce --full-robustness` re-runs them at full sizes)."
+)
 ROBUST_HEAD = ["choice", "ours", "alternative", "within / trend / disagrees", "verdicts that change"]
 
 
@@ -253,6 +269,8 @@ def _markdown(sections, quick: bool, out: Path, overrides: list[str], missing: l
         lines += _md_table(COLUMNS, [_cells(r) for r in s["rows"]])
         if s["robust"]:
             lines += ["", "### Robustness to modelling choices", ""]
+            if s["robust_quick"]:
+                lines += [ROBUST_QUICK, ""]
             lines += _md_table(ROBUST_HEAD, _robust_rows(s["robust"]))
         if exp.mutants:
             lines += ["", "### Reproduction mutants (run by the tests)", ""]
@@ -326,7 +344,10 @@ def _html(sections, quick: bool, overrides: list[str], missing: list[tuple[str, 
             _html_table(COLUMNS, [_cells(r) for r in s["rows"]], verdict_col=COLUMNS.index("verdict")),
         ]
         if s["robust"]:
-            parts += ["<h3>Robustness to modelling choices</h3>", _html_table(ROBUST_HEAD, _robust_rows(s["robust"]))]
+            parts.append("<h3>Robustness to modelling choices</h3>")
+            if s["robust_quick"]:
+                parts.append(f"<p>{html.escape(ROBUST_QUICK.replace('`', ''))}</p>")
+            parts.append(_html_table(ROBUST_HEAD, _robust_rows(s["robust"])))
         if exp.mutants:
             parts.append("<h3>Reproduction mutants (run by the tests)</h3><ul>")
             parts += [
