@@ -284,6 +284,24 @@ fn a_buffer_smaller_than_the_largest_packet_is_an_error() {
     }
 }
 
+/// A DCOH's BIRsp with InvBlk carries a line per line of its block: the
+/// buffer check counts the largest such message (16 B + 4 x 64 B = 272 B),
+/// not one line's message, which would let a run deadlock.
+#[test]
+fn a_buffer_smaller_than_the_largest_birsp_is_an_error() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/esf_dcoh.toml");
+    let text = std::fs::read_to_string(path).unwrap();
+    let resolve = |set: &[&str]| {
+        let o: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+        fabricsim::config::resolve(&text, "esf_dcoh.toml", fabricsim::Format::Toml, &o, None)
+    };
+    let invblk4 = ["protocol.invblk=4", "protocol.snoop_filter.policy=lifo"];
+    assert!(resolve(&[&invblk4[..], &["fabric.buffer=272B"]].concat()).is_ok());
+    let e = resolve(&[&invblk4[..], &["fabric.buffer=256B"]].concat()).unwrap_err().to_string();
+    assert!(e.contains("fabric.buffer") && e.contains("largest packet (272B)"), "{e}");
+    assert!(resolve(&["fabric.buffer=256B"]).is_ok(), "without InvBlk the largest message is 80 B");
+}
+
 #[test]
 fn keys_that_do_not_apply_to_the_kind_are_errors() {
     let topo = |kind: &str, keys: &str| {

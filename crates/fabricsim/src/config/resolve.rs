@@ -407,7 +407,11 @@ impl Builder<'_> {
         };
         if let Some(buffer) = config.fabric.buffer.bytes() {
             let largest = match &protocol {
-                Some(p) => p.timing.data_bytes.max(p.timing.control_bytes) as u64,
+                // A DCOH's BIRsp carries a line per line of its InvBlk.
+                Some(p) => {
+                    p.timing.message_bytes(p.dcoh.map_or(1, |d| u32::from(d.max_block))).max(p.timing.control_bytes)
+                        as u64
+                }
                 None => requesters.iter().map(|r| r.workload.max_packet() as u64).max().unwrap_or(0),
             };
             let largest = config.fabric.flit.map_or(largest, |f| f.wire_bytes(largest as u32) as u64);
