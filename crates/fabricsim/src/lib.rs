@@ -87,7 +87,8 @@ fn run_protocol(
                 sf_policy: d.sf_policy,
                 seed: spec.seed,
             };
-            let mut p = Dcoh::timed(caches, dirs, ps.locs as u64, d.granule, ps.mshrs, d.max_block, t);
+            let mut p =
+                Dcoh::timed(caches, dirs, ps.locs as u64, d.granule, ps.mshrs, d.max_block, t).with_hdm_h(d.hdm_h);
             p.sc = ps.model == check::oracle::Model::Sc;
             go(spec, ps, p, progress)
         }

@@ -171,6 +171,14 @@ size = "128B"
 "#,
         trace.display()
     );
+    // HDM-H lines A and B (the first 128 B of the device) bypass the filter: C and D fit
+    // in it, so nothing is back-invalidated, and A's second read hits in the cache.
+    let overrides = ["protocol.hdm_h=128B".to_string()];
+    let r = fabricsim::run_text(&cfg, "bisnp.toml", fabricsim::Format::Toml, &overrides, None, &mut |_| true)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(r.outcome, fabricsim::sim::Outcome::Completed, "{:?}", r.warnings);
+    let stat = |k: &str| r.protocol_stats.iter().find(|s| s.0 == k).map(|s| s.1).unwrap();
+    assert_eq!((stat("bisnp_victim"), stat("dcoh_requests"), stat("hdm_h_requests")), (0.0, 4.0, 2.0));
     for (policy, bisnp, device_requests) in
         [("fifo", 3.0, 5.0), ("lru", 3.0, 5.0), ("lifo", 2.0, 4.0), ("mru", 2.0, 4.0)]
     {
@@ -191,4 +199,41 @@ size = "128B"
         assert_eq!(stat("bisnp_conflict"), 0.0, "{policy}: one request at a time meets no conflict");
     }
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// HDM-H (host-managed) lines are not tracked: one requester stays coherent
+/// (the checker proves it), two requesters sharing an HDM-H line do not, and
+/// the checker says so; the HDM-DB lines beside them stay coherent.
+#[test]
+fn hdm_h_is_coherent_for_one_requester_only() {
+    let one = Dcoh::checked(1, 1, 2, 1, 1, 2).with_hdm_h(1);
+    let r = explore(&one, &opts(), &mut |_| {});
+    assert!(r.violation.is_none() && r.complete, "{}", r.trace_text());
+    let two = Dcoh::checked(2, 1, 2, 1, 1, 2).with_hdm_h(1);
+    let r = explore(&two, &opts(), &mut |_| {});
+    let cx = r.violation.as_ref().expect("two requesters sharing an HDM-H line are not kept coherent");
+    assert!(["single writer", "data value"].contains(&cx.kind.as_str()), "{}", r.trace_text());
+    assert!(cx.detail.contains("line 0"), "the HDM-H line is the incoherent one: {}", cx.detail);
+}
+
+#[test]
+fn hdm_h_keys_are_checked() {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/esf_dcoh.toml")).unwrap();
+    let resolve = |set: &str| {
+        fabricsim::config::resolve(&text, "esf_dcoh.toml", fabricsim::Format::Toml, &[set.to_string()], None)
+    };
+    assert!(resolve("protocol.hdm_h=64KiB").is_ok());
+    let e = resolve("protocol.hdm_h=100B").unwrap_err().to_string();
+    assert!(e.contains("protocol.hdm_h") && e.contains("multiple of the line"), "{e}");
+    // 640 KiB over 4 devices: 160 KiB each.
+    let e = resolve("protocol.hdm_h=1MiB").unwrap_err().to_string();
+    assert!(e.contains("protocol.hdm_h") && e.contains("163840 B"), "{e}");
+    let r = fabricsim::check::config::run(
+        "[check]\nprotocol = \"mesi\"\ncaches = 2\naddresses = 1\nhdm_h = 1\n",
+        "c.toml",
+        fabricsim::Format::Toml,
+        &[],
+    );
+    let e = r.err().expect("hdm_h is a dcoh key").to_string();
+    assert!(e.contains("check.hdm_h") && e.contains("dcoh"), "{e}");
 }

@@ -21,8 +21,10 @@
 //!
 //! `protocol = "dcoh"` (ESF's device-managed coherence): `caches` are the
 //! requesters, `directories` the memory devices, `addresses` the lines,
-//! and two more keys apply: `snoop_filter = 2` (entries per device) and
-//! `invblk = 2` (longest block one BISnp invalidates, 1 to 4).
+//! and three more keys apply: `snoop_filter = 2` (entries per device),
+//! `invblk = 2` (longest block one BISnp invalidates, 1 to 4) and
+//! `hdm_h = 1` (lines at the start of each device that are HDM-H:
+//! host-managed, untracked by the snoop filter).
 
 use serde::Deserialize;
 use serde_json::json;
@@ -67,6 +69,8 @@ pub struct CheckConfig {
     pub snoop_filter: Option<usize>,
     /// dcoh: longest InvBlk block.
     pub invblk: Option<u8>,
+    /// dcoh: lines at the start of each device that are HDM-H (host-managed).
+    pub hdm_h: Option<u8>,
 }
 
 fn one() -> usize {
@@ -144,7 +148,7 @@ pub fn run_with_stop(
         }
     }
     if c.protocol != "dcoh" {
-        for key in ["snoop_filter", "invblk"] {
+        for key in ["snoop_filter", "invblk", "hdm_h"] {
             if given.iter().any(|g| g == key) {
                 return Err(err(key, "applies to protocol = \"dcoh\" only".to_string()));
             }
@@ -243,8 +247,13 @@ pub fn run_with_stop(
                     )
                 })?),
             };
-            let p =
-                Dcoh::checked(c.caches, c.directories, c.addresses as u64, sf, blk, c.values as u8).with_mutant(mutant);
+            let hdm_h = c.hdm_h.unwrap_or(0) as u64;
+            if hdm_h > (c.addresses as u64).div_ceil(c.directories as u64) {
+                return Err(err("hdm_h", format!("{hdm_h}: expected at most a device's lines")));
+            }
+            let p = Dcoh::checked(c.caches, c.directories, c.addresses as u64, sf, blk, c.values as u8)
+                .with_mutant(mutant)
+                .with_hdm_h(hdm_h);
             explore(&p, &opts, &mut |_| {})
         }
         other => return Err(err("protocol", format!("{other:?}: expected msi, mesi, german or dcoh"))),

@@ -81,6 +81,8 @@ pub struct DcohSpec {
     pub max_block: u8,
     /// Interleaving granule, in lines.
     pub granule: u64,
+    /// Device-local lines of each device's HDM-H region.
+    pub hdm_h: u64,
 }
 
 /// Resolved-configuration summary written beside results.
@@ -480,6 +482,7 @@ impl Builder<'_> {
                 ("protocol.snoop_filter", pc.snoop_filter.is_some()),
                 ("protocol.invblk", pc.invblk.is_some()),
                 ("protocol.interleave", pc.interleave.is_some()),
+                ("protocol.hdm_h", pc.hdm_h.is_some()),
             ] {
                 if given {
                     return Err(self.err(key, format!("applies to name = \"dcoh\" only, not {:?}", pc.name)));
@@ -683,7 +686,7 @@ impl Builder<'_> {
                 ));
             }
         }
-        let dcoh = if is_dcoh { Some(self.dcoh_spec(pc, line_bytes as u64, lines)?) } else { None };
+        let dcoh = if is_dcoh { Some(self.dcoh_spec(pc, line_bytes as u64, lines, homes.len())?) } else { None };
         Ok(ProtocolSpec {
             dcoh,
             name: pc.name.clone(),
@@ -713,7 +716,7 @@ impl Builder<'_> {
 
     /// `[protocol]` keys of dcoh: the snoop filter (default: a requester
     /// cache's size, fully associative, FIFO), InvBlk and interleaving.
-    fn dcoh_spec(&self, pc: &ProtocolConfig, line: u64, lines: u64) -> Result<DcohSpec, ConfigError> {
+    fn dcoh_spec(&self, pc: &ProtocolConfig, line: u64, lines: u64, devices: usize) -> Result<DcohSpec, ConfigError> {
         use crate::agents::cache::{CacheGeometry, VictimPolicy, Ways};
         let cache_size = pc.cache.as_ref().map_or(0, |c| c.size.bytes());
         let (size, ways, sf_policy) = match &pc.snoop_filter {
@@ -752,7 +755,22 @@ impl Builder<'_> {
         if lines > u32::MAX as u64 {
             return Err(self.err("workload.footprint", format!("{lines} lines: expected at most 2^32")));
         }
-        Ok(DcohSpec { sf, sf_policy, max_block, granule })
+        let per_device = lines.div_ceil(devices.max(1) as u64);
+        let hdm_h = match pc.hdm_h {
+            None => 0,
+            Some(h) if h.bytes().is_multiple_of(line) && h.bytes() / line <= per_device => h.bytes() / line,
+            Some(h) => {
+                return Err(self.err(
+                    "protocol.hdm_h",
+                    format!(
+                        "{} B: expected a multiple of the line ({line} B) up to a device's share of the footprint                          ({} B)",
+                        h.bytes(),
+                        per_device * line
+                    ),
+                ))
+            }
+        };
+        Ok(DcohSpec { sf, sf_policy, max_block, granule, hdm_h })
     }
 
     /// A placement list: the nodes (by name) hosting each agent of a role,

@@ -93,6 +93,10 @@ pub struct ProtocolConfig {
     pub invblk: Option<u8>,
     /// dcoh: address interleaving granule over the devices (default: one line).
     pub interleave: Option<Size>,
+    /// dcoh: bytes at the start of each device's memory that are HDM-H
+    /// (host-managed: no snoop filter, no back-invalidation); the rest is
+    /// HDM-DB. Default 0: all HDM-DB.
+    pub hdm_h: Option<Size>,
 }
 
 /// `[protocol.snoop_filter]`: a DCOH's inclusive snoop filter.

@@ -51,6 +51,13 @@
 //! - **Cmp**: the write-back completed.
 //! - **BIConflictAck**: resume the deferred snoop.
 //!
+//! HDM-H regions: a device's local lines below `hdm_h` are host-managed
+//! (CXL's HDM-H, the memory expander of ESF's validation system): the DCOH
+//! neither tracks nor back-invalidates them; MemRd is served from memory and
+//! MemWr written. Nothing keeps two requesters' copies of such a line
+//! coherent, which the checker shows (single writer, data value) when two
+//! requesters share one; with one requester it is coherent by construction.
+//!
 //! Modelling choices (ESF does not say): clean evictions are silent (the
 //! filter keeps stale owners, as ESF's Fig 14 mechanism implies); a BISnp
 //! always invalidates (no BISnpData downgrade); BIRsp carries dirty data
@@ -176,6 +183,8 @@ pub struct DcohStats {
     /// and their time from arrival to service.
     pub waited: u64,
     pub wait_ps: u64,
+    /// Requests to HDM-H lines (served without the snoop filter).
+    pub hdm_h_requests: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -272,6 +281,8 @@ pub struct Dcoh {
     /// `mshrs` misses in parallel.
     pub sc: bool,
     pub mutant: Option<Mutant>,
+    /// Device-local lines below this are HDM-H (host-managed, untracked).
+    pub hdm_h: u64,
     vcs: [ChannelOrder; 6],
 }
 
@@ -297,6 +308,7 @@ impl Dcoh {
             timing: None,
             sc: false,
             mutant: None,
+            hdm_h: 0,
             vcs: Self::VCS,
         }
     }
@@ -323,6 +335,7 @@ impl Dcoh {
             timing: Some(t),
             sc: false,
             mutant: None,
+            hdm_h: 0,
             vcs: Self::VCS,
         }
     }
@@ -335,6 +348,18 @@ impl Dcoh {
         ChannelOrder::Unordered,
         ChannelOrder::Unordered,
     ];
+
+    /// The first `lines` local lines of every device are HDM-H.
+    pub fn with_hdm_h(mut self, lines: u64) -> Self {
+        self.hdm_h = lines;
+        self
+    }
+
+    /// Whether `line` is in a device's HDM-H region (no snoop filter).
+    #[inline]
+    pub fn is_hdm_h(&self, line: Line) -> bool {
+        self.local(line) < self.hdm_h
+    }
 
     pub fn with_mutant(mut self, m: Option<Mutant>) -> Self {
         self.mutant = m;
@@ -557,6 +582,21 @@ impl Dcoh {
         msg: Msg,
     ) -> Result<Step, Violation> {
         match msg {
+            Msg::MemRdS { line } | Msg::MemRdE { line } if self.is_hdm_h(line) => {
+                let k = self.local(line);
+                if !self.checked_mode() {
+                    d.stats.requests += 1;
+                    d.stats.hdm_h_requests += 1;
+                }
+                ctx.memory_read(k);
+                let data = if self.checked_mode() { d.mem[k as usize] } else { 0 };
+                let excl = matches!(msg, Msg::MemRdE { .. });
+                ctx.send(from, S2M_DRS, Msg::MemData { line, data, excl });
+            }
+            Msg::MemWr { line, data } if self.is_hdm_h(line) => {
+                self.write_memory(d, ctx, self.local(line), data);
+                ctx.send(from, S2M_NDR, Msg::Cmp { line });
+            }
             Msg::MemRdS { line } | Msg::MemRdE { line } => {
                 let excl = matches!(msg, Msg::MemRdE { .. });
                 d.trackers.push(Tracker { from, line, excl, room: false, since: ctx.now, waited: false });
@@ -761,6 +801,7 @@ impl Dcoh {
                 s.dirty_writebacks += d.stats.dirty_writebacks;
                 s.waited += d.stats.waited;
                 s.wait_ps += d.stats.wait_ps;
+                s.hdm_h_requests += d.stats.hdm_h_requests;
             }
         }
         s
@@ -927,7 +968,8 @@ impl Protocol for Dcoh {
                 if l.st == St::I {
                     continue;
                 }
-                let in_sf = dev(line).sf.get(self.local(line)).is_some_and(|e| e.owners & (1 << ri) != 0);
+                let in_sf = self.is_hdm_h(line)
+                    || dev(line).sf.get(self.local(line)).is_some_and(|e| e.owners & (1 << ri) != 0);
                 if !in_sf {
                     return Err((
                         "inclusion".into(),
@@ -1012,7 +1054,7 @@ impl Protocol for Dcoh {
     fn stats(&self, agents: &[Agent]) -> Vec<(String, f64)> {
         let s = Dcoh::stats(agents);
         let mean_wait = if s.waited == 0 { 0.0 } else { s.wait_ps as f64 / s.waited as f64 / 1000.0 };
-        vec![
+        let mut v = vec![
             ("dcoh_requests".into(), s.requests as f64),
             ("bisnp_victim".into(), s.bisnp_victim as f64),
             ("bisnp_conflict".into(), s.bisnp_conflict as f64),
@@ -1022,7 +1064,12 @@ impl Protocol for Dcoh {
             ("mean_bi_wait_ns".into(), mean_wait),
             // Over every device request, so policies compare on the same base.
             ("bi_wait_per_request_ns".into(), s.wait_ps as f64 / s.requests.max(1) as f64 / 1000.0),
-        ]
+        ];
+        if self.hdm_h > 0 {
+            // Only systems with an HDM-H region list it: other outputs stay as they were.
+            v.push(("hdm_h_requests".into(), s.hdm_h_requests as f64));
+        }
+        v
     }
 
     fn max_data_lines(&self) -> u32 {
