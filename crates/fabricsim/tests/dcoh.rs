@@ -237,3 +237,26 @@ fn hdm_h_keys_are_checked() {
     let e = r.err().expect("hdm_h is a dcoh key").to_string();
     assert!(e.contains("check.hdm_h") && e.contains("dcoh"), "{e}");
 }
+
+/// Requesters as a scalarset: the same verdicts from fewer states (every
+/// orbit of the two requesters' renamings stored once), and each broken
+/// variant still caught.
+#[test]
+fn requester_symmetry_keeps_the_verdicts_with_fewer_states() {
+    let p = Dcoh::checked(2, 1, 2, 1, 1, 2);
+    let full = explore(&p, &opts(), &mut |_| {});
+    let sym = explore(&p.clone().with_symmetry(true), &opts(), &mut |_| {});
+    assert!(full.violation.is_none() && sym.violation.is_none() && sym.complete, "{}", sym.trace_text());
+    // Two requesters: at most a factor of two, and most states are not symmetric to themselves.
+    assert!(
+        sym.states * 2 >= full.states && (sym.states as f64) < 0.6 * full.states as f64,
+        "{} vs {}",
+        sym.states,
+        full.states
+    );
+    for (m, size) in [(Mutant::FreeEarly, (2, 2)), (Mutant::BisnpWaits, (2, 1))] {
+        let p = Dcoh::checked(size.0, 1, size.1, 1, 1, 2).with_mutant(Some(m)).with_symmetry(true);
+        let r = explore(&p, &opts(), &mut |_| {});
+        assert!(r.violation.is_some(), "{m:?} not caught with symmetry");
+    }
+}

@@ -14,7 +14,7 @@
 //! deadlock = true
 //! symmetry = false         # store one state per symmetry orbit (scalarsets:
 //!                          # german's clients and values; msi/mesi's caches,
-//!                          # values and addresses)
+//!                          # values and addresses; dcoh's requesters)
 //! threads = 2              # worker threads (default: one per core); the
 //!                          # result is the same for any number
 //! ```
@@ -232,9 +232,6 @@ pub fn run_with_stop(
             if blk == 0 || blk > dcoh::MAX_BLOCK {
                 return Err(err("invblk", format!("{blk}: expected 1 to {}", dcoh::MAX_BLOCK)));
             }
-            if c.symmetry {
-                return Err(err("symmetry", "dcoh declares no scalarsets yet; expected false".to_string()));
-            }
             let mutant = match &c.mutant {
                 None => None,
                 Some(m) => Some(dcoh::mutant_by_name(m).ok_or_else(|| {
@@ -253,7 +250,8 @@ pub fn run_with_stop(
             }
             let p = Dcoh::checked(c.caches, c.directories, c.addresses as u64, sf, blk, c.values as u8)
                 .with_mutant(mutant)
-                .with_hdm_h(hdm_h);
+                .with_hdm_h(hdm_h)
+                .with_symmetry(c.symmetry);
             explore(&p, &opts, &mut |_| {})
         }
         other => return Err(err("protocol", format!("{other:?}: expected msi, mesi, german or dcoh"))),

@@ -68,7 +68,9 @@ use super::line_store::LineStore;
 pub use super::snoop_filter::MAX_BLOCK;
 use super::snoop_filter::{Entry, SnoopFilter};
 use crate::agents::cache::{CacheGeometry, VictimPolicy};
-use crate::agents::protocol::{AgentId, ChannelOrder, Ctx, OpKind, OpOrder, Protocol, Role, Step, Violation, WorkOp};
+use crate::agents::protocol::{
+    AgentId, ChannelOrder, Ctx, Envelope, OpKind, OpOrder, Protocol, Renaming, Role, Scalarset, Step, Violation, WorkOp,
+};
 use crate::engine::Time;
 
 pub const M2S_REQ: u8 = 0;
@@ -82,6 +84,9 @@ pub const M2S_BIRSP: u8 = 5;
 pub const CHANNELS: [&str; 6] = ["m2s_req", "m2s_rwd", "s2m_ndr", "s2m_drs", "s2m_bisnp", "m2s_birsp"];
 
 pub type Line = u64;
+
+/// The requesters' scalarset (see `scalarsets`).
+const REQUESTER_SET: usize = 0;
 pub type Val = u8;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -283,6 +288,8 @@ pub struct Dcoh {
     pub mutant: Option<Mutant>,
     /// Device-local lines below this are HDM-H (host-managed, untracked).
     pub hdm_h: u64,
+    /// Checked: store one state per renaming of the requesters.
+    pub symmetry: bool,
     vcs: [ChannelOrder; 6],
 }
 
@@ -309,6 +316,7 @@ impl Dcoh {
             sc: false,
             mutant: None,
             hdm_h: 0,
+            symmetry: false,
             vcs: Self::VCS,
         }
     }
@@ -336,8 +344,16 @@ impl Dcoh {
             sc: false,
             mutant: None,
             hdm_h: 0,
+            symmetry: false,
             vcs: Self::VCS,
         }
+    }
+
+    /// Requesters are interchangeable: the checker keeps one state per
+    /// renaming of them (`[check] symmetry`).
+    pub fn with_symmetry(mut self, on: bool) -> Self {
+        self.symmetry = on;
+        self
     }
 
     const VCS: [ChannelOrder; 6] = [
@@ -844,6 +860,38 @@ impl Protocol for Dcoh {
         }
         let ghost = Ghost { last: if self.checked_mode() { vec![0; self.lines as usize] } else { Vec::new() } };
         vec![(agents, ghost)]
+    }
+
+    /// REQUESTER (set 0): the requesters, which the devices treat alike
+    /// (owner bits, trackers, BISnp to every owner). Every renaming is
+    /// tried (unkeyed): the checked systems have two or three requesters.
+    fn scalarsets(&self) -> Vec<Scalarset> {
+        if !self.symmetry {
+            return Vec::new();
+        }
+        vec![Scalarset { name: "REQUESTER", size: self.requesters, keyed: false, complete: false }]
+    }
+
+    fn rename(&self, r: &Renaming, from: &[Agent], to: &mut [Agent], _ghost: &mut Ghost, mail: &mut [Envelope<Msg>]) {
+        let nr = self.requesters as AgentId;
+        let agent = |a: AgentId| if a < nr { r.of(REQUESTER_SET, a) } else { a };
+        for (i, a) in from.iter().enumerate() {
+            let mut a = a.clone();
+            if let Agent::Device(d) = &mut a {
+                for e in d.sf.entries_mut() {
+                    e.owners = r.mask(REQUESTER_SET, e.owners);
+                    e.wait = r.mask(REQUESTER_SET, e.wait);
+                }
+                for t in &mut d.trackers {
+                    t.from = agent(t.from);
+                }
+            }
+            to[agent(i as AgentId) as usize] = a;
+        }
+        for e in mail.iter_mut() {
+            e.to = agent(e.to);
+            e.from = agent(e.from);
+        }
     }
 
     fn on_message(

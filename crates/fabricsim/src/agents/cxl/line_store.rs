@@ -105,6 +105,15 @@ impl<T: Copy> LineStore<T> {
         }
     }
 
+    /// Every resident line's state, to change in place (the checker's
+    /// small store only: renaming a state for symmetry).
+    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut T> {
+        match self {
+            LineStore::Small { lines, .. } => lines.iter_mut().map(|(_, v)| v),
+            LineStore::Assoc(_) => unreachable!("timed stores are never renamed"),
+        }
+    }
+
     pub fn len(&self) -> usize {
         match self {
             LineStore::Small { lines, .. } => lines.len(),

@@ -123,6 +123,11 @@ impl SnoopFilter {
         self.store.iter()
     }
 
+    /// Every entry, to change in place (the checker's filter only).
+    pub fn entries_mut(&mut self) -> impl Iterator<Item = &mut Entry> {
+        self.store.values_mut()
+    }
+
     pub fn len(&self) -> usize {
         self.store.len()
     }
