@@ -140,7 +140,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             f"Chain: the longest routes ({int(longest['hops'])} hops) queue drastically more",
             None,
             text(SECTION, "the queuing time of requests with 9 hops is drastically higher than that of other requests"),
-            float(longest["queueing_ns"] / others["queueing_ns"].max()),
+            float(longest["queueing_ns"] / others["queueing_ns"].max()) if others["queueing_ns"].max() > 0 else None,
             greater(
                 float(longest["queueing_ns"]),
                 float(others["queueing_ns"].max()),
