@@ -5,6 +5,7 @@
 //! events are plain enums dispatched by `match` (no boxing, no allocation
 //! per event once the heap has grown to its working size).
 
+pub mod fingerprint;
 mod queue;
 mod time;
 

@@ -31,7 +31,7 @@ use std::hash::{Hash, Hasher};
 use crate::agents::protocol::{
     AgentId, ChannelOrder, Ctx, Envelope, OpKind, OpOrder, Protocol, Renaming, Role, Scalarset, Step, Violation, WorkOp,
 };
-use crate::check::fingerprint::Fingerprinter;
+use crate::engine::fingerprint::Fingerprinter;
 use crate::workloads::program::{Op, Outcome, Program, Value};
 
 /// Locations a litmus program may name (its operations hold a `u8`);

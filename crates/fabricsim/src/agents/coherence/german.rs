@@ -75,7 +75,6 @@ use std::hash::{Hash, Hasher};
 use crate::agents::protocol::{
     AgentId, ChannelOrder, Ctx, Envelope, OpKind, Protocol, Renaming, Role, Scalarset, Step, Violation,
 };
-use crate::check::{explore, Options};
 
 /// A data value, `0..DATA_NUM`.
 pub type Data = u8;
@@ -760,16 +759,3 @@ impl Protocol for German {
 /// (ReqS/ReqE until the grant) and its stores (done at once).
 const REQUEST: u64 = 0;
 const STORE: u64 = 1;
-
-/// Explore German's protocol with `clients` clients and 2 data values (the
-/// configuration of the speed comparison); returns (states, seconds).
-pub fn bench(clients: usize) -> (u64, f64) {
-    bench_with(clients, 2)
-}
-
-/// Like [`bench`] with `data` values; returns (states, seconds).
-pub fn bench_with(clients: usize, data: usize) -> (u64, f64) {
-    let r = explore(&German::new(clients, data), &Options::default(), &mut |_| {});
-    assert!(r.violation.is_none() && r.complete, "German's protocol failed: {}", r.trace_text());
-    (r.states, r.seconds)
-}
