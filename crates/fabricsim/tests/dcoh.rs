@@ -260,3 +260,80 @@ fn requester_symmetry_keeps_the_verdicts_with_fewer_states() {
         assert!(r.violation.is_some(), "{m:?} not caught with symmetry");
     }
 }
+
+/// ESF's first cost of long InvBlk blocks, timed: the requester looks up
+/// every line a BISnp names, at `cache_latency` each. Reads of lines 0-3 fill
+/// a 4-entry filter with one contiguous run; the read of line 4 frees a
+/// victim: one BISnp naming 4 lines with InvBlk 4, one line without. The
+/// runs differ by exactly the 3 extra lookups (BISnp and a clean BIRsp are
+/// the same size either way).
+#[test]
+fn a_bisnp_costs_a_cache_access_per_line_it_names() {
+    let dir = std::env::temp_dir().join(format!("fabricsim-invblk-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("run.trace");
+    let records: String = (0..5).map(|l| format!("0 host0 R {} 64\n", l * 64)).collect();
+    std::fs::write(&trace, records).unwrap();
+    let cfg = format!(
+        r#"
+[[requester]]
+name = "host0"
+[[memory]]
+name = "dev0"
+[[link]]
+a = "host0"
+b = "dev0"
+[workload]
+pattern = "trace"
+trace = "{}"
+footprint = "4KiB"
+requests = 5
+[protocol]
+name = "dcoh"
+model = "sc"
+[protocol.cache]
+size = "4KiB"
+hit_latency = "12ns"
+[protocol.snoop_filter]
+size = "256B"
+"#,
+        trace.display()
+    );
+    let run = |invblk: &str| {
+        let r = fabricsim::run_text(
+            &cfg,
+            "i.toml",
+            fabricsim::Format::Toml,
+            &[format!("protocol.invblk={invblk}")],
+            None,
+            &mut |_| true,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(r.outcome, fabricsim::sim::Outcome::Completed, "{:?}", r.warnings);
+        let stat = |k: &str| r.protocol_stats.iter().find(|s| s.0 == k).map(|s| s.1).unwrap();
+        (r.sim_time, stat("bisnp_victim"), stat("lines_invalidated"))
+    };
+    let (t1, b1, l1) = run("1");
+    let (t4, b4, l4) = run("4");
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!((b1, l1, b4, l4), (1.0, 1.0, 1.0, 4.0), "one BISnp each, naming 1 and 4 lines");
+    assert_eq!(t4 - t1, 3 * 12 * fabricsim::engine::NS, "three more lookups of 12 ns");
+}
+
+/// With a capacity cache, `[protocol.cache] hit_latency` times a core's
+/// cache access; `[protocol] cache_latency` beside it would be ignored, so
+/// it is an error naming it.
+#[test]
+fn cache_latency_beside_a_capacity_cache_is_an_error() {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/esf_dcoh.toml")).unwrap();
+    let e = fabricsim::config::resolve(
+        &text,
+        "e.toml",
+        fabricsim::Format::Toml,
+        &["protocol.cache_latency=5ns".into()],
+        None,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("protocol.cache_latency") && e.contains("hit_latency (12ns)"), "{e}");
+}

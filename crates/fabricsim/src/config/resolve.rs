@@ -598,6 +598,17 @@ impl Builder<'_> {
                 seed: 0, // the run's seed, set when the system is built
             });
             mshrs = cp.mshrs.min(u16::MAX as u32) as u16;
+            // One of the two times a core's handler; both given would leave one unused.
+            if self.raw.get("protocol").and_then(|t| t.get("cache_latency")).is_some() {
+                return Err(self.err(
+                    "protocol.cache_latency",
+                    format!(
+                        "{}: with [protocol.cache] its hit_latency ({}) times a core's cache access; give only                          protocol.cache.hit_latency",
+                        pc.cache_latency,
+                        cp.hit_latency
+                    ),
+                ));
+            }
             cache_latency = cp.hit_latency.ps();
         }
         if pc.name != "german" && driver == Driver::Workload {
