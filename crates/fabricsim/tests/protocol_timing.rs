@@ -74,3 +74,31 @@ fn msi_store_to_a_shared_line_pays_an_upgrade_miss() {
     assert_eq!(r.write_latency.max, upgrade);
     assert_eq!(r.read_latency.min, cache);
 }
+
+/// RMWs and fences get latency histograms of their own (RMWs also count
+/// with the stores): one per thread of SB+rmws and SB+fences; runs without
+/// them keep their outputs (no such key).
+#[test]
+fn rmws_and_fences_have_their_own_latency() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/litmus");
+    let run = |program: &str| {
+        let text = format!(
+            "[[requester]]\nname = \"c0\"\n[[requester]]\nname = \"c1\"\n[[memory]]\nname = \"d\"\n\
+             [[switch]]\nname = \"s\"\n[[link]]\na = \"c0\"\nb = \"s\"\n[[link]]\na = \"c1\"\nb = \"s\"\n\
+             [[link]]\na = \"s\"\nb = \"d\"\n[protocol]\nname = \"mesi\"\nprogram = \"{dir}/{program}\"\nmodel = \"sc\"\n"
+        );
+        let spec = config::resolve(&text, "t.toml", Format::Toml, &[], None).unwrap_or_else(|e| panic!("{e}"));
+        let r = run_spec(&spec, &mut |_| true);
+        assert_eq!(r.outcome, Outcome::Completed, "{:?}", r.warnings);
+        r
+    };
+    let count = |r: &fabricsim::RunResult, k: &str| r.op_latency.iter().find(|(n, _)| *n == k).map(|(_, h)| h.count);
+    let fences = run("SB+fences.litmus");
+    assert_eq!((count(&fences, "fence"), count(&fences, "rmw")), (Some(2), None));
+    let rmws = run("extra/SB+rmws.litmus");
+    assert_eq!((count(&rmws, "rmw"), count(&rmws, "fence")), (Some(2), None));
+    assert!(rmws.write_latency.count >= 2, "RMWs count with the stores too");
+    let v: serde_json::Value = serde_json::from_str(&rmws.summary_json("t")).unwrap();
+    assert_eq!(v["rmw_latency_ns"]["count"], 2);
+    assert!(v.get("fence_latency_ns").is_none());
+}

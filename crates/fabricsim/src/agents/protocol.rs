@@ -82,6 +82,7 @@ pub enum OpKind {
     Load,
     Store,
     Rmw,
+    Fence,
     Other,
 }
 

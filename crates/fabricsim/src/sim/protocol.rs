@@ -150,7 +150,11 @@ pub struct ProtocolSystem<P: Protocol> {
     ops: Vec<OpEvent>,
     acts: Vec<P::Action>,
     loads: Histogram,
+    /// Stores and RMWs (the request/response systems' "writes").
     stores: Histogram,
+    /// RMWs and fences on their own (reported when the run had any).
+    rmws: Histogram,
+    fences: Histogram,
     per_core: Vec<Histogram>,
     ops_done: Vec<u64>,
     measured: Vec<u64>,
@@ -314,6 +318,8 @@ impl<P: Protocol> ProtocolSystem<P> {
             free_slots: Vec::new(),
             loads: Histogram::default(),
             stores: Histogram::default(),
+            rmws: Histogram::default(),
+            fences: Histogram::default(),
             name: system.name.clone(),
             seed: system.seed,
             max_time: system.max_time,
@@ -456,7 +462,12 @@ impl<P: Protocol> ProtocolSystem<P> {
                             self.per_core[a as usize].record(lat);
                             match kind {
                                 OpKind::Load => self.loads.record(lat),
-                                OpKind::Store | OpKind::Rmw => self.stores.record(lat),
+                                OpKind::Store => self.stores.record(lat),
+                                OpKind::Rmw => {
+                                    self.stores.record(lat);
+                                    self.rmws.record(lat);
+                                }
+                                OpKind::Fence => self.fences.record(lat),
                                 OpKind::Other => {}
                             }
                         }
@@ -867,6 +878,11 @@ impl<P: Protocol> ProtocolSystem<P> {
             requesters,
             read_latency: self.loads.clone(),
             write_latency: self.stores.clone(),
+            op_latency: [("rmw", &self.rmws), ("fence", &self.fences)]
+                .into_iter()
+                .filter(|(_, h)| h.count > 0)
+                .map(|(k, h)| (k, h.clone()))
+                .collect(),
             by_hops: Vec::new(),
             links,
             half_duplex: self.fabric.half_duplex_links(),

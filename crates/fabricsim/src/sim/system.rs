@@ -102,6 +102,9 @@ pub struct RunResult {
     pub requesters: Vec<RequesterResult>,
     pub read_latency: Histogram,
     pub write_latency: Histogram,
+    /// Protocol runs: latency of other operation kinds ("rmw", "fence"),
+    /// those the run had (RMWs also count in `write_latency`).
+    pub op_latency: Vec<(&'static str, Histogram)>,
     /// Measured requests by hop count, in increasing hops (request/response
     /// systems; empty for protocol runs).
     pub by_hops: Vec<HopClass>,
@@ -717,6 +720,7 @@ impl System {
                 .collect(),
             read_latency: self.read_lat.clone(),
             write_latency: self.write_lat.clone(),
+            op_latency: Vec::new(),
             by_hops: self.by_hops.iter().filter(|c| c.latency.count > 0).cloned().collect(),
             links,
             half_duplex: self.fabric.half_duplex_links(),

@@ -105,6 +105,10 @@ impl RunResult {
             "memories": self.memories.iter().map(|m| self.memory_json(m)).collect::<Vec<_>>(),
             "warnings": self.warnings,
         });
+        for (kind, h) in &self.op_latency {
+            // Only runs with such operations have the key: other outputs stay as they were.
+            v[format!("{kind}_latency_ns")] = lat_json(h);
+        }
         if !self.by_hops.is_empty() {
             v["latency_by_hops"] = self.by_hops.iter().map(Self::hop_json).collect();
         }

@@ -829,7 +829,7 @@ fn op_kind(op: Op) -> OpKind {
         Op::Load { .. } => OpKind::Load,
         Op::Store { .. } => OpKind::Store,
         Op::Rmw { .. } => OpKind::Rmw,
-        Op::Fence { .. } => OpKind::Other,
+        Op::Fence { .. } => OpKind::Fence,
     }
 }
 
