@@ -139,66 +139,47 @@ fn timed_lifo_invalidates_less_than_fifo() {
 /// hits in the requester: 2 BISnp.
 #[test]
 fn timed_bisnp_counts_match_a_hand_count() {
-    let dir = std::env::temp_dir().join(format!("fabricsim-bisnp-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let trace = dir.join("abcda.trace");
-    std::fs::write(
-        &trace,
-        "0 host0 R 0x0 64\n0 host0 R 0x40 64\n0 host0 R 0x80 64\n0 host0 R 0xc0 64\n0 host0 R 0x0 64\n",
-    )
-    .unwrap();
-    let cfg = format!(
-        r#"
-[[requester]]
-name = "host0"
-[[memory]]
-name = "dev0"
-[[link]]
-a = "host0"
-b = "dev0"
-[workload]
-pattern = "trace"
-trace = "{}"
-footprint = "4KiB"
-requests = 5
-[protocol]
-name = "dcoh"
-model = "sc"
-[protocol.cache]
-size = "4KiB"
-[protocol.snoop_filter]
-size = "128B"
-"#,
-        trace.display()
-    );
+    const ABCDA: [u64; 5] = [0, 1, 2, 3, 0];
     // HDM-H lines A and B (the first 128 B of the device) bypass the filter: C and D fit
     // in it, so nothing is back-invalidated, and A's second read hits in the cache.
-    let overrides = ["protocol.hdm_h=128B".to_string()];
-    let r = fabricsim::run_text(&cfg, "bisnp.toml", fabricsim::Format::Toml, &overrides, None, &mut |_| true)
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(r.outcome, fabricsim::sim::Outcome::Completed, "{:?}", r.warnings);
-    let stat = |k: &str| r.protocol_stats.iter().find(|s| s.0 == k).map(|s| s.1).unwrap();
-    assert_eq!((stat("bisnp_victim"), stat("dcoh_requests"), stat("hdm_h_requests")), (0.0, 4.0, 2.0));
+    let r = scripted("hdm", &ABCDA, "", "128B", &["protocol.hdm_h=128B".into()]);
+    assert_eq!((stat(&r, "bisnp_victim"), stat(&r, "dcoh_requests"), stat(&r, "hdm_h_requests")), (0.0, 4.0, 2.0));
     for (policy, bisnp, device_requests) in
         [("fifo", 3.0, 5.0), ("lru", 3.0, 5.0), ("lifo", 2.0, 4.0), ("mru", 2.0, 4.0)]
     {
-        let r = fabricsim::run_text(
-            &cfg,
-            "bisnp.toml",
-            fabricsim::Format::Toml,
-            &[format!("protocol.snoop_filter.policy={policy}")],
-            None,
-            &mut |_| true,
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(r.outcome, fabricsim::sim::Outcome::Completed, "{:?}", r.warnings);
-        let stat = |k: &str| r.protocol_stats.iter().find(|s| s.0 == k).map(|s| s.1).unwrap();
-        assert_eq!(stat("bisnp_victim"), bisnp, "{policy}");
-        assert_eq!(stat("lines_invalidated"), bisnp, "{policy}: one line per BISnp");
-        assert_eq!(stat("dcoh_requests"), device_requests, "{policy}: requests that reached the device");
-        assert_eq!(stat("bisnp_conflict"), 0.0, "{policy}: one request at a time meets no conflict");
+        let r = scripted(policy, &ABCDA, "", "128B", &[format!("protocol.snoop_filter.policy={policy}")]);
+        assert_eq!(stat(&r, "bisnp_victim"), bisnp, "{policy}");
+        assert_eq!(stat(&r, "lines_invalidated"), bisnp, "{policy}: one line per BISnp");
+        assert_eq!(stat(&r, "dcoh_requests"), device_requests, "{policy}: requests that reached the device");
+        assert_eq!(stat(&r, "bisnp_conflict"), 0.0, "{policy}: one request at a time meets no conflict");
     }
+}
+
+/// One requester reading `lines` (64 B each, in order, one at a time) from
+/// one DCOH device with a snoop filter of `sf_size`; `cache` adds keys to
+/// `[protocol.cache]`.
+fn scripted(name: &str, lines: &[u64], cache: &str, sf_size: &str, overrides: &[String]) -> fabricsim::RunResult {
+    let dir = std::env::temp_dir().join(format!("fabricsim-dcoh-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("reads.trace");
+    std::fs::write(&trace, lines.iter().map(|l| format!("0 host0 R {} 64\n", l * 64)).collect::<String>()).unwrap();
+    let cfg = format!(
+        "[[requester]]\nname = \"host0\"\n[[memory]]\nname = \"dev0\"\n[[link]]\na = \"host0\"\nb = \"dev0\"\n\
+         [workload]\npattern = \"trace\"\ntrace = \"{}\"\nfootprint = \"4KiB\"\nrequests = {}\n\
+         [protocol]\nname = \"dcoh\"\nmodel = \"sc\"\n[protocol.cache]\nsize = \"4KiB\"\n{cache}\n\
+         [protocol.snoop_filter]\nsize = \"{sf_size}\"\n",
+        trace.display(),
+        lines.len()
+    );
+    let r = fabricsim::run_text(&cfg, "scripted.toml", fabricsim::Format::Toml, overrides, None, &mut |_| true)
+        .unwrap_or_else(|e| panic!("{e}"));
     std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(r.outcome, fabricsim::sim::Outcome::Completed, "{:?}", r.warnings);
+    r
+}
+
+fn stat(r: &fabricsim::RunResult, key: &str) -> f64 {
+    r.protocol_stats.iter().find(|s| s.0 == key).map(|s| s.1).unwrap_or_else(|| panic!("no {key}"))
 }
 
 /// HDM-H (host-managed) lines are not tracked: one requester stays coherent
@@ -269,53 +250,18 @@ fn requester_symmetry_keeps_the_verdicts_with_fewer_states() {
 /// the same size either way).
 #[test]
 fn a_bisnp_costs_a_cache_access_per_line_it_names() {
-    let dir = std::env::temp_dir().join(format!("fabricsim-invblk-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let trace = dir.join("run.trace");
-    let records: String = (0..5).map(|l| format!("0 host0 R {} 64\n", l * 64)).collect();
-    std::fs::write(&trace, records).unwrap();
-    let cfg = format!(
-        r#"
-[[requester]]
-name = "host0"
-[[memory]]
-name = "dev0"
-[[link]]
-a = "host0"
-b = "dev0"
-[workload]
-pattern = "trace"
-trace = "{}"
-footprint = "4KiB"
-requests = 5
-[protocol]
-name = "dcoh"
-model = "sc"
-[protocol.cache]
-size = "4KiB"
-hit_latency = "12ns"
-[protocol.snoop_filter]
-size = "256B"
-"#,
-        trace.display()
-    );
     let run = |invblk: &str| {
-        let r = fabricsim::run_text(
-            &cfg,
-            "i.toml",
-            fabricsim::Format::Toml,
+        let r = scripted(
+            "invblk",
+            &[0, 1, 2, 3, 4],
+            "hit_latency = \"12ns\"",
+            "256B",
             &[format!("protocol.invblk={invblk}")],
-            None,
-            &mut |_| true,
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(r.outcome, fabricsim::sim::Outcome::Completed, "{:?}", r.warnings);
-        let stat = |k: &str| r.protocol_stats.iter().find(|s| s.0 == k).map(|s| s.1).unwrap();
-        (r.sim_time, stat("bisnp_victim"), stat("lines_invalidated"))
+        );
+        (r.sim_time, stat(&r, "bisnp_victim"), stat(&r, "lines_invalidated"))
     };
     let (t1, b1, l1) = run("1");
     let (t4, b4, l4) = run("4");
-    std::fs::remove_dir_all(&dir).ok();
     assert_eq!((b1, l1, b4, l4), (1.0, 1.0, 1.0, 4.0), "one BISnp each, naming 1 and 4 lines");
     assert_eq!(t4 - t1, 3 * 12 * fabricsim::engine::NS, "three more lookups of 12 ns");
 }

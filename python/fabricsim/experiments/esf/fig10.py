@@ -401,6 +401,24 @@ MUTANTS = [
     ),
 ]
 
+# Choices shared by the figures built on these systems (Figs 11-13).
+SWITCH_QUEUEING = Choice(
+    "switch queueing",
+    "virtual output queues",
+    [
+        Variant(
+            "input FIFOs",
+            "one FIFO per input port (head-of-line blocking)",
+            set={"fabric.switch_queueing": "input_fifo"},
+        )
+    ],
+)
+WINDOW = Choice(
+    "outstanding requests",
+    "1024 per requester",
+    [Variant("window 256", "256 outstanding per requester", set={"workload.window": 256})],
+)
+
 CHOICES = [
     Choice(
         "endpoint placement",
@@ -430,17 +448,7 @@ CHOICES = [
             Variant("first", "always the lowest port: one shortest-path tree", set={"fabric.spread": "first"}),
         ],
     ),
-    Choice(
-        "switch queueing",
-        "virtual output queues",
-        [
-            Variant(
-                "input FIFOs",
-                "one FIFO per input port (head-of-line blocking)",
-                set={"fabric.switch_queueing": "input_fifo"},
-            )
-        ],
-    ),
+    SWITCH_QUEUEING,
     Choice(
         "routing",
         "oblivious (static per source and destination)",
@@ -451,11 +459,7 @@ CHOICES = [
         "0 B (header overhead 0)",
         [Variant("16 B requests", "header-only packets are 0.25 x 64 B", set={"workload.header_overhead": 0.25})],
     ),
-    Choice(
-        "outstanding requests",
-        "1024 per requester",
-        [Variant("window 256", "256 outstanding per requester", set={"workload.window": 256})],
-    ),
+    WINDOW,
 ]
 
 EXPERIMENT = Experiment(

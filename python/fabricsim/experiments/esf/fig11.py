@@ -244,22 +244,8 @@ CHOICES = [
             )
         ],
     ),
-    Choice(
-        "outstanding requests",
-        "1024 per requester",
-        [Variant("window 256", "256 outstanding per requester", set={"workload.window": 256})],
-    ),
-    Choice(
-        "switch queueing",
-        "virtual output queues",
-        [
-            Variant(
-                "input FIFOs",
-                "one FIFO per input port (head-of-line blocking)",
-                set={"fabric.switch_queueing": "input_fifo"},
-            )
-        ],
-    ),
+    fig10.WINDOW,
+    fig10.SWITCH_QUEUEING,
 ]
 
 EXPERIMENT = Experiment(

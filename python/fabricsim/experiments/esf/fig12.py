@@ -201,11 +201,7 @@ CHOICES = [
             )
         ],
     ),
-    Choice(
-        "outstanding requests",
-        "1024 per requester",
-        [Variant("window 256", "256 outstanding per requester", set={"workload.window": 256})],
-    ),
+    fig10.WINDOW,
 ]
 
 EXPERIMENT = Experiment(

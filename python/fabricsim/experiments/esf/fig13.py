@@ -25,6 +25,7 @@ from .. import Experiment
 from ..plots import figure_legend
 from ..variants import Choice, Mutant, Variant
 from ..verdicts import Predicate, Row, greater, text
+from . import fig10
 from .fig10 import PORT_GBPS
 
 SECTION = "Sec. V-A"
@@ -218,17 +219,7 @@ CHOICES = [
             )
         ],
     ),
-    Choice(
-        "switch queueing",
-        "virtual output queues",
-        [
-            Variant(
-                "input FIFOs",
-                "one FIFO per input port (head-of-line blocking)",
-                set={"fabric.switch_queueing": "input_fifo"},
-            )
-        ],
-    ),
+    fig10.SWITCH_QUEUEING,
     Choice(
         "noisy neighbours' outstanding requests",
         "1024 each",
