@@ -84,10 +84,10 @@ pub const M2S_BIRSP: u8 = 5;
 pub const CHANNELS: [&str; 6] = ["m2s_req", "m2s_rwd", "s2m_ndr", "s2m_drs", "s2m_bisnp", "m2s_birsp"];
 
 pub type Line = u64;
+pub type Val = u8;
 
 /// The requesters' scalarset (see `scalarsets`).
 const REQUESTER_SET: usize = 0;
-pub type Val = u8;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Msg {
