@@ -12,6 +12,7 @@ pub mod bench;
 pub mod check;
 pub mod config;
 pub mod engine;
+pub mod error;
 pub mod fabric;
 pub mod sim;
 pub mod stats;

@@ -4,7 +4,7 @@
 
 use serde::de::DeserializeOwned;
 
-use super::error::ConfigError;
+use super::ConfigError;
 use super::schema::Config;
 
 /// The text format of a configuration.

@@ -4,13 +4,14 @@
 //! and everything is validated before a run starts. Every error names the
 //! file, the key path, the bad value and what was expected.
 
-mod error;
 pub mod limits;
 pub mod load;
 pub mod resolve;
 pub mod schema;
-pub mod units;
 
-pub use error::ConfigError;
+// Units and the input-error type live below every layer that parses
+// values (fabric, agents, workloads); these keep their config paths.
+pub use crate::engine::units;
+pub use crate::error::ConfigError;
 pub use load::Format;
 pub use resolve::{resolve, SystemSpec};

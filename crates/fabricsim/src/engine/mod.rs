@@ -8,6 +8,7 @@
 pub mod fingerprint;
 mod queue;
 mod time;
+pub mod units;
 
 pub use queue::EventQueue;
 pub use time::{Time, MS, NS, PS, S, US};

@@ -42,7 +42,7 @@ use super::packet::{Packet, PacketHeader, PacketId, Slab};
 use super::routing::RoutingTable;
 use super::topology::{NodeId, PortId, Topology};
 use crate::config::schema::{Duplex, RoutingAlgorithm, SwitchQueueing};
-use crate::config::units::Bandwidth;
+use crate::engine::units::Bandwidth;
 use crate::engine::{EventQueue, Time};
 
 const NONE: u32 = u32::MAX;

@@ -1048,7 +1048,7 @@ fn updown_directions(topo: &Topology) -> Vec<bool> {
 mod tests {
     use super::*;
     use crate::config::schema::{Duplex, TopologyKind};
-    use crate::config::units::Bandwidth;
+    use crate::engine::units::Bandwidth;
     use crate::fabric::topology::{generate, Link, NodeKind, ShapeParams};
 
     fn link(a: NodeId, b: NodeId) -> Link {

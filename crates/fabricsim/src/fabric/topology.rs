@@ -2,7 +2,7 @@
 //! generators for the common shapes.
 
 use crate::config::schema::{Duplex, TopologyKind};
-use crate::config::units::Bandwidth;
+use crate::engine::units::Bandwidth;
 use crate::engine::Time;
 
 pub type NodeId = u32;

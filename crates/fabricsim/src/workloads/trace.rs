@@ -11,8 +11,8 @@
 //! (`read`/`write`); `address` decimal or `0x` hex; `size` bytes. Blank
 //! lines and `#` comments are ignored. Times must not decrease per requester.
 
-use crate::config::units::Duration;
-use crate::config::ConfigError;
+use crate::engine::units::Duration;
+use crate::error::ConfigError;
 use crate::engine::{Time, NS};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,8 +6,8 @@ use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize, Serializer};
 
 use super::{CacheGeometry, VictimPolicy};
-use crate::config::units::{Duration, Size};
-use crate::config::ConfigError;
+use crate::engine::units::{Duration, Size};
+use crate::error::ConfigError;
 
 /// Associativity: a number of ways, or `"full"` (one set holding every line).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

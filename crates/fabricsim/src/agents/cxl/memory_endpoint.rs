@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 
 use super::messages::{MemMsg, MsgKind};
 use crate::agents::memory::dram::{Dram, DramParams, Issued};
-use crate::config::units::Bandwidth;
+use crate::engine::units::Bandwidth;
 use crate::engine::Time;
 use crate::fabric::PacketId;
 

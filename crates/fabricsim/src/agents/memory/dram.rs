@@ -16,7 +16,7 @@
 //! modelled; a write is timed as a read (tCWL = tCL); a request longer than
 //! one burst takes consecutive bursts in one row of one channel.
 
-use crate::config::units::Duration;
+use crate::engine::units::Duration;
 use crate::engine::Time;
 
 /// Row-buffer policy.
