@@ -4,8 +4,8 @@
 
 use serde::de::DeserializeOwned;
 
-use super::ConfigError;
 use super::schema::Config;
+use super::ConfigError;
 
 /// The text format of a configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

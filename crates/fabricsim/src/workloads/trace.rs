@@ -12,8 +12,8 @@
 //! lines and `#` comments are ignored. Times must not decrease per requester.
 
 use crate::engine::units::Duration;
-use crate::error::ConfigError;
 use crate::engine::{Time, NS};
+use crate::error::ConfigError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TraceRecord {
