@@ -5,6 +5,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::units::{Bandwidth, Duration, Size};
+// The kinds a layer below config acts on are defined there; a config names them.
+pub use crate::fabric::kinds::{DeadlockAvoidance, Duplex, RoutingAlgorithm, Spread, SwitchQueueing, TopologyKind};
+pub use crate::workloads::kinds::{Arrival, Injection, Pattern};
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -173,34 +176,6 @@ fn default_max_time() -> Duration {
     Duration(crate::engine::S)
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RoutingAlgorithm {
-    /// Minimal paths, fixed per (source, destination): ESF's "Oblivious".
-    Oblivious,
-    /// Minimal paths, next hop chosen by downstream free credits: ESF's "Adaptive".
-    Adaptive,
-    /// Shortest legal up*/down* paths over a BFS spanning tree; deadlock-free
-    /// on any graph with one virtual channel per message class.
-    Updown,
-    /// Dimension-order routing (XY, e-cube) on a generated mesh or torus:
-    /// all the way along X, then along Y; on a torus two VCs per class,
-    /// switched at the dateline (the wrap-around link).
-    Dor,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DeadlockAvoidance {
-    /// Check the channel dependency graph; add hop-indexed virtual channels
-    /// only if it has a cycle.
-    Auto,
-    /// Always use hop-indexed virtual channels.
-    HopVcs,
-    /// Do nothing (a cyclic topology may deadlock; the run reports it).
-    None,
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum BufferSize {
     /// Enough bytes to cover the link's credit round trip at full bandwidth.
@@ -255,41 +230,8 @@ pub struct FabricConfig {
     pub flit: Option<crate::fabric::FlitMode>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Spread {
-    /// A hash of (source, destination, node), like ECMP.
-    Hash,
-    /// Destination-mod-k (Zahavi et al.): of k candidates, index d mod k,
-    /// d the destination's dense index among endpoints.
-    Dmodk,
-    /// Always the first candidate (lowest port id): one shortest-path tree.
-    First,
-}
-
-impl Spread {
-    pub fn name(self) -> &'static str {
-        match self {
-            Spread::Hash => "hash",
-            Spread::Dmodk => "dmodk",
-            Spread::First => "first",
-        }
-    }
-}
-
 fn default_spread() -> Spread {
     Spread::Hash
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SwitchQueueing {
-    /// Virtual output queues: each packet joins its output's queue as soon
-    /// as it has crossed the switch; no head-of-line blocking.
-    Voq,
-    /// One FIFO per input port and VC: a head packet waiting for a busy
-    /// output blocks the packets behind it (head-of-line blocking).
-    InputFifo,
 }
 
 fn default_switch_queueing() -> SwitchQueueing {
@@ -317,13 +259,6 @@ fn default_deadlock() -> DeadlockAvoidance {
 }
 fn default_buffer() -> BufferSize {
     BufferSize::Auto
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Duplex {
-    Full,
-    Half,
 }
 
 /// Defaults for every component of a kind; each explicit component may
@@ -532,18 +467,6 @@ fn default_memory_queue() -> u32 {
     64
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TopologyKind {
-    Chain,
-    Ring,
-    Tree,
-    SpineLeaf,
-    FullyConnected,
-    Mesh,
-    Torus,
-}
-
 /// A generated fabric: switches joined in a shape, with requesters and
 /// memories attached to its edge switches in turn.
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -666,41 +589,6 @@ pub struct LinkConfig {
     pub port_delay: Option<Duration>,
     pub duplex: Option<Duplex>,
     pub turnaround: Option<Duration>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Pattern {
-    /// Sequential lines, each requester in its own region.
-    Stream,
-    /// Uniformly random lines over the footprint.
-    Uniform,
-    /// `hot_probability` of accesses to the first `hot_fraction` of the footprint.
-    Hotspot,
-    /// Each requester talks to one memory, a fixed random permutation.
-    Permutation,
-    /// YCSB's scrambled Zipfian (θ = 0.99) over the footprint's lines.
-    Zipf,
-    /// Replay of a trace file (see docs/trace-format.md).
-    Trace,
-    /// Producers store and release, consumers acquire and load (protocol cores).
-    ProducerConsumer,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Injection {
-    /// A window of outstanding requests; a new one issues when one completes.
-    Closed,
-    /// Requests issue at a rate regardless of completions.
-    Open,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Arrival {
-    Poisson,
-    Periodic,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

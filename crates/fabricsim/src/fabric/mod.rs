@@ -3,6 +3,7 @@
 //! knows nothing of what a packet means.
 
 pub mod flit;
+pub mod kinds;
 pub mod network;
 pub mod packet;
 pub mod routing;

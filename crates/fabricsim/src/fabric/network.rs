@@ -41,9 +41,9 @@ use super::flit::FlitMode;
 use super::packet::{Packet, PacketHeader, PacketId, Slab};
 use super::routing::RoutingTable;
 use super::topology::{NodeId, PortId, Topology};
-use crate::config::schema::{Duplex, RoutingAlgorithm, SwitchQueueing};
 use crate::engine::units::Bandwidth;
 use crate::engine::{EventQueue, Time};
+use crate::fabric::kinds::{Duplex, RoutingAlgorithm, SwitchQueueing};
 
 const NONE: u32 = u32::MAX;
 

@@ -31,7 +31,7 @@
 use std::collections::{HashMap, VecDeque};
 
 use super::topology::{Grid, NodeId, PortId, Topology};
-use crate::config::schema::{DeadlockAvoidance, RoutingAlgorithm, Spread};
+use crate::fabric::kinds::{DeadlockAvoidance, RoutingAlgorithm, Spread};
 use crate::workloads::rng::mix;
 
 const UNREACHABLE: u32 = u32::MAX;
@@ -1047,8 +1047,8 @@ fn updown_directions(topo: &Topology) -> Vec<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::schema::{Duplex, TopologyKind};
     use crate::engine::units::Bandwidth;
+    use crate::fabric::kinds::{Duplex, TopologyKind};
     use crate::fabric::topology::{generate, Link, NodeKind, ShapeParams};
 
     fn link(a: NodeId, b: NodeId) -> Link {

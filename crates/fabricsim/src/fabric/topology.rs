@@ -1,9 +1,9 @@
 //! The fabric's graph: nodes (endpoints and switches) joined by links, and
 //! generators for the common shapes.
 
-use crate::config::schema::{Duplex, TopologyKind};
 use crate::engine::units::Bandwidth;
 use crate::engine::Time;
+use crate::fabric::kinds::{Duplex, TopologyKind};
 
 pub type NodeId = u32;
 /// One end of a link: `2 * link + side`, side 0 at `a`, side 1 at `b`.

@@ -1,6 +1,7 @@
 //! What requesters do: synthetic address patterns, injection processes and
 //! trace replay.
 
+pub mod kinds;
 pub mod litmus;
 pub mod pattern;
 pub mod producer_consumer;
@@ -9,8 +10,8 @@ pub mod rng;
 pub mod trace;
 pub mod zipf;
 
-use crate::config::schema::{Arrival, Injection, Pattern};
 use crate::engine::Time;
+use crate::workloads::kinds::{Arrival, Injection, Pattern};
 
 /// A request as a workload produces it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

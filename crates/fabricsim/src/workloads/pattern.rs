@@ -3,7 +3,7 @@
 use super::rng::Stream;
 use super::zipf::ScrambledZipf;
 use super::{Access, WorkloadSpec};
-use crate::config::schema::Pattern;
+use crate::workloads::kinds::Pattern;
 
 /// Produces a requester's accesses, one at a time, without allocating.
 pub struct Generator {
@@ -90,7 +90,7 @@ pub fn interleave(addr: u64, granule: u64, n: u64) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::schema::{Arrival, Injection};
+    use crate::workloads::kinds::{Arrival, Injection};
 
     fn spec(pattern: Pattern) -> WorkloadSpec {
         WorkloadSpec {

@@ -3,8 +3,8 @@
 //! (issues at a rate), or replaying a trace.
 
 use super::messages::{MemMsg, MsgKind};
-use crate::config::schema::{Arrival, Injection};
 use crate::engine::Time;
+use crate::workloads::kinds::{Arrival, Injection};
 use crate::workloads::pattern::{interleave, Generator};
 use crate::workloads::rng::Stream;
 use crate::workloads::{Access, WorkloadSpec};

@@ -1,0 +1,39 @@
+//! The workload kinds that configurations name: access patterns,
+//! injection and arrival processes (`config::schema` re-exports them).
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pattern {
+    /// Sequential lines, each requester in its own region.
+    Stream,
+    /// Uniformly random lines over the footprint.
+    Uniform,
+    /// `hot_probability` of accesses to the first `hot_fraction` of the footprint.
+    Hotspot,
+    /// Each requester talks to one memory, a fixed random permutation.
+    Permutation,
+    /// YCSB's scrambled Zipfian (θ = 0.99) over the footprint's lines.
+    Zipf,
+    /// Replay of a trace file (see docs/trace-format.md).
+    Trace,
+    /// Producers store and release, consumers acquire and load (protocol cores).
+    ProducerConsumer,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Injection {
+    /// A window of outstanding requests; a new one issues when one completes.
+    Closed,
+    /// Requests issue at a rate regardless of completions.
+    Open,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Arrival {
+    Poisson,
+    Periodic,
+}
