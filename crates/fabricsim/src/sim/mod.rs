@@ -3,6 +3,7 @@
 
 pub mod home_memory;
 pub mod protocol;
+pub mod report;
 pub mod system;
 
 pub use system::{Outcome, RunResult, System};

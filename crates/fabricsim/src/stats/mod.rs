@@ -1,7 +1,7 @@
-//! Counters, histograms and the run's outputs (JSON summary, CSV tables,
-//! the terminal table).
+//! Counters and histograms. A run's outputs (JSON summary, CSV tables,
+//! the terminal table) are rendered by `sim::report`, beside the results
+//! they render.
 
 pub mod histogram;
-pub mod report;
 
 pub use histogram::Histogram;

@@ -6,9 +6,9 @@ use std::fmt::Write;
 
 use serde_json::json;
 
-use super::Histogram;
+use super::{Outcome, RunResult};
 use crate::engine::NS;
-use crate::sim::{Outcome, RunResult};
+use crate::stats::Histogram;
 
 fn ns(ps: u64) -> f64 {
     ps as f64 / NS as f64
