@@ -209,6 +209,7 @@ fn hdm_h_keys_are_checked() {
     // 640 KiB over 4 devices: 160 KiB each.
     let e = resolve("protocol.hdm_h=1MiB").unwrap_err().to_string();
     assert!(e.contains("protocol.hdm_h") && e.contains("163840 B"), "{e}");
+    assert!(!e.contains("  "), "one line, no runs of spaces: {e}");
     let r = fabricsim::check::config::run(
         "[check]\nprotocol = \"mesi\"\ncaches = 2\naddresses = 1\nhdm_h = 1\n",
         "c.toml",
@@ -282,4 +283,5 @@ fn cache_latency_beside_a_capacity_cache_is_an_error() {
     .unwrap_err()
     .to_string();
     assert!(e.contains("protocol.cache_latency") && e.contains("hit_latency (12ns)"), "{e}");
+    assert!(!e.contains("  "), "one line, no runs of spaces: {e}");
 }

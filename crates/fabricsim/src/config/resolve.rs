@@ -603,7 +603,8 @@ impl Builder<'_> {
                 return Err(self.err(
                     "protocol.cache_latency",
                     format!(
-                        "{}: with [protocol.cache] its hit_latency ({}) times a core's cache access; give only                          protocol.cache.hit_latency",
+                        "{}: with [protocol.cache] its hit_latency ({}) times a core's cache access; give only \
+                         protocol.cache.hit_latency",
                         pc.cache_latency,
                         cp.hit_latency
                     ),
@@ -774,7 +775,8 @@ impl Builder<'_> {
                 return Err(self.err(
                     "protocol.hdm_h",
                     format!(
-                        "{} B: expected a multiple of the line ({line} B) up to a device's share of the footprint                          ({} B)",
+                        "{} B: expected a multiple of the line ({line} B) up to a device's share of the footprint \
+                         ({} B)",
                         h.bytes(),
                         per_device * line
                     ),
