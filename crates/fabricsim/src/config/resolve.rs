@@ -256,18 +256,19 @@ impl Builder<'_> {
                 turnaround: l.turnaround.unwrap_or(p.turnaround).ps(),
             });
         }
-        if d.link.bandwidth.is_infinite()
-            || config.link.iter().any(|l| l.bandwidth.map(|b| b.is_infinite()).unwrap_or(false))
-        {
-            let i = config.link.iter().position(|l| l.bandwidth.map(|b| b.is_infinite()).unwrap_or(false));
-            let key = i.map(|i| format!("link[{i}].bandwidth")).unwrap_or("defaults.link.bandwidth".into());
+        // Every place a link's bandwidth is given, in the order an error names it.
+        let infinite = config
+            .link
+            .iter()
+            .position(|l| l.bandwidth.is_some_and(|b| b.is_infinite()))
+            .map(|i| format!("link[{i}].bandwidth"))
+            .or_else(|| d.link.bandwidth.is_infinite().then(|| "defaults.link.bandwidth".to_string()))
+            .or_else(|| {
+                let t = config.topology.as_ref().and_then(|t| t.switch_link_bandwidth);
+                t.is_some_and(|b| b.is_infinite()).then(|| "topology.switch_link_bandwidth".to_string())
+            });
+        if let Some(key) = infinite {
             return Err(self.err(key, "inf: a link needs a finite bandwidth like '64GB/s' or 'PCIe5x16'"));
-        }
-        if config.topology.as_ref().and_then(|t| t.switch_link_bandwidth).is_some_and(|b| b.is_infinite()) {
-            return Err(self.err(
-                "topology.switch_link_bandwidth",
-                "inf: a link needs a finite bandwidth like '64GB/s' or 'PCIe5x16'",
-            ));
         }
 
         // Memory and build time of the routing tables, before the workload's
@@ -605,8 +606,7 @@ impl Builder<'_> {
                     format!(
                         "{}: with [protocol.cache] its hit_latency ({}) times a core's cache access; give only \
                          protocol.cache.hit_latency",
-                        pc.cache_latency,
-                        cp.hit_latency
+                        pc.cache_latency, cp.hit_latency
                     ),
                 ));
             }

@@ -180,7 +180,8 @@ pub struct Fabric<M> {
 impl<M: Copy> Fabric<M> {
     /// `vc_classes`: virtual-channel classes the agents use; `buffer`:
     /// input-buffer bytes per VC per port, or None for the automatic size
-    /// that covers each link's credit round trip for `max_packet`.
+    /// that covers each link's credit round trip for `max_packet` (a
+    /// message's bytes; with CXL flits, `flit`, what it costs on a link).
     pub fn new(
         topo: Topology,
         routing: RoutingTable,
@@ -188,7 +189,9 @@ impl<M: Copy> Fabric<M> {
         vc_classes: usize,
         buffer: Option<u32>,
         max_packet: u32,
+        flit: Option<FlitMode>,
     ) -> Self {
+        let max_packet = flit.map_or(max_packet, |f| f.wire_bytes(max_packet));
         let levels = routing.levels;
         let nvc = vc_classes * levels as usize;
         assert!(nvc <= 64, "at most 64 virtual channels per port");
@@ -275,14 +278,8 @@ impl<M: Copy> Fabric<M> {
             adaptive: routing.algorithm == RoutingAlgorithm::Adaptive,
             topo,
             routing,
-            flit: None,
+            flit,
         }
-    }
-
-    /// Links carry CXL flits of this mode: each packet costs its slots.
-    pub fn with_flit(mut self, flit: Option<FlitMode>) -> Self {
-        self.flit = flit;
-        self
     }
 
     pub fn virtual_channels(&self) -> usize {

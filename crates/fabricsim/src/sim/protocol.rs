@@ -244,12 +244,9 @@ impl<P: Protocol> ProtocolSystem<P> {
             system.fabric.switch_queueing,
             nvc,
             system.fabric.buffer.bytes(),
-            system
-                .fabric
-                .flit
-                .map_or(t.message_bytes(p.max_data_lines()), |f| f.wire_bytes(t.message_bytes(p.max_data_lines()))),
-        )
-        .with_flit(system.fabric.flit);
+            t.message_bytes(p.max_data_lines()),
+            system.fabric.flit,
+        );
         let n = agents.len();
         let dram = host
             .iter()

@@ -191,10 +191,9 @@ impl System {
             &[req_flows, resp_flows],
         );
         let max_packet = spec.requesters.iter().map(|r| r.workload.max_packet()).max().unwrap_or(64);
-        let max_packet = spec.fabric.flit.map_or(max_packet, |f| f.wire_bytes(max_packet));
         let buffer = spec.fabric.buffer.bytes();
-        let fabric = Fabric::new(topo, routing, spec.fabric.switch_queueing, VC_CLASSES, buffer, max_packet)
-            .with_flit(spec.fabric.flit);
+        let fabric =
+            Fabric::new(topo, routing, spec.fabric.switch_queueing, VC_CLASSES, buffer, max_packet, spec.fabric.flit);
 
         let mut agent_of = vec![Agent::None; spec.topology.nodes.len()];
         let count = spec.requesters.len() as u32;
