@@ -244,7 +244,7 @@ impl<P: Protocol> ProtocolSystem<P> {
             system.fabric.switch_queueing,
             nvc,
             system.fabric.buffer.bytes(),
-            t.message_bytes(p.max_data_lines()),
+            t.message_bytes(p.max_data_lines()).max(t.control_bytes + p.max_payload_bytes()),
             system.fabric.flit,
         );
         let n = agents.len();
@@ -484,12 +484,18 @@ impl<P: Protocol> ProtocolSystem<P> {
     fn leave(&mut self, slot: u32) {
         let (from, s) = self.leaving[slot as usize].take().expect("a send waits in this slot");
         self.free_slots.push(slot);
-        let n = self.p.data_lines(&s.msg);
+        let (bytes, payload) = match self.p.payload_bytes(&s.msg) {
+            Some(b) => (self.t.control_bytes + b, b),
+            None => {
+                let n = self.p.data_lines(&s.msg);
+                (self.t.message_bytes(n), n * self.t.line_bytes.min(self.t.data_bytes))
+            }
+        };
         let hdr = PacketHeader {
             src: self.node_of[from as usize],
             dst: self.node_of[s.to as usize],
-            bytes: self.t.message_bytes(n),
-            payload: n * self.t.line_bytes.min(self.t.data_bytes),
+            bytes,
+            payload,
             class: s.vc,
             vc_class: s.vc,
         };
@@ -722,6 +728,7 @@ impl<P: Protocol> ProtocolSystem<P> {
                         kind: if write { OpKind::Store } else { OpKind::Load },
                         value,
                         order: OpOrder::Relaxed,
+                        bytes: 0,
                     };
                     d.pending = Some(match (&d.trace, &mut d.producer_consumer) {
                         (Some(t), _) => {
