@@ -158,3 +158,61 @@ fn bad_cord_parameters_and_homes_are_named() {
     let e = fabricsim::check::config::run(text, "c.toml", fabricsim::config::Format::Toml, &[]).err().unwrap();
     assert!(e.to_string().contains("check.epoch_bits"), "{e}");
 }
+
+/// Fig 5, timed: one core issues `m` Relaxed stores to `n - 1`
+/// directories, then a Release to the last, on a star whose 100 ns links
+/// dwarf everything else, so each message costs one crossing `T` (two
+/// links). SO stalls for the acks (2 crossings) and its Release takes 2
+/// more; CORD's Release commits after the notification request and the
+/// notification (2 crossings) and is acked in a third; MP posts everything
+/// (1 crossing). Control messages: SO m + 1 acks; CORD (n - 1) ReqNoti +
+/// (n - 1) Noti + 1 RelAck.
+#[test]
+fn fig5_hops_and_control_messages_of_so_and_cord() {
+    let (n, per_dir) = (4usize, 3usize);
+    let m = per_dir * (n - 1);
+    let dir = std::env::temp_dir().join(format!("fabricsim-fig5-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // location i lives at directory i mod n: the Release's is n - 1, the
+    // Relaxed stores go to every other location (per_dir per directory)
+    let locs: Vec<String> = (0..n * per_dir).map(|i| format!("a{i}")).collect();
+    let mut prog = format!(
+        "C fig5\n\n{{ {} }}\n\nP0({}) {{\n",
+        locs.iter().map(|l| format!("[{l}]=0;")).collect::<Vec<_>>().join(" "),
+        locs.iter().map(|l| format!("atomic_int* {l}")).collect::<Vec<_>>().join(", ")
+    );
+    for (i, l) in locs.iter().enumerate().filter(|(i, _)| i % n != n - 1) {
+        prog += &format!("  atomic_store_explicit({l}, {i}, memory_order_relaxed);\n");
+    }
+    let rel = &locs[n - 1];
+    prog += &format!("  atomic_store_explicit({rel}, 1, memory_order_release);\n}}\n\nexists ({rel}=1)\n");
+    std::fs::write(dir.join("fig5.litmus"), prog).unwrap();
+    let mut text = String::from(
+        "name = \"fig5\"\n[defaults.link]\nbandwidth = \"64GB/s\"\nlatency = \"100ns\"\nport_delay = \"0ns\"\n\
+         [defaults.switch]\nlatency = \"0ns\"\n[[switch]]\nname = \"sw\"\n[[requester]]\nname = \"core\"\n\
+         [[link]]\na = \"core\"\nb = \"sw\"\n",
+    );
+    for d in 0..n {
+        text += &format!("[[memory]]\nname = \"d{d}\"\n[[link]]\na = \"d{d}\"\nb = \"sw\"\n");
+    }
+    text += "[protocol]\nname = \"cord\"\nmodel = \"rc\"\nprogram = \"fig5.litmus\"\ndirectory_latency = \"0ns\"\n\
+             cache_latency = \"0ns\"\nissue_interval = \"1ps\"\n";
+    let path = dir.join("fig5.toml");
+    let run = |variant: &str| {
+        let t = format!("{text}[protocol.cord]\nvariant = \"{variant}\"\n");
+        let r =
+            fabricsim::run_text(&t, path.to_str().unwrap(), fabricsim::Format::Toml, &[], None, &mut |_| true).unwrap();
+        let packets = |vc: &str| r.class_packets.iter().find(|c| c.0 == vc).map_or(0, |c| c.1);
+        (r.sim_time as f64, packets("ack"), packets("noti"))
+    };
+    let (t_mp, mp_acks, mp_notis) = run("mp");
+    let (t_so, so_acks, so_notis) = run("so");
+    let (t_cord, cord_acks, cord_notis) = run("cord");
+    assert_eq!((mp_acks, mp_notis), (0, 0));
+    assert_eq!((so_acks, so_notis), (m as u64 + 1, 0), "SO: m + 1 control messages");
+    assert_eq!((cord_acks, cord_notis), (1, 2 * (n as u64 - 1)), "CORD: 2n - 1 control messages");
+    let (so, cord) = (t_so / t_mp, t_cord / t_mp);
+    assert!((3.9..4.1).contains(&so), "SO took {so:.3} crossings (2 stalled for acks + 2 for the Release)");
+    assert!((2.9..3.1).contains(&cord), "CORD took {cord:.3} crossings (ReqNoti, Noti, RelAck)");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -83,6 +83,9 @@ pub struct Cord {
     pub mshrs: u16,
     pub store_buffer: usize,
     pub line_bytes: u32,
+    /// Messages in flight per (source, destination, VC): 2 when checked (a
+    /// bound that keeps the state space finite), unbounded when timed.
+    pub channel_cap: usize,
 }
 
 impl Cord {
@@ -102,6 +105,7 @@ impl Cord {
             mshrs: 1,
             store_buffer: 1,
             line_bytes: 64,
+            channel_cap: 2,
         }
     }
 
@@ -145,6 +149,7 @@ impl Cord {
             mshrs: mshrs.max(1),
             store_buffer: store_buffer.max(1),
             line_bytes,
+            channel_cap: usize::MAX,
             ..Cord::base(variant, cores, dirs, lines)
         }
     }
@@ -256,11 +261,11 @@ impl Cord {
         match msg {
             Msg::Ack { op } => {
                 p.acks = p.acks.checked_sub(1).ok_or_else(|| Violation::unexpected("no ack awaited", msg))?;
-                self.op_done(p, op);
+                self.op_done(p, ctx, op);
             }
             Msg::RelAck { ep } => {
                 let op = self.on_rel_ack(p, ep).ok_or_else(|| Violation::unexpected("no such Release", msg))?;
-                self.op_done(p, op);
+                self.op_done(p, ctx, op);
             }
             Msg::RdData { loc, val, op } => {
                 if self.driven {
@@ -273,7 +278,7 @@ impl Cord {
                 if let Some(Op::Load { reg, .. }) = self.prog(ctx.me).get(op as usize) {
                     p.core.regs[*reg as usize] = val;
                 }
-                self.op_done(p, op);
+                self.op_done(p, ctx, op);
             }
             _ => return Err(Violation::unexpected("core", msg)),
         }
@@ -281,10 +286,11 @@ impl Cord {
     }
 
     /// Program operation `op` (or none) completed.
-    fn op_done(&self, p: &mut Proc, op: u8) {
+    fn op_done(&self, p: &mut Proc, ctx: &mut Ctx<Msg, Ghost>, op: u8) {
         if op == NO_OP || self.program.is_none() {
             return;
         }
+        ctx.done(op as u64);
         if self.tso {
             p.core.pc += 1;
             p.core.waiting = false;
@@ -294,13 +300,16 @@ impl Cord {
         }
     }
 
-    /// A program operation's write (checking: no payload bytes).
+    /// A program operation's write: a word when timed (checking keeps no
+    /// sizes in its states).
     fn write(&self, loc: u8, value: i64) -> Write {
-        Write { loc: loc as Loc, val: value, bytes: 0 }
+        let bytes = if self.channel_cap == usize::MAX { 8 } else { 0 };
+        Write { loc: loc as Loc, val: value, bytes }
     }
 
     fn perform(&self, p: &mut Proc, ctx: &mut Ctx<Msg, Ghost>, j: u8) -> Result<(), Violation> {
         let op = self.prog(ctx.me)[j as usize];
+        ctx.issued(j as u64, op_kind(op));
         let done = match op {
             Op::Load { loc, .. } => {
                 ctx.send(self.dir_agent(self.home(loc as Loc)), WT, Msg::Rd { loc: loc as Loc, op: j });
@@ -319,6 +328,7 @@ impl Cord {
         };
         if done {
             p.core.done |= 1 << j;
+            ctx.done(j as u64);
         } else {
             p.core.inflight |= 1 << j;
         }
@@ -329,31 +339,32 @@ impl Cord {
     fn step(&self, p: &mut Proc, ctx: &mut Ctx<Msg, Ghost>) -> Result<(), Violation> {
         let pc = p.core.pc;
         let op = self.prog(ctx.me)[pc as usize];
-        match op {
+        ctx.issued(pc as u64, op_kind(op));
+        let done = match op {
             Op::Store { loc, value, .. } => {
                 p.core.sb_push(loc, value);
-                p.core.pc += 1;
+                true
             }
             Op::Load { loc, reg, .. } => match p.core.forward(loc) {
                 Some(v) => {
                     p.core.regs[reg as usize] = v;
-                    p.core.pc += 1;
+                    true
                 }
                 None => {
                     ctx.send(self.dir_agent(self.home(loc as Loc)), WT, Msg::Rd { loc: loc as Loc, op: pc });
-                    p.core.waiting = true;
+                    false
                 }
             },
             // mfence: the buffer drained (enabled only then), and every store committed
-            Op::Fence { order } if order.is_seq_cst() => {
-                if self.fence(p, ctx, pc) {
-                    p.core.pc += 1;
-                } else {
-                    p.core.waiting = true;
-                }
-            }
-            Op::Fence { .. } => p.core.pc += 1,
+            Op::Fence { order } if order.is_seq_cst() => self.fence(p, ctx, pc),
+            Op::Fence { .. } => true,
             Op::Rmw { .. } => return Err(Violation::unexpected("cord core (no RMWs)", op)),
+        };
+        if done {
+            p.core.pc += 1;
+            ctx.done(pc as u64);
+        } else {
+            p.core.waiting = true;
         }
         Ok(())
     }
@@ -363,6 +374,15 @@ impl Cord {
         let Some(b) = p.sb.first() else { return false };
         // a Release waits for every earlier load (source-ordered, §4.4)
         (!b.release || p.loads.is_empty()) && self.store_ready(p, b.loc, b.release)
+    }
+}
+
+fn op_kind(op: Op) -> OpKind {
+    match op {
+        Op::Load { .. } => OpKind::Load,
+        Op::Store { .. } => OpKind::Store,
+        Op::Rmw { .. } => OpKind::Rmw,
+        Op::Fence { .. } => OpKind::Fence,
     }
 }
 
@@ -388,11 +408,7 @@ impl Protocol for Cord {
     }
 
     fn capacity(&self) -> usize {
-        if self.driven {
-            usize::MAX
-        } else {
-            2
-        }
+        self.channel_cap
     }
 
     fn initial(&self) -> Vec<(Vec<Node>, Ghost)> {
