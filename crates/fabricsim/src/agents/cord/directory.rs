@@ -66,6 +66,11 @@ impl Cord {
         from: AgentId,
         msg: Msg,
     ) -> Result<(), Violation> {
+        // only the messages of the core this one concerns can change state
+        let pid = match msg {
+            Msg::Noti { pid, .. } => pid,
+            _ => from,
+        };
         match msg {
             Msg::RlxST { w, ep, acked, op } => {
                 d.write(w.loc, w.val);
@@ -101,7 +106,7 @@ impl Cord {
                 return Err(Violation::unexpected("directory", msg));
             }
         }
-        self.recycle(d, ctx)?;
+        self.recycle(d, ctx, pid)?;
         if self.driven {
             let s = &mut d.stats;
             s.cnt_high = s.cnt_high.max(d.cnt.len() as u32);
@@ -111,14 +116,19 @@ impl Cord {
         Ok(())
     }
 
-    /// Retry every held message until none commits (the paper's recycled
-    /// Releases; the `NoRecycle` mutant retries only the oldest).
-    fn recycle(&self, d: &mut Dir, ctx: &mut Ctx<Msg, Ghost>) -> Result<(), Violation> {
+    /// Retry core `pid`'s held messages until none commits (the paper's
+    /// recycled Releases; the `NoRecycle` mutant retries only the oldest
+    /// held message, whoever sent it).
+    fn recycle(&self, d: &mut Dir, ctx: &mut Ctx<Msg, Ghost>, pid: AgentId) -> Result<(), Violation> {
         loop {
             let mut progress = false;
             let mut i = 0;
             while i < d.held.len() {
                 let (from, msg) = d.held[i];
+                if from != pid && !self.is(Mutant::NoRecycle) {
+                    i += 1;
+                    continue;
+                }
                 if self.try_commit(d, ctx, from, msg)? {
                     d.held.remove(i);
                     progress = true;
