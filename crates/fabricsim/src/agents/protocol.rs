@@ -434,4 +434,11 @@ pub trait Protocol {
     fn workload_action(&self, _agent: &Self::Agent, _me: AgentId, _op: &WorkOp) -> Option<Self::Action> {
         None
     }
+    /// Whether `actions` can ever give agent `id` an action. The timing
+    /// engine steps an agent that cannot only if a driver issues to it (a
+    /// workload's core): a home with nothing to do on its own then costs
+    /// no event after each message it handles.
+    fn has_actions(&self, _id: AgentId) -> bool {
+        true
+    }
 }
