@@ -7,6 +7,7 @@ use std::hash::{Hash, Hasher};
 
 pub use crate::agents::protocol::Envelope;
 use crate::agents::protocol::{AgentId, ChannelOrder, Ctx, Protocol, Send, Step, Violation};
+use crate::engine::pack::Pack;
 
 /// One step of an execution.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -221,6 +222,31 @@ impl<P: Protocol> World<P> {
             Outcome::Next(w) => Some(w),
             _ => None,
         }
+    }
+}
+
+impl<P: Protocol> World<P>
+where
+    P::Agent: Pack,
+    P::Ghost: Pack,
+    P::Msg: Pack,
+{
+    /// Append this state's encoding (`engine::pack`) to `out`: the
+    /// explorer's frontier holds states so, and fingerprints their bytes.
+    #[inline]
+    pub fn pack(&self, out: &mut Vec<u8>) {
+        self.agents.pack(out);
+        self.ghost.pack(out);
+        self.mail.pack(out);
+    }
+
+    /// Read the state packed at the front of `src` into `self` (reusing
+    /// its buffers), and move `src` past it.
+    #[inline]
+    pub fn unpack_from(&mut self, src: &mut &[u8]) {
+        self.agents.unpack_into(src);
+        self.ghost.unpack_into(src);
+        self.mail.unpack_into(src);
     }
 }
 
