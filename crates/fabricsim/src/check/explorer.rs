@@ -3,23 +3,25 @@
 //! Breadth-first, so the first violation found has a shortest trace. Per
 //! visited state the explorer keeps a fingerprint of its symmetry orbit in
 //! a sharded visited set and its parent and rule in a compact tree
-//! (`store`); only the frontier (one breadth-first layer, in flat arrays
-//! of full states) is held whole. A counterexample is rebuilt by
-//! re-executing the rules from the initial state.
+//! (`store`); only the frontier (one breadth-first layer, and the next as
+//! it is found) is held whole, as byte arenas of packed states
+//! (`engine::pack`, a few tens of bytes a state). A counterexample is
+//! rebuilt by re-executing the rules from the initial state.
 //!
 //! Parallel, level-synchronous and deterministic. A layer is cut into
-//! chunks of consecutive states. (A) Threads expand chunks: each state's
-//! enabled transitions in a fixed order, their successors' orbit
-//! fingerprints, and the successors not in the visited set as it was
-//! before this layer (the set is only read). (B) Each thread owns some
-//! shards of the set and inserts, in the layer's order, the candidates that
-//! fall in its shards; the first occurrence of a fingerprint wins, as it
-//! would in a sequential search. (C) Threads rebuild the new states from
-//! their parents (one transition each) into the next layer, freeing the
-//! chunks they are done with. State numbers, the tree, the counts, the
-//! first violation and its trace are those of the sequential breadth-first
-//! search, whatever the number of threads; `threads = 1` runs the same
-//! phases on the calling thread.
+//! chunks of consecutive states, and taken a window of chunks at a time
+//! (so only one window's candidates are held at once). (A) Threads expand
+//! the window's chunks: each state's enabled transitions in a fixed order,
+//! their successors' orbit fingerprints, and the successors not in the
+//! visited set as it was before this window (the set is only read),
+//! packed. (B) Each thread owns some shards of the set and inserts, in the
+//! window's order, the candidates that fall in its shards; the first
+//! occurrence of a fingerprint wins, as it would in a sequential search.
+//! One thread then walks the candidates in order (counts, events, the
+//! tree), and (C) threads copy the new states' bytes into the next layer.
+//! State numbers, the tree, the counts, the first violation and its trace
+//! are those of the sequential breadth-first search, whatever the number
+//! of threads; `threads = 1` runs the same phases on the calling thread.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -249,77 +251,88 @@ fn orbit<P: Checkable>(canon: &mut Canon<P>, p: &P, w: &World<P>, buf: &mut Vec<
 /// A thread's scratch buffers (reused for every state: a transition
 /// allocates nothing).
 struct Scratch<P: Protocol> {
+    /// The state being expanded, and a copy of it that each transition
+    /// changes in place and [`World::restore`] resets.
     w: World<P>,
-    succ: Vec<World<P>>,
-    /// Per enabled transition: its move, whether it is an environment action.
-    batch: Vec<(Move<P::Action>, bool)>,
-    fps: Vec<u128>,
-    /// Without symmetry, the successors packed back to back, and their ends.
+    next: World<P>,
+    bufs: Bufs<P>,
+    /// Per enabled transition: its fingerprint, whether its successor
+    /// violates an invariant, the end of its packed successor in `packed`.
+    succ: Vec<(u128, bool, u32)>,
     packed: Vec<u8>,
-    packed_end: Vec<u32>,
+    /// Where each agent's bytes start in the packed state being expanded.
+    at: Vec<u32>,
+    canon: Canon<P>,
+    seen: Seen,
+}
+
+/// Buffers a transition uses.
+struct Bufs<P: Protocol> {
     sends: Vec<crate::agents::protocol::Send<P::Msg>>,
     idx: Vec<usize>,
     acts: Vec<P::Action>,
-    canon: Canon<P>,
-    seen: Seen,
 }
 
 impl<P: Protocol> Scratch<P> {
     fn new(p: &P, w: &World<P>, mode: Mode) -> Self {
         Scratch {
             w: w.clone(),
+            next: w.clone(),
+            bufs: Bufs { sends: Vec::new(), idx: Vec::new(), acts: Vec::new() },
             succ: Vec::new(),
-            batch: Vec::new(),
-            fps: Vec::new(),
             packed: Vec::new(),
-            packed_end: Vec::new(),
-            sends: Vec::new(),
-            idx: Vec::new(),
-            acts: Vec::new(),
+            at: Vec::new(),
             canon: Canon::new(p, mode),
             seen: Seen::default(),
         }
     }
+}
 
-    /// Take every enabled transition of `self.w` in the explorer's order
-    /// (deliveries, then each agent's actions) up to the first error:
-    /// `batch[j]` and `succ[j]` are the j-th enabled one; the error, if
-    /// any, ends the list.
-    fn transitions(&mut self, p: &P) -> Option<(Move<P::Action>, Violation)> {
-        self.batch.clear();
-        self.idx.clear();
-        let w = &self.w;
-        w.deliverable(p, &mut self.idx);
-        for &i in &self.idx {
-            let b = self.batch.len();
-            if self.succ.len() == b {
-                self.succ.push(w.clone());
-            }
-            let mv = Move::Deliver(i as u16);
-            match w.deliver_into(p, i, &mut self.sends, &mut self.succ[b]) {
-                Ok(true) => self.batch.push((mv, false)),
-                Ok(false) => {}
-                Err(v) => return Some((mv, v)),
-            }
+/// Take every enabled transition of `w` in the explorer's order
+/// (deliveries, then each agent's actions) up to the first error: for the
+/// j-th enabled one, `f(j, its move, whether it is an environment action,
+/// the agent it changed, the successor)`. Each is taken in `next`, which
+/// must equal `w` and is reset to it after each. The error, if any.
+fn successors<P: Protocol>(
+    p: &P,
+    w: &World<P>,
+    next: &mut World<P>,
+    b: &mut Bufs<P>,
+    mut f: impl FnMut(usize, Move<P::Action>, bool, u8, &World<P>),
+) -> Option<(Move<P::Action>, Violation)> {
+    let mut j = 0;
+    b.idx.clear();
+    w.deliverable(p, &mut b.idx);
+    for &i in &b.idx {
+        let mv = Move::Deliver(i as u16);
+        let to = w.mail[i].to;
+        let r = next.deliver_here(p, i, &mut b.sends);
+        if let Ok(true) = r {
+            f(j, mv, false, to, next);
+            j += 1;
         }
-        for a in 0..w.agents.len() {
-            self.acts.clear();
-            p.actions(&w.agents[a], a as u8, &w.ghost, &mut self.acts);
-            for &action in &self.acts {
-                let b = self.batch.len();
-                if self.succ.len() == b {
-                    self.succ.push(w.clone());
-                }
-                let mv = Move::Act(a as u8, action);
-                match w.act_into(p, a as u8, action, &mut self.sends, &mut self.succ[b]) {
-                    Ok(true) => self.batch.push((mv, p.is_environment(&action))),
-                    Ok(false) => {}
-                    Err(v) => return Some((mv, v)),
-                }
-            }
+        next.restore(w, to);
+        if let Err(v) = r {
+            return Some((mv, v));
         }
-        None
     }
+    for a in 0..w.agents.len() {
+        b.acts.clear();
+        p.actions(&w.agents[a], a as u8, &w.ghost, &mut b.acts);
+        for &action in &b.acts {
+            let mv = Move::Act(a as u8, action);
+            let r = next.act_here(p, a as u8, action, &mut b.sends);
+            if let Ok(true) = r {
+                f(j, mv, p.is_environment(&action), a as u8, next);
+                j += 1;
+            }
+            next.restore(w, a as u8);
+            if let Err(v) = r {
+                return Some((mv, v));
+            }
+        }
+    }
+    None
 }
 
 /// A successor not in the visited set before its window (nor earlier in
@@ -446,48 +459,40 @@ fn expand<P: Checkable>(p: &P, opts: &Options, chunk: &Chunk, visited: &Visited,
     s.seen.clear();
     let mut src = &chunk.bytes[..];
     for k in 0..chunk.len {
-        s.w.unpack_from(&mut src);
-        let failed = s.transitions(p);
-        // Every successor's fingerprint first, prefetching its slot of the
-        // visited set; then the lookups.
-        s.fps.clear();
+        let start = chunk.bytes.len() - src.len();
+        s.w.unpack_noting(&mut src, &mut s.at);
+        let parent = &chunk.bytes[start..chunk.bytes.len() - src.len()];
+        s.next.clone_from(&s.w);
+        // Every successor packed, with its fingerprint (its slot of the
+        // visited set prefetched) and its invariant; then the lookups.
+        s.succ.clear();
         s.packed.clear();
-        s.packed_end.clear();
-        for n in &s.succ[..s.batch.len()] {
-            let fp = if symmetric {
-                s.canon.fingerprint(p, n)
-            } else {
-                let start = s.packed.len();
-                n.pack(&mut s.packed);
-                s.packed_end.push(s.packed.len() as u32);
-                fingerprint_bytes(&s.packed[start..])
-            };
-            visited.prefetch(fp);
-            s.fps.push(fp);
-        }
         let mut progress = false;
-        for (j, &(_, env)) in s.batch.iter().enumerate() {
-            let fp = s.fps[j];
-            transitions += 1;
+        let Scratch { w, next, bufs, succ, packed, at, canon, .. } = s;
+        let failed = successors(p, w, next, bufs, |_, _, env, a, n| {
             progress |= !env;
+            let begin = packed.len();
+            n.pack_after(a, parent, at, packed);
+            let fp = if symmetric { canon.fingerprint(p, n) } else { fingerprint_bytes(&packed[begin..]) };
+            visited.prefetch(fp);
+            let bad = p.invariant(&n.agents, &n.ghost).is_err();
+            succ.push((fp, bad, packed.len() as u32));
+        });
+        for (j, &(fp, bad, end)) in s.succ.iter().enumerate() {
+            transitions += 1;
             if visited.contains(fp) || !s.seen.insert(fp) {
                 continue;
             }
-            let n = &s.succ[j];
-            let bad = p.invariant(&n.agents, &n.ghost).is_err();
-            if symmetric {
-                n.pack(&mut out.bytes);
-            } else {
-                let start = if j == 0 { 0 } else { s.packed_end[j - 1] as usize };
-                out.bytes.extend_from_slice(&s.packed[start..s.packed_end[j] as usize]);
-            }
+            let begin = if j == 0 { 0 } else { s.succ[j - 1].2 as usize };
+            out.bytes.extend_from_slice(&s.packed[begin..end as usize]);
             #[cfg(debug_assertions)]
             {
-                let start = out.cands.last().map_or(0, |c| c.end as usize);
-                let mut src = &out.bytes[start..];
-                let mut back = n.clone();
-                back.unpack_from(&mut src);
-                debug_assert!(back == *n && src.is_empty(), "{n:?} does not unpack to itself");
+                let mut check = &s.packed[begin..end as usize];
+                let mut back = s.w.clone();
+                back.unpack_from(&mut check);
+                let mut again = Vec::new();
+                back.pack(&mut again);
+                debug_assert!(check.is_empty() && again == s.packed[begin..end as usize], "{back:?} packs differently");
             }
             let (shard, key) = split(fp);
             assert!(j < 1 << (32 - RULE_SHIFT), "more than 2^25 enabled transitions in one state");
@@ -501,7 +506,7 @@ fn expand<P: Checkable>(p: &P, opts: &Options, chunk: &Chunk, visited: &Visited,
             break;
         }
         let quiet = s.w.quiescent(p);
-        if s.batch.is_empty() && quiet {
+        if s.succ.is_empty() && quiet {
             out.finals.push((k, s.w.clone()));
         } else if opts.check_deadlock && !progress && !quiet {
             let w = &s.w;
@@ -872,16 +877,21 @@ fn rebuild<P: Protocol>(p: &P, tree: &Tree, id: u32, failing: bool) -> (Vec<Trac
         });
     };
     for rule in rules {
-        let failed = s.transitions(p);
-        debug_assert!(failed.is_none() || (rule as usize) < s.batch.len());
-        let (mv, _) = s.batch[rule as usize];
-        let label = mv.label(&s.w);
-        let next = s.succ[rule as usize].clone();
+        let mut taken = None;
+        let Scratch { w, next, bufs, .. } = &mut s;
+        successors(p, w, next, bufs, |j, mv, _, _, n| {
+            if j == rule as usize {
+                taken = Some((mv.label(w), n.clone()));
+            }
+        });
+        let (label, next) = taken.expect("the tree's rule is enabled again");
         step(&s, label, Some(&next));
+        s.next.clone_from(&next);
         s.w = next;
     }
     if failing {
-        if let Some((mv, _)) = s.transitions(p) {
+        let Scratch { w, next, bufs, .. } = &mut s;
+        if let Some((mv, _)) = successors(p, w, next, bufs, |_, _, _, _, _| {}) {
             let label = mv.label(&s.w);
             step(&s, label, None);
         }
