@@ -256,14 +256,24 @@ struct Scratch<P: Protocol> {
     w: World<P>,
     next: World<P>,
     bufs: Bufs<P>,
-    /// Per enabled transition: its fingerprint, whether its successor
-    /// violates an invariant, the end of its packed successor in `packed`.
-    succ: Vec<(u128, bool, u32)>,
+    /// Per enabled transition, its successor.
+    succ: Vec<Succ>,
     packed: Vec<u8>,
     /// Where each agent's bytes start in the packed state being expanded.
     at: Vec<u32>,
     canon: Canon<P>,
     seen: Seen,
+}
+
+/// A successor of the state being expanded.
+struct Succ {
+    fp: u128,
+    /// Not met before in the chunk (only such a successor is packed and
+    /// has its invariant checked).
+    fresh: bool,
+    bad: bool,
+    /// The end of its packed bytes in `Scratch::packed`.
+    end: u32,
 }
 
 /// Buffers a transition uses.
@@ -368,32 +378,33 @@ impl Cand {
 }
 
 /// The fingerprints met in one chunk (to drop repeated successors early):
-/// open addressing, cleared per chunk.
+/// open addressing, cleared per chunk (only the slots it used).
 #[derive(Default)]
 struct Seen {
     slots: Vec<u128>,
-    len: usize,
+    used: Vec<u32>,
     zero: bool,
 }
 
 impl Seen {
     fn clear(&mut self) {
-        if self.len > 0 {
-            self.slots.iter_mut().for_each(|s| *s = 0);
-            self.len = 0;
+        for &i in &self.used {
+            self.slots[i as usize] = 0;
         }
+        self.used.clear();
         self.zero = false;
     }
 
     /// Add `fp`; true if it is new.
+    #[inline]
     fn insert(&mut self, fp: u128) -> bool {
         if fp == 0 {
             return !std::mem::replace(&mut self.zero, true);
         }
-        if (self.len + 1) * 2 > self.slots.len() {
+        if (self.used.len() + 1) * 2 > self.slots.len() {
             let n = (self.slots.len() * 2).max(1 << 12);
             let old = std::mem::replace(&mut self.slots, vec![0; n]);
-            self.len = 0;
+            self.used.clear();
             for f in old.into_iter().filter(|&f| f != 0) {
                 self.insert(f);
             }
@@ -404,7 +415,7 @@ impl Seen {
             match self.slots[i] {
                 0 => {
                     self.slots[i] = fp;
-                    self.len += 1;
+                    self.used.push(i as u32);
                     return true;
                 }
                 f if f == fp => return false,
@@ -463,40 +474,58 @@ fn expand<P: Checkable>(p: &P, opts: &Options, chunk: &Chunk, visited: &Visited,
         s.w.unpack_noting(&mut src, &mut s.at);
         let parent = &chunk.bytes[start..chunk.bytes.len() - src.len()];
         s.next.clone_from(&s.w);
-        // Every successor packed, with its fingerprint (its slot of the
-        // visited set prefetched) and its invariant; then the lookups.
+        // Every successor's fingerprint, its slot of the visited set
+        // prefetched; the ones new in this chunk packed, with their
+        // invariant; then the lookups.
         s.succ.clear();
         s.packed.clear();
         let mut progress = false;
-        let Scratch { w, next, bufs, succ, packed, at, canon, .. } = s;
+        let Scratch { w, next, bufs, succ, packed, at, canon, seen, .. } = s;
         let failed = successors(p, w, next, bufs, |_, _, env, a, n| {
             progress |= !env;
             let begin = packed.len();
-            n.pack_after(a, parent, at, packed);
-            let fp = if symmetric { canon.fingerprint(p, n) } else { fingerprint_bytes(&packed[begin..]) };
-            visited.prefetch(fp);
-            let bad = p.invariant(&n.agents, &n.ghost).is_err();
-            succ.push((fp, bad, packed.len() as u32));
+            let fp = if symmetric {
+                canon.fingerprint(p, n)
+            } else {
+                n.pack_after(a, parent, at, packed);
+                fingerprint_bytes(&packed[begin..])
+            };
+            // A successor met before in the chunk is no candidate (and
+            // one already visited is none either: it was inserted there
+            // as well, harmlessly).
+            let fresh = seen.insert(fp);
+            if fresh {
+                visited.prefetch(fp);
+                if symmetric {
+                    n.pack_after(a, parent, at, packed);
+                }
+            } else {
+                packed.truncate(begin);
+            }
+            let bad = fresh && p.invariant(&n.agents, &n.ghost).is_err();
+            succ.push(Succ { fp, fresh, bad, end: packed.len() as u32 });
         });
-        for (j, &(fp, bad, end)) in s.succ.iter().enumerate() {
+        let mut begin = 0;
+        for (j, e) in s.succ.iter().enumerate() {
             transitions += 1;
-            if visited.contains(fp) || !s.seen.insert(fp) {
+            let bytes = &s.packed[begin..e.end as usize];
+            begin = e.end as usize;
+            if !e.fresh || visited.contains(e.fp) {
                 continue;
             }
-            let begin = if j == 0 { 0 } else { s.succ[j - 1].2 as usize };
-            out.bytes.extend_from_slice(&s.packed[begin..end as usize]);
+            out.bytes.extend_from_slice(bytes);
             #[cfg(debug_assertions)]
             {
-                let mut check = &s.packed[begin..end as usize];
+                let mut check = bytes;
                 let mut back = s.w.clone();
                 back.unpack_from(&mut check);
                 let mut again = Vec::new();
                 back.pack(&mut again);
-                debug_assert!(check.is_empty() && again == s.packed[begin..end as usize], "{back:?} packs differently");
+                debug_assert!(check.is_empty() && again == bytes, "{back:?} packs differently");
             }
-            let (shard, key) = split(fp);
+            let (shard, key) = split(e.fp);
             assert!(j < 1 << (32 - RULE_SHIFT), "more than 2^25 enabled transitions in one state");
-            let info = shard as u32 | (bad as u32) << 6 | (j as u32) << RULE_SHIFT;
+            let info = shard as u32 | (e.bad as u32) << 6 | (j as u32) << RULE_SHIFT;
             let end = u32::try_from(out.bytes.len()).expect("a chunk's candidates pack in under 4 GB");
             out.cands.push(Cand { key, end, info });
         }
