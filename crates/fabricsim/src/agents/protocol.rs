@@ -20,6 +20,7 @@
 use std::fmt::Debug;
 use std::hash::Hash;
 
+use crate::engine::pack::{get_byte, Pack};
 use crate::engine::Time;
 
 /// An agent's index in its system.
@@ -211,6 +212,28 @@ impl<M: Hash> Hash for Envelope<M> {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
         h.write_u32(self.to as u32 | (self.vc as u32) << 8 | (self.from as u32) << 16);
         self.msg.hash(h);
+    }
+}
+
+/// Packed (for the checker's frontier) in two bytes and the message's own
+/// encoding: `to` and `vc` share the first byte when `to < 32` and
+/// `vc < 7`, the common case; otherwise 0xFF and the three bytes.
+impl<M: Pack> Pack for Envelope<M> {
+    #[inline]
+    fn pack(&self, out: &mut Vec<u8>) {
+        if self.to < 32 && self.vc < 7 {
+            out.extend_from_slice(&[self.to | self.vc << 5, self.from]);
+        } else {
+            out.extend_from_slice(&[0xFF, self.to, self.vc, self.from]);
+        }
+        self.msg.pack(out);
+    }
+    #[inline]
+    fn unpack(src: &mut &[u8]) -> Self {
+        let b = get_byte(src);
+        let (to, vc) = if b == 0xFF { (get_byte(src), get_byte(src)) } else { (b & 31, b >> 5) };
+        let from = get_byte(src);
+        Envelope { to, vc, from, msg: M::unpack(src) }
     }
 }
 

@@ -3,23 +3,25 @@
 //! Breadth-first, so the first violation found has a shortest trace. Per
 //! visited state the explorer keeps a fingerprint of its symmetry orbit in
 //! a sharded visited set and its parent and rule in a compact tree
-//! (`store`); only the frontier (one breadth-first layer, in flat arrays
-//! of full states) is held whole. A counterexample is rebuilt by
-//! re-executing the rules from the initial state.
+//! (`store`); only the frontier (one breadth-first layer, and the next as
+//! it is found) is held whole, as byte arenas of packed states
+//! (`engine::pack`, a few tens of bytes a state). A counterexample is
+//! rebuilt by re-executing the rules from the initial state.
 //!
 //! Parallel, level-synchronous and deterministic. A layer is cut into
-//! chunks of consecutive states. (A) Threads expand chunks: each state's
-//! enabled transitions in a fixed order, their successors' orbit
-//! fingerprints, and the successors not in the visited set as it was
-//! before this layer (the set is only read). (B) Each thread owns some
-//! shards of the set and inserts, in the layer's order, the candidates that
-//! fall in its shards; the first occurrence of a fingerprint wins, as it
-//! would in a sequential search. (C) Threads rebuild the new states from
-//! their parents (one transition each) into the next layer, freeing the
-//! chunks they are done with. State numbers, the tree, the counts, the
-//! first violation and its trace are those of the sequential breadth-first
-//! search, whatever the number of threads; `threads = 1` runs the same
-//! phases on the calling thread.
+//! chunks of consecutive states, and taken a window of chunks at a time
+//! (so only one window's candidates are held at once). (A) Threads expand
+//! the window's chunks: each state's enabled transitions in a fixed order,
+//! their successors' orbit fingerprints, and the successors not in the
+//! visited set as it was before this window (the set is only read),
+//! packed. (B) Each thread owns some shards of the set and inserts, in the
+//! window's order, the candidates that fall in its shards; the first
+//! occurrence of a fingerprint wins, as it would in a sequential search.
+//! One thread then walks the candidates in order (counts, events, the
+//! tree), and (C) threads copy the new states' bytes into the next layer.
+//! State numbers, the tree, the counts, the first violation and its trace
+//! are those of the sequential breadth-first search, whatever the number
+//! of threads; `threads = 1` runs the same phases on the calling thread.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -27,10 +29,12 @@ use std::time::Instant;
 
 use serde_json::json;
 
-use super::store::{split, Tree, Visited, FINGERPRINT_BITS};
+use super::store::{split, Shard, Tree, Visited, FINGERPRINT_BITS};
 use super::symmetry::{Canon, Mode};
 use super::world::{Label, World};
 use crate::agents::protocol::{Protocol, Violation};
+use crate::engine::fingerprint::fingerprint_bytes;
+use crate::engine::pack::Pack;
 
 #[derive(Debug, Clone, Default)]
 pub struct Options {
@@ -190,18 +194,22 @@ fn current_rss_kb() -> u64 {
 }
 
 /// A protocol the explorer can run on several threads (every protocol
-/// whose parts are plain data).
+/// whose parts are plain data) and whose states pack into bytes.
 pub trait Checkable:
-    Protocol<Agent: Send + Sync, Msg: Send + Sync, Ghost: Send + Sync, Action: Send + Sync> + Sync
+    Protocol<Agent: Send + Sync + Pack, Msg: Send + Sync + Pack, Ghost: Send + Sync + Pack, Action: Send + Sync> + Sync
 {
 }
 impl<P> Checkable for P where
-    P: Protocol<Agent: Send + Sync, Msg: Send + Sync, Ghost: Send + Sync, Action: Send + Sync> + Sync
+    P: Protocol<Agent: Send + Sync + Pack, Msg: Send + Sync + Pack, Ghost: Send + Sync + Pack, Action: Send + Sync>
+        + Sync
 {
 }
 
 /// States per chunk of a layer (the unit of parallel work).
 const CHUNK: usize = 2048;
+/// Chunks per window: a layer is expanded a window at a time, so only one
+/// window's candidates are held at once.
+const WINDOW: usize = 64;
 
 /// A transition as the search names it: deliver message `i` of the state,
 /// or fire an agent's action.
@@ -220,207 +228,183 @@ impl<A: Copy> Move<A> {
     }
 }
 
-/// One part of a breadth-first layer, stored flat (no allocation per
-/// state): state `k` (number `first_id + k`) is `ghosts[k]`, the agents in
-/// `agents[agent_end[k-1]..agent_end[k]]` and the messages in
-/// `mail[mail_end[k-1]..mail_end[k]]`.
-struct Layer<P: Protocol> {
+/// Consecutive states of one breadth-first layer, packed back to back
+/// (`World::pack`): state `k` is number `first_id + k`.
+struct Chunk {
     first_id: u32,
-    ghosts: Vec<P::Ghost>,
-    agents: Vec<P::Agent>,
-    agent_end: Vec<u32>,
-    mail: Vec<super::world::Envelope<P::Msg>>,
-    mail_end: Vec<u32>,
+    len: u32,
+    bytes: Vec<u8>,
 }
 
-impl<P: Protocol> Layer<P> {
-    fn new(first_id: u32) -> Self {
-        Layer {
-            first_id,
-            ghosts: Vec::new(),
-            agents: Vec::new(),
-            agent_end: Vec::new(),
-            mail: Vec::new(),
-            mail_end: Vec::new(),
-        }
-    }
-
-    fn len(&self) -> usize {
-        self.ghosts.len()
-    }
-
-    fn push(&mut self, w: &World<P>) {
-        self.ghosts.push(w.ghost.clone());
-        self.agents.extend_from_slice(&w.agents);
-        self.agent_end.push(self.agents.len() as u32);
-        self.mail.extend_from_slice(&w.mail);
-        self.mail_end.push(self.mail.len() as u32);
-    }
-
-    /// Append `o` (the next states in number order).
-    fn append(&mut self, o: Layer<P>) {
-        let (a, m) = (self.agents.len() as u32, self.mail.len() as u32);
-        self.ghosts.extend(o.ghosts);
-        self.agents.extend(o.agents);
-        self.agent_end.extend(o.agent_end.into_iter().map(|e| e + a));
-        self.mail.extend(o.mail);
-        self.mail_end.extend(o.mail_end.into_iter().map(|e| e + m));
-    }
-
-    /// Copy state `k` into `w` (reusing its buffers).
-    fn load(&self, k: usize, w: &mut World<P>) {
-        let (a0, m0) = if k == 0 { (0, 0) } else { (self.agent_end[k - 1] as usize, self.mail_end[k - 1] as usize) };
-        w.agents.clear();
-        w.agents.extend_from_slice(&self.agents[a0..self.agent_end[k] as usize]);
-        w.mail.clear();
-        w.mail.extend_from_slice(&self.mail[m0..self.mail_end[k] as usize]);
-        w.ghost.clone_from(&self.ghosts[k]);
+/// The state's orbit fingerprint: with symmetry, the canonical one;
+/// without, that of its packed bytes (left in `buf`).
+fn orbit<P: Checkable>(canon: &mut Canon<P>, p: &P, w: &World<P>, buf: &mut Vec<u8>) -> u128 {
+    buf.clear();
+    w.pack(buf);
+    if canon.active() {
+        canon.fingerprint(p, w)
+    } else {
+        fingerprint_bytes(buf)
     }
 }
 
 /// A thread's scratch buffers (reused for every state: a transition
 /// allocates nothing).
 struct Scratch<P: Protocol> {
+    /// The state being expanded, and a copy of it that each transition
+    /// changes in place and [`World::restore`] resets.
     w: World<P>,
-    succ: Vec<World<P>>,
-    batch: Vec<(Move<P::Action>, bool, u128)>,
-    sends: Vec<crate::agents::protocol::Send<P::Msg>>,
-    idx: Vec<usize>,
-    acts: Vec<P::Action>,
+    next: World<P>,
+    bufs: Bufs<P>,
+    /// Per enabled transition, its successor.
+    succ: Vec<Succ>,
+    packed: Vec<u8>,
+    /// Where each agent's bytes start in the packed state being expanded.
+    at: Vec<u32>,
     canon: Canon<P>,
     seen: Seen,
 }
 
-/// A successor's orbit fingerprint with its visited-set slot prefetched
-/// (0 when no set is consulted).
-#[inline]
-fn key<P: Protocol>(canon: &mut Canon<P>, p: &P, s: &World<P>, visited: Option<&Visited>) -> u128 {
-    match visited {
-        Some(v) => {
-            let fp = canon.fingerprint(p, s);
-            v.prefetch(fp);
-            fp
-        }
-        None => 0,
-    }
+/// A successor of the state being expanded.
+struct Succ {
+    fp: u128,
+    /// Not met before in the chunk (only such a successor is packed and
+    /// has its invariant checked).
+    fresh: bool,
+    bad: bool,
+    /// The end of its packed bytes in `Scratch::packed`.
+    end: u32,
+}
+
+/// Buffers a transition uses.
+struct Bufs<P: Protocol> {
+    sends: Vec<crate::agents::protocol::Send<P::Msg>>,
+    idx: Vec<usize>,
+    acts: Vec<P::Action>,
 }
 
 impl<P: Protocol> Scratch<P> {
     fn new(p: &P, w: &World<P>, mode: Mode) -> Self {
         Scratch {
             w: w.clone(),
+            next: w.clone(),
+            bufs: Bufs { sends: Vec::new(), idx: Vec::new(), acts: Vec::new() },
             succ: Vec::new(),
-            batch: Vec::new(),
-            sends: Vec::new(),
-            idx: Vec::new(),
-            acts: Vec::new(),
+            packed: Vec::new(),
+            at: Vec::new(),
             canon: Canon::new(p, mode),
             seen: Seen::default(),
         }
     }
-
-    /// Take every enabled transition of `self.w` in the explorer's order
-    /// (deliveries, then each agent's actions) up to the first error:
-    /// `batch[j]` and `succ[j]` are the j-th enabled one (its move, whether
-    /// it is an environment action, its successor's orbit fingerprint when
-    /// `fingerprints`); the error, if any, ends the list.
-    fn transitions(&mut self, p: &P, visited: Option<&Visited>) -> Option<(Move<P::Action>, Violation)> {
-        self.batch.clear();
-        self.idx.clear();
-        let w = &self.w;
-        w.deliverable(p, &mut self.idx);
-        for &i in &self.idx {
-            let b = self.batch.len();
-            if self.succ.len() == b {
-                self.succ.push(w.clone());
-            }
-            let mv = Move::Deliver(i as u16);
-            match w.deliver_into(p, i, &mut self.sends, &mut self.succ[b]) {
-                Ok(true) => {
-                    let fp = key(&mut self.canon, p, &self.succ[b], visited);
-                    self.batch.push((mv, false, fp));
-                }
-                Ok(false) => {}
-                Err(v) => return Some((mv, v)),
-            }
-        }
-        for a in 0..w.agents.len() {
-            self.acts.clear();
-            p.actions(&w.agents[a], a as u8, &w.ghost, &mut self.acts);
-            for &action in &self.acts {
-                let b = self.batch.len();
-                if self.succ.len() == b {
-                    self.succ.push(w.clone());
-                }
-                let mv = Move::Act(a as u8, action);
-                match w.act_into(p, a as u8, action, &mut self.sends, &mut self.succ[b]) {
-                    Ok(true) => {
-                        let fp = key(&mut self.canon, p, &self.succ[b], visited);
-                        self.batch.push((mv, p.is_environment(&action), fp));
-                    }
-                    Ok(false) => {}
-                    Err(v) => return Some((mv, v)),
-                }
-            }
-        }
-        None
-    }
-
-    /// Take move `mv` from `self.w` into `self.succ[0]`.
-    fn take(&mut self, p: &P, mv: Move<P::Action>) {
-        if self.succ.is_empty() {
-            self.succ.push(self.w.clone());
-        }
-        let ok = match mv {
-            Move::Deliver(i) => self.w.deliver_into(p, i as usize, &mut self.sends, &mut self.succ[0]),
-            Move::Act(a, action) => self.w.act_into(p, a, action, &mut self.sends, &mut self.succ[0]),
-        };
-        debug_assert!(matches!(ok, Ok(true)), "a move taken during the search is taken again");
-    }
 }
 
-/// A successor not in the visited set before its layer (nor earlier in
-/// its chunk).
-struct Cand<A> {
-    /// Its fingerprint's key and shard (`store::split`).
+/// Take every enabled transition of `w` in the explorer's order
+/// (deliveries, then each agent's actions) up to the first error: for the
+/// j-th enabled one, `f(j, its move, whether it is an environment action,
+/// the agent it changed, the successor)`. Each is taken in `next`, which
+/// must equal `w` and is reset to it after each. The error, if any.
+fn successors<P: Protocol>(
+    p: &P,
+    w: &World<P>,
+    next: &mut World<P>,
+    b: &mut Bufs<P>,
+    mut f: impl FnMut(usize, Move<P::Action>, bool, u8, &World<P>),
+) -> Option<(Move<P::Action>, Violation)> {
+    let mut j = 0;
+    b.idx.clear();
+    w.deliverable(p, &mut b.idx);
+    for &i in &b.idx {
+        let mv = Move::Deliver(i as u16);
+        let to = w.mail[i].to;
+        let r = next.deliver_here(p, i, &mut b.sends);
+        if let Ok(true) = r {
+            f(j, mv, false, to, next);
+            j += 1;
+        }
+        next.restore(w, to);
+        if let Err(v) = r {
+            return Some((mv, v));
+        }
+    }
+    for a in 0..w.agents.len() {
+        b.acts.clear();
+        p.actions(&w.agents[a], a as u8, &w.ghost, &mut b.acts);
+        for &action in &b.acts {
+            let mv = Move::Act(a as u8, action);
+            let r = next.act_here(p, a as u8, action, &mut b.sends);
+            if let Ok(true) = r {
+                f(j, mv, p.is_environment(&action), a as u8, next);
+                j += 1;
+            }
+            next.restore(w, a as u8);
+            if let Err(v) = r {
+                return Some((mv, v));
+            }
+        }
+    }
+    None
+}
+
+/// A successor not in the visited set before its window (nor earlier in
+/// its chunk). Its parent is known from `Expanded::ends`.
+#[derive(Clone, Copy)]
+struct Cand {
+    /// Its fingerprint's key (`store::split`).
     key: u64,
-    shard: u8,
-    /// It violates an invariant.
-    bad: bool,
-    /// Its parent's index in the chunk (chunks hold at most `CHUNK` states).
-    state: u16,
-    /// The index of its rule among its parent's enabled transitions.
-    rule: u32,
-    mv: Move<A>,
+    /// The end of its packed state in `Expanded::bytes` (it starts where
+    /// the previous candidate's ends).
+    end: u32,
+    /// Its fingerprint's shard (6 bits), whether it violates an invariant
+    /// (1 bit), and its rule: the index of its transition among its
+    /// parent's enabled ones (the other 25).
+    info: u32,
+}
+
+const RULE_SHIFT: u32 = 7;
+
+impl Cand {
+    #[inline]
+    fn shard(self) -> usize {
+        (self.info & 63) as usize
+    }
+    #[inline]
+    fn bad(self) -> bool {
+        self.info >> 6 & 1 == 1
+    }
+    #[inline]
+    fn rule(self) -> u32 {
+        self.info >> RULE_SHIFT
+    }
 }
 
 /// The fingerprints met in one chunk (to drop repeated successors early):
-/// open addressing, cleared per chunk.
+/// open addressing, cleared per chunk (only the slots it used).
 #[derive(Default)]
 struct Seen {
     slots: Vec<u128>,
-    len: usize,
+    used: Vec<u32>,
     zero: bool,
 }
 
 impl Seen {
     fn clear(&mut self) {
-        if self.len > 0 {
-            self.slots.iter_mut().for_each(|s| *s = 0);
-            self.len = 0;
+        for &i in &self.used {
+            self.slots[i as usize] = 0;
         }
+        self.used.clear();
         self.zero = false;
     }
 
     /// Add `fp`; true if it is new.
+    #[inline]
     fn insert(&mut self, fp: u128) -> bool {
         if fp == 0 {
             return !std::mem::replace(&mut self.zero, true);
         }
-        if (self.len + 1) * 2 > self.slots.len() {
+        if (self.used.len() + 1) * 2 > self.slots.len() {
             let n = (self.slots.len() * 2).max(1 << 12);
             let old = std::mem::replace(&mut self.slots, vec![0; n]);
-            self.len = 0;
+            self.used.clear();
             for f in old.into_iter().filter(|&f| f != 0) {
                 self.insert(f);
             }
@@ -431,7 +415,7 @@ impl Seen {
             match self.slots[i] {
                 0 => {
                     self.slots[i] = fp;
-                    self.len += 1;
+                    self.used.push(i as u32);
                     return true;
                 }
                 f if f == fp => return false,
@@ -451,7 +435,11 @@ enum Event {
 
 /// Phase A's result for one chunk.
 struct Expanded<P: Protocol> {
-    cands: Vec<Cand<P::Action>>,
+    /// The chunk's first state number.
+    first_id: u32,
+    cands: Vec<Cand>,
+    /// The candidates' packed states, back to back.
+    bytes: Vec<u8>,
     /// Per state expanded: the end of its candidates and of its
     /// transitions (counted from the chunk's start).
     ends: Vec<(u32, u64)>,
@@ -463,45 +451,96 @@ struct Expanded<P: Protocol> {
 
 impl<P: Protocol> Default for Expanded<P> {
     fn default() -> Self {
-        Expanded { cands: Vec::new(), ends: Vec::new(), finals: Vec::new(), event: None }
+        Expanded {
+            first_id: 0,
+            cands: Vec::new(),
+            bytes: Vec::new(),
+            ends: Vec::new(),
+            finals: Vec::new(),
+            event: None,
+        }
     }
 }
 
-/// Phase C's result for one chunk: the new states (in parts of at most
-/// `CHUNK`) and their (parent, rule) in order.
-type Built<P> = (Vec<Layer<P>>, Vec<(u32, u32)>);
-
 /// Phase A for one chunk.
-fn expand<P: Protocol>(p: &P, opts: &Options, layer: &Layer<P>, visited: &Visited, s: &mut Scratch<P>) -> Expanded<P> {
-    let mut out = Expanded::default();
+fn expand<P: Checkable>(p: &P, opts: &Options, chunk: &Chunk, visited: &Visited, s: &mut Scratch<P>) -> Expanded<P> {
+    let mut out = Expanded { first_id: chunk.first_id, ..Expanded::default() };
     let mut transitions = 0u64;
+    let symmetric = s.canon.active();
     s.seen.clear();
-    for k in 0..layer.len() {
-        layer.load(k, &mut s.w);
-        let failed = s.transitions(p, Some(visited));
+    let mut src = &chunk.bytes[..];
+    for k in 0..chunk.len {
+        let start = chunk.bytes.len() - src.len();
+        s.w.unpack_noting(&mut src, &mut s.at);
+        let parent = &chunk.bytes[start..chunk.bytes.len() - src.len()];
+        s.next.clone_from(&s.w);
+        // Every successor's fingerprint, its slot of the visited set
+        // prefetched; the ones new in this chunk packed, with their
+        // invariant; then the lookups.
+        s.succ.clear();
+        s.packed.clear();
         let mut progress = false;
-        for (j, &(mv, env, fp)) in s.batch.iter().enumerate() {
-            transitions += 1;
+        let Scratch { w, next, bufs, succ, packed, at, canon, seen, .. } = s;
+        let failed = successors(p, w, next, bufs, |_, _, env, a, n| {
             progress |= !env;
-            if !visited.contains(fp) && s.seen.insert(fp) {
-                let n = &s.succ[j];
-                let bad = p.invariant(&n.agents, &n.ghost).is_err();
-                let (shard, key) = split(fp);
-                out.cands.push(Cand { key, shard: shard as u8, bad, state: k as u16, rule: j as u32, mv });
+            let begin = packed.len();
+            let fp = if symmetric {
+                canon.fingerprint(p, n)
+            } else {
+                n.pack_after(a, parent, at, packed);
+                fingerprint_bytes(&packed[begin..])
+            };
+            // A successor met before in the chunk is no candidate (and
+            // one already visited is none either: it was inserted there
+            // as well, harmlessly).
+            let fresh = seen.insert(fp);
+            if fresh {
+                visited.prefetch(fp);
+                if symmetric {
+                    n.pack_after(a, parent, at, packed);
+                }
+            } else {
+                packed.truncate(begin);
             }
+            let bad = fresh && p.invariant(&n.agents, &n.ghost).is_err();
+            succ.push(Succ { fp, fresh, bad, end: packed.len() as u32 });
+        });
+        let mut begin = 0;
+        for (j, e) in s.succ.iter().enumerate() {
+            transitions += 1;
+            let bytes = &s.packed[begin..e.end as usize];
+            begin = e.end as usize;
+            if !e.fresh || visited.contains(e.fp) {
+                continue;
+            }
+            out.bytes.extend_from_slice(bytes);
+            #[cfg(debug_assertions)]
+            {
+                let mut check = bytes;
+                let mut back = s.w.clone();
+                back.unpack_from(&mut check);
+                let mut again = Vec::new();
+                back.pack(&mut again);
+                debug_assert!(check.is_empty() && again == bytes, "{back:?} packs differently");
+            }
+            let (shard, key) = split(e.fp);
+            assert!(j < 1 << (32 - RULE_SHIFT), "more than 2^25 enabled transitions in one state");
+            let info = shard as u32 | (e.bad as u32) << 6 | (j as u32) << RULE_SHIFT;
+            let end = u32::try_from(out.bytes.len()).expect("a chunk's candidates pack in under 4 GB");
+            out.cands.push(Cand { key, end, info });
         }
         out.ends.push((out.cands.len() as u32, transitions));
         if let Some((_, v)) = failed {
-            out.event = Some((k as u32, Event::Failed(v.kind.to_string(), v.detail)));
+            out.event = Some((k, Event::Failed(v.kind.to_string(), v.detail)));
             break;
         }
         let quiet = s.w.quiescent(p);
-        if s.batch.is_empty() && quiet {
-            out.finals.push((k as u32, s.w.clone()));
+        if s.succ.is_empty() && quiet {
+            out.finals.push((k, s.w.clone()));
         } else if opts.check_deadlock && !progress && !quiet {
             let w = &s.w;
             out.event = Some((
-                k as u32,
+                k,
                 Event::Deadlock(format!(
                     "work is pending ({} messages in flight, {} agents waiting) and nothing but new requests can happen",
                     w.mail.len(),
@@ -514,36 +553,38 @@ fn expand<P: Protocol>(p: &P, opts: &Options, layer: &Layer<P>, visited: &Visite
     out
 }
 
-/// Run `f(i, scratch)` for every `i < n` on `threads` threads (each with
-/// its own scratch), handing out indices in order; the results by index.
-fn parallel<P: Checkable, T, F>(p: &P, threads: usize, n: usize, mode: Mode, init: &World<P>, f: F) -> Vec<T>
+/// Run `f(i, state)` for every `i < n` on one thread per element of
+/// `states` (each with its own), handing out indices in order; the
+/// results by index.
+fn parallel<S: Send, T: Send, F>(states: &mut [S], n: usize, f: F) -> Vec<T>
 where
-    T: Send,
-    F: Fn(usize, &mut Scratch<P>) -> T + Sync,
+    F: Fn(usize, &mut S) -> T + Sync,
 {
     let results: Vec<Mutex<Option<T>>> = (0..n).map(|_| Mutex::new(None)).collect();
     let next = AtomicUsize::new(0);
-    let work = || {
-        let mut s = Scratch::new(p, init, mode);
-        loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            if i >= n {
-                break;
-            }
-            let r = f(i, &mut s);
-            *results[i].lock().expect("no panics while holding") = Some(r);
+    let work = |s: &mut S| loop {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        if i >= n {
+            break;
         }
+        let r = f(i, s);
+        *results[i].lock().expect("no panics while holding") = Some(r);
     };
-    if threads <= 1 || n <= 1 {
-        work();
+    let threads = states.len().min(n);
+    if threads <= 1 {
+        if let Some(s) = states.first_mut() {
+            work(s);
+        }
     } else {
         // The calling thread works too (it alone polls `Options::stop`,
         // which may only answer there, as Python's signal check does).
+        let (mine, others) = states.split_first_mut().expect("threads > 1");
         std::thread::scope(|sc| {
-            for _ in 1..threads.min(n) {
-                sc.spawn(work);
+            for s in others.iter_mut().take(threads - 1) {
+                let work = &work;
+                sc.spawn(move || work(s));
             }
-            work();
+            work(mine);
         });
     }
     results.into_iter().map(|m| m.into_inner().expect("no panics").expect("every index done")).collect()
@@ -575,215 +616,181 @@ pub fn explore<P: Checkable>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wo
             threads,
         };
     };
-    let mut canon = Canon::new(p, mode);
-    let symmetry = canon.active();
+    let mut scratch: Vec<Scratch<P>> = (0..threads).map(|_| Scratch::new(p, first, mode)).collect();
+    let symmetry = scratch[0].canon.active();
     // (state, failing transition's rule: the first error after its enabled ones, kind, detail)
     let mut violation: Option<(u32, bool, String, String)> = None;
-    let mut frontier = vec![Layer::<P>::new(0)];
+    let mut layer = vec![Chunk { first_id: 0, len: 0, bytes: Vec::new() }];
+    let mut buf = Vec::new();
     for (i, w) in inits.iter().enumerate() {
-        if visited.insert(canon.fingerprint(p, w)) {
+        if visited.insert(orbit(&mut scratch[0].canon, p, w, &mut buf)) {
             let id = tree.len();
             tree.push_root(i as u32);
             if let Err((k, d)) = p.invariant(&w.agents, &w.ghost) {
                 violation.get_or_insert((id, false, k, d));
             }
-            frontier[0].push(w);
+            layer[0].bytes.extend_from_slice(&buf);
+            layer[0].len += 1;
         }
     }
+    let debug = std::env::var_os("FABRICSIM_CHECK_DEBUG").is_some();
     let mut transitions = 0u64;
     let mut depth = 0u32;
     let mut complete = true;
     let mut final_states = 0u64;
     let mut interrupted = false;
-    let mut expanded = 0u64;
-    'search: while frontier.iter().any(|l| l.len() > 0) && violation.is_none() {
+    'search: while layer.iter().any(|c| c.len > 0) && violation.is_none() {
         if opts.max_depth.is_some_and(|d| depth >= d) {
             complete = false;
             break;
         }
-        let layer_states: usize = frontier.iter().map(Layer::len).sum();
-        let t = if layer_states < 2 * CHUNK { 1 } else { threads };
-        // Phase A: expand every chunk (the chunks after the first one with
-        // an event are not needed, and are skipped).
-        let first_event = AtomicUsize::new(usize::MAX);
-        let caller = std::thread::current().id();
-        let stop = AtomicBool::new(false);
-        let parts: Vec<Mutex<Option<Layer<P>>>> = frontier.drain(..).map(|l| Mutex::new(Some(l))).collect();
-        let exps: Vec<Expanded<P>> = parallel(p, t, parts.len(), mode, first, |c, s| {
-            if c > first_event.load(Ordering::Relaxed) || stop.load(Ordering::Relaxed) {
-                return Expanded::default();
+        let (layer_states, layer_bytes): (u64, usize) =
+            layer.iter().fold((0, 0), |(n, b), c| (n + c.len as u64, b + c.bytes.capacity()));
+        let mut layer_cands = 0usize;
+        let mut next: Vec<Chunk> = Vec::new();
+        let mut chunks = layer.into_iter().peekable();
+        while chunks.peek().is_some() {
+            let window: Vec<Chunk> = chunks.by_ref().take(WINDOW).collect();
+            let t = if window.len() < 2 { 1 } else { threads };
+            // Phase A: expand every chunk (the chunks after the first one
+            // with an event are not needed, and are skipped).
+            let first_event = AtomicUsize::new(usize::MAX);
+            let caller = std::thread::current().id();
+            let stop = AtomicBool::new(false);
+            let exps: Vec<Expanded<P>> = parallel(&mut scratch[..t], window.len(), |c, s| {
+                if c > first_event.load(Ordering::Relaxed) || stop.load(Ordering::Relaxed) {
+                    return Expanded::default();
+                }
+                if std::thread::current().id() == caller && opts.stop.requested() {
+                    stop.store(true, Ordering::Relaxed);
+                    return Expanded::default();
+                }
+                let e = expand(p, opts, &window[c], &visited, s);
+                if e.event.is_some() {
+                    first_event.fetch_min(c, Ordering::Relaxed);
+                }
+                e
+            });
+            drop(window);
+            if stop.load(Ordering::Relaxed) {
+                complete = false;
+                interrupted = true;
+                break 'search;
             }
-            if std::thread::current().id() == caller && opts.stop.requested() {
-                stop.store(true, Ordering::Relaxed);
-                return Expanded::default();
-            }
-            let guard = parts[c].lock().expect("no panics");
-            let e = expand(p, opts, guard.as_ref().expect("chunk present"), &visited, s);
-            if e.event.is_some() {
-                first_event.fetch_min(c, Ordering::Relaxed);
-            }
-            e
-        });
-        if stop.load(Ordering::Relaxed) {
-            complete = false;
-            interrupted = true;
-            break 'search;
-        }
-        // Candidates up to the first event count.
-        let limit: Vec<usize> = exps
-            .iter()
-            .enumerate()
-            .map(|(c, e)| match c.cmp(&first_event.load(Ordering::Relaxed)) {
-                std::cmp::Ordering::Greater => 0,
-                _ => e.cands.len(),
-            })
-            .collect();
-        // Phase B: insert in order, each thread into its own shards.
-        let flags: Vec<Vec<AtomicBool>> =
-            limit.iter().map(|&n| (0..n).map(|_| AtomicBool::new(false)).collect()).collect();
-        {
-            let mut groups: Vec<Vec<&mut super::store::Shard>> = (0..t).map(|_| Vec::new()).collect();
-            for (i, s) in visited.shards.iter_mut().enumerate() {
-                groups[i % t].push(s);
-            }
-            let insert = |g: usize, shards: &mut Vec<&mut super::store::Shard>| {
-                for (c, e) in exps.iter().enumerate() {
-                    for (x, cand) in e.cands[..limit[c]].iter().enumerate() {
-                        let sh = cand.shard as usize;
-                        if sh % t == g && shards[sh / t].insert(cand.key) {
-                            flags[c][x].store(true, Ordering::Relaxed);
+            // Candidates up to the first event count.
+            let first_event = first_event.load(Ordering::Relaxed);
+            let limit: Vec<usize> =
+                exps.iter().enumerate().map(|(c, e)| if c > first_event { 0 } else { e.cands.len() }).collect();
+            layer_cands += limit.iter().sum::<usize>();
+            let flags = insert(&mut visited, &exps, &limit, t);
+            // The sequential order of events: per chunk, per state, its new
+            // successors (an invariant stops at the first bad one), then
+            // its event, then the bound on states.
+            let mut cut = false;
+            let mut new_counts = Vec::with_capacity(exps.len());
+            'walk: for (c, e) in exps.iter().enumerate() {
+                let mut x = 0usize;
+                let mut new = 0u32;
+                for (k, &(cend, tend)) in e.ends.iter().enumerate() {
+                    while x < cend as usize && x < limit[c] {
+                        if flags[c][x].load(Ordering::Relaxed) {
+                            let cand = e.cands[x];
+                            new += 1;
+                            tree.push(e.first_id + k as u32, cand.rule());
+                            if cand.bad() {
+                                let before = if k == 0 { 0 } else { e.ends[k - 1].1 };
+                                transitions += before + cand.rule() as u64 + 1;
+                                violation = Some((tree.len() - 1, false, String::new(), String::new()));
+                                cut = true;
+                                break 'walk;
+                            }
                         }
+                        x += 1;
+                    }
+                    let event_here = e.event.as_ref().filter(|ev| ev.0 as usize == k);
+                    let bound = event_here.is_none() && opts.max_states.is_some_and(|m| tree.len() as u64 >= m);
+                    if event_here.is_some() || bound {
+                        transitions += tend;
+                        for (_, w) in e.finals.iter().filter(|f| (f.0 as usize) <= k) {
+                            final_states += 1;
+                            on_final(w);
+                        }
+                        if let Some((_, ev)) = event_here {
+                            let id = e.first_id + k as u32;
+                            violation = Some(match ev {
+                                Event::Failed(kind, detail) => (id, true, kind.clone(), detail.clone()),
+                                Event::Deadlock(detail) => (id, false, "deadlock".to_string(), detail.clone()),
+                            });
+                        }
+                        complete = false;
+                        cut = true;
+                        break 'walk;
                     }
                 }
-            };
-            if t == 1 {
-                insert(0, &mut groups[0]);
-            } else {
-                std::thread::scope(|sc| {
-                    for (g, shards) in groups.iter_mut().enumerate() {
-                        let insert = &insert;
-                        sc.spawn(move || insert(g, shards));
-                    }
-                });
+                transitions += e.ends.last().map_or(0, |l| l.1);
+                final_states += e.finals.len() as u64;
+                for (_, w) in &e.finals {
+                    on_final(w);
+                }
+                new_counts.push(new);
             }
-        }
-        // The sequential order of events: per chunk, per state, its new
-        // successors (an invariant stops at the first bad one), then its
-        // event, then the bound on states.
-        let mut states = tree.len() as u64;
-        let mut cut: Option<(usize, usize)> = None; // (chunk, candidates counted)
-        let mut new_counts = Vec::with_capacity(exps.len());
-        'walk: for (c, e) in exps.iter().enumerate() {
-            let mut x = 0usize;
-            let mut new = 0u32;
-            for (k, &(cend, tend)) in e.ends.iter().enumerate() {
-                while x < cend as usize && x < limit[c] {
+            if cut {
+                break 'search;
+            }
+            // Phase C: the new states' packed bytes, in order, into the
+            // next layer.
+            let mut bases = Vec::with_capacity(exps.len());
+            let mut id = tree.len() - new_counts.iter().sum::<u32>();
+            for &n in &new_counts {
+                bases.push(id);
+                id += n;
+            }
+            let built: Vec<Vec<Chunk>> = parallel(&mut vec![(); t], exps.len(), |c, _| {
+                let e = &exps[c];
+                let mut out: Vec<Chunk> = Vec::new();
+                let mut start = 0usize;
+                for (x, cand) in e.cands[..limit[c]].iter().enumerate() {
+                    let end = cand.end as usize;
                     if flags[c][x].load(Ordering::Relaxed) {
-                        new += 1;
-                        states += 1;
-                        if e.cands[x].bad {
-                            let before = if k == 0 { 0 } else { e.ends[k - 1].1 };
-                            transitions += before + e.cands[x].rule as u64 + 1;
-                            violation = Some(((states - 1) as u32, false, String::new(), String::new()));
-                            cut = Some((c, x + 1));
-                            new_counts.push(new);
-                            break 'walk;
+                        match out.last_mut() {
+                            Some(l) if (l.len as usize) < CHUNK => {
+                                l.bytes.extend_from_slice(&e.bytes[start..end]);
+                                l.len += 1;
+                            }
+                            _ => {
+                                let first_id = bases[c] + out.iter().map(|l| l.len).sum::<u32>();
+                                out.push(Chunk { first_id, len: 1, bytes: e.bytes[start..end].to_vec() });
+                            }
                         }
                     }
-                    x += 1;
+                    start = end;
                 }
-                expanded += 1;
-                let event_here = e.event.as_ref().filter(|ev| ev.0 as usize == k);
-                let bound = event_here.is_none() && opts.max_states.is_some_and(|m| states >= m);
-                if event_here.is_some() || bound {
-                    transitions += tend;
-                    final_states += e.finals.iter().filter(|f| (f.0 as usize) <= k).count() as u64;
-                    for (_, w) in e.finals.iter().filter(|f| (f.0 as usize) <= k) {
-                        on_final(w);
+                out
+            });
+            drop(exps);
+            for l in built.into_iter().flatten() {
+                match next.last_mut() {
+                    Some(prev) if (prev.len + l.len) as usize <= CHUNK => {
+                        prev.bytes.extend_from_slice(&l.bytes);
+                        prev.len += l.len;
                     }
-                    if let Some((_, ev)) = event_here {
-                        let id = parts[c].lock().expect("no panics").as_ref().expect("chunk").first_id + k as u32;
-                        violation = Some(match ev {
-                            Event::Failed(kind, detail) => (id, true, kind.clone(), detail.clone()),
-                            Event::Deadlock(detail) => (id, false, "deadlock".to_string(), detail.clone()),
-                        });
-                    }
-                    complete = false;
-                    cut = Some((c, x));
-                    new_counts.push(new);
-                    break 'walk;
+                    _ => next.push(l),
                 }
             }
-            transitions += e.ends.last().map_or(0, |l| l.1);
-            final_states += e.finals.len() as u64;
-            for (_, w) in &e.finals {
-                on_final(w);
-            }
-            new_counts.push(new);
         }
-        let _ = expanded;
-        if std::env::var_os("FABRICSIM_CHECK_DEBUG").is_some() {
-            let cands: usize = exps.iter().map(|e| e.cands.len()).sum();
+        if debug {
             eprintln!(
-                "depth {depth}: {layer_states} states, {cands} candidates ({} B each), visited {} MB, tree {} MB, rss {} MB",
-                std::mem::size_of::<Cand<P::Action>>(),
+                "depth {depth}: {layer_states} states ({layer_bytes} B packed), {layer_cands} candidates, \
+                 visited {} MB, tree {} MB, rss {} MB",
                 visited.bytes() >> 20,
                 tree.bytes() >> 20,
                 current_rss_kb() >> 10
             );
         }
-        // Phase C: the new states, rebuilt from their parents, in order.
-        let chunks = new_counts.len();
-        let mut bases = Vec::with_capacity(chunks);
-        let mut id = tree.len();
-        for &n in &new_counts {
-            bases.push(id);
-            id += n;
+        for c in &mut next {
+            c.bytes.shrink_to_fit();
         }
-        let built: Vec<Built<P>> = parallel(p, t, chunks, mode, first, |c, s| {
-            let Some(parent) = parts[c].lock().expect("no panics").take() else { return (Vec::new(), Vec::new()) };
-            let e = &exps[c];
-            let upto = match cut {
-                Some((cc, n)) if cc == c => n,
-                _ => limit[c],
-            };
-            let mut out: Vec<Layer<P>> = Vec::new();
-            let mut edges = Vec::new();
-            let mut id = bases[c];
-            let mut loaded = usize::MAX;
-            for (x, cand) in e.cands[..upto].iter().enumerate() {
-                if !flags[c][x].load(Ordering::Relaxed) {
-                    continue;
-                }
-                if loaded != cand.state as usize {
-                    parent.load(cand.state as usize, &mut s.w);
-                    loaded = cand.state as usize;
-                }
-                s.take(p, cand.mv);
-                if out.last().is_none_or(|l| l.len() >= CHUNK) {
-                    out.push(Layer::new(id));
-                }
-                out.last_mut().expect("a part").push(&s.succ[0]);
-                edges.push((parent.first_id + cand.state as u32, cand.rule));
-                id += 1;
-            }
-            (out, edges)
-        });
-        drop(parts);
-        for (layers, edges) in built {
-            for (parent, rule) in edges {
-                tree.push(parent, rule);
-            }
-            for l in layers {
-                match frontier.last_mut() {
-                    Some(prev) if prev.len() + l.len() <= CHUNK => prev.append(l),
-                    _ => frontier.push(l),
-                }
-            }
-        }
-        if cut.is_some() {
-            break 'search;
-        }
+        layer = next;
         depth += 1;
     }
     // An invariant found in the walk: its kind and detail, from the state itself.
@@ -813,6 +820,51 @@ pub fn explore<P: Checkable>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wo
         symmetry,
         threads,
     }
+}
+
+/// Phase B: insert a window's candidates (the first `limit[c]` of chunk
+/// `c`) into the visited set in order, each of `t` threads into its own
+/// shards, so the first occurrence of a fingerprint wins as it would in a
+/// sequential search. Whether each candidate was new.
+fn insert<P: Checkable>(
+    visited: &mut Visited,
+    exps: &[Expanded<P>],
+    limit: &[usize],
+    t: usize,
+) -> Vec<Vec<AtomicBool>> {
+    let flags: Vec<Vec<AtomicBool>> = limit.iter().map(|&n| (0..n).map(|_| AtomicBool::new(false)).collect()).collect();
+    let mut groups: Vec<Vec<&mut Shard>> = (0..t).map(|_| Vec::new()).collect();
+    for (i, s) in visited.shards.iter_mut().enumerate() {
+        groups[i % t].push(s);
+    }
+    // A few candidates ahead, the slot is fetched (the one phase A
+    // prefetched is long out of cache).
+    const AHEAD: usize = 8;
+    let insert = |g: usize, shards: &mut Vec<&mut Shard>| {
+        for (c, e) in exps.iter().enumerate() {
+            let cands = &e.cands[..limit[c]];
+            for (x, cand) in cands.iter().enumerate() {
+                if let Some(a) = cands.get(x + AHEAD).filter(|a| a.shard() % t == g) {
+                    shards[a.shard() / t].prefetch(a.key);
+                }
+                let sh = cand.shard();
+                if sh % t == g && shards[sh / t].insert(cand.key) {
+                    flags[c][x].store(true, Ordering::Relaxed);
+                }
+            }
+        }
+    };
+    if t == 1 {
+        insert(0, &mut groups[0]);
+    } else {
+        std::thread::scope(|sc| {
+            for (g, shards) in groups.iter_mut().enumerate() {
+                let insert = &insert;
+                sc.spawn(move || insert(g, shards));
+            }
+        });
+    }
+    flags
 }
 
 /// Re-execute the rules from the initial state to state `id` (and, if
@@ -854,16 +906,21 @@ fn rebuild<P: Protocol>(p: &P, tree: &Tree, id: u32, failing: bool) -> (Vec<Trac
         });
     };
     for rule in rules {
-        let failed = s.transitions(p, None);
-        debug_assert!(failed.is_none() || (rule as usize) < s.batch.len());
-        let (mv, _, _) = s.batch[rule as usize];
-        let label = mv.label(&s.w);
-        let next = s.succ[rule as usize].clone();
+        let mut taken = None;
+        let Scratch { w, next, bufs, .. } = &mut s;
+        successors(p, w, next, bufs, |j, mv, _, _, n| {
+            if j == rule as usize {
+                taken = Some((mv.label(w), n.clone()));
+            }
+        });
+        let (label, next) = taken.expect("the tree's rule is enabled again");
         step(&s, label, Some(&next));
+        s.next.clone_from(&next);
         s.w = next;
     }
     if failing {
-        if let Some((mv, _)) = s.transitions(p, None) {
+        let Scratch { w, next, bufs, .. } = &mut s;
+        if let Some((mv, _)) = successors(p, w, next, bufs, |_, _, _, _, _| {}) {
             let label = mv.label(&s.w);
             step(&s, label, None);
         }

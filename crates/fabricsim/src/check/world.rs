@@ -7,6 +7,7 @@ use std::hash::{Hash, Hasher};
 
 pub use crate::agents::protocol::Envelope;
 use crate::agents::protocol::{AgentId, ChannelOrder, Ctx, Protocol, Send, Step, Violation};
+use crate::engine::pack::{get_varint, Pack};
 
 /// One step of an execution.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -182,8 +183,11 @@ impl<P: Protocol> World<P> {
         next.act_here(p, a, action, sends)
     }
 
-    /// Deliver message `i` of this state, changing it in place.
-    fn deliver_here(&mut self, p: &P, i: usize, sends: &mut Vec<Send<P::Msg>>) -> Result<bool, Violation> {
+    /// Deliver message `i` of this state, changing it in place: `Ok(true)`
+    /// if `self` is now the successor, `Ok(false)` if the transition is
+    /// disabled (`self` then holds junk). Only the receiver, the ghost and
+    /// the mail change: [`World::restore`] undoes it.
+    pub fn deliver_here(&mut self, p: &P, i: usize, sends: &mut Vec<Send<P::Msg>>) -> Result<bool, Violation> {
         let env = self.mail.remove(i);
         sends.clear();
         let mut ctx = Ctx::new(env.to, &mut self.ghost, sends);
@@ -193,8 +197,9 @@ impl<P: Protocol> World<P> {
         }
     }
 
-    /// Fire an action in place.
-    fn act_here(
+    /// Fire an action in place (as [`World::deliver_here`]; only agent
+    /// `a`, the ghost and the mail change).
+    pub fn act_here(
         &mut self,
         p: &P,
         a: AgentId,
@@ -205,6 +210,15 @@ impl<P: Protocol> World<P> {
         let mut ctx = Ctx::new(a, &mut self.ghost, sends);
         p.act(&mut self.agents[a as usize], &mut ctx, action)?;
         Ok(self.post(p, a, sends))
+    }
+
+    /// Make `self` equal to `parent` again after a transition of agent `a`
+    /// taken in place (copying only what it may have changed).
+    #[inline]
+    pub fn restore(&mut self, parent: &World<P>, a: AgentId) {
+        self.agents[a as usize].clone_from(&parent.agents[a as usize]);
+        self.ghost.clone_from(&parent.ghost);
+        self.mail.clone_from(&parent.mail);
     }
 
     /// Take a transition given by its label (for replaying a trace).
@@ -221,6 +235,66 @@ impl<P: Protocol> World<P> {
             Outcome::Next(w) => Some(w),
             _ => None,
         }
+    }
+}
+
+impl<P: Protocol> World<P>
+where
+    P::Agent: Pack,
+    P::Ghost: Pack,
+    P::Msg: Pack,
+{
+    /// Append this state's encoding (`engine::pack`) to `out`: the
+    /// explorer's frontier holds states so, and fingerprints their bytes.
+    #[inline]
+    pub fn pack(&self, out: &mut Vec<u8>) {
+        self.agents.pack(out);
+        self.ghost.pack(out);
+        self.mail.pack(out);
+    }
+
+    /// Read the state packed at the front of `src` into `self` (reusing
+    /// its buffers), and move `src` past it.
+    #[inline]
+    pub fn unpack_from(&mut self, src: &mut &[u8]) {
+        self.agents.unpack_into(src);
+        self.ghost.unpack_into(src);
+        self.mail.unpack_into(src);
+    }
+
+    /// [`World::unpack_from`], noting where each agent's bytes start
+    /// (`at[i]`, from the state's first byte; `at[n]` is where the ghost
+    /// starts), for [`World::pack_after`].
+    #[inline]
+    pub fn unpack_noting(&mut self, src: &mut &[u8], at: &mut Vec<u32>) {
+        let whole = src.len();
+        let n = get_varint(src) as usize;
+        self.agents.truncate(n);
+        at.clear();
+        for i in 0..n {
+            at.push((whole - src.len()) as u32);
+            match self.agents.get_mut(i) {
+                Some(a) => a.unpack_into(src),
+                None => self.agents.push(P::Agent::unpack(src)),
+            }
+        }
+        at.push((whole - src.len()) as u32);
+        self.ghost.unpack_into(src);
+        self.mail.unpack_into(src);
+    }
+
+    /// Pack this state, a successor of `parent` (packed, with the agent
+    /// offsets `at` of [`World::unpack_noting`]) that differs from it at
+    /// most in agent `a`, the ghost and the mail: the other agents' bytes
+    /// are the parent's. The same bytes as [`World::pack`].
+    #[inline]
+    pub fn pack_after(&self, a: AgentId, parent: &[u8], at: &[u32], out: &mut Vec<u8>) {
+        let a = a as usize;
+        out.extend_from_slice(&parent[..at[a] as usize]);
+        self.agents[a].pack(out);
+        out.extend_from_slice(&parent[at[a + 1] as usize..at[self.agents.len()] as usize]);
+        self.ghost.pack(out);
+        self.mail.pack(out);
     }
 }
 

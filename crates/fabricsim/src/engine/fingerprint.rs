@@ -142,6 +142,24 @@ impl Hasher for Fingerprinter {
     }
 }
 
+/// The fingerprint of a byte string (a packed state, `engine::pack`): the
+/// same stream as [`Hasher::write`] would give, mixed a word at a time.
+#[inline]
+pub fn fingerprint_bytes(b: &[u8]) -> u128 {
+    let mut h = Fingerprinter::default();
+    let mut words = b.chunks_exact(8);
+    for w in &mut words {
+        h.mix(u64::from_le_bytes(w.try_into().expect("8 bytes")));
+    }
+    let rest = words.remainder();
+    let mut last = [0u8; 8];
+    last[..rest.len()].copy_from_slice(rest);
+    h.acc = u64::from_le_bytes(last);
+    h.fill = 8 * rest.len() as u32;
+    h.len = b.len() as u64;
+    h.finish128()
+}
+
 #[inline]
 pub fn fingerprint<T: Hash>(t: &T) -> u128 {
     let mut h = Fingerprinter::default();
@@ -170,6 +188,17 @@ mod tests {
             let u: Vec<u16> = (0..n as u16).collect();
             assert_ne!(fingerprint(&u), fingerprint(&(u.clone(), 1u8)));
         }
+    }
+
+    #[test]
+    fn bytes_hash_as_written() {
+        for n in 0..40usize {
+            let v: Vec<u8> = (0..n).map(|i| (i * 13 + 1) as u8).collect();
+            let mut h = Fingerprinter::default();
+            h.write(&v);
+            assert_eq!(fingerprint_bytes(&v), h.finish128(), "{n}");
+        }
+        assert_ne!(fingerprint_bytes(&[0]), fingerprint_bytes(&[0, 0]));
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! per event once the heap has grown to its working size).
 
 pub mod fingerprint;
+pub mod pack;
 mod queue;
 mod time;
 pub mod units;

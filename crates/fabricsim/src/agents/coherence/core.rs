@@ -56,6 +56,10 @@ pub struct Core {
     pub misses: u16,
 }
 
+// Packed sparsely: a core that runs no program is at its default but for
+// `misses`.
+crate::pack_sparse!(Core { len, pc, done, inflight, waiting, regs, sb, sb_len, misses });
+
 fn acquire_like(op: Op) -> bool {
     match op {
         Op::Load { order, .. } | Op::Rmw { order, .. } | Op::Fence { order } => order.is_acquire(),

@@ -32,6 +32,7 @@ use crate::agents::protocol::{
     AgentId, ChannelOrder, Ctx, Envelope, OpKind, OpOrder, Protocol, Renaming, Role, Scalarset, Step, Violation, WorkOp,
 };
 use crate::engine::fingerprint::Fingerprinter;
+use crate::engine::pack::{get_byte, get_varint, put_varint, Pack};
 use crate::workloads::program::{Op, Outcome, Program, Value};
 
 /// Locations a litmus program may name (its operations hold a `u8`);
@@ -145,6 +146,150 @@ pub struct DirLine {
     pub mem: Value,
     /// Messages the current transaction still waits for (0: idle).
     pub wait: u8,
+}
+
+// Packing (the checker's frontier, `engine::pack`): a message is a varint
+// of its kind and location, then its other fields; lines and cores are
+// mostly idle, so they pack sparsely (one byte when at their default).
+
+impl Pack for Msg {
+    #[inline]
+    fn pack(&self, out: &mut Vec<u8>) {
+        let head = |out: &mut Vec<u8>, kind: u64, loc: Loc| put_varint(out, kind | (loc as u64) << 4);
+        match *self {
+            Msg::GetS { loc } => head(out, 0, loc),
+            Msg::GetM { loc } => head(out, 1, loc),
+            Msg::PutS { loc } => head(out, 2, loc),
+            Msg::PutM { loc, data } => {
+                head(out, 3, loc);
+                data.pack(out);
+            }
+            Msg::FwdGetS { loc, req } => {
+                head(out, 4, loc);
+                out.push(req);
+            }
+            Msg::FwdGetM { loc, req } => {
+                head(out, 5, loc);
+                out.push(req);
+            }
+            Msg::Inv { loc, req } => {
+                head(out, 6, loc);
+                out.push(req);
+            }
+            Msg::PutAck { loc } => head(out, 7, loc),
+            Msg::Data { loc, data, acks, excl } => {
+                head(out, 8, loc);
+                data.pack(out);
+                out.extend_from_slice(&[acks, excl as u8]);
+            }
+            Msg::InvAck { loc } => head(out, 9, loc),
+            Msg::CopyBack { loc, data } => {
+                head(out, 10, loc);
+                data.pack(out);
+            }
+            Msg::Unblock { loc } => head(out, 11, loc),
+        }
+    }
+
+    #[inline]
+    fn unpack(src: &mut &[u8]) -> Self {
+        let h = get_varint(src);
+        let loc = (h >> 4) as Loc;
+        match h & 15 {
+            0 => Msg::GetS { loc },
+            1 => Msg::GetM { loc },
+            2 => Msg::PutS { loc },
+            3 => Msg::PutM { loc, data: Pack::unpack(src) },
+            4 => Msg::FwdGetS { loc, req: get_byte(src) },
+            5 => Msg::FwdGetM { loc, req: get_byte(src) },
+            6 => Msg::Inv { loc, req: get_byte(src) },
+            7 => Msg::PutAck { loc },
+            8 => Msg::Data { loc, data: Pack::unpack(src), acks: get_byte(src), excl: bool::unpack(src) },
+            9 => Msg::InvAck { loc },
+            10 => Msg::CopyBack { loc, data: Pack::unpack(src) },
+            11 => Msg::Unblock { loc },
+            k => panic!("{k} is not a packed directory message"),
+        }
+    }
+}
+
+crate::pack_enum!(CState { I, S, E, M, IS_D, IM_AD, SM_AD, MI_A, SI_A, II_A });
+
+impl Pack for Waiter {
+    #[inline]
+    fn pack(&self, out: &mut Vec<u8>) {
+        match *self {
+            Waiter::None => out.push(0),
+            Waiter::Op(i) => out.extend_from_slice(&[1, i]),
+            Waiter::Drain => out.push(2),
+            Waiter::Load => out.push(3),
+            Waiter::Store(v) => {
+                out.push(4);
+                v.pack(out);
+            }
+            Waiter::Acquire => out.push(5),
+        }
+    }
+
+    #[inline]
+    fn unpack(src: &mut &[u8]) -> Self {
+        match get_byte(src) {
+            0 => Waiter::None,
+            1 => Waiter::Op(get_byte(src)),
+            2 => Waiter::Drain,
+            3 => Waiter::Load,
+            4 => Waiter::Store(Pack::unpack(src)),
+            5 => Waiter::Acquire,
+            k => panic!("{k} is not a packed waiter"),
+        }
+    }
+}
+
+crate::pack_sparse!(Line { st, data, got_data, acks_needed, acks_got, waiter });
+crate::pack_sparse!(DirLine { owner, sharers, mem, wait });
+crate::pack_struct!(Ghost { last });
+
+impl Pack for Node {
+    #[inline]
+    fn pack(&self, out: &mut Vec<u8>) {
+        match self {
+            Node::Cache { core, lines } => {
+                out.push(0);
+                core.pack(out);
+                lines.pack(out);
+            }
+            Node::Dir { lines } => {
+                out.push(1);
+                lines.pack(out);
+            }
+        }
+    }
+
+    #[inline]
+    fn unpack(src: &mut &[u8]) -> Self {
+        match get_byte(src) {
+            0 => Node::Cache { core: Pack::unpack(src), lines: Pack::unpack(src) },
+            1 => Node::Dir { lines: Pack::unpack(src) },
+            k => panic!("{k} is not a packed directory node"),
+        }
+    }
+
+    #[inline]
+    fn unpack_into(&mut self, src: &mut &[u8]) {
+        let k = src.first().copied();
+        match (self, k) {
+            (Node::Cache { core, lines }, Some(0)) => {
+                get_byte(src);
+                core.unpack_into(src);
+                lines.unpack_into(src);
+            }
+            (Node::Dir { lines }, Some(1)) => {
+                get_byte(src);
+                lines.unpack_into(src);
+            }
+            (me, _) => *me = Node::unpack(src),
+        }
+    }
 }
 
 #[derive(PartialEq, Eq, Hash)]

@@ -75,6 +75,7 @@ use std::hash::{Hash, Hasher};
 use crate::agents::protocol::{
     AgentId, ChannelOrder, Ctx, Envelope, OpKind, Protocol, Renaming, Role, Scalarset, Step, Violation,
 };
+use crate::engine::pack::{get_byte, get_varint, put_varint, Pack};
 
 /// A data value, `0..DATA_NUM`.
 pub type Data = u8;
@@ -193,6 +194,69 @@ fn msg_code(m: Msg) -> u64 {
         Msg::InvAck(d) => 3 | opt_code(d) << 3,
         Msg::GntS(d) => 4 | (d as u64) << 3,
         Msg::GntE(d) => 5 | (d as u64) << 3,
+    }
+}
+
+// Packing (the checker's frontier, `engine::pack`): the same codes as
+// the hash, as varints: a client and most messages in one byte, the home
+// in five.
+
+/// `opt_code`'s inverse.
+#[inline]
+fn opt_decode(x: u64) -> Option<u8> {
+    x.checked_sub(1).map(|d| d as u8)
+}
+
+impl Pack for Agent {
+    #[inline]
+    fn pack(&self, out: &mut Vec<u8>) {
+        match self {
+            Agent::Home(h) => {
+                let low = (h.ex_gntd as u64) << 1 | (h.cur_cmd as u64) << 2 | opt_code(h.cur_ptr) << 4;
+                put_varint(out, low);
+                out.push(h.mem_data);
+                put_varint(out, h.inv_set as u64);
+                put_varint(out, h.shr_set as u64);
+            }
+            Agent::Client(c) => put_varint(out, 1 | (c.state as u64) << 1 | opt_code(c.data) << 3),
+        }
+    }
+    #[inline]
+    fn unpack(src: &mut &[u8]) -> Self {
+        let x = get_varint(src);
+        if x & 1 == 1 {
+            let state = [CacheState::I, CacheState::S, CacheState::E][(x >> 1 & 3) as usize];
+            return Agent::Client(Client { state, data: opt_decode(x >> 3) });
+        }
+        Agent::Home(Home {
+            ex_gntd: x >> 1 & 1 == 1,
+            cur_cmd: [Cmd::Empty, Cmd::ReqS, Cmd::ReqE][(x >> 2 & 3) as usize],
+            cur_ptr: opt_decode(x >> 4),
+            mem_data: get_byte(src),
+            inv_set: get_varint(src) as u32,
+            shr_set: get_varint(src) as u32,
+        })
+    }
+}
+
+impl Pack for Msg {
+    #[inline]
+    fn pack(&self, out: &mut Vec<u8>) {
+        put_varint(out, msg_code(*self));
+    }
+    #[inline]
+    fn unpack(src: &mut &[u8]) -> Self {
+        let c = get_varint(src);
+        let d = (c >> 3) as Data;
+        match c & 7 {
+            0 => Msg::ReqS,
+            1 => Msg::ReqE,
+            2 => Msg::Inv,
+            3 => Msg::InvAck(opt_decode(c >> 3)),
+            4 => Msg::GntS(d),
+            5 => Msg::GntE(d),
+            k => panic!("{k} is not a packed German message"),
+        }
     }
 }
 

@@ -15,6 +15,7 @@ use smallvec::SmallVec;
 
 use super::directory::{CState, DirLine, Line};
 use crate::agents::cache::SetAssoc;
+use crate::engine::pack::Pack;
 
 /// A line address (the line's index in the address space).
 pub type Loc = u32;
@@ -203,6 +204,30 @@ impl Hash for CacheLines {
             CacheLines::Dense(v) => v.hash(h),
             // never hashed by the checker, which keeps caches dense
             CacheLines::Assoc(_) => self.held().hash(h),
+        }
+    }
+}
+
+/// Packed for the checker, which keeps caches dense.
+impl Pack for CacheLines {
+    #[inline]
+    fn pack(&self, out: &mut Vec<u8>) {
+        match self {
+            CacheLines::Dense(v) => v.pack(out),
+            CacheLines::Assoc(_) => panic!("the checker keeps caches dense; an associative cache is not packed"),
+        }
+    }
+
+    #[inline]
+    fn unpack(src: &mut &[u8]) -> Self {
+        CacheLines::Dense(Pack::unpack(src))
+    }
+
+    #[inline]
+    fn unpack_into(&mut self, src: &mut &[u8]) {
+        match self {
+            CacheLines::Dense(v) => v.unpack_into(src),
+            me => *me = CacheLines::unpack(src),
         }
     }
 }

@@ -71,6 +71,7 @@ use crate::agents::cache::{CacheGeometry, VictimPolicy};
 use crate::agents::protocol::{
     AgentId, ChannelOrder, Ctx, Envelope, OpKind, OpOrder, Protocol, Renaming, Role, Scalarset, Step, Violation, WorkOp,
 };
+use crate::engine::pack::{get_byte, get_varint, put_varint, Pack};
 use crate::engine::Time;
 
 pub const M2S_REQ: u8 = 0;
@@ -227,6 +228,129 @@ pub enum Action {
         base: Line,
         len: u8,
     },
+}
+
+// Packing (the checker's frontier, `engine::pack`): field by field, a
+// message as a varint of its kind and line then its other fields.
+
+impl Pack for Msg {
+    #[inline]
+    fn pack(&self, out: &mut Vec<u8>) {
+        let head = |out: &mut Vec<u8>, kind: u64, line: Line| put_varint(out, kind | line << 4);
+        match *self {
+            Msg::MemRdS { line } => head(out, 0, line),
+            Msg::MemRdE { line } => head(out, 1, line),
+            Msg::BIConflict { base, len } => {
+                head(out, 2, base);
+                out.push(len);
+            }
+            Msg::MemWr { line, data } => {
+                head(out, 3, line);
+                out.push(data);
+            }
+            Msg::Cmp { line } => head(out, 4, line),
+            Msg::BIConflictAck { base, served } => {
+                head(out, 5, base);
+                out.push(served);
+            }
+            Msg::MemData { line, data, excl } => {
+                head(out, 6, line);
+                out.extend_from_slice(&[data, excl as u8]);
+            }
+            Msg::BISnp { base, len } => {
+                head(out, 7, base);
+                out.push(len);
+            }
+            Msg::BIRsp { base, len, dirty, data } => {
+                head(out, 8, base);
+                out.extend_from_slice(&[len, dirty]);
+                out.extend_from_slice(&data);
+            }
+        }
+    }
+
+    #[inline]
+    fn unpack(src: &mut &[u8]) -> Self {
+        let h = get_varint(src);
+        let line = h >> 4;
+        match h & 15 {
+            0 => Msg::MemRdS { line },
+            1 => Msg::MemRdE { line },
+            2 => Msg::BIConflict { base: line, len: get_byte(src) },
+            3 => Msg::MemWr { line, data: get_byte(src) },
+            4 => Msg::Cmp { line },
+            5 => Msg::BIConflictAck { base: line, served: get_byte(src) },
+            6 => Msg::MemData { line, data: get_byte(src), excl: bool::unpack(src) },
+            7 => Msg::BISnp { base: line, len: get_byte(src) },
+            8 => Msg::BIRsp { base: line, len: get_byte(src), dirty: get_byte(src), data: Pack::unpack(src) },
+            k => panic!("{k} is not a packed DCOH message"),
+        }
+    }
+}
+
+crate::pack_enum!(St { I, S, E, M });
+
+impl Pack for Pend {
+    #[inline]
+    fn pack(&self, out: &mut Vec<u8>) {
+        match *self {
+            Pend::None => out.push(0),
+            Pend::Load => out.push(1),
+            Pend::Store(v) => out.extend_from_slice(&[2, v]),
+        }
+    }
+
+    #[inline]
+    fn unpack(src: &mut &[u8]) -> Self {
+        match get_byte(src) {
+            0 => Pend::None,
+            1 => Pend::Load,
+            2 => Pend::Store(get_byte(src)),
+            k => panic!("{k} is not a packed pending operation"),
+        }
+    }
+}
+
+crate::pack_struct!(CLine { st, data, pend });
+crate::pack_struct!(Snoop { base, len, acked, served, awaiting });
+crate::pack_struct!(Requester { lines, wbs, snoops, pending });
+crate::pack_struct!(Tracker { from, line, excl, room, since, waited });
+crate::pack_sparse!(DcohStats {
+    requests,
+    bisnp_victim,
+    bisnp_conflict,
+    lines_invalidated,
+    dirty_writebacks,
+    waited,
+    wait_ps,
+    hdm_h_requests
+});
+crate::pack_struct!(Device { sf, mem, trackers, stats });
+crate::pack_struct!(Ghost { last });
+
+impl Pack for Agent {
+    #[inline]
+    fn pack(&self, out: &mut Vec<u8>) {
+        match self {
+            Agent::Requester(r) => {
+                out.push(0);
+                r.pack(out);
+            }
+            Agent::Device(d) => {
+                out.push(1);
+                d.pack(out);
+            }
+        }
+    }
+
+    #[inline]
+    fn unpack(src: &mut &[u8]) -> Self {
+        match get_byte(src) {
+            0 => Agent::Requester(Pack::unpack(src)),
+            1 => Agent::Device(Pack::unpack(src)),
+            k => panic!("{k} is not a packed DCOH agent"),
+        }
+    }
 }
 
 /// Deliberately broken variants the checker must catch (`[check] mutant`).

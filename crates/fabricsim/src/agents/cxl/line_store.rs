@@ -6,6 +6,7 @@
 use std::hash::{Hash, Hasher};
 
 use crate::agents::cache::{CacheGeometry, SetAssoc, VictimPolicy};
+use crate::engine::pack::Pack;
 
 #[derive(Clone)]
 pub enum LineStore<T> {
@@ -128,6 +129,34 @@ impl<T: Copy> LineStore<T> {
 
 // The checker hashes and compares small stores; a timed agent is never
 // hashed, but the trait bounds of `Protocol::Agent` ask for both.
+/// Packed for the checker, which keeps stores small: the capacity, then
+/// the lines.
+impl<T: Copy + Pack> Pack for LineStore<T> {
+    fn pack(&self, out: &mut Vec<u8>) {
+        match self {
+            LineStore::Small { cap, lines } => {
+                cap.pack(out);
+                lines.pack(out);
+            }
+            LineStore::Assoc(_) => panic!("the checker keeps line stores small; an associative one is not packed"),
+        }
+    }
+
+    fn unpack(src: &mut &[u8]) -> Self {
+        LineStore::Small { cap: Pack::unpack(src), lines: Pack::unpack(src) }
+    }
+
+    fn unpack_into(&mut self, src: &mut &[u8]) {
+        match self {
+            LineStore::Small { cap, lines } => {
+                cap.unpack_into(src);
+                lines.unpack_into(src);
+            }
+            me => *me = LineStore::unpack(src),
+        }
+    }
+}
+
 impl<T: Copy + Hash> Hash for LineStore<T> {
     fn hash<H: Hasher>(&self, h: &mut H) {
         match self {

@@ -20,6 +20,7 @@ use std::hash::{Hash, Hasher};
 
 use super::line_store::LineStore;
 use crate::agents::cache::{CacheGeometry, VictimPolicy};
+use crate::engine::pack::{get_byte, Pack};
 
 /// The block policy examines at most this many of the newest entries (a
 /// bounded search window, as a hardware selector would have).
@@ -185,6 +186,29 @@ impl SnoopFilter {
                 len += 1;
             }
         }
+    }
+}
+
+crate::pack_struct!(Entry { owners, excl, wait, evicting, for_line });
+
+/// Packed for the checker, whose filter is small and keeps no block order.
+impl Pack for SnoopFilter {
+    fn pack(&self, out: &mut Vec<u8>) {
+        assert!(self.order.is_none(), "the checker's snoop filter keeps no block order");
+        self.store.pack(out);
+        self.seq.pack(out);
+        out.push(self.max_block);
+    }
+
+    fn unpack(src: &mut &[u8]) -> Self {
+        SnoopFilter { store: Pack::unpack(src), order: None, seq: Pack::unpack(src), max_block: get_byte(src) }
+    }
+
+    fn unpack_into(&mut self, src: &mut &[u8]) {
+        self.store.unpack_into(src);
+        self.order = None;
+        self.seq = Pack::unpack(src);
+        self.max_block = get_byte(src);
     }
 }
 
