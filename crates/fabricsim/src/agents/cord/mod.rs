@@ -63,6 +63,7 @@
 
 mod directory;
 pub mod messages;
+mod pack;
 mod processor;
 mod protocol;
 pub mod tables;

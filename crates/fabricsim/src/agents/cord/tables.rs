@@ -57,6 +57,17 @@ impl EpochTable {
         self.entries.iter().filter(|e| e.0 == pid).count()
     }
 
+    /// The entries, sorted by (core, epoch).
+    pub fn entries(&self) -> &[(AgentId, Num, Num)] {
+        &self.entries
+    }
+
+    /// Append an entry that sorts after every present one (unpacking).
+    pub fn push_sorted(&mut self, pid: AgentId, ep: Num, n: Num) {
+        debug_assert!(self.entries.last().is_none_or(|e| (e.0, e.1) < (pid, ep)));
+        self.entries.push((pid, ep, n));
+    }
+
     pub fn len(&self) -> usize {
         self.entries.len()
     }
