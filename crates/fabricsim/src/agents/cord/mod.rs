@@ -49,8 +49,8 @@
 //!   address's accesses in program order.
 //! - When an epoch would overflow the processor's store-counter table (a
 //!   Relaxed store to one directory too many) or a store counter (2^bits
-//!   - 1 stores to one directory), the core first issues an empty Release
-//!   (an *epoch split*) instead of stalling.
+//!   minus one stores to one directory), the core first issues an empty
+//!   Release (an *epoch split*) instead of stalling.
 //! - The directory's largest committed epoch cannot tell a Release from an
 //!   older one to the same directory whose epoch number is equal modulo
 //!   2^bits; the core remembers the last epoch it released to each

@@ -30,9 +30,12 @@ pub enum GStore {
 /// Checker bookkeeping: per core, its stores not yet committed, in program
 /// order. A Release (CORD, SO) must commit after all of them; a store after
 /// every earlier store to its address.
+/// A core's uncommitted stores, oldest first, with the address each writes.
+pub type Pending = SmallVec<[(GStore, Option<Loc>); 4]>;
+
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct Ghost {
-    pub pending: Vec<SmallVec<[(GStore, Option<Loc>); 4]>>,
+    pub pending: Vec<Pending>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
