@@ -414,9 +414,11 @@ struct Channel {
     bus_free: Time,
     next_refresh: Vec<Time>,
     wake_at: Option<Time>,
+    /// Per bank: queued requests to its open row (kept as requests come
+    /// and go and rows open and close, so no step recounts them all).
+    hits: Vec<u32>,
     /// Scratch stamps per bank for one scheduling pass (no allocation).
     oldest: Vec<u32>,
-    hit: Vec<u32>,
     epoch: u32,
 }
 
@@ -461,8 +463,8 @@ impl Dram {
                     .map(|r| if params.trefi == 0 { Time::MAX } else { params.trefi * (r + 1) / params.ranks as u64 })
                     .collect(),
                 wake_at: None,
+                hits: vec![0; nb],
                 oldest: vec![0; nb],
-                hit: vec![0; nb],
                 epoch: 0,
             })
             .collect();
@@ -494,6 +496,9 @@ impl Dram {
         let bank = loc.rank * p.banks + loc.bank;
         let c = &mut self.channels[loc.channel as usize];
         assert!(c.queue.len() < p.channel_queue as usize, "DRAM channel {} queue is full", loc.channel);
+        if c.banks[bank as usize].row == loc.row {
+            c.hits[bank as usize] += 1;
+        }
         c.queue.push(Entry { id, bank, row: loc.row, arrival: now, bursts, prep: 0, pre: false, act: false });
         loc.channel
     }
@@ -556,62 +561,47 @@ impl Dram {
                     b.row = NO_ROW;
                     b.act_ready = start + p.trfc;
                 }
+                c.hits[r * nb..(r + 1) * nb].fill(0);
                 c.next_refresh[r] = t + p.trefi;
                 self.stats.refreshes += 1;
             }
         }
     }
 
-    /// Mark, for one pass over `ch`'s queue, the oldest request of each
-    /// bank and the banks with a queued hit to their open row.
-    fn mark(c: &mut Channel) {
+    /// A new pass over a channel's queue: no bank seen yet.
+    fn new_pass(c: &mut Channel) {
         c.epoch = c.epoch.wrapping_add(1);
         if c.epoch == 0 {
             c.oldest.fill(0);
-            c.hit.fill(0);
             c.epoch = 1;
-        }
-        let e = c.epoch;
-        for q in &c.queue {
-            let b = q.bank as usize;
-            if c.banks[b].row == q.row {
-                c.hit[b] = e;
-            }
         }
     }
 
-    /// Row commands at `now`: PRE and/or ACT for the oldest request of
-    /// each bank that has no queued hit to its open row (FR-FCFS keeps a
-    /// row open while a hit to it waits).
-    fn row_commands(p: &DramParams, c: &mut Channel, stats: &mut DramStats, now: Time) {
-        Self::mark(c);
-        let e = c.epoch;
-        for i in 0..c.queue.len() {
-            let q = c.queue[i];
-            let bi = q.bank as usize;
-            if c.oldest[bi] == e {
-                continue;
-            }
-            c.oldest[bi] = e;
-            let b = &mut c.banks[bi];
-            if b.row == q.row || c.hit[bi] == e {
-                continue;
-            }
-            if b.row != NO_ROW && b.pre_ready <= now {
-                b.row = NO_ROW;
-                b.act_ready = b.act_ready.max(now + p.trp);
-                c.queue[i].pre = true;
-                c.queue[i].prep += p.trp;
-                stats.precharges += 1;
-            }
-            if b.row == NO_ROW && b.act_ready <= now {
-                b.row = q.row;
-                b.col_ready = now + p.trcd;
-                b.pre_ready = now + p.tras;
-                c.queue[i].act = true;
-                c.queue[i].prep += p.trcd;
-                stats.activates += 1;
-            }
+    /// FR-FCFS's row commands for request `i`, the oldest of its bank, if
+    /// no queued request hits the bank's open row (it stays open while a
+    /// hit waits): PRE and/or ACT, as their timings allow at `now`.
+    #[inline]
+    fn row_command(p: &DramParams, c: &mut Channel, stats: &mut DramStats, now: Time, i: usize) {
+        let q = c.queue[i];
+        let bi = q.bank as usize;
+        let b = &mut c.banks[bi];
+        if c.hits[bi] > 0 {
+            return;
+        }
+        if b.row != NO_ROW && b.pre_ready <= now {
+            b.row = NO_ROW;
+            b.act_ready = b.act_ready.max(now + p.trp);
+            c.queue[i].pre = true;
+            c.queue[i].prep += p.trp;
+            stats.precharges += 1;
+        }
+        if b.row == NO_ROW && b.act_ready <= now {
+            b.row = q.row;
+            b.col_ready = now + p.trcd;
+            b.pre_ready = now + p.tras;
+            c.queue[i].act = true;
+            c.queue[i].prep += p.trcd;
+            stats.activates += 1;
         }
     }
 
@@ -621,71 +611,94 @@ impl Dram {
     /// row is precharged and activated for its oldest request. Returns the
     /// column command issued (at most one: the burst holds the bus) and
     /// when the channel next needs a step.
+    ///
+    /// One pass over the queue does the row commands and finds the column
+    /// command: a bank's row commands come at its oldest request, before
+    /// any other request of that bank is looked at, and an ACT makes no
+    /// request ready now (tRCD), so the first ready hit met on the way is
+    /// the one a look after all row commands would find. The pass also
+    /// recounts each bank's hits, since an ACT opens a row.
     pub fn step(&mut self, now: Time, ch: u32) -> Step {
         let ch = ch as usize;
         self.refresh(ch, now);
         let p = &self.params;
         let c = &mut self.channels[ch];
-        let mut issued = None;
-
-        Self::row_commands(p, c, &mut self.stats, now);
-
-        // Column command: the oldest ready row hit, if the bus is free by first data.
-        if c.bus_free <= now + p.tcl {
-            if let Some(i) = c.queue.iter().position(|q| {
-                let b = &c.banks[q.bank as usize];
-                b.row == q.row && b.col_ready <= now
-            }) {
-                let q = c.queue.remove(i);
-                let burst_time = q.bursts as Time * p.tburst;
-                let done = now + p.tcl + burst_time;
-                c.bus_free = done;
-                let b = &mut c.banks[q.bank as usize];
-                if p.page == Page::Closed {
-                    // Auto-precharge after the last column command, not before tRAS.
-                    let pre = (now + burst_time - p.tburst).max(b.pre_ready);
-                    b.row = NO_ROW;
-                    b.act_ready = pre + p.trp;
-                    self.stats.precharges += 1;
+        let bus_ok = c.bus_free <= now + p.tcl;
+        let mut column = None;
+        Self::new_pass(c);
+        let e = c.epoch;
+        for i in 0..c.queue.len() {
+            let bi = c.queue[i].bank as usize;
+            if c.oldest[bi] != e {
+                c.oldest[bi] = e;
+                Self::row_command(p, c, &mut self.stats, now, i);
+                // Recounted from here on: every request of the bank is at or after its oldest.
+                c.hits[bi] = 0;
+            }
+            let b = &c.banks[bi];
+            if b.row == c.queue[i].row {
+                c.hits[bi] += 1;
+                if bus_ok && column.is_none() && b.col_ready <= now {
+                    column = Some(i);
                 }
-                let s = &mut self.stats;
-                s.accesses += 1;
-                s.bus_busy_ps += burst_time;
-                match (q.pre, q.act) {
-                    (_, false) => s.row_hits += 1,
-                    (false, true) => s.row_empty += 1,
-                    (true, true) => s.row_conflicts += 1,
-                }
-                issued = Some(Issued { id: q.id, done, queued: (now - q.arrival).saturating_sub(q.prep) });
             }
         }
 
-        if issued.is_some() {
-            // The bank it served may now precharge for an older miss.
-            Self::row_commands(p, c, &mut self.stats, now);
+        let mut issued = None;
+        if let Some(i) = column {
+            let q = c.queue.remove(i);
+            let bi = q.bank as usize;
+            c.hits[bi] -= 1;
+            let burst_time = q.bursts as Time * p.tburst;
+            let done = now + p.tcl + burst_time;
+            c.bus_free = done;
+            let b = &mut c.banks[bi];
+            if p.page == Page::Closed {
+                // Auto-precharge after the last column command, not before tRAS.
+                let pre = (now + burst_time - p.tburst).max(b.pre_ready);
+                b.row = NO_ROW;
+                b.act_ready = pre + p.trp;
+                c.hits[bi] = 0;
+                self.stats.precharges += 1;
+            }
+            let s = &mut self.stats;
+            s.accesses += 1;
+            s.bus_busy_ps += burst_time;
+            match (q.pre, q.act) {
+                (_, false) => s.row_hits += 1,
+                (false, true) => s.row_empty += 1,
+                (true, true) => s.row_conflicts += 1,
+            }
+            issued = Some(Issued { id: q.id, done, queued: (now - q.arrival).saturating_sub(q.prep) });
+            // The bank it served may now precharge for an older miss (no
+            // other bank's row commands change: they ran at this `now`).
+            if let Some(j) = c.queue.iter().position(|r| r.bank == q.bank) {
+                Self::row_command(p, c, &mut self.stats, now, j);
+                if c.banks[bi].row == c.queue[j].row && c.hits[bi] == 0 {
+                    // (an ACT just now, with tRP = 0)
+                    c.hits[bi] = c.queue.iter().filter(|r| r.bank == q.bank && r.row == c.queue[j].row).count() as u32;
+                }
+            }
         }
 
-        // When can the next command issue?
-        Self::mark(c);
-        let e = c.epoch;
+        // When can the next command issue? Per bank with requests: its
+        // hits' column command, else its oldest's PRE or ACT.
         let mut next = Time::MAX;
+        let col_bus = c.bus_free.saturating_sub(p.tcl);
         for q in &c.queue {
             let bi = q.bank as usize;
             let b = &c.banks[bi];
-            let t = if b.row == q.row {
-                b.col_ready.max(c.bus_free.saturating_sub(p.tcl))
-            } else if c.oldest[bi] == e || c.hit[bi] == e {
-                // Not the bank's oldest request, or the bank waits for a hit.
-                continue;
+            let t = if c.hits[bi] > 0 {
+                b.col_ready.max(col_bus)
             } else if b.row != NO_ROW {
                 b.pre_ready
             } else {
                 b.act_ready
             };
-            c.oldest[bi] = e;
-            next = next.min(t.max(now + 1));
+            next = next.min(t);
         }
-        Step { issued, next: (next != Time::MAX).then_some(next) }
+        let next = (next != Time::MAX).then(|| next.max(now + 1));
+        Step { issued, next }
     }
 }
 
