@@ -176,23 +176,33 @@ impl<E: Copy> EventQueue<E> {
         self.schedule(self.now + delay, event);
     }
 
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, e: Entry<E>) {
         self.len += 1;
+        // Slots after the current one, on the wheel: the common case.
+        let d = slot_of(e.key).wrapping_sub(self.cur_slot).wrapping_sub(1);
+        if d < BUCKETS - 1 {
+            let b = ((self.cur_slot + 1 + d) & MASK) as usize;
+            self.buckets[b].push(e);
+            self.bits[b / 64] |= 1 << (b % 64);
+        } else {
+            self.push_other(e);
+        }
+    }
+
+    /// Into the current slot (sorted) or beyond the wheel (the far heap).
+    #[inline(never)]
+    fn push_other(&mut self, e: Entry<E>) {
         let s = slot_of(e.key);
-        if s == self.cur_slot && self.len > 1 {
-            self.insert_current(e);
-        } else if s == self.cur_slot {
+        if s != self.cur_slot {
+            self.far.push(Far(e));
+        } else if self.len == 1 {
             // The queue was empty: this slot starts afresh.
             self.cur.clear();
             self.pos = 0;
             self.cur.push(e);
-        } else if s - self.cur_slot < BUCKETS {
-            let b = (s & MASK) as usize;
-            self.buckets[b].push(e);
-            self.bits[b / 64] |= 1 << (b % 64);
         } else {
-            self.far.push(Far(e));
+            self.insert_current(e);
         }
     }
 
