@@ -391,6 +391,11 @@ struct Bank {
     col_ready: Time,
     /// Earliest PRE (ACT + tRAS).
     pre_ready: Time,
+    /// Queued requests to the open row (kept as requests come and go and
+    /// rows open and close, so no step recounts them all).
+    hits: u32,
+    /// Stamp of the scheduling pass that met the bank's oldest request.
+    seen: u32,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -414,11 +419,7 @@ struct Channel {
     bus_free: Time,
     next_refresh: Vec<Time>,
     wake_at: Option<Time>,
-    /// Per bank: queued requests to its open row (kept as requests come
-    /// and go and rows open and close, so no step recounts them all).
-    hits: Vec<u32>,
-    /// Scratch stamps per bank for one scheduling pass (no allocation).
-    oldest: Vec<u32>,
+    /// The scheduling pass (stamps `Bank::seen`).
     epoch: u32,
 }
 
@@ -452,7 +453,7 @@ impl Dram {
     /// A DRAM with every bank precharged. `params` must be valid.
     pub fn new(params: DramParams) -> Self {
         let nb = (params.ranks * params.banks) as usize;
-        let bank = Bank { row: NO_ROW, act_ready: 0, col_ready: 0, pre_ready: 0 };
+        let bank = Bank { row: NO_ROW, act_ready: 0, col_ready: 0, pre_ready: 0, hits: 0, seen: 0 };
         let channels = (0..params.channels)
             .map(|_| Channel {
                 banks: vec![bank; nb],
@@ -463,8 +464,6 @@ impl Dram {
                     .map(|r| if params.trefi == 0 { Time::MAX } else { params.trefi * (r + 1) / params.ranks as u64 })
                     .collect(),
                 wake_at: None,
-                hits: vec![0; nb],
-                oldest: vec![0; nb],
                 epoch: 0,
             })
             .collect();
@@ -497,7 +496,7 @@ impl Dram {
         let c = &mut self.channels[loc.channel as usize];
         assert!(c.queue.len() < p.channel_queue as usize, "DRAM channel {} queue is full", loc.channel);
         if c.banks[bank as usize].row == loc.row {
-            c.hits[bank as usize] += 1;
+            c.banks[bank as usize].hits += 1;
         }
         c.queue.push(Entry { id, bank, row: loc.row, arrival: now, bursts, prep: 0, pre: false, act: false });
         loc.channel
@@ -560,8 +559,8 @@ impl Dram {
                     }
                     b.row = NO_ROW;
                     b.act_ready = start + p.trfc;
+                    b.hits = 0;
                 }
-                c.hits[r * nb..(r + 1) * nb].fill(0);
                 c.next_refresh[r] = t + p.trefi;
                 self.stats.refreshes += 1;
             }
@@ -569,38 +568,38 @@ impl Dram {
     }
 
     /// A new pass over a channel's queue: no bank seen yet.
-    fn new_pass(c: &mut Channel) {
+    fn new_pass(c: &mut Channel) -> u32 {
         c.epoch = c.epoch.wrapping_add(1);
         if c.epoch == 0 {
-            c.oldest.fill(0);
+            for b in &mut c.banks {
+                b.seen = 0;
+            }
             c.epoch = 1;
         }
+        c.epoch
     }
 
-    /// FR-FCFS's row commands for request `i`, the oldest of its bank, if
+    /// FR-FCFS's row commands for request `q`, the oldest of bank `b`, if
     /// no queued request hits the bank's open row (it stays open while a
     /// hit waits): PRE and/or ACT, as their timings allow at `now`.
     #[inline]
-    fn row_command(p: &DramParams, c: &mut Channel, stats: &mut DramStats, now: Time, i: usize) {
-        let q = c.queue[i];
-        let bi = q.bank as usize;
-        let b = &mut c.banks[bi];
-        if c.hits[bi] > 0 {
+    fn row_command(p: &DramParams, b: &mut Bank, q: &mut Entry, stats: &mut DramStats, now: Time) {
+        if b.hits > 0 {
             return;
         }
         if b.row != NO_ROW && b.pre_ready <= now {
             b.row = NO_ROW;
             b.act_ready = b.act_ready.max(now + p.trp);
-            c.queue[i].pre = true;
-            c.queue[i].prep += p.trp;
+            q.pre = true;
+            q.prep += p.trp;
             stats.precharges += 1;
         }
         if b.row == NO_ROW && b.act_ready <= now {
             b.row = q.row;
             b.col_ready = now + p.trcd;
             b.pre_ready = now + p.tras;
-            c.queue[i].act = true;
-            c.queue[i].prep += p.trcd;
+            q.act = true;
+            q.prep += p.trcd;
             stats.activates += 1;
         }
     }
@@ -625,19 +624,17 @@ impl Dram {
         let c = &mut self.channels[ch];
         let bus_ok = c.bus_free <= now + p.tcl;
         let mut column = None;
-        Self::new_pass(c);
-        let e = c.epoch;
-        for i in 0..c.queue.len() {
-            let bi = c.queue[i].bank as usize;
-            if c.oldest[bi] != e {
-                c.oldest[bi] = e;
-                Self::row_command(p, c, &mut self.stats, now, i);
+        let e = Self::new_pass(c);
+        for (i, q) in c.queue.iter_mut().enumerate() {
+            let b = &mut c.banks[q.bank as usize];
+            if b.seen != e {
+                b.seen = e;
+                Self::row_command(p, b, q, &mut self.stats, now);
                 // Recounted from here on: every request of the bank is at or after its oldest.
-                c.hits[bi] = 0;
+                b.hits = 0;
             }
-            let b = &c.banks[bi];
-            if b.row == c.queue[i].row {
-                c.hits[bi] += 1;
+            if b.row == q.row {
+                b.hits += 1;
                 if bus_ok && column.is_none() && b.col_ready <= now {
                     column = Some(i);
                 }
@@ -648,7 +645,7 @@ impl Dram {
         if let Some(i) = column {
             let q = c.queue.remove(i);
             let bi = q.bank as usize;
-            c.hits[bi] -= 1;
+            c.banks[bi].hits -= 1;
             let burst_time = q.bursts as Time * p.tburst;
             let done = now + p.tcl + burst_time;
             c.bus_free = done;
@@ -658,7 +655,7 @@ impl Dram {
                 let pre = (now + burst_time - p.tburst).max(b.pre_ready);
                 b.row = NO_ROW;
                 b.act_ready = pre + p.trp;
-                c.hits[bi] = 0;
+                b.hits = 0;
                 self.stats.precharges += 1;
             }
             let s = &mut self.stats;
@@ -673,10 +670,12 @@ impl Dram {
             // The bank it served may now precharge for an older miss (no
             // other bank's row commands change: they ran at this `now`).
             if let Some(j) = c.queue.iter().position(|r| r.bank == q.bank) {
-                Self::row_command(p, c, &mut self.stats, now, j);
-                if c.banks[bi].row == c.queue[j].row && c.hits[bi] == 0 {
+                let b = &mut c.banks[bi];
+                Self::row_command(p, b, &mut c.queue[j], &mut self.stats, now);
+                if b.hits == 0 && b.row == c.queue[j].row {
                     // (an ACT just now, with tRP = 0)
-                    c.hits[bi] = c.queue.iter().filter(|r| r.bank == q.bank && r.row == c.queue[j].row).count() as u32;
+                    let row = b.row;
+                    b.hits = c.queue.iter().filter(|r| r.bank == q.bank && r.row == row).count() as u32;
                 }
             }
         }
@@ -686,9 +685,8 @@ impl Dram {
         let mut next = Time::MAX;
         let col_bus = c.bus_free.saturating_sub(p.tcl);
         for q in &c.queue {
-            let bi = q.bank as usize;
-            let b = &c.banks[bi];
-            let t = if c.hits[bi] > 0 {
+            let b = &c.banks[q.bank as usize];
+            let t = if b.hits > 0 {
                 b.col_ready.max(col_bus)
             } else if b.row != NO_ROW {
                 b.pre_ready
