@@ -447,6 +447,44 @@ pub struct Dram {
     pub params: DramParams,
     channels: Vec<Channel>,
     pub stats: DramStats,
+    layout: Option<Layout>,
+}
+
+/// `DramParams::locate` as shifts and masks when every size is a power of
+/// two (the usual case), worked out once: a request used to pay eight
+/// 64-bit divisions. `None`: other sizes, which divide.
+#[derive(Debug, Clone, Copy)]
+struct Layout {
+    /// (shift, mask) of channel, rank, bank and column in the address.
+    fields: [(u32, u64); 4],
+    /// Shift of the row.
+    row: u32,
+}
+
+impl Layout {
+    fn new(p: &DramParams) -> Option<Self> {
+        let log2 = |n: u64| n.is_power_of_two().then(|| n.trailing_zeros());
+        let mut at = log2(p.burst_bytes as u64)?;
+        let mut fields = [(0, 0); 4];
+        for f in p.mapping.iter().rev() {
+            let (i, n) = match f {
+                Field::Row => continue,
+                Field::Channel => (0, p.channels as u64),
+                Field::Rank => (1, p.ranks as u64),
+                Field::Bank => (2, p.banks as u64),
+                Field::Column => (3, p.lines_per_row()),
+            };
+            fields[i] = (at, n - 1);
+            at += log2(n)?;
+        }
+        Some(Layout { fields, row: at })
+    }
+
+    #[inline]
+    fn locate(&self, addr: u64) -> Location {
+        let f = |i: usize| ((addr >> self.fields[i].0) & self.fields[i].1) as u32;
+        Location { channel: f(0), rank: f(1), bank: f(2), column: f(3), row: addr >> self.row }
+    }
 }
 
 impl Dram {
@@ -468,11 +506,20 @@ impl Dram {
             })
             .collect();
         let stats = DramStats { channels: params.channels, ..DramStats::default() };
-        Dram { params, channels, stats }
+        let layout = Layout::new(&params);
+        Dram { params, channels, stats, layout }
     }
 
     pub fn channel_of(&self, addr: u64) -> u32 {
-        self.params.locate(addr).channel
+        self.locate(addr).channel
+    }
+
+    #[inline]
+    fn locate(&self, addr: u64) -> Location {
+        match &self.layout {
+            Some(l) => l.locate(addr),
+            None => self.params.locate(addr),
+        }
     }
 
     /// Whether channel `ch`'s queue has room for one more request.
@@ -489,8 +536,8 @@ impl Dram {
     /// returns its channel, which the caller must then `step` at `now`.
     /// Panics if the channel's queue is full (check `has_room`).
     pub fn enqueue(&mut self, now: Time, id: u32, addr: u64, bytes: u32) -> u32 {
+        let loc = self.locate(addr);
         let p = &self.params;
-        let loc = p.locate(addr);
         let bursts = bytes.div_ceil(p.burst_bytes).max(1);
         let bank = loc.rank * p.banks + loc.bank;
         let c = &mut self.channels[loc.channel as usize];
@@ -725,6 +772,18 @@ mod tests {
         assert_eq!(p.locate(64 * 2 * 64 * 32).row, 1);
         p.mapping = parse_mapping("row:channel:rank:bank:column").unwrap();
         assert_eq!(p.locate(64), Location { channel: 0, rank: 0, bank: 0, row: 0, column: 1 });
+        // The shifts and masks agree with the divisions.
+        for mapping in ["row:rank:bank:column:channel", "row:column:rank:bank:channel", "row:channel:rank:bank:column"]
+        {
+            p.mapping = parse_mapping(mapping).unwrap();
+            p.ranks = 2;
+            let l = Layout::new(&p).expect("powers of two");
+            for a in (0..1u64 << 24).step_by(4093) {
+                assert_eq!(l.locate(a), p.locate(a), "{mapping} {a}");
+            }
+        }
+        p.banks = 12;
+        assert!(Layout::new(&p).is_none());
         assert!(parse_mapping("rank:row:bank:column:channel").is_err());
         assert!(parse_mapping("row:row:bank:column:channel").is_err());
         assert!(parse_mapping("row:bank:column:channel").is_err());
