@@ -202,6 +202,7 @@ pub fn protocol_mesi_64(requests: u64) -> serde_json::Value {
         "protocol_messages_per_s": messages as f64 / r.wall_s,
         "operations_per_s": ops as f64 / r.wall_s,
         "events_per_s": r.events as f64 / r.wall_s,
+        "events_per_message": r.events as f64 / messages.max(1) as f64,
         "outcome": format!("{:?}", r.outcome).to_lowercase(),
     })
 }

@@ -239,6 +239,11 @@ impl<L> SetAssoc<L> {
             self.hit(s);
             return None;
         }
+        self.insert_absent(addr, value).1
+    }
+
+    /// `insert` of a line known not to be resident: its slot, and what it evicted.
+    fn insert_absent(&mut self, addr: u64, value: L) -> (usize, Option<(u64, L)>) {
         let set = self.geom.set_of(addr);
         let evicted = if self.used[set] as usize == self.ways {
             let s = self.choose(set, true, |_, _| true).expect("a full set has a victim");
@@ -270,7 +275,30 @@ impl<L> SetAssoc<L> {
             VictimPolicy::Random => self.draw = self.rng.next_u64(),
             _ => {}
         }
-        evicted
+        (s, evicted)
+    }
+
+    /// `victim_where(addr, ok)`, removed: the line and its value, in one
+    /// look-up of the set instead of two.
+    pub fn evict_where(&mut self, addr: u64, ok: impl Fn(u64, &L) -> bool) -> Option<(u64, L)> {
+        if !self.needs_eviction(addr) {
+            return None;
+        }
+        let set = self.geom.set_of(addr);
+        let s = self.choose(set, false, ok)?;
+        Some(self.take(set, s))
+    }
+
+    /// The value of `addr` after an access: inserted as `value` if absent
+    /// (as `insert`), and the use recorded (as `touch`). One look-up of the
+    /// set instead of the three of `insert`, `touch` and `get_mut`.
+    pub fn entry_touch(&mut self, addr: u64, value: L) -> &mut L {
+        let s = match self.find(addr) {
+            Some(s) => s,
+            None => self.insert_absent(addr, value).0,
+        };
+        self.hit(s);
+        self.vals[s].as_mut().expect("occupied")
     }
 
     /// Remove `addr`, returning its value. Its LFI count is kept.
@@ -547,7 +575,29 @@ mod tests {
             let ok = |x: u64| x % 3 != step % 3;
             assert_eq!(c.victim(a), m.victim(a, |_| true), "{policy} step {step} victim({a})");
             assert_eq!(c.victim_where(a, |x, _| ok(x)), m.victim(a, ok), "{policy} step {step} victim_where({a})");
-            match r.below(4) {
+            match r.below(6) {
+                4 => {
+                    // entry_touch: insert if absent, then a use
+                    let was = c.get(a).copied();
+                    let v = *c.entry_touch(a, a * 10);
+                    assert_eq!(v, was.unwrap_or(a * 10));
+                    if was.is_none() {
+                        m.insert(a);
+                    }
+                    m.touch(a);
+                }
+                5 => {
+                    let e = c.evict_where(a, |x, _| ok(x));
+                    let want = m.victim(a, ok);
+                    assert_eq!(
+                        e.map(|(x, v)| (x, v == x * 10)),
+                        want.map(|x| (x, true)),
+                        "{policy} step {step} evict_where"
+                    );
+                    if let Some(x) = want {
+                        m.remove(x);
+                    }
+                }
                 0 | 1 => {
                     let e = c.insert(a, a * 10);
                     assert_eq!(

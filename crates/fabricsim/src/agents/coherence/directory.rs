@@ -574,13 +574,19 @@ impl Directory {
     }
 
     pub fn home(&self, loc: Loc) -> AgentId {
-        (self.caches + loc as usize % self.dirs) as AgentId
+        // (by a mask when the count is a power of two: no division per message)
+        let d = if self.dirs.is_power_of_two() { loc as usize & (self.dirs - 1) } else { loc as usize % self.dirs };
+        (self.caches + d) as AgentId
     }
 
     /// Index of `loc` in its home directory's lines.
     #[inline]
     fn idx(&self, loc: Loc) -> usize {
-        loc as usize / self.dirs
+        if self.dirs.is_power_of_two() {
+            loc as usize >> self.dirs.trailing_zeros()
+        } else {
+            loc as usize / self.dirs
+        }
     }
 
     fn prog(&self, me: AgentId) -> &[Op] {
@@ -1470,7 +1476,8 @@ impl Protocol for Directory {
 
     fn workload_action(&self, agent: &Node, _me: AgentId, op: &WorkOp) -> Option<Action> {
         let Node::Cache { core, lines } = agent else { return None };
-        let l = (op.line % self.locs as u64) as Loc;
+        let locs = self.locs as u64;
+        let l = if locs.is_power_of_two() { op.line & (locs - 1) } else { op.line % locs } as Loc;
         let line = lines.get(l);
         // A line with a transaction in flight waits; so does a miss with every MSHR busy or no way free.
         if !line.st.stable() {

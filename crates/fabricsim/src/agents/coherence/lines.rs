@@ -94,8 +94,7 @@ impl CacheLines {
         if !a.store.needs_eviction(loc as u64) {
             return None;
         }
-        let v = a.store.victim_where(loc as u64, evictable)?;
-        let line = a.store.remove(v).expect("the victim is in the store");
+        let (v, line) = a.store.evict_where(loc as u64, evictable)?;
         Some((v as Loc, line))
     }
 
@@ -115,11 +114,7 @@ impl CacheLines {
                 if let Some(i) = a.evicting.iter().position(|e| e.0 == loc) {
                     return &mut a.evicting[i].1;
                 }
-                if !a.store.contains(loc as u64) {
-                    a.store.insert(loc as u64, Line::default());
-                }
-                a.store.touch(loc as u64);
-                a.store.get_mut(loc as u64).expect("just inserted")
+                a.store.entry_touch(loc as u64, Line::default())
             }
         }
     }

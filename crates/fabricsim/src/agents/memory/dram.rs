@@ -391,6 +391,11 @@ struct Bank {
     col_ready: Time,
     /// Earliest PRE (ACT + tRAS).
     pre_ready: Time,
+    /// Queued requests to the open row (kept as requests come and go and
+    /// rows open and close, so no step recounts them all).
+    hits: u32,
+    /// Stamp of the scheduling pass that met the bank's oldest request.
+    seen: u32,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -414,9 +419,7 @@ struct Channel {
     bus_free: Time,
     next_refresh: Vec<Time>,
     wake_at: Option<Time>,
-    /// Scratch stamps per bank for one scheduling pass (no allocation).
-    oldest: Vec<u32>,
-    hit: Vec<u32>,
+    /// The scheduling pass (stamps `Bank::seen`).
     epoch: u32,
 }
 
@@ -444,13 +447,51 @@ pub struct Dram {
     pub params: DramParams,
     channels: Vec<Channel>,
     pub stats: DramStats,
+    layout: Option<Layout>,
+}
+
+/// `DramParams::locate` as shifts and masks when every size is a power of
+/// two (the usual case), worked out once: a request used to pay eight
+/// 64-bit divisions. `None`: other sizes, which divide.
+#[derive(Debug, Clone, Copy)]
+struct Layout {
+    /// (shift, mask) of channel, rank, bank and column in the address.
+    fields: [(u32, u64); 4],
+    /// Shift of the row.
+    row: u32,
+}
+
+impl Layout {
+    fn new(p: &DramParams) -> Option<Self> {
+        let log2 = |n: u64| n.is_power_of_two().then(|| n.trailing_zeros());
+        let mut at = log2(p.burst_bytes as u64)?;
+        let mut fields = [(0, 0); 4];
+        for f in p.mapping.iter().rev() {
+            let (i, n) = match f {
+                Field::Row => continue,
+                Field::Channel => (0, p.channels as u64),
+                Field::Rank => (1, p.ranks as u64),
+                Field::Bank => (2, p.banks as u64),
+                Field::Column => (3, p.lines_per_row()),
+            };
+            fields[i] = (at, n - 1);
+            at += log2(n)?;
+        }
+        Some(Layout { fields, row: at })
+    }
+
+    #[inline]
+    fn locate(&self, addr: u64) -> Location {
+        let f = |i: usize| ((addr >> self.fields[i].0) & self.fields[i].1) as u32;
+        Location { channel: f(0), rank: f(1), bank: f(2), column: f(3), row: addr >> self.row }
+    }
 }
 
 impl Dram {
     /// A DRAM with every bank precharged. `params` must be valid.
     pub fn new(params: DramParams) -> Self {
         let nb = (params.ranks * params.banks) as usize;
-        let bank = Bank { row: NO_ROW, act_ready: 0, col_ready: 0, pre_ready: 0 };
+        let bank = Bank { row: NO_ROW, act_ready: 0, col_ready: 0, pre_ready: 0, hits: 0, seen: 0 };
         let channels = (0..params.channels)
             .map(|_| Channel {
                 banks: vec![bank; nb],
@@ -461,17 +502,24 @@ impl Dram {
                     .map(|r| if params.trefi == 0 { Time::MAX } else { params.trefi * (r + 1) / params.ranks as u64 })
                     .collect(),
                 wake_at: None,
-                oldest: vec![0; nb],
-                hit: vec![0; nb],
                 epoch: 0,
             })
             .collect();
         let stats = DramStats { channels: params.channels, ..DramStats::default() };
-        Dram { params, channels, stats }
+        let layout = Layout::new(&params);
+        Dram { params, channels, stats, layout }
     }
 
     pub fn channel_of(&self, addr: u64) -> u32 {
-        self.params.locate(addr).channel
+        self.locate(addr).channel
+    }
+
+    #[inline]
+    fn locate(&self, addr: u64) -> Location {
+        match &self.layout {
+            Some(l) => l.locate(addr),
+            None => self.params.locate(addr),
+        }
     }
 
     /// Whether channel `ch`'s queue has room for one more request.
@@ -488,12 +536,15 @@ impl Dram {
     /// returns its channel, which the caller must then `step` at `now`.
     /// Panics if the channel's queue is full (check `has_room`).
     pub fn enqueue(&mut self, now: Time, id: u32, addr: u64, bytes: u32) -> u32 {
+        let loc = self.locate(addr);
         let p = &self.params;
-        let loc = p.locate(addr);
         let bursts = bytes.div_ceil(p.burst_bytes).max(1);
         let bank = loc.rank * p.banks + loc.bank;
         let c = &mut self.channels[loc.channel as usize];
         assert!(c.queue.len() < p.channel_queue as usize, "DRAM channel {} queue is full", loc.channel);
+        if c.banks[bank as usize].row == loc.row {
+            c.banks[bank as usize].hits += 1;
+        }
         c.queue.push(Entry { id, bank, row: loc.row, arrival: now, bursts, prep: 0, pre: false, act: false });
         loc.channel
     }
@@ -555,6 +606,7 @@ impl Dram {
                     }
                     b.row = NO_ROW;
                     b.act_ready = start + p.trfc;
+                    b.hits = 0;
                 }
                 c.next_refresh[r] = t + p.trefi;
                 self.stats.refreshes += 1;
@@ -562,56 +614,40 @@ impl Dram {
         }
     }
 
-    /// Mark, for one pass over `ch`'s queue, the oldest request of each
-    /// bank and the banks with a queued hit to their open row.
-    fn mark(c: &mut Channel) {
+    /// A new pass over a channel's queue: no bank seen yet.
+    fn new_pass(c: &mut Channel) -> u32 {
         c.epoch = c.epoch.wrapping_add(1);
         if c.epoch == 0 {
-            c.oldest.fill(0);
-            c.hit.fill(0);
+            for b in &mut c.banks {
+                b.seen = 0;
+            }
             c.epoch = 1;
         }
-        let e = c.epoch;
-        for q in &c.queue {
-            let b = q.bank as usize;
-            if c.banks[b].row == q.row {
-                c.hit[b] = e;
-            }
-        }
+        c.epoch
     }
 
-    /// Row commands at `now`: PRE and/or ACT for the oldest request of
-    /// each bank that has no queued hit to its open row (FR-FCFS keeps a
-    /// row open while a hit to it waits).
-    fn row_commands(p: &DramParams, c: &mut Channel, stats: &mut DramStats, now: Time) {
-        Self::mark(c);
-        let e = c.epoch;
-        for i in 0..c.queue.len() {
-            let q = c.queue[i];
-            let bi = q.bank as usize;
-            if c.oldest[bi] == e {
-                continue;
-            }
-            c.oldest[bi] = e;
-            let b = &mut c.banks[bi];
-            if b.row == q.row || c.hit[bi] == e {
-                continue;
-            }
-            if b.row != NO_ROW && b.pre_ready <= now {
-                b.row = NO_ROW;
-                b.act_ready = b.act_ready.max(now + p.trp);
-                c.queue[i].pre = true;
-                c.queue[i].prep += p.trp;
-                stats.precharges += 1;
-            }
-            if b.row == NO_ROW && b.act_ready <= now {
-                b.row = q.row;
-                b.col_ready = now + p.trcd;
-                b.pre_ready = now + p.tras;
-                c.queue[i].act = true;
-                c.queue[i].prep += p.trcd;
-                stats.activates += 1;
-            }
+    /// FR-FCFS's row commands for request `q`, the oldest of bank `b`, if
+    /// no queued request hits the bank's open row (it stays open while a
+    /// hit waits): PRE and/or ACT, as their timings allow at `now`.
+    #[inline]
+    fn row_command(p: &DramParams, b: &mut Bank, q: &mut Entry, stats: &mut DramStats, now: Time) {
+        if b.hits > 0 {
+            return;
+        }
+        if b.row != NO_ROW && b.pre_ready <= now {
+            b.row = NO_ROW;
+            b.act_ready = b.act_ready.max(now + p.trp);
+            q.pre = true;
+            q.prep += p.trp;
+            stats.precharges += 1;
+        }
+        if b.row == NO_ROW && b.act_ready <= now {
+            b.row = q.row;
+            b.col_ready = now + p.trcd;
+            b.pre_ready = now + p.tras;
+            q.act = true;
+            q.prep += p.trcd;
+            stats.activates += 1;
         }
     }
 
@@ -621,71 +657,93 @@ impl Dram {
     /// row is precharged and activated for its oldest request. Returns the
     /// column command issued (at most one: the burst holds the bus) and
     /// when the channel next needs a step.
+    ///
+    /// One pass over the queue does the row commands and finds the column
+    /// command: a bank's row commands come at its oldest request, before
+    /// any other request of that bank is looked at, and an ACT makes no
+    /// request ready now (tRCD), so the first ready hit met on the way is
+    /// the one a look after all row commands would find. The pass also
+    /// recounts each bank's hits, since an ACT opens a row.
     pub fn step(&mut self, now: Time, ch: u32) -> Step {
         let ch = ch as usize;
         self.refresh(ch, now);
         let p = &self.params;
         let c = &mut self.channels[ch];
-        let mut issued = None;
-
-        Self::row_commands(p, c, &mut self.stats, now);
-
-        // Column command: the oldest ready row hit, if the bus is free by first data.
-        if c.bus_free <= now + p.tcl {
-            if let Some(i) = c.queue.iter().position(|q| {
-                let b = &c.banks[q.bank as usize];
-                b.row == q.row && b.col_ready <= now
-            }) {
-                let q = c.queue.remove(i);
-                let burst_time = q.bursts as Time * p.tburst;
-                let done = now + p.tcl + burst_time;
-                c.bus_free = done;
-                let b = &mut c.banks[q.bank as usize];
-                if p.page == Page::Closed {
-                    // Auto-precharge after the last column command, not before tRAS.
-                    let pre = (now + burst_time - p.tburst).max(b.pre_ready);
-                    b.row = NO_ROW;
-                    b.act_ready = pre + p.trp;
-                    self.stats.precharges += 1;
+        let bus_ok = c.bus_free <= now + p.tcl;
+        let mut column = None;
+        let e = Self::new_pass(c);
+        for (i, q) in c.queue.iter_mut().enumerate() {
+            let b = &mut c.banks[q.bank as usize];
+            if b.seen != e {
+                b.seen = e;
+                Self::row_command(p, b, q, &mut self.stats, now);
+                // Recounted from here on: every request of the bank is at or after its oldest.
+                b.hits = 0;
+            }
+            if b.row == q.row {
+                b.hits += 1;
+                if bus_ok && column.is_none() && b.col_ready <= now {
+                    column = Some(i);
                 }
-                let s = &mut self.stats;
-                s.accesses += 1;
-                s.bus_busy_ps += burst_time;
-                match (q.pre, q.act) {
-                    (_, false) => s.row_hits += 1,
-                    (false, true) => s.row_empty += 1,
-                    (true, true) => s.row_conflicts += 1,
-                }
-                issued = Some(Issued { id: q.id, done, queued: (now - q.arrival).saturating_sub(q.prep) });
             }
         }
 
-        if issued.is_some() {
-            // The bank it served may now precharge for an older miss.
-            Self::row_commands(p, c, &mut self.stats, now);
+        let mut issued = None;
+        if let Some(i) = column {
+            let q = c.queue.remove(i);
+            let bi = q.bank as usize;
+            c.banks[bi].hits -= 1;
+            let burst_time = q.bursts as Time * p.tburst;
+            let done = now + p.tcl + burst_time;
+            c.bus_free = done;
+            let b = &mut c.banks[bi];
+            if p.page == Page::Closed {
+                // Auto-precharge after the last column command, not before tRAS.
+                let pre = (now + burst_time - p.tburst).max(b.pre_ready);
+                b.row = NO_ROW;
+                b.act_ready = pre + p.trp;
+                b.hits = 0;
+                self.stats.precharges += 1;
+            }
+            let s = &mut self.stats;
+            s.accesses += 1;
+            s.bus_busy_ps += burst_time;
+            match (q.pre, q.act) {
+                (_, false) => s.row_hits += 1,
+                (false, true) => s.row_empty += 1,
+                (true, true) => s.row_conflicts += 1,
+            }
+            issued = Some(Issued { id: q.id, done, queued: (now - q.arrival).saturating_sub(q.prep) });
+            // The bank it served may now precharge for an older miss (no
+            // other bank's row commands change: they ran at this `now`).
+            if let Some(j) = c.queue.iter().position(|r| r.bank == q.bank) {
+                let b = &mut c.banks[bi];
+                Self::row_command(p, b, &mut c.queue[j], &mut self.stats, now);
+                if b.hits == 0 && b.row == c.queue[j].row {
+                    // (an ACT just now, with tRP = 0)
+                    let row = b.row;
+                    b.hits = c.queue.iter().filter(|r| r.bank == q.bank && r.row == row).count() as u32;
+                }
+            }
         }
 
-        // When can the next command issue?
-        Self::mark(c);
-        let e = c.epoch;
+        // When can the next command issue? Per bank with requests: its
+        // hits' column command, else its oldest's PRE or ACT.
         let mut next = Time::MAX;
+        let col_bus = c.bus_free.saturating_sub(p.tcl);
         for q in &c.queue {
-            let bi = q.bank as usize;
-            let b = &c.banks[bi];
-            let t = if b.row == q.row {
-                b.col_ready.max(c.bus_free.saturating_sub(p.tcl))
-            } else if c.oldest[bi] == e || c.hit[bi] == e {
-                // Not the bank's oldest request, or the bank waits for a hit.
-                continue;
+            let b = &c.banks[q.bank as usize];
+            let t = if b.hits > 0 {
+                b.col_ready.max(col_bus)
             } else if b.row != NO_ROW {
                 b.pre_ready
             } else {
                 b.act_ready
             };
-            c.oldest[bi] = e;
-            next = next.min(t.max(now + 1));
+            next = next.min(t);
         }
-        Step { issued, next: (next != Time::MAX).then_some(next) }
+        let next = (next != Time::MAX).then(|| next.max(now + 1));
+        Step { issued, next }
     }
 }
 
@@ -714,6 +772,18 @@ mod tests {
         assert_eq!(p.locate(64 * 2 * 64 * 32).row, 1);
         p.mapping = parse_mapping("row:channel:rank:bank:column").unwrap();
         assert_eq!(p.locate(64), Location { channel: 0, rank: 0, bank: 0, row: 0, column: 1 });
+        // The shifts and masks agree with the divisions.
+        for mapping in ["row:rank:bank:column:channel", "row:column:rank:bank:channel", "row:channel:rank:bank:column"]
+        {
+            p.mapping = parse_mapping(mapping).unwrap();
+            p.ranks = 2;
+            let l = Layout::new(&p).expect("powers of two");
+            for a in (0..1u64 << 24).step_by(4093) {
+                assert_eq!(l.locate(a), p.locate(a), "{mapping} {a}");
+            }
+        }
+        p.banks = 12;
+        assert!(Layout::new(&p).is_none());
         assert!(parse_mapping("rank:row:bank:column:channel").is_err());
         assert!(parse_mapping("row:row:bank:column:channel").is_err());
         assert!(parse_mapping("row:bank:column:channel").is_err());
