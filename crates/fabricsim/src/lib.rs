@@ -93,6 +93,33 @@ fn run_protocol(
             p.sc = ps.model == check::oracle::Model::Sc;
             go(spec, ps, p, progress)
         }
+        "cord" => {
+            use agents::cord::Cord;
+            let c = ps.cord.expect("resolve() builds the cord spec");
+            let tso = ps.model == check::oracle::Model::Tso;
+            if let Some(prog) = &ps.program {
+                let homes = (0..prog.locations.len()).map(|l| ((l as u64 / c.granule) % dirs as u64) as u8).collect();
+                let p = Cord {
+                    params: c.params,
+                    channel_cap: usize::MAX,
+                    ..Cord::running(c.variant, prog.clone(), tso, dirs, homes)
+                };
+                return go(spec, ps, p, progress);
+            }
+            let p = Cord::timed(
+                c.variant,
+                tso,
+                caches,
+                dirs,
+                ps.locs,
+                c.granule,
+                c.params,
+                c.loads,
+                c.store_buffer,
+                ps.timing.line_bytes,
+            );
+            go(spec, ps, p, progress)
+        }
         name => {
             let variant = if name == "msi" { Variant::Msi } else { Variant::Mesi };
             let fe = match ps.model {

@@ -79,3 +79,17 @@ fn dcoh_states_round_trip() {
     assert!(round_trips(&Dcoh::checked(2, 1, 2, 1, 1, 2), 20_000) >= 20_000);
     assert!(round_trips(&Dcoh::checked(1, 1, 3, 2, 2, 2), 20_000) > 1000);
 }
+
+#[test]
+fn cord_states_round_trip() {
+    use fabricsim::agents::cord::{Cord, Params, Variant};
+    let params =
+        Params { epoch_bits: 2, counter_bits: 1, proc_counters: 1, proc_unacked: 2, dir_counters: 2, dir_notis: 2 };
+    for v in [Variant::Cord, Variant::So, Variant::Mp] {
+        assert!(round_trips(&Cord::free(v, 1, 2, vec![0, 1], params), 20_000) > 10);
+    }
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/litmus/extra/ISA2+rel+acq+acq.litmus");
+    let isa2 = std::sync::Arc::new(fabricsim::workloads::litmus::parse_file(&dir).unwrap());
+    let p = Cord::running(Variant::Cord, isa2, false, 3, vec![2, 1, 2]);
+    assert!(round_trips(&p, 20_000) > 100);
+}

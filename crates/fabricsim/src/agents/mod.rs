@@ -4,6 +4,7 @@
 
 pub mod cache;
 pub mod coherence;
+pub mod cord;
 pub mod cxl;
 pub mod memory;
 pub mod protocol;

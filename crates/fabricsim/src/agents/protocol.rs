@@ -132,6 +132,9 @@ pub struct WorkOp {
     pub kind: OpKind,
     pub value: u64,
     pub order: OpOrder,
+    /// Bytes the operation moves (0: a whole line); a protocol whose
+    /// messages carry partial lines sizes them by it.
+    pub bytes: u32,
 }
 
 /// What a handler may touch besides its own agent: the sends it makes, the
@@ -422,6 +425,17 @@ pub trait Protocol {
     fn data_lines(&self, msg: &Self::Msg) -> u32 {
         self.carries_data(msg) as u32
     }
+    /// Bytes of data and extra header fields a message carries on top of
+    /// its control part, for a protocol whose messages are not whole lines
+    /// (a word-sized write-through, a Release's counter); None: sized by
+    /// [`Protocol::data_lines`].
+    fn payload_bytes(&self, _msg: &Self::Msg) -> Option<u32> {
+        None
+    }
+    /// The most bytes [`Protocol::payload_bytes`] returns (sizes the fabric's buffers).
+    fn max_payload_bytes(&self) -> u32 {
+        0
+    }
     /// The most lines one message carries (sizes the fabric's buffers).
     fn max_data_lines(&self) -> u32 {
         1
@@ -442,5 +456,12 @@ pub trait Protocol {
     /// after the agent's next change.
     fn workload_action(&self, _agent: &Self::Agent, _me: AgentId, _op: &WorkOp) -> Option<Self::Action> {
         None
+    }
+    /// Whether `actions` can ever give agent `id` an action. The timing
+    /// engine steps an agent that cannot only if a driver issues to it (a
+    /// workload's core): a home with nothing to do on its own then costs
+    /// no event after each message it handles.
+    fn has_actions(&self, _id: AgentId) -> bool {
+        true
     }
 }

@@ -33,6 +33,7 @@ use super::chart::sequence_svg;
 use super::explorer::{explore, Options, Report};
 use crate::agents::coherence::directory::{mutant_by_name, Directory, Variant, MAX_LOCS, MAX_PROCS, MUTANTS};
 use crate::agents::coherence::german::{self, German};
+use crate::agents::cord::{self, Cord};
 use crate::agents::cxl::dcoh::{self, Dcoh};
 use crate::config::load::{apply_overrides, blame, parse_table, typed, Override};
 use crate::config::{ConfigError, Format};
@@ -71,7 +72,32 @@ pub struct CheckConfig {
     pub invblk: Option<u8>,
     /// dcoh: lines at the start of each device that are HDM-H (host-managed).
     pub hdm_h: Option<u8>,
+    /// cord: the write-through ordering (`cord`, `so` or `mp`) and memory model.
+    pub variant: Option<String>,
+    pub tso: Option<bool>,
+    /// cord: each address's home directory (default: address i at i mod directories).
+    pub homes: Option<Vec<u8>>,
+    /// cord: CORD's field widths and table sizes (defaults: Table 3, §4.1).
+    pub epoch_bits: Option<u8>,
+    pub counter_bits: Option<u8>,
+    pub proc_counters: Option<usize>,
+    pub proc_unacked: Option<usize>,
+    pub dir_counters: Option<usize>,
+    pub dir_notis: Option<usize>,
 }
+
+/// `[check]` keys that only `protocol = "cord"` takes.
+const CORD_KEYS: [&str; 9] = [
+    "variant",
+    "tso",
+    "homes",
+    "epoch_bits",
+    "counter_bits",
+    "proc_counters",
+    "proc_unacked",
+    "dir_counters",
+    "dir_notis",
+];
 
 fn one() -> usize {
     1
@@ -151,6 +177,13 @@ pub fn run_with_stop(
         for key in ["snoop_filter", "invblk", "hdm_h"] {
             if given.iter().any(|g| g == key) {
                 return Err(err(key, "applies to protocol = \"dcoh\" only".to_string()));
+            }
+        }
+    }
+    if c.protocol != "cord" {
+        for key in CORD_KEYS {
+            if given.iter().any(|g| g == key) {
+                return Err(err(key, "applies to protocol = \"cord\" only".to_string()));
             }
         }
     }
@@ -254,8 +287,67 @@ pub fn run_with_stop(
                 .with_symmetry(c.symmetry);
             explore(&p, &opts, &mut |_| {})
         }
-        other => return Err(err("protocol", format!("{other:?}: expected msi, mesi, german or dcoh"))),
+        "cord" => {
+            let p = cord_check(&c, &err)?;
+            explore(&p, &opts, &mut |_| {})
+        }
+        other => return Err(err("protocol", format!("{other:?}: expected msi, mesi, german, dcoh or cord"))),
     };
     let svg = sequence_svg(&report);
     Ok(CheckResult { report, svg })
+}
+
+/// `protocol = "cord"`: free cores storing to any address, Relaxed or
+/// Release, with CORD's tables and widths as given.
+fn cord_check(c: &CheckConfig, err: &dyn Fn(&str, String) -> ConfigError) -> Result<Cord, ConfigError> {
+    if c.caches == 0 || c.caches > 4 {
+        return Err(err("caches", format!("{}: expected 1 to 4 cores", c.caches)));
+    }
+    if c.directories == 0 || c.directories > 4 {
+        return Err(err("directories", format!("{}: expected 1 to 4 directories", c.directories)));
+    }
+    if c.addresses == 0 || c.addresses > 4 {
+        return Err(err("addresses", format!("{}: expected 1 to 4 addresses", c.addresses)));
+    }
+    let name = c.variant.as_deref().unwrap_or("cord");
+    let variant =
+        cord::Variant::parse(name).ok_or_else(|| err("variant", format!("{name:?}: expected cord, so or mp")))?;
+    let homes = match &c.homes {
+        Some(h) if h.len() != c.addresses => {
+            return Err(err(
+                "homes",
+                format!("{} homes for {} addresses: expected one per address", h.len(), c.addresses),
+            ))
+        }
+        Some(h) => match h.iter().find(|&&d| d as usize >= c.directories) {
+            Some(d) => return Err(err("homes", format!("directory {d}: expected 0 to {}", c.directories - 1))),
+            None => h.clone(),
+        },
+        None => (0..c.addresses).map(|a| (a % c.directories) as u8).collect(),
+    };
+    let d = cord::Params::default();
+    let params = cord::Params {
+        epoch_bits: c.epoch_bits.unwrap_or(d.epoch_bits),
+        counter_bits: c.counter_bits.unwrap_or(d.counter_bits),
+        proc_counters: c.proc_counters.unwrap_or(d.proc_counters),
+        proc_unacked: c.proc_unacked.unwrap_or(d.proc_unacked),
+        dir_counters: c.dir_counters.unwrap_or(d.dir_counters),
+        dir_notis: c.dir_notis.unwrap_or(d.dir_notis),
+    };
+    params.validate().map_err(|m| {
+        let key = m.split(' ').next().unwrap_or("epoch_bits").to_string();
+        err(&key, m)
+    })?;
+    let mutant = match &c.mutant {
+        None => None,
+        Some(m) => Some(cord::mutant_by_name(m).ok_or_else(|| {
+            err(
+                "mutant",
+                format!("{m:?}: expected one of {}", cord::MUTANTS.iter().map(|m| m.0).collect::<Vec<_>>().join(", ")),
+            )
+        })?),
+    };
+    let mut p = Cord::free(variant, c.caches, c.directories, homes, params).with_mutant(mutant);
+    p.tso = c.tso.unwrap_or(false);
+    Ok(p)
 }

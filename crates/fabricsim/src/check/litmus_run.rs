@@ -7,10 +7,11 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use super::explorer::{explore, Options, Report};
+use super::explorer::{explore, Checkable, Options, Report};
 use super::oracle::{outcome_strings, try_allowed_outcomes, verdict_of, Limits, Model};
 use crate::agents::coherence::core::FrontEnd;
 use crate::agents::coherence::directory::{mutant_by_name, Directory, Variant, MUTANTS};
+use crate::agents::cord::{self, Cord, Variant as CordVariant};
 use crate::workloads::program::{Outcome, Program};
 
 /// Protocols `--protocol` accepts: a name, optionally `+mutant`.
@@ -20,6 +21,8 @@ pub fn protocol_names() -> Vec<String> {
         v.push(format!("msi+{m}"));
         v.push(format!("mesi+{m}"));
     }
+    v.extend(["cord", "so", "mp"].map(String::from));
+    v.extend(cord::MUTANTS.iter().map(|(m, _)| format!("cord+{m}")));
     v
 }
 
@@ -131,11 +134,78 @@ pub fn run_on_protocol_with(
     protocol: &str,
     limits: &Limits,
 ) -> Result<LitmusRun, String> {
+    let base = protocol.split(['+', '@']).next().unwrap_or("");
+    if ["cord", "so", "mp"].contains(&base) {
+        let p = cord_protocol(protocol, program.clone(), model)?;
+        return run_litmus(&p, |w| p.outcome(w), program, model, limits);
+    }
     let p = directory_protocol(protocol, program.clone(), model)?;
+    run_litmus(&p, |w| p.outcome(w), program, model, limits)
+}
+
+/// The write-through family on a litmus program: `cord`, `so` or `mp`,
+/// optionally `+MUTANT` (CORD's) and `@x=2,y=1` (each location's home
+/// directory; default location i at directory i mod threads). One core and
+/// one directory per thread (the paper's nodes); TSO runs the §6 variants.
+pub fn cord_protocol(name: &str, program: Arc<Program>, model: Model) -> Result<Cord, String> {
+    let (name, homes) = match name.split_once('@') {
+        Some((n, h)) => (n, Some(h)),
+        None => (name, None),
+    };
+    let (base, mutant) = match name.split_once('+') {
+        Some((b, m)) => (b, Some(m)),
+        None => (name, None),
+    };
+    let variant =
+        CordVariant::parse(base).ok_or_else(|| format!("unknown protocol {base:?}; expected cord, so or mp"))?;
+    let mutant = match mutant {
+        None => None,
+        Some(m) => Some(cord::mutant_by_name(m).ok_or_else(|| {
+            format!(
+                "unknown mutant {m:?}; expected one of {}",
+                cord::MUTANTS.iter().map(|m| m.0).collect::<Vec<_>>().join(", ")
+            )
+        })?),
+    };
+    let tso = match model {
+        Model::Rc => false,
+        Model::Tso => true,
+        Model::Sc => return Err(format!("{base} runs under rc or tso (the paper's models), not sc")),
+    };
+    check_protocol_limits(&program).map_err(|e| format!("{}: {e}", program.name))?;
+    if program.threads.iter().flatten().any(|op| matches!(op, crate::workloads::program::Op::Rmw { .. })) {
+        return Err(format!("{}: {base}'s cores have no read-modify-writes", program.name));
+    }
+    let nodes = program.threads.len();
+    let mut home: Vec<u8> = (0..program.locations.len()).map(|l| (l % nodes) as u8).collect();
+    for part in homes.map(|h| h.split(',').collect::<Vec<_>>()).unwrap_or_default() {
+        let (loc, d) = part.split_once('=').ok_or_else(|| format!("home {part:?}: expected LOCATION=DIRECTORY"))?;
+        let l = program
+            .locations
+            .iter()
+            .position(|x| x == loc.trim())
+            .ok_or_else(|| format!("home {part:?}: no location {loc:?} in {}", program.name))?;
+        home[l] = d
+            .trim()
+            .parse::<u8>()
+            .ok()
+            .filter(|&d| (d as usize) < nodes)
+            .ok_or_else(|| format!("home {part:?}: expected a directory 0 to {}", nodes - 1))?;
+    }
+    Ok(Cord::running(variant, program, tso, nodes, home).with_mutant(mutant))
+}
+
+fn run_litmus<P: Checkable>(
+    p: &P,
+    outcome: impl Fn(&[P::Agent]) -> Outcome,
+    program: Arc<Program>,
+    model: Model,
+    limits: &Limits,
+) -> Result<LitmusRun, String> {
     let allowed = match try_allowed_outcomes(&program, model, limits) {
         Ok(a) => a,
         Err(e) if e.interrupted => {
-            let mut report = explore(&p, &Options { max_states: Some(0), ..Default::default() }, &mut |_| {});
+            let mut report = explore(p, &Options { max_states: Some(0), ..Default::default() }, &mut |_| {});
             report.interrupted = true;
             report.complete = false;
             report.states = 0;
@@ -150,8 +220,8 @@ pub fn run_on_protocol_with(
         stop: limits.stop.clone(),
         ..Default::default()
     };
-    let report = explore(&p, &opts, &mut |w| {
-        observed.insert(p.outcome(&w.agents));
+    let report = explore(p, &opts, &mut |w| {
+        observed.insert(outcome(&w.agents));
     });
     Ok(LitmusRun { allowed, observed, report })
 }

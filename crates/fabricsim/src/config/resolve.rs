@@ -71,6 +71,19 @@ pub struct ProtocolSpec {
     pub homes: Vec<usize>,
     /// dcoh: the devices' snoop filters and address interleaving.
     pub dcoh: Option<DcohSpec>,
+    /// cord: the variant, CORD's parameters, the cores' buffers.
+    pub cord: Option<CordSpec>,
+}
+
+/// The timed write-through family (seed 000).
+#[derive(Debug, Clone, Copy)]
+pub struct CordSpec {
+    pub variant: crate::agents::cord::Variant,
+    pub params: crate::agents::cord::Params,
+    pub store_buffer: usize,
+    pub loads: u16,
+    /// Interleaving granule over the directories, in lines.
+    pub granule: u64,
 }
 
 /// The timed DCOH's snoop filter, InvBlk length and interleaving.
@@ -472,17 +485,22 @@ impl Builder<'_> {
             Some(d) => d.ps(),
             None => 40 * crate::engine::NS,
         };
-        if !["msi", "mesi", "german", "dcoh"].contains(&pc.name.as_str()) {
-            return Err(
-                self.err("protocol.name", format!("{:?}: expected \"msi\", \"mesi\", \"german\" or \"dcoh\"", pc.name))
-            );
+        if !["msi", "mesi", "german", "dcoh", "cord"].contains(&pc.name.as_str()) {
+            return Err(self.err(
+                "protocol.name",
+                format!("{:?}: expected \"msi\", \"mesi\", \"german\", \"dcoh\" or \"cord\"", pc.name),
+            ));
         }
         let is_dcoh = pc.name == "dcoh";
+        let is_cord = pc.name == "cord";
+        if pc.cord.is_some() && !is_cord {
+            return Err(self.err("protocol.cord", format!("applies to name = \"cord\" only, not {:?}", pc.name)));
+        }
         if !is_dcoh {
             for (key, given) in [
                 ("protocol.snoop_filter", pc.snoop_filter.is_some()),
                 ("protocol.invblk", pc.invblk.is_some()),
-                ("protocol.interleave", pc.interleave.is_some()),
+                ("protocol.interleave", pc.interleave.is_some() && !is_cord),
                 ("protocol.hdm_h", pc.hdm_h.is_some()),
             ] {
                 if given {
@@ -570,6 +588,29 @@ impl Builder<'_> {
                     "dcoh's requesters need a cache with a capacity: expected a [protocol.cache] table",
                 ));
             }
+        } else if is_cord {
+            if caches + dirs > 255 {
+                return Err(self.err(
+                    "requester",
+                    format!("{caches} cores and {dirs} directories: cord's agent ids hold at most 255"),
+                ));
+            }
+            if dirs > 64 {
+                return Err(self.err("memory", format!("{dirs} directories: cord's cores track at most 64")));
+            }
+            if driver == Driver::Random {
+                return Err(self.err(
+                    "protocol.driver",
+                    "cord's cores run a workload or a program; expected \"workload\" or \"program\"",
+                ));
+            }
+            if pc.cache.is_some() {
+                return Err(self.err(
+                    "protocol.cache",
+                    "cord's write-through stores and loads go to the directory's LLC slice; expected no \
+                     [protocol.cache]",
+                ));
+            }
         } else {
             use crate::agents::coherence::directory::MAX_PROCS;
             if caches > MAX_PROCS {
@@ -613,7 +654,7 @@ impl Builder<'_> {
             cache_latency = cp.hit_latency.ps();
         }
         if pc.name != "german" && driver == Driver::Workload {
-            if model == crate::check::oracle::Model::Tso {
+            if model == crate::check::oracle::Model::Tso && !is_cord {
                 return Err(self.err(
                     "protocol.model",
                     "\"tso\": workload-driven cores run sc (one operation at a time) or rc (relaxed operations, \
@@ -675,8 +716,8 @@ impl Builder<'_> {
             }
             // Directories hold every line; caches without a capacity do too.
             const LINE_STATE: u64 = 16;
-            let copies = if is_dcoh {
-                0 // devices hold snoop filters, sized below
+            let copies = if is_dcoh || is_cord {
+                0 // devices hold snoop filters, sized below; cord keeps no line state
             } else if cache.is_none() {
                 caches as u64 + 1
             } else {
@@ -699,8 +740,10 @@ impl Builder<'_> {
             }
         }
         let dcoh = if is_dcoh { Some(self.dcoh_spec(pc, line_bytes as u64, lines, homes.len())?) } else { None };
+        let cord = if is_cord { Some(self.cord_spec(pc, model, line_bytes as u64)?) } else { None };
         Ok(ProtocolSpec {
             dcoh,
+            cord,
             name: pc.name.clone(),
             program,
             model,
@@ -724,6 +767,62 @@ impl Builder<'_> {
             cores,
             homes,
         })
+    }
+
+    /// `[protocol.cord]`: the variant, CORD's widths and tables (checked
+    /// against each other), the cores' buffers, the interleaving.
+    fn cord_spec(
+        &self,
+        pc: &ProtocolConfig,
+        model: crate::check::oracle::Model,
+        line: u64,
+    ) -> Result<CordSpec, ConfigError> {
+        use crate::agents::cord::{Params, Variant};
+        use crate::check::oracle::Model;
+        if model == Model::Sc {
+            return Err(self.err("protocol.model", "\"sc\": cord's cores run rc or tso (the paper's models)"));
+        }
+        let c = pc.cord.clone().unwrap_or(crate::config::schema::CordConfig {
+            variant: "cord".into(),
+            epoch_bits: None,
+            counter_bits: None,
+            proc_counters: None,
+            proc_unacked: None,
+            dir_counters: None,
+            dir_notis: None,
+            store_buffer: 16,
+            loads: 16,
+        });
+        let variant = Variant::parse(&c.variant).ok_or_else(|| {
+            self.err("protocol.cord.variant", format!("{:?}: expected \"cord\", \"so\" or \"mp\"", c.variant))
+        })?;
+        let d = Params::default();
+        let size = |v: Option<u32>, dflt: usize| v.map_or(dflt, |v| v as usize);
+        let params = Params {
+            epoch_bits: c.epoch_bits.unwrap_or(d.epoch_bits),
+            counter_bits: c.counter_bits.unwrap_or(d.counter_bits),
+            proc_counters: size(c.proc_counters, d.proc_counters),
+            proc_unacked: size(c.proc_unacked, d.proc_unacked),
+            dir_counters: size(c.dir_counters, d.dir_counters),
+            dir_notis: size(c.dir_notis, d.dir_notis),
+        };
+        params.validate().map_err(|m| {
+            let key = m.split(' ').next().unwrap_or("epoch_bits");
+            self.err(format!("protocol.cord.{key}"), m.clone())
+        })?;
+        for (key, v) in [("store_buffer", c.store_buffer), ("loads", c.loads)] {
+            if v == 0 || v > 4096 {
+                return Err(self.err(format!("protocol.cord.{key}"), format!("{v}: expected 1 to 4096")));
+            }
+        }
+        let granule = match pc.interleave {
+            None => 1,
+            Some(g) if g.bytes() == 0 || g.bytes() % line != 0 => {
+                return Err(self.err("protocol.interleave", format!("{g}: expected a multiple of the {line} B line")))
+            }
+            Some(g) => g.bytes() / line,
+        };
+        Ok(CordSpec { variant, params, store_buffer: c.store_buffer as usize, loads: c.loads as u16, granule })
     }
 
     /// `[protocol]` keys of dcoh: the snoop filter (default: a requester

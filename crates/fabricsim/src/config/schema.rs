@@ -94,12 +94,45 @@ pub struct ProtocolConfig {
     /// dcoh: the longest block one BISnp invalidates (InvBlk, 2 to 4; 1:
     /// plain BISnp). Above 1 the snoop filter picks victims by block length.
     pub invblk: Option<u8>,
-    /// dcoh: address interleaving granule over the devices (default: one line).
+    /// dcoh, cord: address interleaving granule over the devices or
+    /// directories (default: one line).
     pub interleave: Option<Size>,
     /// dcoh: bytes at the start of each device's memory that are HDM-H
     /// (host-managed: no snoop filter, no back-invalidation); the rest is
     /// HDM-DB. Default 0: all HDM-DB.
     pub hdm_h: Option<Size>,
+    /// cord: the write-through ordering and CORD's tables (`[protocol.cord]`).
+    pub cord: Option<CordConfig>,
+}
+
+/// `[protocol.cord]`: write-through stores ordered at the source (`so`),
+/// at the directory (`cord`) or point to point (`mp`); CORD's field widths
+/// and table sizes default to the paper's (8-bit epochs, 32-bit counters,
+/// Table 3's entries).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CordConfig {
+    #[serde(default = "cord_variant")]
+    pub variant: String,
+    pub epoch_bits: Option<u8>,
+    pub counter_bits: Option<u8>,
+    pub proc_counters: Option<u32>,
+    pub proc_unacked: Option<u32>,
+    pub dir_counters: Option<u32>,
+    pub dir_notis: Option<u32>,
+    /// Stores a core buffers before it stops issuing (the write-through buffer).
+    #[serde(default = "cord_buffer")]
+    pub store_buffer: u32,
+    /// Loads a core has outstanding at most.
+    #[serde(default = "cord_buffer")]
+    pub loads: u32,
+}
+
+fn cord_variant() -> String {
+    "cord".into()
+}
+fn cord_buffer() -> u32 {
+    16
 }
 
 /// `[protocol.snoop_filter]`: a DCOH's inclusive snoop filter.

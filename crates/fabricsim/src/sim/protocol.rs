@@ -141,6 +141,9 @@ pub struct ProtocolSystem<P: Protocol> {
     /// Per agent and VC: delivered packets not yet taken (the inbox is full).
     overflow: Vec<Vec<VecDeque<PacketId>>>,
     step_scheduled: Vec<bool>,
+    /// Per agent: whether it ever steps (it has actions, or a driver issues to it).
+    steps: Vec<bool>,
+    idle: IdleSteps,
     serving: Vec<bool>,
     drive: Vec<CoreDrive>,
     rng: Stream,
@@ -175,6 +178,42 @@ pub struct ProtocolSystem<P: Protocol> {
     mem_accesses: Vec<u64>,
     /// Scratch: DRAM channels to step.
     chans: Vec<u32>,
+}
+
+/// The steps of agents that never step ([`Protocol::has_actions`] false,
+/// no driver), which are not scheduled: only their times are kept. They
+/// would do nothing, but the run ends at its last event and stops at the
+/// first event past the time limit, and those may be such a step.
+struct IdleSteps {
+    /// Per agent: the event key of its pending step (already past: none).
+    pending: Vec<u128>,
+    /// The latest step time.
+    last: Time,
+    /// The earliest step time past the time limit.
+    over: Time,
+}
+
+impl IdleSteps {
+    /// A step of `a` at `at`, unless one is pending (as `schedule_step`).
+    fn step(&mut self, q: &mut EventQueue<Event>, a: AgentId, at: Time, max_time: Time) {
+        if self.pending[a as usize] <= q.current() {
+            self.pending[a as usize] = EventQueue::<Event>::key(at, q.reserve());
+            self.last = self.last.max(at);
+            if at > max_time {
+                self.over = self.over.min(at);
+            }
+        }
+    }
+
+    /// The run's end, and whether it went past the time limit, given the
+    /// time of the last event and whether that one did.
+    fn end(&self, last_event: Time, over: bool) -> (Time, bool) {
+        match (over, self.over) {
+            (true, o) => (last_event.min(o), true),
+            (false, Time::MAX) => (last_event.max(self.last), false),
+            (false, o) => (o, true),
+        }
+    }
 }
 
 /// One key for an agent's operation (ids are line or program indices, far below 2^56).
@@ -244,7 +283,7 @@ impl<P: Protocol> ProtocolSystem<P> {
             system.fabric.switch_queueing,
             nvc,
             system.fabric.buffer.bytes(),
-            t.message_bytes(p.max_data_lines()),
+            t.message_bytes(p.max_data_lines()).max(t.control_bytes + p.max_payload_bytes()),
             system.fabric.flit,
         );
         let n = agents.len();
@@ -289,6 +328,10 @@ impl<P: Protocol> ProtocolSystem<P> {
             inbox: vec![vec![VecDeque::new(); nvc]; n],
             overflow: vec![vec![VecDeque::new(); nvc]; n],
             step_scheduled: vec![false; n],
+            steps: (0..n)
+                .map(|a| p.has_actions(a as AgentId) || (roles[a] == Role::Core && driver != Driver::Own))
+                .collect(),
+            idle: IdleSteps { pending: vec![0; n], last: 0, over: Time::MAX },
             serving: vec![false; n],
             per_core: vec![Histogram::default(); n],
             ops_done: vec![0; n],
@@ -335,7 +378,9 @@ impl<P: Protocol> ProtocolSystem<P> {
     }
 
     fn schedule_step(&mut self, a: AgentId, at: Time) {
-        if !self.step_scheduled[a as usize] {
+        if !self.steps[a as usize] {
+            self.idle.step(&mut self.q, a, at, self.max_time);
+        } else if !self.step_scheduled[a as usize] {
             self.step_scheduled[a as usize] = true;
             self.q.schedule(at, Event::Step(a));
         }
@@ -484,12 +529,18 @@ impl<P: Protocol> ProtocolSystem<P> {
     fn leave(&mut self, slot: u32) {
         let (from, s) = self.leaving[slot as usize].take().expect("a send waits in this slot");
         self.free_slots.push(slot);
-        let n = self.p.data_lines(&s.msg);
+        let (bytes, payload) = match self.p.payload_bytes(&s.msg) {
+            Some(b) => (self.t.control_bytes + b, b),
+            None => {
+                let n = self.p.data_lines(&s.msg);
+                (self.t.message_bytes(n), n * self.t.line_bytes.min(self.t.data_bytes))
+            }
+        };
         let hdr = PacketHeader {
             src: self.node_of[from as usize],
             dst: self.node_of[s.to as usize],
-            bytes: self.t.message_bytes(n),
-            payload: n * self.t.line_bytes.min(self.t.data_bytes),
+            bytes,
+            payload,
             class: s.vc,
             vc_class: s.vc,
         };
@@ -722,6 +773,7 @@ impl<P: Protocol> ProtocolSystem<P> {
                         kind: if write { OpKind::Store } else { OpKind::Load },
                         value,
                         order: OpOrder::Relaxed,
+                        bytes: 0,
                     };
                     d.pending = Some(match (&d.trace, &mut d.producer_consumer) {
                         (Some(t), _) => {
@@ -798,9 +850,10 @@ impl<P: Protocol> ProtocolSystem<P> {
         }
         let mut outcome = Outcome::Completed;
         let mut tick = 0u32;
+        let mut over = false;
         while let Some((t, ev)) = self.q.pop() {
             if t > self.max_time {
-                outcome = Outcome::TimeLimit;
+                over = true;
                 break;
             }
             match ev {
@@ -824,10 +877,15 @@ impl<P: Protocol> ProtocolSystem<P> {
                 break;
             }
         }
-        self.result(outcome, wall.elapsed().as_secs_f64())
+        let (end, over) = self.idle.end(self.q.now(), over);
+        if over {
+            outcome = Outcome::TimeLimit;
+        }
+        self.result(outcome, wall.elapsed().as_secs_f64(), end)
     }
 
-    fn result(self, mut outcome: Outcome, wall_s: f64) -> RunResult {
+    /// `end`: the time of the run's last event.
+    fn result(self, mut outcome: Outcome, wall_s: f64, end: Time) -> RunResult {
         let busy = self.agents.iter().any(|a| self.p.busy(a));
         let unissued = (0..self.agents.len()).any(|a| self.wants_to_issue(a as AgentId));
         if outcome == Outcome::Completed && (busy || unissued) {
@@ -840,7 +898,8 @@ impl<P: Protocol> ProtocolSystem<P> {
         if outcome == Outcome::Deadlock {
             warnings.push("deadlock: no event left while an agent waits or a core has operations left".to_string());
         }
-        let end = self.q.now().max(self.window_start + 1);
+        let sim_time = end;
+        let end = end.max(self.window_start + 1);
         let topo = &self.fabric.topo;
         let links = self.fabric.link_rows(self.fabric.link_stats(), None);
         let (cp, cb) = self.fabric.class_counts();
@@ -866,7 +925,7 @@ impl<P: Protocol> ProtocolSystem<P> {
             name: self.name.clone(),
             seed: self.seed,
             outcome,
-            sim_time: self.q.now(),
+            sim_time,
             window_start: self.window_start,
             window_end: end,
             events: self.q.dispatched(),

@@ -18,6 +18,9 @@
 
 use crate::agents::protocol::{OpKind, OpOrder, WorkOp};
 
+/// A flag is one word.
+pub const FLAG_BYTES: u32 = 8;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shape {
     pub store_size: u64,
@@ -71,20 +74,20 @@ impl ProducerConsumer {
             // the epoch ends: the producer releases the flag; the consumer reads the next one
             self.moved = 0;
             if self.producer {
-                return WorkOp { line: self.flag_line, kind, value, order: OpOrder::Release };
+                return WorkOp { line: self.flag_line, kind, value, order: OpOrder::Release, bytes: FLAG_BYTES };
             }
             self.acquired = false;
         }
         if !self.producer && !self.acquired {
             self.acquired = true;
-            return WorkOp { line: self.flag_line, kind, value, order: OpOrder::Acquire };
+            return WorkOp { line: self.flag_line, kind, value, order: OpOrder::Acquire, bytes: FLAG_BYTES };
         }
         let addr = self.base + self.cursor;
         // never across a line: the last piece of a line may be shorter
         let n = self.step.min(self.line - self.cursor % self.line);
         self.cursor = (self.cursor + n) % self.data;
         self.moved += n;
-        WorkOp { line: addr / self.line, kind, value, order: OpOrder::Relaxed }
+        WorkOp { line: addr / self.line, kind, value, order: OpOrder::Relaxed, bytes: n as u32 }
     }
 }
 

@@ -1575,6 +1575,11 @@ impl Protocol for Directory {
         msg.carries_data()
     }
 
+    /// Directories only answer messages.
+    fn has_actions(&self, id: AgentId) -> bool {
+        self.role(id) == Role::Core
+    }
+
     fn workload_action(&self, agent: &Node, _me: AgentId, op: &WorkOp) -> Option<Action> {
         let Node::Cache { core, lines } = agent else { return None };
         let l = (op.line % self.locs as u64) as Loc;

@@ -1202,6 +1202,12 @@ impl Protocol for Dcoh {
         }
     }
 
+    /// Timed, the workload drives the requesters and a device picks its
+    /// victims itself (no action of its own).
+    fn has_actions(&self, _id: AgentId) -> bool {
+        self.timing.is_none()
+    }
+
     fn carries_data(&self, msg: &Msg) -> bool {
         self.data_lines(msg) > 0
     }

@@ -1,0 +1,218 @@
+//! CORD, SO and MP (seed 000) under the checker: the ordering invariants
+//! with free cores, litmus tests with the paper's homes, and the broken
+//! CORDs each caught.
+
+use std::sync::Arc;
+
+use fabricsim::check::litmus_run::run_on_protocol;
+use fabricsim::check::oracle::Model;
+use fabricsim::check::Report;
+use fabricsim::workloads::program::{Op, Program};
+
+fn check(extra: &str) -> Report {
+    let text = format!("[check]\nprotocol = \"cord\"\n{extra}\n");
+    fabricsim::check::config::run(&text, "cord.toml", fabricsim::config::Format::Toml, &[]).unwrap().report
+}
+
+/// One core, two directories, 2-bit epochs, 1-bit counters, 2 unacked
+/// epochs: small enough to explore in a second, large enough for epochs to
+/// wrap, counters to split epochs and Releases to overtake.
+const SMALL: &str = "caches = 1\ndirectories = 2\naddresses = 2\nepoch_bits = 2\ncounter_bits = 1\n\
+                     proc_unacked = 2\nproc_counters = 1\ndir_counters = 2\ndir_notis = 2";
+
+#[test]
+fn release_and_same_address_order_hold_for_every_variant_with_wrapping_epochs_and_counters() {
+    for v in ["cord", "so", "mp"] {
+        let r = check(&format!("{SMALL}\nvariant = \"{v}\""));
+        assert!(r.complete && r.violation.is_none(), "{v}: {}", r.trace_text());
+        eprintln!("{v}: {} states, depth {}", r.states, r.depth);
+    }
+}
+
+#[test]
+fn one_entry_tables_and_one_bit_fields_do_not_deadlock_two_cores() {
+    let r = check(
+        "caches = 2\ndirectories = 2\naddresses = 2\nepoch_bits = 1\ncounter_bits = 1\nproc_unacked = 1\n\
+         proc_counters = 1\ndir_counters = 1\ndir_notis = 1",
+    );
+    assert!(r.complete && r.violation.is_none(), "{}", r.trace_text());
+    assert!(r.states > 100_000, "{} states", r.states);
+}
+
+#[test]
+fn every_broken_cord_is_caught_with_a_counterexample() {
+    for (m, kind) in [
+        ("no-counter-check", "release order"),
+        ("noti-lost", "release order"),
+        ("epoch-no-wrap", "release order"),
+        ("no-recycle", "deadlock"),
+        ("no-table-stall", "table overflow"),
+    ] {
+        let r = check(&format!("{SMALL}\nmutant = \"{m}\""));
+        let cx = r.violation.as_ref().unwrap_or_else(|| panic!("{m} was not caught"));
+        assert_eq!(cx.kind, kind, "{m}: {}", r.trace_text());
+        assert!(!cx.steps.is_empty());
+    }
+}
+
+fn litmus(name: &str) -> Arc<Program> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/litmus");
+    let p = [dir.join(format!("{name}.litmus")), dir.join("extra").join(format!("{name}.litmus"))]
+        .into_iter()
+        .find(|p| p.exists())
+        .unwrap_or_else(|| panic!("no litmus test {name}"));
+    Arc::new(fabricsim::workloads::litmus::parse_file(&p).unwrap())
+}
+
+const FIG3_HOMES: &str = "@x=2,y=1,z=2";
+
+#[test]
+fn isa2_with_fig3s_homes_is_forbidden_for_cord_and_so_and_observed_for_mp() {
+    let isa2 = litmus("ISA2+rel+acq+acq");
+    for proto in ["cord", "so"] {
+        let r = run_on_protocol(isa2.clone(), Model::Rc, &format!("{proto}{FIG3_HOMES}")).unwrap();
+        assert!(r.ok(), "{proto}: {:?}\n{}", r.forbidden_observed(), r.report.trace_text());
+        eprintln!("ISA2 {proto}: {} states", r.report.states);
+    }
+    let r = run_on_protocol(isa2, Model::Rc, &format!("mp{FIG3_HOMES}")).unwrap();
+    assert!(r.report.complete && r.report.violation.is_none());
+    let seen: Vec<String> = r.forbidden_observed().iter().map(|o| format!("{o:?}")).collect();
+    assert!(!seen.is_empty(), "MP must show ISA2's forbidden outcome (r1=1, r2=1, r3=0)");
+}
+
+#[test]
+fn message_passing_is_release_consistent_only_point_to_point() {
+    let mp = litmus("MP+rel+acq");
+    // data and flag at one directory: the ordered channel keeps them in order
+    let same = run_on_protocol(mp.clone(), Model::Rc, "mp@x=0,y=0").unwrap();
+    assert!(same.ok(), "{:?}", same.forbidden_observed());
+    // at two directories nothing orders them, while CORD notifies
+    let split = run_on_protocol(mp.clone(), Model::Rc, "mp@x=0,y=1").unwrap();
+    assert!(!split.forbidden_observed().is_empty());
+    for proto in ["cord@x=0,y=1", "so@x=0,y=1", "cord@x=1,y=1"] {
+        let r = run_on_protocol(mp.clone(), Model::Rc, proto).unwrap();
+        assert!(r.ok(), "{proto}: {:?}", r.forbidden_observed());
+    }
+}
+
+#[test]
+fn the_counter_check_is_what_orders_a_release_after_its_relaxed_store_at_one_directory() {
+    let mp = litmus("MP+rel+acq");
+    let r = run_on_protocol(mp, Model::Rc, "cord+no-counter-check@x=0,y=0").unwrap();
+    // the ghost sees the Release commit first, before a load can observe it
+    let v = r.report.violation.as_ref().expect("the Release overtook the data without being caught");
+    assert_eq!(v.kind, "release order", "{}", r.report.trace_text());
+    assert!(!r.ok());
+}
+
+/// Every starter and extra test without read-modify-writes, under RC and
+/// TSO, on CORD and SO, with every location at one directory and spread
+/// over the threads' directories.
+#[test]
+fn cord_and_so_pass_the_litmus_suite_under_rc_and_tso() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/litmus");
+    let mut files: Vec<_> = [dir.clone(), dir.join("extra")]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(d).unwrap().filter_map(|e| e.ok()).map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "litmus"))
+        .collect();
+    files.sort();
+    let mut runs = 0;
+    for f in files {
+        let prog = Arc::new(fabricsim::workloads::litmus::parse_file(&f).unwrap());
+        if prog.threads.iter().flatten().any(|op| matches!(op, Op::Rmw { .. })) {
+            continue;
+        }
+        let one_home: String = prog.locations.iter().map(|l| format!("{l}=0")).collect::<Vec<_>>().join(",");
+        for model in [Model::Rc, Model::Tso] {
+            for proto in ["cord", "so"] {
+                for homes in ["".to_string(), format!("@{one_home}")] {
+                    let name = format!("{proto}{homes}");
+                    let r = run_on_protocol(prog.clone(), model, &name).unwrap();
+                    assert!(
+                        r.ok(),
+                        "{} on {name} under {model}: forbidden {:?}\n{}",
+                        prog.name,
+                        r.forbidden_observed(),
+                        r.report.trace_text()
+                    );
+                    runs += 1;
+                }
+            }
+        }
+    }
+    assert!(runs >= 60, "{runs} runs");
+}
+
+#[test]
+fn bad_cord_parameters_and_homes_are_named() {
+    let text = "[check]\nprotocol = \"cord\"\nepoch_bits = 1\nproc_unacked = 2\n";
+    let e = fabricsim::check::config::run(text, "c.toml", fabricsim::config::Format::Toml, &[]).err().unwrap();
+    let msg = e.to_string();
+    assert!(msg.contains("check.proc_unacked") && msg.contains("epoch_bits = 1"), "{msg}");
+    let e = run_on_protocol(litmus("MP+rel+acq"), Model::Rc, "cord@x=5").err().unwrap();
+    assert!(e.contains("x=5") && e.contains("0 to 1"), "{e}");
+    let e = run_on_protocol(litmus("MP+rel+acq"), Model::Sc, "cord").err().unwrap();
+    assert!(e.contains("not sc"), "{e}");
+    let text = "[check]\nprotocol = \"mesi\"\nepoch_bits = 4\n";
+    let e = fabricsim::check::config::run(text, "c.toml", fabricsim::config::Format::Toml, &[]).err().unwrap();
+    assert!(e.to_string().contains("check.epoch_bits"), "{e}");
+}
+
+/// Fig 5, timed: one core issues `m` Relaxed stores to `n - 1`
+/// directories, then a Release to the last, on a star whose 100 ns links
+/// dwarf everything else, so each message costs one crossing `T` (two
+/// links). SO stalls for the acks (2 crossings) and its Release takes 2
+/// more; CORD's Release commits after the notification request and the
+/// notification (2 crossings) and is acked in a third; MP posts everything
+/// (1 crossing). Control messages: SO m + 1 acks; CORD (n - 1) ReqNoti +
+/// (n - 1) Noti + 1 RelAck.
+#[test]
+fn fig5_hops_and_control_messages_of_so_and_cord() {
+    let (n, per_dir) = (4usize, 3usize);
+    let m = per_dir * (n - 1);
+    let dir = std::env::temp_dir().join(format!("fabricsim-fig5-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // location i lives at directory i mod n: the Release's is n - 1, the
+    // Relaxed stores go to every other location (per_dir per directory)
+    let locs: Vec<String> = (0..n * per_dir).map(|i| format!("a{i}")).collect();
+    let mut prog = format!(
+        "C fig5\n\n{{ {} }}\n\nP0({}) {{\n",
+        locs.iter().map(|l| format!("[{l}]=0;")).collect::<Vec<_>>().join(" "),
+        locs.iter().map(|l| format!("atomic_int* {l}")).collect::<Vec<_>>().join(", ")
+    );
+    for (i, l) in locs.iter().enumerate().filter(|(i, _)| i % n != n - 1) {
+        prog += &format!("  atomic_store_explicit({l}, {i}, memory_order_relaxed);\n");
+    }
+    let rel = &locs[n - 1];
+    prog += &format!("  atomic_store_explicit({rel}, 1, memory_order_release);\n}}\n\nexists ({rel}=1)\n");
+    std::fs::write(dir.join("fig5.litmus"), prog).unwrap();
+    let mut text = String::from(
+        "name = \"fig5\"\n[defaults.link]\nbandwidth = \"64GB/s\"\nlatency = \"100ns\"\nport_delay = \"0ns\"\n\
+         [defaults.switch]\nlatency = \"0ns\"\n[[switch]]\nname = \"sw\"\n[[requester]]\nname = \"core\"\n\
+         [[link]]\na = \"core\"\nb = \"sw\"\n",
+    );
+    for d in 0..n {
+        text += &format!("[[memory]]\nname = \"d{d}\"\n[[link]]\na = \"d{d}\"\nb = \"sw\"\n");
+    }
+    text += "[protocol]\nname = \"cord\"\nmodel = \"rc\"\nprogram = \"fig5.litmus\"\ndirectory_latency = \"0ns\"\n\
+             cache_latency = \"0ns\"\nissue_interval = \"1ps\"\n";
+    let path = dir.join("fig5.toml");
+    let run = |variant: &str| {
+        let t = format!("{text}[protocol.cord]\nvariant = \"{variant}\"\n");
+        let r =
+            fabricsim::run_text(&t, path.to_str().unwrap(), fabricsim::Format::Toml, &[], None, &mut |_| true).unwrap();
+        let packets = |vc: &str| r.class_packets.iter().find(|c| c.0 == vc).map_or(0, |c| c.1);
+        (r.sim_time as f64, packets("ack"), packets("noti"))
+    };
+    let (t_mp, mp_acks, mp_notis) = run("mp");
+    let (t_so, so_acks, so_notis) = run("so");
+    let (t_cord, cord_acks, cord_notis) = run("cord");
+    assert_eq!((mp_acks, mp_notis), (0, 0));
+    assert_eq!((so_acks, so_notis), (m as u64 + 1, 0), "SO: m + 1 control messages");
+    assert_eq!((cord_acks, cord_notis), (1, 2 * (n as u64 - 1)), "CORD: 2n - 1 control messages");
+    let (so, cord) = (t_so / t_mp, t_cord / t_mp);
+    assert!((3.9..4.1).contains(&so), "SO took {so:.3} crossings (2 stalled for acks + 2 for the Release)");
+    assert!((2.9..3.1).contains(&cord), "CORD took {cord:.3} crossings (ReqNoti, Noti, RelAck)");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -1,0 +1,88 @@
+"""Write examples/cord_table1.toml: CORD's Table 1 system (8 CPU hosts x 8
+cores, a 2x4 mesh per host with an LLC/directory slice beside each core,
+the hosts joined by one CXL switch). Run from the repository root:
+
+    python3 scripts/gen_cord_table1.py > examples/cord_table1.toml
+"""
+
+HOSTS, ROWS, COLS = 8, 2, 4
+
+print('''# CORD's Table 1 system (seed 000, written by scripts/gen_cord_table1.py).
+#
+# 8 CPU hosts x 8 cores. Each host is a 2x4 mesh of routers; at each router
+# sit one core (requester hN_cI) and one LLC slice with its directory slice
+# (memory hN_llcI). Router hN_r0 of every host links to the single switch
+# `cxl`. Choices the paper does not make (state them when you change them):
+# - core clock 2 GHz: the mesh's 10-cycle links are 5 ns, the LLC's
+#   8-cycle access is 4 ns (protocol.directory_latency);
+# - Table 1's 150 ns CXL "link latency" is taken as one host-to-host
+#   crossing, host -> switch -> host: each host's uplink is 75 ns
+#   (defaults.link.latency; UPI's 50 ns is defaults.link.latency = "25ns");
+# - 64 GB/s per direction on every link; lines interleave over all 64
+#   slices (protocol.interleave); the LLC holds the working set (no HBM
+#   access is timed: write-through stores and loads complete at the LLC).
+name = "cord_table1"
+description = "CORD Table 1: 8 hosts x 8 cores, 2x4 mesh per host, one CXL switch"
+
+[sim]
+seed = 1
+
+[defaults.link]
+bandwidth = "64GB/s"
+latency = "75ns"        # host uplink to the CXL switch (mesh links set their own)
+port_delay = "0ns"
+
+[defaults.switch]
+latency = "0.5ns"
+
+[workload]
+pattern = "producer_consumer"
+footprint = "16MiB"
+line = "64B"
+store_size = "64B"
+release_every = "4KiB"
+fanout = 1
+warmup = 0
+requests = 2000
+
+[protocol]
+name = "cord"
+model = "rc"
+directory_latency = "4ns"   # LLC slice, 8 cycles at 2 GHz
+cache_latency = "1ns"       # a core's handling of an ack or data
+control_bytes = "16B"
+data_bytes = "80B"
+issue_interval = "0.5ns"
+
+[protocol.cord]
+variant = "cord"            # cord | so | mp
+''')
+
+print('[[switch]]\nname = "cxl"\n')
+for h in range(HOSTS):
+    for r in range(ROWS * COLS):
+        print(f'[[switch]]\nname = "h{h}_r{r}"\n')
+for h in range(HOSTS):
+    for r in range(ROWS * COLS):
+        print(f'[[requester]]\nname = "h{h}_c{r}"\n')
+for h in range(HOSTS):
+    for r in range(ROWS * COLS):
+        print(f'[[memory]]\nname = "h{h}_llc{r}"\n')
+
+
+def link(a, b, latency=None):
+    lat = f'\nlatency = "{latency}"' if latency else ""
+    print(f'[[link]]\na = "{a}"\nb = "{b}"{lat}\n')
+
+
+for h in range(HOSTS):
+    for row in range(ROWS):
+        for col in range(COLS):
+            r = row * COLS + col
+            if col + 1 < COLS:
+                link(f"h{h}_r{r}", f"h{h}_r{r + 1}", "5ns")
+            if row + 1 < ROWS:
+                link(f"h{h}_r{r}", f"h{h}_r{r + COLS}", "5ns")
+            link(f"h{h}_c{r}", f"h{h}_r{r}", "0.5ns")
+            link(f"h{h}_llc{r}", f"h{h}_r{r}", "0.5ns")
+    link(f"h{h}_r0", "cxl")
