@@ -205,8 +205,14 @@ impl<P> Checkable for P where
 {
 }
 
-/// States per chunk of a layer (the unit of parallel work).
+/// States per chunk of a layer (the unit of parallel work), at most; a
+/// layer is cut into about [`PARTS`] chunks of at least [`MIN_CHUNK`]
+/// states, so the threads share a small layer evenly too. (The sizes
+/// depend on the layers only, so the search does not depend on the number
+/// of threads.)
 const CHUNK: usize = 2048;
+const MIN_CHUNK: usize = 32;
+const PARTS: usize = 64;
 /// Chunks per window: a layer is expanded a window at a time, so only one
 /// window's candidates are held at once.
 const WINDOW: usize = 64;
@@ -634,6 +640,8 @@ pub fn explore<P: Checkable>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wo
         }
     }
     let debug = std::env::var_os("FABRICSIM_CHECK_DEBUG").is_some();
+    // Wall time in phases A, B, the walk and C (for FABRICSIM_CHECK_DEBUG).
+    let mut phases = [0f64; 4];
     let mut transitions = 0u64;
     let mut depth = 0u32;
     let mut complete = true;
@@ -647,6 +655,8 @@ pub fn explore<P: Checkable>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wo
         let (layer_states, layer_bytes): (u64, usize) =
             layer.iter().fold((0, 0), |(n, b), c| (n + c.len as u64, b + c.bytes.capacity()));
         let mut layer_cands = 0usize;
+        // The next layer's chunks, sized by this one (layers grow slowly).
+        let chunk = (layer_states as usize / PARTS).clamp(MIN_CHUNK, CHUNK);
         let mut next: Vec<Chunk> = Vec::new();
         let mut chunks = layer.into_iter().peekable();
         while chunks.peek().is_some() {
@@ -657,6 +667,7 @@ pub fn explore<P: Checkable>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wo
             let first_event = AtomicUsize::new(usize::MAX);
             let caller = std::thread::current().id();
             let stop = AtomicBool::new(false);
+            let clock = Instant::now();
             let exps: Vec<Expanded<P>> = parallel(&mut scratch[..t], window.len(), |c, s| {
                 if c > first_event.load(Ordering::Relaxed) || stop.load(Ordering::Relaxed) {
                     return Expanded::default();
@@ -682,7 +693,11 @@ pub fn explore<P: Checkable>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wo
             let limit: Vec<usize> =
                 exps.iter().enumerate().map(|(c, e)| if c > first_event { 0 } else { e.cands.len() }).collect();
             layer_cands += limit.iter().sum::<usize>();
+            phases[0] += clock.elapsed().as_secs_f64();
+            let clock = Instant::now();
             let flags = insert(&mut visited, &exps, &limit, t);
+            phases[1] += clock.elapsed().as_secs_f64();
+            let clock = Instant::now();
             // The sequential order of events: per chunk, per state, its new
             // successors (an invariant stops at the first bad one), then
             // its event, then the bound on states.
@@ -693,7 +708,7 @@ pub fn explore<P: Checkable>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wo
                 let mut new = 0u32;
                 for (k, &(cend, tend)) in e.ends.iter().enumerate() {
                     while x < cend as usize && x < limit[c] {
-                        if flags[c][x].load(Ordering::Relaxed) {
+                        if is_new(&flags[c], x) {
                             let cand = e.cands[x];
                             new += 1;
                             tree.push(e.first_id + k as u32, cand.rule());
@@ -745,15 +760,17 @@ pub fn explore<P: Checkable>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wo
                 bases.push(id);
                 id += n;
             }
+            phases[2] += clock.elapsed().as_secs_f64();
+            let clock = Instant::now();
             let built: Vec<Vec<Chunk>> = parallel(&mut vec![(); t], exps.len(), |c, _| {
                 let e = &exps[c];
                 let mut out: Vec<Chunk> = Vec::new();
                 let mut start = 0usize;
                 for (x, cand) in e.cands[..limit[c]].iter().enumerate() {
                     let end = cand.end as usize;
-                    if flags[c][x].load(Ordering::Relaxed) {
+                    if is_new(&flags[c], x) {
                         match out.last_mut() {
-                            Some(l) if (l.len as usize) < CHUNK => {
+                            Some(l) if (l.len as usize) < chunk => {
                                 l.bytes.extend_from_slice(&e.bytes[start..end]);
                                 l.len += 1;
                             }
@@ -770,21 +787,27 @@ pub fn explore<P: Checkable>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wo
             drop(exps);
             for l in built.into_iter().flatten() {
                 match next.last_mut() {
-                    Some(prev) if (prev.len + l.len) as usize <= CHUNK => {
+                    Some(prev) if (prev.len + l.len) as usize <= chunk => {
                         prev.bytes.extend_from_slice(&l.bytes);
                         prev.len += l.len;
                     }
                     _ => next.push(l),
                 }
             }
+            phases[3] += clock.elapsed().as_secs_f64();
         }
         if debug {
             eprintln!(
                 "depth {depth}: {layer_states} states ({layer_bytes} B packed), {layer_cands} candidates, \
-                 visited {} MB, tree {} MB, rss {} MB",
+                 visited {} MB, tree {} MB, rss {} MB; so far {:.2} s expanding, {:.2} s inserting, \
+                 {:.2} s walking, {:.2} s copying",
                 visited.bytes() >> 20,
                 tree.bytes() >> 20,
-                current_rss_kb() >> 10
+                current_rss_kb() >> 10,
+                phases[0],
+                phases[1],
+                phases[2],
+                phases[3],
             );
         }
         for c in &mut next {
@@ -825,14 +848,10 @@ pub fn explore<P: Checkable>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wo
 /// Phase B: insert a window's candidates (the first `limit[c]` of chunk
 /// `c`) into the visited set in order, each of `t` threads into its own
 /// shards, so the first occurrence of a fingerprint wins as it would in a
-/// sequential search. Whether each candidate was new.
-fn insert<P: Checkable>(
-    visited: &mut Visited,
-    exps: &[Expanded<P>],
-    limit: &[usize],
-    t: usize,
-) -> Vec<Vec<AtomicBool>> {
-    let flags: Vec<Vec<AtomicBool>> = limit.iter().map(|&n| (0..n).map(|_| AtomicBool::new(false)).collect()).collect();
+/// sequential search. Whether each candidate was new: per chunk, a bit per
+/// candidate (each thread sets bits in a set of its own, so that threads
+/// do not write to the same cache lines; the sets are then merged).
+fn insert<P: Checkable>(visited: &mut Visited, exps: &[Expanded<P>], limit: &[usize], t: usize) -> Vec<Vec<u64>> {
     let mut groups: Vec<Vec<&mut Shard>> = (0..t).map(|_| Vec::new()).collect();
     for (i, s) in visited.shards.iter_mut().enumerate() {
         groups[i % t].push(s);
@@ -841,6 +860,7 @@ fn insert<P: Checkable>(
     // prefetched is long out of cache).
     const AHEAD: usize = 8;
     let insert = |g: usize, shards: &mut Vec<&mut Shard>| {
+        let mut new: Vec<Vec<u64>> = limit.iter().map(|&n| vec![0; n.div_ceil(64)]).collect();
         for (c, e) in exps.iter().enumerate() {
             let cands = &e.cands[..limit[c]];
             for (x, cand) in cands.iter().enumerate() {
@@ -849,22 +869,40 @@ fn insert<P: Checkable>(
                 }
                 let sh = cand.shard();
                 if sh % t == g && shards[sh / t].insert(cand.key) {
-                    flags[c][x].store(true, Ordering::Relaxed);
+                    new[c][x / 64] |= 1 << (x % 64);
                 }
             }
         }
+        new
     };
-    if t == 1 {
-        insert(0, &mut groups[0]);
-    } else {
-        std::thread::scope(|sc| {
-            for (g, shards) in groups.iter_mut().enumerate() {
+    let (mine, others) = groups.split_first_mut().expect("a thread");
+    let theirs: Vec<Vec<Vec<u64>>> = std::thread::scope(|sc| {
+        let handles: Vec<_> = others
+            .iter_mut()
+            .enumerate()
+            .map(|(g, shards)| {
                 let insert = &insert;
-                sc.spawn(move || insert(g, shards));
-            }
-        });
+                sc.spawn(move || insert(g + 1, shards))
+            })
+            .collect();
+        let mut all = vec![insert(0, mine)];
+        all.extend(handles.into_iter().map(|h| h.join().expect("no panics")));
+        all
+    });
+    let mut theirs = theirs.into_iter();
+    let mut flags = theirs.next().expect("a thread");
+    for other in theirs {
+        for (f, o) in flags.iter_mut().zip(other) {
+            f.iter_mut().zip(o).for_each(|(a, b)| *a |= b);
+        }
     }
     flags
+}
+
+/// Whether bit `x` of a set of [`insert`] is set.
+#[inline]
+fn is_new(bits: &[u64], x: usize) -> bool {
+    bits[x / 64] >> (x % 64) & 1 == 1
 }
 
 /// Re-execute the rules from the initial state to state `id` (and, if

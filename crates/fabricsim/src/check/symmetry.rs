@@ -56,8 +56,11 @@ pub struct Canon<P: Protocol> {
     /// (start, end) in that order that must be permuted.
     order: Vec<Vec<u8>>,
     cells: Vec<Vec<(usize, usize)>>,
-    /// Per unkeyed renaming: its signature.
+    /// Per unkeyed renaming: its signature, and the keys of each keyed
+    /// set's elements it was made of (`keyed_size` a renaming).
     sigs: Vec<u64>,
+    sig_keys: Vec<u64>,
+    keyed_size: usize,
 }
 
 impl<P: Protocol> Canon<P> {
@@ -89,6 +92,7 @@ impl<P: Protocol> Canon<P> {
             }
             outer = next;
         }
+        let keyed_size = keyed.iter().map(|&i| sets[i].size).sum();
         Canon {
             order: vec![Vec::new(); keyed.len()],
             cells: vec![Vec::new(); keyed.len()],
@@ -98,6 +102,8 @@ impl<P: Protocol> Canon<P> {
             scratch: None,
             keys: Vec::new(),
             sigs: Vec::new(),
+            sig_keys: Vec::new(),
+            keyed_size,
         }
     }
 
@@ -119,14 +125,19 @@ impl<P: Protocol> Canon<P> {
         // most states are renamed and hashed once, not once per sigma.
         let mut best = u128::MAX;
         let mut min_sig = u64::MAX;
-        if self.outer.len() > 1 && !self.keyed.is_empty() {
+        let signed = self.outer.len() > 1 && !self.keyed.is_empty();
+        if signed {
             self.sigs.clear();
+            self.sig_keys.clear();
             for sigma in &self.outer {
                 let mut h = super::fingerprint::Fingerprinter::default();
                 for &set in &self.keyed {
+                    // Kept (unsorted) for the candidates below.
+                    let at = self.sig_keys.len();
+                    self.sig_keys.resize(at + self.sets[set].size, 0);
+                    p.element_keys(set, sigma, &w.agents, &w.ghost, &w.mail, &mut self.sig_keys[at..]);
                     self.keys.clear();
-                    self.keys.resize(self.sets[set].size, 0);
-                    p.element_keys(set, sigma, &w.agents, &w.ghost, &w.mail, &mut self.keys);
+                    self.keys.extend_from_slice(&self.sig_keys[at..]);
                     self.keys.sort_unstable();
                     std::hash::Hash::hash(&self.keys[..], &mut h);
                 }
@@ -141,11 +152,17 @@ impl<P: Protocol> Canon<P> {
             }
             let mut r = sigma.clone();
             // Sort each keyed set by its keys in the state renamed by sigma.
+            let mut at = si * self.keyed_size;
             for (k, &set) in self.keyed.iter().enumerate() {
                 let n = self.sets[set].size;
                 self.keys.clear();
-                self.keys.resize(n, 0);
-                p.element_keys(set, sigma, &w.agents, &w.ghost, &w.mail, &mut self.keys);
+                if signed {
+                    self.keys.extend_from_slice(&self.sig_keys[at..at + n]);
+                    at += n;
+                } else {
+                    self.keys.resize(n, 0);
+                    p.element_keys(set, sigma, &w.agents, &w.ghost, &w.mail, &mut self.keys);
+                }
                 let order = &mut self.order[k];
                 order.clear();
                 order.extend(0..n as u8);

@@ -37,7 +37,7 @@ pub const MAX_REGS: usize = 4;
 pub const SB_SIZE: usize = 4;
 
 /// Architectural state of one core running a program.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Core {
     /// Operations in this core's program.
     pub len: u8,
@@ -54,6 +54,36 @@ pub struct Core {
     pub sb_len: u8,
     /// Misses outstanding (GetS/GetM sent, not yet finished).
     pub misses: u16,
+}
+
+/// Hashed as packed words (the checker hashes every state): one word for
+/// a core that runs no program (all but the first word are zero then).
+impl std::hash::Hash for Core {
+    #[inline]
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        let head = self.len as u64
+            | (self.pc as u64) << 8
+            | (self.waiting as u64) << 16
+            | (self.sb_len as u64) << 24
+            | (self.misses as u64) << 32;
+        let program = self.len > 0
+            || self.done != 0
+            || self.inflight != 0
+            || self.sb_len != 0
+            || self.regs != [0; MAX_REGS]
+            || self.sb != [(0, 0); SB_SIZE];
+        h.write_u64(head | (program as u64) << 48);
+        if program {
+            h.write_u64(self.done as u64 | (self.inflight as u64) << 32);
+            for r in self.regs {
+                h.write_u64(r as u64);
+            }
+            for (l, v) in self.sb {
+                h.write_u8(l);
+                h.write_u64(v as u64);
+            }
+        }
+    }
 }
 
 // Packed sparsely: a core that runs no program is at its default but for

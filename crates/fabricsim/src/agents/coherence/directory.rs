@@ -45,7 +45,7 @@ pub const REQ: u8 = 0;
 pub const FWD: u8 = 1;
 pub const RESP: u8 = 2;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Msg {
     // requests, cache -> directory
     GetS { loc: Loc },
@@ -122,7 +122,7 @@ pub enum Waiter {
     Acquire,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Line {
     pub st: CState,
     pub data: Value,
@@ -138,7 +138,7 @@ impl Default for Line {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct DirLine {
     pub owner: Option<AgentId>,
     /// Bit per cache.
@@ -146,6 +146,92 @@ pub struct DirLine {
     pub mem: Value,
     /// Messages the current transaction still waits for (0: idle).
     pub wait: u8,
+}
+
+// Hashing. The checker fingerprints every state it reaches (and, with
+// symmetry, each candidate renaming of it), so messages and lines hash as
+// a few packed words rather than field by field (the derived way). Each
+// packing is injective.
+
+impl Msg {
+    /// The message as two words: kind, requester, acks, exclusivity and
+    /// location; and its data.
+    #[inline]
+    fn words(self) -> (u64, u64) {
+        let w = |kind: u64, loc: Loc, req: AgentId| kind | (req as u64) << 8 | (loc as u64) << 32;
+        match self {
+            Msg::GetS { loc } => (w(0, loc, 0), 0),
+            Msg::GetM { loc } => (w(1, loc, 0), 0),
+            Msg::PutS { loc } => (w(2, loc, 0), 0),
+            Msg::PutM { loc, data } => (w(3, loc, 0), data as u64),
+            Msg::FwdGetS { loc, req } => (w(4, loc, req), 0),
+            Msg::FwdGetM { loc, req } => (w(5, loc, req), 0),
+            Msg::Inv { loc, req } => (w(6, loc, req), 0),
+            Msg::PutAck { loc } => (w(7, loc, 0), 0),
+            Msg::Data { loc, data, acks, excl } => {
+                (w(8, loc, 0) | (acks as u64) << 16 | (excl as u64) << 24, data as u64)
+            }
+            Msg::InvAck { loc } => (w(9, loc, 0), 0),
+            Msg::CopyBack { loc, data } => (w(10, loc, 0), data as u64),
+            Msg::Unblock { loc } => (w(11, loc, 0), 0),
+        }
+    }
+}
+
+impl Hash for Msg {
+    #[inline]
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        let (a, b) = self.words();
+        h.write_u64(a);
+        h.write_u64(b);
+    }
+}
+
+impl Waiter {
+    /// The waiter as a word: its kind, and an operation's index.
+    #[inline]
+    fn word(self) -> u64 {
+        match self {
+            Waiter::None => 0,
+            Waiter::Op(i) => 1 | (i as u64) << 8,
+            Waiter::Drain => 2,
+            Waiter::Load => 3,
+            Waiter::Store(_) => 4,
+            Waiter::Acquire => 5,
+        }
+    }
+}
+
+impl Line {
+    /// Everything but the data and a waiting store's value, as a word.
+    #[inline]
+    fn word(&self) -> u64 {
+        self.st as u64
+            | (self.got_data as u64) << 4
+            | (self.acks_needed as u64) << 8
+            | (self.acks_got as u64) << 16
+            | self.waiter.word() << 24
+    }
+}
+
+impl Hash for Line {
+    #[inline]
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        h.write_u64(self.word());
+        h.write_u64(self.data as u64);
+        if let Waiter::Store(v) = self.waiter {
+            h.write_u64(v as u64);
+        }
+    }
+}
+
+impl Hash for DirLine {
+    #[inline]
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        h.write_u64(self.owner.map_or(0, |o| o as u64 + 1) | (self.wait as u64) << 16);
+        h.write_u64(self.sharers);
+        h.write_u64(self.mem as u64);
+    }
 }
 
 // Packing (the checker's frontier, `engine::pack`): a message is a varint
@@ -1393,58 +1479,84 @@ impl Protocol for Directory {
         let (vals, addrs) = (self.values_symmetric(), self.addresses_symmetric());
         let v = |x: Value| if vals { r.of(VALUE_SET, x as u8) as Value } else { x };
         let l = |x: Loc| if addrs { r.of(ADDRESS_SET, x as u8) as Loc } else { x };
-        let mut lines = [Line::default(); 64];
-        let mut dir = [(false, false); 64];
-        let locs = self.locs.min(64);
+        let locs = self.locs;
+        // Scratch space by renamed location, on the stack for a few.
+        const FEW: usize = 16;
+        let (mut dir_few, mut dir_many) = ([(0u64, None::<AgentId>); FEW], Vec::new());
+        let (mut lines_few, mut lines_many) = ([(0u64, 0u64); FEW], Vec::new());
+        let (dir, lines) = if locs <= FEW {
+            (&mut dir_few[..locs], &mut lines_few[..locs])
+        } else {
+            dir_many.resize(locs, (0, None));
+            lines_many.resize(locs, (0, 0));
+            (&mut dir_many[..], &mut lines_many[..])
+        };
+        // What the directories record, by renamed location: sharers, owner.
+        for (d, node) in agents[self.caches..].iter().enumerate() {
+            let Node::Dir { lines: dls } = node else { continue };
+            for (k, dl) in dls.iter().enumerate() {
+                let j = (d + k * self.dirs) as Loc;
+                if (j as usize) < locs {
+                    dir[l(j) as usize] = (dl.sharers, dl.owner);
+                }
+            }
+        }
+        // The messages each cache sends and receives, as an unordered sum
+        // (in `out` until the keys replace it); other caches are named
+        // only as "another", and a message's requester as "this cache"
+        // or "another".
+        out.fill(0);
+        for e in mail {
+            for me in [e.to, e.from] {
+                if me as usize >= self.caches || (me == e.from && e.to == e.from) {
+                    continue;
+                }
+                let name = |a: AgentId| -> u64 {
+                    if a == me {
+                        0x100
+                    } else if (a as usize) < self.caches {
+                        0x200
+                    } else if self.dirs > 1 && addrs {
+                        l((a as usize - self.caches) as Loc) as u64
+                    } else {
+                        (a as usize - self.caches) as u64
+                    }
+                };
+                let anon = |x: AgentId| if x == me { 0 } else { 1 };
+                let (word, data) = rename_msg(e.msg, &v, &l, &anon).words();
+                let head = name(e.to) | name(e.from) << 12 | (e.vc as u64) << 24;
+                out[me as usize] = out[me as usize].wrapping_add(mix(mix(word, head), data));
+            }
+        }
+        // Keys are hashed from packed words (they are computed for every
+        // renaming of values and addresses of every successor, so they
+        // must be cheap); equal keys of different caches only cost a
+        // permutation more, never a wrong orbit.
         for (ci, k) in out.iter_mut().enumerate() {
             let Node::Cache { core, lines: CacheLines::Dense(ls) } = &agents[ci] else {
                 unreachable!("symmetry applies to checked (dense) systems")
             };
-            for (j, line) in ls.iter().enumerate().take(locs) {
-                let waiter = match line.waiter {
-                    Waiter::Store(x) => Waiter::Store(v(x)),
-                    w => w,
+            for (j, line) in ls.iter().enumerate() {
+                let stored = match line.waiter {
+                    Waiter::Store(x) => v(x) as u64,
+                    _ => 0,
                 };
-                lines[l(j as Loc) as usize] = Line { data: v(line.data), waiter, ..*line };
-            }
-            for (d, node) in agents[self.caches..].iter().enumerate() {
-                let Node::Dir { lines: dls } = node else { continue };
-                for (k, dl) in dls.iter().enumerate() {
-                    let j = (d + k * self.dirs) as Loc;
-                    if (j as usize) < locs {
-                        dir[l(j) as usize] = (dl.sharers >> ci & 1 == 1, dl.owner == Some(ci as AgentId));
-                    }
-                }
+                let (sharers, owner) = dir[l(j as Loc) as usize];
+                let word = line.word()
+                    | (sharers >> ci & 1) << 5
+                    | ((owner == Some(ci as AgentId)) as u64) << 6
+                    | stored << 40;
+                lines[l(j as Loc) as usize] = (word, v(line.data) as u64);
             }
             let mut h = Fingerprinter::default();
             // An unconstrained core (the only kind with symmetry) changes
             // nothing but its miss count.
-            core.misses.hash(&mut h);
-            lines[..locs].hash(&mut h);
-            dir[..locs].hash(&mut h);
-            // The messages it sends and receives, as an unordered sum.
-            let me = ci as AgentId;
-            let mut sum = 0u64;
-            let name = |a: AgentId| -> u16 {
-                if a == me {
-                    0x100
-                } else if (a as usize) < self.caches {
-                    0x200
-                } else if self.dirs > 1 && addrs {
-                    l((a as usize - self.caches) as Loc) as u16
-                } else {
-                    (a as usize - self.caches) as u16
-                }
-            };
-            for e in mail.iter().filter(|e| e.to == me || e.from == me) {
-                let mut m = Fingerprinter::default();
-                (name(e.to), name(e.from), e.vc).hash(&mut m);
-                // The requester named only as "this cache" or "another".
-                let anon = |x: AgentId| if x == me { 0 } else { 1 };
-                rename_msg(e.msg, &v, &l, &anon).hash(&mut m);
-                sum = sum.wrapping_add(m.finish());
+            h.write_u16(core.misses);
+            for &(word, data) in lines.iter() {
+                h.write_u64(word);
+                h.write_u64(data);
             }
-            sum.hash(&mut h);
+            h.write_u64(*k);
             *k = h.finish();
         }
     }
@@ -1507,6 +1619,13 @@ const VALUE_SET: usize = 1;
 const ADDRESS_SET: usize = 2;
 
 /// A message with its fields renamed.
+/// A 64-bit mix of two words (multiply and xor-shift).
+#[inline]
+fn mix(a: u64, b: u64) -> u64 {
+    let x = (a ^ b.rotate_left(32)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    x ^ x >> 29
+}
+
 fn rename_msg(msg: Msg, v: &impl Fn(Value) -> Value, l: &impl Fn(Loc) -> Loc, c: &impl Fn(AgentId) -> AgentId) -> Msg {
     match msg {
         Msg::GetS { loc } => Msg::GetS { loc: l(loc) },
