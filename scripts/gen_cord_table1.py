@@ -3,6 +3,10 @@ cores, a 2x4 mesh per host with an LLC/directory slice beside each core,
 the hosts joined by one CXL switch). Run from the repository root:
 
     python3 scripts/gen_cord_table1.py > examples/cord_table1.toml
+
+The experiments build the same system in Python
+(fabricsim.experiments.cord.system.table1); tests/test_cord.py checks that
+the two agree.
 """
 
 HOSTS, ROWS, COLS = 8, 2, 4
@@ -18,9 +22,11 @@ print('''# CORD's Table 1 system (seed 000, written by scripts/gen_cord_table1.p
 # - Table 1's 150 ns CXL "link latency" is taken as one host-to-host
 #   crossing, host -> switch -> host: each host's uplink is 75 ns
 #   (defaults.link.latency; UPI's 50 ns is defaults.link.latency = "25ns");
-# - 64 GB/s per direction on every link; lines interleave over all 64
-#   slices (protocol.interleave); the LLC holds the working set (no HBM
-#   access is timed: write-through stores and loads complete at the LLC).
+# - 64 GB/s per direction on every link; memory is homed in blocks
+#   (protocol.interleave = footprint / 64): host h's memory is its own 8
+#   slices, and a sender's buffer in a host lies in one slice; the LLC
+#   holds the working set (no HBM access is timed: write-through stores
+#   and loads complete at the LLC).
 name = "cord_table1"
 description = "CORD Table 1: 8 hosts x 8 cores, 2x4 mesh per host, one CXL switch"
 
@@ -36,14 +42,20 @@ port_delay = "0ns"
 latency = "0.5ns"
 
 [workload]
-pattern = "producer_consumer"
-footprint = "16MiB"
-line = "64B"
+# CORD's synthetic workload (docs/config.md): every core loops over epochs
+# of 64 B Relaxed write-through stores to another host's memory, 4 KiB per
+# Release (the paper's Fig 8 defaults); a sender's buffer in a host lies in
+# one LLC slice.
+pattern = "remote_stores"
+hosts = 8
+fanout = 1
 store_size = "64B"
 release_every = "4KiB"
-fanout = 1
+compute = "0ns"
+footprint = "1GiB"
+line = "64B"
 warmup = 0
-requests = 2000
+requests = 650          # 10 epochs of 64 stores and a Release per core
 
 [protocol]
 name = "cord"
@@ -53,6 +65,7 @@ cache_latency = "1ns"       # a core's handling of an ack or data
 control_bytes = "16B"
 data_bytes = "80B"
 issue_interval = "0.5ns"
+interleave = "16MiB"        # footprint / 64 slices: each host's memory is its own 8 slices
 
 [protocol.cord]
 variant = "cord"            # cord | so | mp

@@ -106,6 +106,12 @@ fn run_protocol(
                 };
                 return go(spec, ps, p, progress);
             }
+            let max_store = spec
+                .requesters
+                .iter()
+                .filter_map(|r| r.workload.remote_stores.map(|s| s.store_size as u32))
+                .max()
+                .unwrap_or(0);
             let p = Cord::timed(
                 c.variant,
                 tso,
@@ -118,7 +124,7 @@ fn run_protocol(
                 c.store_buffer,
                 ps.timing.line_bytes,
             );
-            go(spec, ps, p, progress)
+            go(spec, ps, Cord { max_store, ..p }, progress)
         }
         name => {
             let variant = if name == "msi" { Variant::Msi } else { Variant::Mesi };

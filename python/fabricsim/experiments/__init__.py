@@ -22,6 +22,7 @@ from .variants import Choice, Mutant, Variant
 from .verdicts import Row
 
 SEEDS = {
+    "cord": "CORD: directory-ordered release consistency for multi-PU write-through coherence (Yu et al.)",
     "esf": "ESF: an extensible simulation framework for CXL-enabled systems (An et al.)",
 }
 

@@ -404,11 +404,14 @@ impl Builder<'_> {
         })
         .expect("config serializes");
         let protocol = match &config.protocol {
-            None if requesters.iter().any(|r| r.workload.pattern == Pattern::ProducerConsumer) => {
+            None if requesters
+                .iter()
+                .any(|r| matches!(r.workload.pattern, Pattern::ProducerConsumer | Pattern::RemoteStores)) =>
+            {
                 return Err(self.err(
                     "workload.pattern",
-                    "\"producer_consumer\" drives the cores of a [protocol] (its releases and acquires need one); \
-                     expected a [protocol] table, or another pattern",
+                    "\"producer_consumer\" and \"remote_stores\" drive the cores of a [protocol] (their releases \
+                     and acquires need one); expected a [protocol] table, or another pattern",
                 ))
             }
             None => None,
@@ -660,6 +663,31 @@ impl Builder<'_> {
                     "\"tso\": workload-driven cores run sc (one operation at a time) or rc (relaxed operations, \
                      misses in parallel up to the MSHRs); tso is for programs",
                 ));
+            }
+            if let Some(shape) = requesters.first().and_then(|r| r.workload.remote_stores) {
+                let line = line_bytes.max(1) as u64;
+                let buf = shape.buffer_lines(caches as u64, dirs as u64, lines).map_err(|m| {
+                    self.err(if m.starts_with("fanout") { "workload.fanout" } else { "workload.hosts" }, m)
+                })?;
+                if buf < shape.store_size.div_ceil(line) + 1 {
+                    return Err(self.err(
+                        "workload.footprint",
+                        format!(
+                            "{lines} lines give each sender {buf} lines per host; expected room for a {} B store \
+                             and a flag line (a larger footprint)",
+                            shape.store_size
+                        ),
+                    ));
+                }
+                if shape.store_size > line && !is_cord {
+                    return Err(self.err(
+                        "workload.store_size",
+                        format!(
+                            "{} B: a store of more than a {line} B line is one message only under protocol \"cord\"",
+                            shape.store_size
+                        ),
+                    ));
+                }
             }
             if let Some(shape) = requesters.first().and_then(|r| r.workload.producer_consumer) {
                 let group = shape.fanout as usize + 1;
@@ -1310,7 +1338,7 @@ impl Builder<'_> {
         if w.interleave.bytes() == 0 {
             return Err(self.err(k("interleave"), "0B: expected a positive size"));
         }
-        let producer_consumer = self.producer_consumer(w, &k)?;
+        let (producer_consumer, remote_stores) = self.sync_shapes(w, &k)?;
         if w.footprint.bytes() < w.line.bytes() {
             return Err(self.err(k("footprint"), format!("{}: expected at least one line ({})", w.footprint, w.line)));
         }
@@ -1386,27 +1414,43 @@ impl Builder<'_> {
             targets,
             trace: None,
             producer_consumer,
+            remote_stores,
             posted_writes: w.posted_writes,
         })
     }
 
-    /// The producer_consumer keys: only with that pattern, sizes positive.
-    fn producer_consumer(
+    /// The producer_consumer and remote_stores keys: only with those
+    /// patterns, sizes positive.
+    #[allow(clippy::type_complexity)]
+    fn sync_shapes(
         &self,
         w: &WorkloadConfig,
         k: &dyn Fn(&str) -> String,
-    ) -> Result<Option<crate::workloads::producer_consumer::Shape>, ConfigError> {
-        if w.pattern != Pattern::ProducerConsumer {
-            for (key, set) in [
-                ("store_size", w.store_size.is_some()),
-                ("release_every", w.release_every.is_some()),
-                ("fanout", w.fanout.is_some()),
-            ] {
-                if set {
-                    return Err(self.err(k(key), "applies to pattern = \"producer_consumer\" only"));
-                }
+    ) -> Result<
+        (Option<crate::workloads::producer_consumer::Shape>, Option<crate::workloads::remote_stores::Shape>),
+        ConfigError,
+    > {
+        let pc = w.pattern == Pattern::ProducerConsumer;
+        let rs = w.pattern == Pattern::RemoteStores;
+        for (key, set, ok) in [
+            ("store_size", w.store_size.is_some(), pc || rs),
+            ("release_every", w.release_every.is_some(), pc || rs),
+            ("fanout", w.fanout.is_some(), pc || rs),
+            ("hosts", w.hosts.is_some(), rs),
+            ("compute", w.compute.is_some(), rs),
+            ("senders", w.senders.is_some(), rs),
+        ] {
+            if set && !ok {
+                let which = if matches!(key, "hosts" | "compute" | "senders") {
+                    "pattern = \"remote_stores\""
+                } else {
+                    "pattern = \"producer_consumer\" or \"remote_stores\""
+                };
+                return Err(self.err(k(key), format!("applies to {which} only")));
             }
-            return Ok(None);
+        }
+        if !pc && !rs {
+            return Ok((None, None));
         }
         let size = |v: Option<super::units::Size>, key: &str, default: u64| -> Result<u64, ConfigError> {
             match v {
@@ -1421,11 +1465,42 @@ impl Builder<'_> {
         if fanout > 255 {
             return Err(self.err(k("fanout"), format!("{fanout}: expected 0 to 255 consumers per producer")));
         }
-        Ok(Some(crate::workloads::producer_consumer::Shape {
-            store_size: size(w.store_size, "store_size", w.line.bytes())?,
-            release_every: size(w.release_every, "release_every", 4096)?,
-            fanout,
-        }))
+        let store_size = size(w.store_size, "store_size", w.line.bytes())?;
+        let release_every = size(w.release_every, "release_every", 4096)?;
+        if pc {
+            return Ok((Some(crate::workloads::producer_consumer::Shape { store_size, release_every, fanout }), None));
+        }
+        if store_size > 1 << 20 {
+            return Err(
+                self.err(k("store_size"), format!("{}: expected at most 1MiB per store", w.store_size.unwrap()))
+            );
+        }
+        let hosts = w.hosts.ok_or_else(|| {
+            self.err(
+                k("hosts"),
+                "missing: pattern = \"remote_stores\" needs the number of hosts the cores and memories split into",
+            )
+        })?;
+        let compute = w.compute.map_or(0, |d| d.ps());
+        if compute > 1_000_000_000_000 {
+            return Err(self.err(k("compute"), format!("{}: expected at most 1 s per epoch", w.compute.unwrap())));
+        }
+        let one_sender = match w.senders.as_deref() {
+            None | Some("all") => false,
+            Some("one") => true,
+            Some(x) => return Err(self.err(k("senders"), format!("{x:?}: expected \"all\" or \"one\""))),
+        };
+        Ok((
+            None,
+            Some(crate::workloads::remote_stores::Shape {
+                store_size,
+                release_every,
+                fanout,
+                hosts,
+                compute,
+                one_sender,
+            }),
+        ))
     }
 }
 

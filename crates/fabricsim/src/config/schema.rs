@@ -686,6 +686,15 @@ pub struct WorkloadConfig {
     pub release_every: Option<Size>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fanout: Option<u32>,
+    /// remote_stores: hosts the cores and memories split into (required),
+    /// computation before each epoch (default 0), "all" cores send
+    /// (default) or "one" (core 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compute: Option<Duration>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub senders: Option<String>,
 }
 
 impl Default for WorkloadConfig {

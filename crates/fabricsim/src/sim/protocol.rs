@@ -44,6 +44,7 @@ use crate::sim::system::{MemoryResult, Outcome, RequesterResult, RunResult};
 use crate::stats::Histogram;
 use crate::workloads::pattern::Generator;
 use crate::workloads::producer_consumer::ProducerConsumer;
+use crate::workloads::remote_stores::RemoteStores;
 use crate::workloads::rng::Stream;
 use crate::workloads::trace::TraceRecord;
 use crate::workloads::WorkloadSpec;
@@ -119,6 +120,7 @@ struct CoreDrive {
     /// Trace replay: the core's records, the i-th issued at its time or later.
     trace: Option<Arc<Vec<TraceRecord>>>,
     producer_consumer: Option<ProducerConsumer>,
+    remote_stores: Option<RemoteStores>,
     pending: Option<WorkOp>,
     next_issue: Time,
 }
@@ -298,14 +300,23 @@ impl<P: Protocol> ProtocolSystem<P> {
                 }
             })
             .collect();
+        let homes = roles.iter().filter(|r| **r == Role::Home).count() as u32;
         let drive = (0..n)
             .map(|a| {
                 let core = roles[..a].iter().filter(|r| **r == Role::Core).count();
                 let w: Option<&WorkloadSpec> =
                     (roles[a] == Role::Core && driver != Driver::Own).then(|| &system.requesters[host[a]].workload);
+                let lines = w.map_or(1, |w| (w.footprint / w.line.max(1) as u64).max(1));
+                let remote_stores = w.and_then(|w| {
+                    w.remote_stores
+                        .map(|s| RemoteStores::new(s, core as u32, cores as u32, homes, lines, w.line as u64))
+                });
                 CoreDrive {
                     issued: 0,
-                    ops: w.map_or(0, |w| w.total()),
+                    ops: match &remote_stores {
+                        Some(r) if !r.active() => 0,
+                        _ => w.map_or(0, |w| w.total()),
+                    },
                     warmup: w.map_or(0, |w| w.warmup),
                     gen: match w {
                         Some(w) if driver == Driver::Workload => {
@@ -314,8 +325,8 @@ impl<P: Protocol> ProtocolSystem<P> {
                         _ => None,
                     },
                     trace: w.and_then(|w| w.trace.clone()),
+                    remote_stores,
                     producer_consumer: w.and_then(|w| {
-                        let lines = (w.footprint / w.line.max(1) as u64).max(1);
                         w.producer_consumer
                             .map(|s| ProducerConsumer::new(s, core as u32, cores as u32, lines, w.line as u64))
                     }),
@@ -776,6 +787,12 @@ impl<P: Protocol> ProtocolSystem<P> {
                         bytes: 0,
                     };
                     d.pending = Some(match (&d.trace, &mut d.producer_consumer) {
+                        _ if d.remote_stores.is_some() => {
+                            let (op, gap) = d.remote_stores.as_mut().expect("checked").next(value);
+                            // the computation starts when the previous operation issued
+                            d.next_issue += gap;
+                            op
+                        }
                         (Some(t), _) => {
                             let r = t[d.issued as usize];
                             // not before its time

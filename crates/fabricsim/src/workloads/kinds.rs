@@ -20,6 +20,8 @@ pub enum Pattern {
     Trace,
     /// Producers store and release, consumers acquire and load (protocol cores).
     ProducerConsumer,
+    /// Senders store to other hosts' memory and release a flag there (protocol cores).
+    RemoteStores,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]

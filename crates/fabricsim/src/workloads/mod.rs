@@ -6,6 +6,7 @@ pub mod litmus;
 pub mod pattern;
 pub mod producer_consumer;
 pub mod program;
+pub mod remote_stores;
 pub mod rng;
 pub mod trace;
 pub mod zipf;
@@ -47,6 +48,8 @@ pub struct WorkloadSpec {
     pub trace: Option<std::sync::Arc<Vec<trace::TraceRecord>>>,
     /// Pattern `producer_consumer` (protocol cores only).
     pub producer_consumer: Option<producer_consumer::Shape>,
+    /// Pattern `remote_stores` (protocol cores only).
+    pub remote_stores: Option<remote_stores::Shape>,
     /// Writes are posted: no acknowledgement (see `WorkloadConfig::posted_writes`).
     pub posted_writes: bool,
 }

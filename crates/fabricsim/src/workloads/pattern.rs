@@ -59,9 +59,11 @@ impl Generator {
             }
             // (a trace replays its records and producer_consumer drives only protocol cores:
             // validation keeps both from reaching a generator)
-            Pattern::Uniform | Pattern::Permutation | Pattern::Trace | Pattern::ProducerConsumer => {
-                rng.below(self.lines)
-            }
+            Pattern::Uniform
+            | Pattern::Permutation
+            | Pattern::Trace
+            | Pattern::ProducerConsumer
+            | Pattern::RemoteStores => rng.below(self.lines),
             Pattern::Zipf => self.zipf.key(rng.unit()),
             Pattern::Hotspot => {
                 if rng.unit() < self.hot_probability || self.hot_lines == self.lines {
@@ -112,6 +114,7 @@ mod tests {
             targets: vec![0, 1, 2, 3],
             trace: None,
             producer_consumer: None,
+            remote_stores: None,
             posted_writes: false,
         }
     }

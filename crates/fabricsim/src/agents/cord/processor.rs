@@ -96,7 +96,7 @@ impl Proc {
         self.unacked.iter().any(|u| u.dst == d && u.ep == e).then_some(e)
     }
 
-    /// An unacked Release writes `loc`: this core's later accesses to it wait.
+    /// An unacked Release writes `loc`: this core's later loads and Relaxed stores to it wait.
     pub fn line_blocked(&self, loc: Loc) -> bool {
         self.unacked.iter().any(|u| u.loc == Some(loc))
     }
@@ -165,7 +165,12 @@ impl Cord {
 
     /// Whether a store to `loc` (Release or not) may leave now.
     pub(super) fn store_ready(&self, p: &Proc, loc: Loc, release: bool) -> bool {
-        if p.line_blocked(loc) {
+        // A directory-ordered store (a CORD Release, every CORD store under
+        // TSO) to a line with an unacked Release of this core may go: the
+        // line's directory commits it after that Release (its lastPrevEp
+        // chain). A Relaxed store would commit at once, so it waits.
+        let ordered = self.variant == Variant::Cord && (release || self.tso);
+        if p.line_blocked(loc) && !ordered {
             return false;
         }
         let d = self.home(loc);

@@ -86,6 +86,8 @@ pub struct Cord {
     pub mshrs: u16,
     pub store_buffer: usize,
     pub line_bytes: u32,
+    /// Largest store a workload issues (bytes; a store above a line is one message).
+    pub max_store: u32,
     /// Messages in flight per (source, destination, VC): 2 when checked (a
     /// bound that keeps the state space finite), unbounded when timed.
     pub channel_cap: usize,
@@ -108,6 +110,7 @@ impl Cord {
             mshrs: 1,
             store_buffer: 1,
             line_bytes: 64,
+            max_store: 0,
             channel_cap: 2,
         }
     }
@@ -632,7 +635,7 @@ impl Protocol for Cord {
     }
 
     fn max_payload_bytes(&self) -> u32 {
-        self.line_bytes + self.params.counter_bits.div_ceil(8) as u32 + 4
+        self.line_bytes.max(self.max_store) + self.params.counter_bits.div_ceil(8) as u32 + 4
     }
 
     fn vc_names(&self) -> Vec<String> {

@@ -1,0 +1,90 @@
+"""CORD's Table 1 system as a configuration dict (the same system as
+``examples/cord_table1.toml``, which ``scripts/gen_cord_table1.py`` writes
+from this function).
+
+8 CPU hosts x 8 cores; each host a 2x4 mesh of routers with one core and
+one LLC slice (with its directory slice) at each router; router 0 of every
+host linked to one switch, ``cxl``. Choices the paper does not make:
+
+- core clock 2 GHz: the mesh's 10-cycle links are 5 ns, the LLC's 8-cycle
+  access 4 ns (``protocol.directory_latency``);
+- Table 1's 150 ns CXL "link latency" is one host-to-host crossing, host ->
+  switch -> host: each host's uplink is 75 ns (UPI's 50 ns: 25 ns);
+- 64 GB/s per direction on every link; memory homed in blocks
+  (``protocol.interleave`` = footprint / 64 slices), so host h's memory is
+  its own 8 slices; the LLC holds the working set (no HBM access is timed).
+"""
+
+from __future__ import annotations
+
+HOSTS, ROWS, COLS = 8, 2, 4
+SLICES = HOSTS * ROWS * COLS
+FOOTPRINT_MIB = 1024  # "1GiB"
+#: one-way host-to-host latency is twice the uplink: CXL 150 ns, UPI 50 ns (Table 1)
+UPLINK = {"CXL": "75ns", "UPI": "25ns"}
+
+
+def table1(link: str = "CXL", variant: str = "cord") -> dict:
+    """The Table 1 system running CORD's synthetic workload (Fig 8's defaults)."""
+    routers = [f"h{h}_r{r}" for h in range(HOSTS) for r in range(ROWS * COLS)]
+    links = []
+    for h in range(HOSTS):
+        for row in range(ROWS):
+            for col in range(COLS):
+                r = row * COLS + col
+                if col + 1 < COLS:
+                    links.append({"a": f"h{h}_r{r}", "b": f"h{h}_r{r + 1}", "latency": "5ns"})
+                if row + 1 < ROWS:
+                    links.append({"a": f"h{h}_r{r}", "b": f"h{h}_r{r + COLS}", "latency": "5ns"})
+                links.append({"a": f"h{h}_c{r}", "b": f"h{h}_r{r}", "latency": "0.5ns"})
+                links.append({"a": f"h{h}_llc{r}", "b": f"h{h}_r{r}", "latency": "0.5ns"})
+        links.append({"a": f"h{h}_r0", "b": "cxl"})
+    return {
+        "name": "cord_table1",
+        "description": "CORD Table 1: 8 hosts x 8 cores, 2x4 mesh per host, one CXL switch",
+        "sim": {"seed": 1},
+        "defaults": {
+            "link": {"bandwidth": "64GB/s", "latency": UPLINK[link], "port_delay": "0ns"},
+            "switch": {"latency": "0.5ns"},
+        },
+        "workload": {
+            "pattern": "remote_stores",
+            "hosts": HOSTS,
+            "fanout": 1,
+            "store_size": "64B",
+            "release_every": "4KiB",
+            "compute": "0ns",
+            "footprint": "1GiB",
+            "line": "64B",
+            "warmup": 0,
+            "requests": 650,
+        },
+        "protocol": {
+            "name": "cord",
+            "model": "rc",
+            "directory_latency": "4ns",
+            "cache_latency": "1ns",
+            "control_bytes": "16B",
+            "data_bytes": "80B",
+            "issue_interval": "0.5ns",
+            "interleave": f"{FOOTPRINT_MIB // SLICES}MiB",
+            "cord": {"variant": variant},
+        },
+        "switch": [{"name": "cxl"}] + [{"name": r} for r in routers],
+        "requester": [{"name": f"h{h}_c{r}"} for h in range(HOSTS) for r in range(ROWS * COLS)],
+        "memory": [{"name": f"h{h}_llc{r}"} for h in range(HOSTS) for r in range(ROWS * COLS)],
+        "link": links,
+    }
+
+
+def inter_host_bytes(result) -> float:
+    """Bytes that crossed the hosts' uplinks to the switch (the paper's inter-PU traffic)."""
+    links = result.links
+    up = links[(links["from"] == "cxl") | (links["to"] == "cxl")]
+    # each byte crosses two uplinks (into the switch and out of it): count it once
+    return float(up[up["to"] == "cxl"]["bytes"].sum())
+
+
+def traffic_metrics(result) -> dict[str, float]:
+    """A sweep's ``extract``: the inter-host traffic of one run."""
+    return {"inter_host_bytes": inter_host_bytes(result)}
