@@ -6,9 +6,14 @@ experiment's ``notes``."""
 #: Results of the paper's evaluation that fabricsim does not reproduce (yet), and why; the report lists them.
 NOT_REPRODUCED = [
     (
-        "CORD Figs 2, 7, 13",
-        "per-application time and traffic (RC and TSO): the apps (Pannotia, Chai, DOE MPI traces) are not "
-        "available; their Table 2 stand-ins (presets of pattern remote_stores) and the WB runs are still to come.",
+        "CORD Fig 2",
+        "SO's per-application overhead (share of time waiting for acks, share of traffic that is acks): not yet "
+        "an experiment; every SO run of Figs 7 and 13 reports ack_wait_ns and its traffic classes.",
+    ),
+    (
+        "CORD Figs 7 and 13, WB",
+        "the write-back (MESI) comparison: the Table 2 stand-ins have no receivers that read the data, so a "
+        "write-back writer would keep its lines and never pay the traffic the paper measures.",
     ),
     (
         "CORD Figs 9-12",
