@@ -18,17 +18,16 @@ host linked to one switch, ``cxl``. Choices the paper does not make:
 from __future__ import annotations
 
 HOSTS, ROWS, COLS = 8, 2, 4
-SLICES = HOSTS * ROWS * COLS
 FOOTPRINT_MIB = 1024  # "1GiB"
 #: one-way host-to-host latency is twice the uplink: CXL 150 ns, UPI 50 ns (Table 1)
 UPLINK = {"CXL": "75ns", "UPI": "25ns"}
 
 
-def table1(link: str = "CXL", variant: str = "cord") -> dict:
-    """The Table 1 system running CORD's synthetic workload (Fig 8's defaults)."""
-    routers = [f"h{h}_r{r}" for h in range(HOSTS) for r in range(ROWS * COLS)]
+def table1(link: str = "CXL", variant: str = "cord", hosts: int = HOSTS) -> dict:
+    """The Table 1 system (with ``hosts`` hosts) running CORD's synthetic workload (Fig 8's defaults)."""
+    routers = [f"h{h}_r{r}" for h in range(hosts) for r in range(ROWS * COLS)]
     links = []
-    for h in range(HOSTS):
+    for h in range(hosts):
         for row in range(ROWS):
             for col in range(COLS):
                 r = row * COLS + col
@@ -49,7 +48,7 @@ def table1(link: str = "CXL", variant: str = "cord") -> dict:
         },
         "workload": {
             "pattern": "remote_stores",
-            "hosts": HOSTS,
+            "hosts": hosts,
             "fanout": 1,
             "store_size": "64B",
             "release_every": "4KiB",
@@ -67,12 +66,12 @@ def table1(link: str = "CXL", variant: str = "cord") -> dict:
             "control_bytes": "16B",
             "data_bytes": "80B",
             "issue_interval": "0.5ns",
-            "interleave": f"{FOOTPRINT_MIB // SLICES}MiB",
+            "interleave": f"{FOOTPRINT_MIB // (hosts * ROWS * COLS)}MiB",
             "cord": {"variant": variant},
         },
         "switch": [{"name": "cxl"}] + [{"name": r} for r in routers],
-        "requester": [{"name": f"h{h}_c{r}"} for h in range(HOSTS) for r in range(ROWS * COLS)],
-        "memory": [{"name": f"h{h}_llc{r}"} for h in range(HOSTS) for r in range(ROWS * COLS)],
+        "requester": [{"name": f"h{h}_c{r}"} for h in range(hosts) for r in range(ROWS * COLS)],
+        "memory": [{"name": f"h{h}_llc{r}"} for h in range(hosts) for r in range(ROWS * COLS)],
         "link": links,
     }
 
