@@ -44,17 +44,18 @@ def requests(app: str, epochs: int) -> int:
     return epochs * (max(1, release // store) + 1)
 
 
-def sweep(name: str, model: str, epochs: int) -> Sweep:
+def sweep(name: str, model: str, epochs: int, variants: list[str] | None = None, mp_everywhere: bool = False) -> Sweep:
+    """Every app on both links; MP skips TQH unless ``mp_everywhere`` (Fig 2 uses it as the no-ack bound)."""
     points = []
     for app, (_, store, release, fanout, compute) in APPS.items():
         for link in LINKS:
-            variants = [v for v in VARIANTS if not (v == "mp" and app in NO_MP)]
+            variants_here = [v for v in variants or VARIANTS if not (v == "mp" and app in NO_MP and not mp_everywhere)]
             b = table1(link)
             b["name"] = f"cord-{app.lower()}"
             b["protocol"]["model"] = model
             sw = build(
                 b,
-                grid={"protocol.cord.variant": variants},
+                grid={"protocol.cord.variant": variants_here},
                 metrics=["sim_time_ps", "protocol.ack_wait_ns", "protocol.req_notis", "outcome"],
                 name=name,
                 extract="fabricsim.experiments.cord.system:traffic_metrics",
@@ -77,7 +78,8 @@ def sweep(name: str, model: str, epochs: int) -> Sweep:
 def analyze(df: pd.DataFrame) -> pd.DataFrame:
     d = df.rename(columns={"protocol.ack_wait_ns": "ack_wait_ns", "protocol.req_notis": "req_notis"}).copy()
     d["time_us"] = d["sim_time_ps"] / 1e6
-    ref = d[d["variant"] == "cord"].set_index(["app", "link"])
+    base = "cord" if (d["variant"] == "cord").any() else "mp"
+    ref = d[d["variant"] == base].set_index(["app", "link"])
     idx = list(zip(d["app"], d["link"]))
     d["time_norm"] = [t / ref.loc[i, "time_us"] for t, i in zip(d["time_us"], idx)]
     d["traffic_norm"] = [b / ref.loc[i, "inter_host_bytes"] for b, i in zip(d["inter_host_bytes"], idx)]
