@@ -133,10 +133,10 @@ TWO_HOSTS = (
 
 MUTANTS = [
     Mutant(
-        "one-bit-counters",
-        "1-bit store counters: every Relaxed store closes its epoch, so the unacked-epoch table, not the "
-        "counters, holds the processor's storage",
-        set={"protocol.cord.counter_bits": 1},
+        "not-all-to-all",
+        "ATA writes one other host per round instead of all: a core needs one store counter, and its "
+        "unacked Releases outweigh it",
+        set={"workload.fanout": 1},
         flips=["processor: store counters take most of the storage (CXL)"],
     ),
 ]
