@@ -172,7 +172,7 @@ def test_ctrl_c_stops_a_long_run_cleanly(tmp_path):
     assert time.monotonic() - start < 5
 
 
-SHARED_LITMUS = REPO / "crates" / "fabricsim" / "tests" / "litmus"
+SHARED_LITMUS = REPO / "python" / "fabricsim" / "litmus"
 
 
 def test_litmus_oracle_json_contract(cli):

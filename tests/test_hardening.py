@@ -20,7 +20,7 @@ from conftest import REPO, TINY_DICT, TINY_TOML
 from fabricsim import cli as cli_module
 from fabricsim import sweeps
 
-LITMUS = REPO / "crates" / "fabricsim" / "tests" / "litmus"
+LITMUS = REPO / "python" / "fabricsim" / "litmus"
 TESTS = Path(__file__).resolve().parent
 
 

@@ -67,7 +67,7 @@ fn the_checker_catches_every_mutant() {
 }
 
 fn starter() -> Vec<(String, fabricsim::workloads::program::Program)> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/litmus");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/fabricsim/litmus");
     let mut v: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .filter_map(|e| e.ok())

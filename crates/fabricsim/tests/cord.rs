@@ -57,7 +57,7 @@ fn every_broken_cord_is_caught_with_a_counterexample() {
 }
 
 fn litmus(name: &str) -> Arc<Program> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/litmus");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/fabricsim/litmus");
     let p = [dir.join(format!("{name}.litmus")), dir.join("extra").join(format!("{name}.litmus"))]
         .into_iter()
         .find(|p| p.exists())
@@ -111,7 +111,7 @@ fn the_counter_check_is_what_orders_a_release_after_its_relaxed_store_at_one_dir
 /// over the threads' directories.
 #[test]
 fn cord_and_so_pass_the_litmus_suite_under_rc_and_tso() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/litmus");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/fabricsim/litmus");
     let mut files: Vec<_> = [dir.clone(), dir.join("extra")]
         .iter()
         .flat_map(|d| std::fs::read_dir(d).unwrap().filter_map(|e| e.ok()).map(|e| e.path()))

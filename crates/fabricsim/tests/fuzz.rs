@@ -356,10 +356,10 @@ proptest! {
 }
 
 const LITMUS: [&str; 6] = [
-    include_str!("litmus/MP.litmus"),
-    include_str!("litmus/SB.litmus"),
-    include_str!("litmus/CoRR.litmus"),
-    include_str!("litmus/SB+fences.litmus"),
-    include_str!("litmus/MP+rel+acq.litmus"),
-    include_str!("litmus/LB+acq+rel.litmus"),
+    include_str!("../../../python/fabricsim/litmus/MP.litmus"),
+    include_str!("../../../python/fabricsim/litmus/SB.litmus"),
+    include_str!("../../../python/fabricsim/litmus/CoRR.litmus"),
+    include_str!("../../../python/fabricsim/litmus/SB+fences.litmus"),
+    include_str!("../../../python/fabricsim/litmus/MP+rel+acq.litmus"),
+    include_str!("../../../python/fabricsim/litmus/LB+acq+rel.litmus"),
 ];

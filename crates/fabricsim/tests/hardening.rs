@@ -403,6 +403,7 @@ fn a_byte_order_mark_is_accepted_in_traces_and_litmus_files() {
     let names = vec!["host0".to_string()];
     let recs = fabricsim::workloads::trace::parse("\u{feff}0 host0 R 0x40 64\n", "t.trace", &names).unwrap();
     assert_eq!(recs.len(), 1);
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/litmus/MP.litmus")).unwrap();
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../python/fabricsim/litmus/MP.litmus"))
+        .unwrap();
     parse(&format!("\u{feff}{text}"), "MP.litmus").unwrap();
 }

@@ -15,7 +15,7 @@ fn crate_dir() -> PathBuf {
 
 /// The in-repository copy of the starter tests (`../shared/litmus/`).
 fn starter_dir() -> PathBuf {
-    crate_dir().join("tests/litmus")
+    crate_dir().join("../../python/fabricsim/litmus")
 }
 
 fn load(path: &Path) -> Program {
@@ -274,7 +274,7 @@ const EXTRA: &[(&str, &str, &str, &str, &str)] = &[
 
 #[test]
 fn extra_classic_tests() {
-    let dir = crate_dir().join("tests/litmus/extra");
+    let dir = crate_dir().join("../../python/fabricsim/litmus/extra");
     let files = litmus_files(&dir);
     assert_eq!(files.len(), EXTRA.len(), "one expectation per file in {dir:?}");
     let mut failures = Vec::new();

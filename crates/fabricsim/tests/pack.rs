@@ -64,7 +64,7 @@ fn directory_states_round_trip() {
 fn program_core_states_round_trip() {
     use fabricsim::agents::coherence::core::FrontEnd;
     use std::sync::Arc;
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/litmus");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/fabricsim/litmus");
     for name in ["SB", "MP+rel+acq", "SB+fences", "CoRR"] {
         let prog = Arc::new(fabricsim::workloads::litmus::parse_file(&dir.join(format!("{name}.litmus"))).unwrap());
         for fe in [FrontEnd::Sc, FrontEnd::Tso, FrontEnd::Rc] {
@@ -88,7 +88,8 @@ fn cord_states_round_trip() {
     for v in [Variant::Cord, Variant::So, Variant::Mp] {
         assert!(round_trips(&Cord::free(v, 1, 2, vec![0, 1], params), 20_000) > 10);
     }
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/litmus/extra/ISA2+rel+acq+acq.litmus");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../python/fabricsim/litmus/extra/ISA2+rel+acq+acq.litmus");
     let isa2 = std::sync::Arc::new(fabricsim::workloads::litmus::parse_file(&dir).unwrap());
     let p = Cord::running(Variant::Cord, isa2, false, 3, vec![2, 1, 2]);
     assert!(round_trips(&p, 20_000) > 100);

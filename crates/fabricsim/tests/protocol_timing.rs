@@ -80,7 +80,7 @@ fn msi_store_to_a_shared_line_pays_an_upgrade_miss() {
 /// them keep their outputs (no such key).
 #[test]
 fn rmws_and_fences_have_their_own_latency() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/litmus");
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../python/fabricsim/litmus");
     let run = |program: &str| {
         let text = format!(
             "[[requester]]\nname = \"c0\"\n[[requester]]\nname = \"c1\"\n[[memory]]\nname = \"d\"\n\

@@ -102,6 +102,8 @@ def _parse(text: str, fmt: str) -> dict:
 def _validate(points: list[Point], what: str) -> None:
     seen: set[tuple[str, str]] = set()
     for p in points:
+        if p.runner:  # a checking point: its runner reads its own specification
+            continue
         sig = (p.text, json.dumps(p.params, sort_keys=True))
         if sig in seen:
             continue

@@ -1163,7 +1163,7 @@ mod tests {
     /// among the repository's litmus tests they differ exactly on LB.
     #[test]
     fn rc_only_adds_load_buffering_to_rc11() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/litmus");
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/fabricsim/litmus");
         let mut differ = Vec::new();
         let mut n = 0;
         for dir in [root.clone(), root.join("extra")] {
