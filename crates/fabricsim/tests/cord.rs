@@ -264,3 +264,29 @@ fn bad_remote_stores_workloads_are_named() {
         assert!(e.contains(want), "{set}: {e}");
     }
 }
+
+#[test]
+fn seq_n_drains_when_its_numbers_run_out_and_stays_ordered_and_deadlock_free() {
+    // checked: 2-bit sequence numbers run out every 4 stores; the drain must not deadlock or reorder
+    let r = check(&format!("{SMALL}\nseq_bits = 2"));
+    assert!(r.complete && r.violation.is_none(), "{}", r.trace_text());
+    // timed: one sender, 2 MiB per Release in 64 B stores; SEQ-8 drains (a Release and its round trip)
+    // every 256 stores, SEQ-40 never but carries 4 more bytes on every store
+    let run = |set: &str| {
+        let r = table1(&["workload.release_every=\"2MiB\"", "workload.requests=65538", set]).unwrap();
+        let releases = r.protocol_stats.iter().find(|s| s.0 == "releases").unwrap().1;
+        let bytes: u64 = r.class_packets.iter().map(|c| c.2).sum();
+        (r.sim_time as f64, releases, bytes as f64)
+    };
+    let (cord, cord_rel, cord_bytes) = run("protocol.cord.seq_bits=0");
+    let (seq8, seq8_rel, seq8_bytes) = run("protocol.cord.seq_bits=8");
+    let (seq40, _, seq40_bytes) = run("protocol.cord.seq_bits=40");
+    assert_eq!(cord_rel, 2.0);
+    assert_eq!(seq8_rel, 2.0 + (65536.0 / 256.0_f64).floor(), "a drain per 256 numbers");
+    assert!(seq8 > 1.5 * cord, "SEQ-8 {seq8} vs CORD {cord}: its drains cost a round trip each");
+    assert!(seq40 < 1.1 * cord && seq40 > cord, "SEQ-40 {seq40} vs CORD {cord}");
+    assert!(
+        seq40_bytes > 1.04 * cord_bytes && seq8_bytes < 1.01 * cord_bytes,
+        "{seq8_bytes} {cord_bytes} {seq40_bytes}"
+    );
+}

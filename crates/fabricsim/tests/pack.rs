@@ -83,8 +83,15 @@ fn dcoh_states_round_trip() {
 #[test]
 fn cord_states_round_trip() {
     use fabricsim::agents::cord::{Cord, Params, Variant};
-    let params =
-        Params { epoch_bits: 2, counter_bits: 1, proc_counters: 1, proc_unacked: 2, dir_counters: 2, dir_notis: 2 };
+    let params = Params {
+        epoch_bits: 2,
+        counter_bits: 1,
+        proc_counters: 1,
+        proc_unacked: 2,
+        dir_counters: 2,
+        dir_notis: 2,
+        seq_bits: 0,
+    };
     for v in [Variant::Cord, Variant::So, Variant::Mp] {
         assert!(round_trips(&Cord::free(v, 1, 2, vec![0, 1], params), 20_000) > 10);
     }

@@ -84,10 +84,12 @@ pub struct CheckConfig {
     pub proc_unacked: Option<usize>,
     pub dir_counters: Option<usize>,
     pub dir_notis: Option<usize>,
+    /// cord: SEQ-n's sequence number width (0: CORD's epochs and counters).
+    pub seq_bits: Option<u8>,
 }
 
 /// `[check]` keys that only `protocol = "cord"` takes.
-const CORD_KEYS: [&str; 9] = [
+const CORD_KEYS: [&str; 10] = [
     "variant",
     "tso",
     "homes",
@@ -97,6 +99,7 @@ const CORD_KEYS: [&str; 9] = [
     "proc_unacked",
     "dir_counters",
     "dir_notis",
+    "seq_bits",
 ];
 
 fn one() -> usize {
@@ -333,6 +336,7 @@ fn cord_check(c: &CheckConfig, err: &dyn Fn(&str, String) -> ConfigError) -> Res
         proc_unacked: c.proc_unacked.unwrap_or(d.proc_unacked),
         dir_counters: c.dir_counters.unwrap_or(d.dir_counters),
         dir_notis: c.dir_notis.unwrap_or(d.dir_notis),
+        seq_bits: c.seq_bits.unwrap_or(0),
     };
     params.validate().map_err(|m| {
         let key = m.split(' ').next().unwrap_or("epoch_bits").to_string();

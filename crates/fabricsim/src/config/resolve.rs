@@ -818,6 +818,7 @@ impl Builder<'_> {
             proc_unacked: None,
             dir_counters: None,
             dir_notis: None,
+            seq_bits: None,
             store_buffer: 16,
             loads: 16,
         });
@@ -833,7 +834,14 @@ impl Builder<'_> {
             proc_unacked: size(c.proc_unacked, d.proc_unacked),
             dir_counters: size(c.dir_counters, d.dir_counters),
             dir_notis: size(c.dir_notis, d.dir_notis),
+            seq_bits: c.seq_bits.unwrap_or(0),
         };
+        if params.seq_bits > 0 && variant != Variant::Cord {
+            return Err(self.err(
+                "protocol.cord.seq_bits",
+                format!("{}: SEQ-n replaces CORD's epochs and counters; expected variant = \"cord\"", params.seq_bits),
+            ));
+        }
         params.validate().map_err(|m| {
             let key = m.split(' ').next().unwrap_or("epoch_bits");
             self.err(format!("protocol.cord.{key}"), m.clone())

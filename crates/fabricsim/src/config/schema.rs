@@ -120,6 +120,9 @@ pub struct CordConfig {
     pub proc_unacked: Option<u32>,
     pub dir_counters: Option<u32>,
     pub dir_notis: Option<u32>,
+    /// SEQ-n (§4.1, Fig 10): one n-bit sequence number per request instead
+    /// of epochs and store counters (0 or absent: CORD).
+    pub seq_bits: Option<u8>,
     /// Stores a core buffers before it stops issuing (the write-through buffer).
     #[serde(default = "cord_buffer")]
     pub store_buffer: u32,

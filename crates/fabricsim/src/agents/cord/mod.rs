@@ -144,11 +144,25 @@ pub struct Params {
     pub dir_counters: usize,
     /// Directory, per core: notification counters (Releases waiting here).
     pub dir_notis: usize,
+    /// The SEQ-n ablation (§4.1, Fig 10) when non-zero: every request
+    /// carries one `seq_bits`-bit sequence number instead of CORD's epoch
+    /// and store counter, and when the numbers run out the core stalls
+    /// until every earlier store is ordered (the last number goes on a
+    /// Release; its ack restarts the numbering).
+    pub seq_bits: u8,
 }
 
 impl Default for Params {
     fn default() -> Self {
-        Params { epoch_bits: 8, counter_bits: 32, proc_counters: 8, proc_unacked: 8, dir_counters: 8, dir_notis: 16 }
+        Params {
+            epoch_bits: 8,
+            counter_bits: 32,
+            proc_counters: 8,
+            proc_unacked: 8,
+            dir_counters: 8,
+            dir_notis: 16,
+            seq_bits: 0,
+        }
     }
 }
 
@@ -161,11 +175,23 @@ impl Params {
         1u64 << self.counter_bits
     }
 
+    /// SEQ-n: sequence numbers before the core must drain (0: not SEQ).
+    pub fn seq_numbers(&self) -> u64 {
+        match self.seq_bits {
+            0 => 0,
+            b if b >= 64 => u64::MAX,
+            b => 1u64 << b,
+        }
+    }
+
     /// Why these widths and sizes cannot work, if they cannot: every live
     /// epoch (the unacked ones and the current) needs its own number.
     pub fn validate(&self) -> Result<(), String> {
         if !(1..=32).contains(&self.epoch_bits) {
             return Err(format!("epoch_bits = {}: expected 1 to 32", self.epoch_bits));
+        }
+        if self.seq_bits > 64 {
+            return Err(format!("seq_bits = {}: expected 0 (CORD) or 1 to 64 (SEQ-n)", self.seq_bits));
         }
         if !(1..=32).contains(&self.counter_bits) {
             return Err(format!("counter_bits = {}: expected 1 to 32", self.counter_bits));

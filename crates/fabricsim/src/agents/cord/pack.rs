@@ -22,7 +22,7 @@ crate::pack_sparse!(ProcStats {
     unacked_high,
     counters_high
 });
-crate::pack_sparse!(Proc { core, ep, counters, unacked, last_rel, acks, loads, acquiring, sb, stats });
+crate::pack_sparse!(Proc { core, ep, counters, unacked, last_rel, acks, seq, loads, acquiring, sb, stats });
 crate::pack_sparse!(DirStats { cnt_high, noti_high, held_high, recycles });
 crate::pack_struct!(Dir { mem, cnt, noti, largest, held, stats });
 crate::pack_struct!(Ghost { pending });

@@ -56,6 +56,8 @@ pub struct Proc {
     pub last_rel: SmallVec<[(u8, Num); 2]>,
     /// SO: Relaxed stores not yet acked.
     pub acks: u16,
+    /// SEQ-n: sequence numbers used since the numbering last restarted.
+    pub seq: u64,
     /// Timed: loads outstanding (line, operation id) and whether one is an
     /// acquire (nothing later issues until it returns).
     pub loads: SmallVec<[(Loc, u64); 2]>,
@@ -163,14 +165,25 @@ impl Cord {
         }
     }
 
+    /// SEQ-n: the next store takes the last sequence number, so it goes as
+    /// a Release, whose ack shows every earlier store ordered.
+    fn seq_drains(&self, p: &Proc) -> bool {
+        self.variant == Variant::Cord && self.params.seq_bits > 0 && p.seq + 1 >= self.params.seq_numbers()
+    }
+
     /// Whether a store to `loc` (Release or not) may leave now.
     pub(super) fn store_ready(&self, p: &Proc, loc: Loc, release: bool) -> bool {
+        let release = release || self.seq_drains(p);
         // A directory-ordered store (a CORD Release, every CORD store under
         // TSO) to a line with an unacked Release of this core may go: the
         // line's directory commits it after that Release (its lastPrevEp
         // chain). A Relaxed store would commit at once, so it waits.
         let ordered = self.variant == Variant::Cord && (release || self.tso);
         if p.line_blocked(loc) && !ordered {
+            return false;
+        }
+        if self.variant == Variant::Cord && self.params.seq_bits > 0 && p.seq >= self.params.seq_numbers() {
+            // SEQ-n: out of numbers until the draining Release is acked
             return false;
         }
         let d = self.home(loc);
@@ -192,6 +205,10 @@ impl Cord {
     /// store is done for the front end (no ack awaited).
     pub(super) fn send_store(&self, p: &mut Proc, ctx: &mut Ctx<Msg, Ghost>, w: Write, release: bool, op: u8) -> bool {
         let d = self.home(w.loc);
+        let release = release || self.seq_drains(p);
+        if self.variant == Variant::Cord && self.params.seq_bits > 0 {
+            p.seq += 1;
+        }
         let to = self.dir_agent(d);
         match self.variant {
             Variant::Mp => {
@@ -308,6 +325,10 @@ impl Cord {
     /// completes (or `NO_OP`); None if no such Release is unacked.
     pub(super) fn on_rel_ack(&self, p: &mut Proc, ep: Num) -> Option<u8> {
         let i = p.unacked.iter().position(|u| u.ep == ep)?;
-        Some(p.unacked.remove(i).op)
+        let op = p.unacked.remove(i).op;
+        if self.params.seq_bits > 0 && p.seq >= self.params.seq_numbers() && p.unacked.is_empty() {
+            p.seq = 0;
+        }
+        Some(op)
     }
 }

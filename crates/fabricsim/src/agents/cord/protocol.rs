@@ -88,8 +88,10 @@ pub struct Cord {
     pub line_bytes: u32,
     /// Largest store a workload issues (bytes; a store above a line is one message).
     pub max_store: u32,
-    /// Messages in flight per (source, destination, VC): 2 when checked (a
-    /// bound that keeps the state space finite), unbounded when timed.
+    /// Messages in flight per (source, destination, VC) when checked (a
+    /// bound that keeps the state space finite; unbounded when timed): at
+    /// least one more than the unacked Releases, since a commit can release
+    /// every held Release of a core at once, one RelAck each.
     pub channel_cap: usize,
 }
 
@@ -111,14 +113,15 @@ impl Cord {
             store_buffer: 1,
             line_bytes: 64,
             max_store: 0,
-            channel_cap: 2,
+            channel_cap: Params::default().proc_unacked + 1,
         }
     }
 
     /// Free cores that store to any location at any time (the checker's
     /// ordering invariants); location `l` lives at `homes[l]`.
     pub fn free(variant: Variant, cores: usize, dirs: usize, homes: Vec<u8>, params: Params) -> Self {
-        Cord { homes: homes.clone(), params, ..Cord::base(variant, cores, dirs, homes.len()) }
+        let channel_cap = (params.proc_unacked + 1).max(2);
+        Cord { homes: homes.clone(), params, channel_cap, ..Cord::base(variant, cores, dirs, homes.len()) }
     }
 
     /// One core per thread of `program`; `homes[l]` is location l's directory.
@@ -635,7 +638,10 @@ impl Protocol for Cord {
     }
 
     fn max_payload_bytes(&self) -> u32 {
-        self.line_bytes.max(self.max_store) + self.params.counter_bits.div_ceil(8) as u32 + 4
+        self.line_bytes.max(self.max_store)
+            + self.params.seq_bits.div_ceil(8) as u32
+            + self.params.counter_bits.div_ceil(8) as u32
+            + 4
     }
 
     fn vc_names(&self) -> Vec<String> {
@@ -672,6 +678,14 @@ impl Cord {
     fn field_bytes(&self, msg: &Msg) -> u32 {
         if self.variant != Variant::Cord {
             return 0;
+        }
+        if self.params.seq_bits > 0 {
+            // SEQ-n: one number on every request, beyond the 8 reserved bits
+            let seq = (self.params.seq_bits.saturating_sub(8) as u32).div_ceil(8);
+            return match msg {
+                Msg::RlxST { .. } | Msg::RelST { .. } | Msg::ReqNoti { .. } => seq,
+                _ => 0,
+            };
         }
         let ep = (self.params.epoch_bits.saturating_sub(8) as u32).div_ceil(8);
         let cnt = (self.params.counter_bits as u32).div_ceil(8);
