@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ...sweeps import Sweep, build
+from ...sweeps import Sweep
+from . import system
 from .system import table1
 
 #: app: (suite, store bytes, bytes per Release, fanout, compute ns per epoch)
@@ -53,25 +54,20 @@ def sweep(name: str, model: str, epochs: int, variants: list[str] | None = None,
             b = table1(link)
             b["name"] = f"cord-{app.lower()}"
             b["protocol"]["model"] = model
-            sw = build(
+            points += system.points(
                 b,
-                grid={"protocol.cord.variant": variants_here},
-                metrics=["sim_time_ps", "protocol.ack_wait_ns", "protocol.req_notis", "outcome"],
-                name=name,
-                extract="fabricsim.experiments.cord.system:traffic_metrics",
+                name,
+                ["sim_time_ps", "protocol.ack_wait_ns", "protocol.req_notis", "outcome"],
+                {
+                    "workload.store_size": f"{store}B",
+                    "workload.release_every": f"{release}B",
+                    "workload.fanout": fanout,
+                    "workload.compute": f"{compute}ns",
+                    "workload.requests": requests(app, epochs),
+                },
+                {"app": app, "link": link},
+                variants=variants_here,
             )
-            for p in sw.points:
-                p.params.update(
-                    {
-                        "workload.store_size": f"{store}B",
-                        "workload.release_every": f"{release}B",
-                        "workload.fanout": fanout,
-                        "workload.compute": f"{compute}ns",
-                        "workload.requests": requests(app, epochs),
-                    }
-                )
-                p.labels = {"app": app, "link": link, "variant": p.params["protocol.cord.variant"]}
-            points += sw.points
     return Sweep(name, points)
 
 

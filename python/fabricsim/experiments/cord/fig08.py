@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ...sweeps import Sweep, build
+from ...sweeps import Sweep
 from .. import Experiment
 from ..plots import figure_legend
 from ..variants import Choice, Mutant, Variant
 from ..verdicts import Predicate, Row, Tolerance, all_of, bound, monotone, text
+from . import system
 from .system import table1
 
 FIG = "CORD Fig 8"
@@ -85,29 +86,19 @@ def sweep(quick: bool) -> Sweep:
         for x in short if quick else full:
             shape = {**DEFAULTS, key: x}
             for link in LINKS:
-                sw = build(
+                points += system.points(
                     base(link),
-                    grid={"protocol.cord.variant": VARIANTS},
-                    metrics=["sim_time_ps", "protocol.req_notis", "protocol.ack_wait_ns", "outcome"],
-                    name="cord/fig08",
-                    extract="fabricsim.experiments.cord.system:traffic_metrics",
+                    "cord/fig08",
+                    ["sim_time_ps", "protocol.req_notis", "protocol.ack_wait_ns", "outcome"],
+                    {
+                        "workload.store_size": f"{shape['store_size']}B",
+                        "workload.release_every": f"{shape['release_every']}B",
+                        "workload.fanout": shape["fanout"],
+                        "workload.requests": _requests(shape["store_size"], shape["release_every"], quick),
+                    },
+                    {"panel": panel, "x": x, "link": link},
+                    variants=VARIANTS,
                 )
-                for p in sw.points:
-                    p.params.update(
-                        {
-                            "workload.store_size": f"{shape['store_size']}B",
-                            "workload.release_every": f"{shape['release_every']}B",
-                            "workload.fanout": shape["fanout"],
-                            "workload.requests": _requests(shape["store_size"], shape["release_every"], quick),
-                        }
-                    )
-                    p.labels = {
-                        "panel": panel,
-                        "x": x,
-                        "link": link,
-                        "variant": p.params["protocol.cord.variant"],
-                    }
-                points += sw.points
     return Sweep("cord/fig08", points)
 
 

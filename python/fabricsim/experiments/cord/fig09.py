@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ...sweeps import Sweep, build
+from ...sweeps import Sweep
 from .. import Experiment
 from ..plots import figure_legend
 from ..variants import Mutant
 from ..verdicts import Predicate, Row, all_of, flat, monotone, text
-from . import fig08
+from . import fig08, system
 
 FIG = "CORD Fig 9"
 SECTION = "§5.3, Impact of inter-PU directory access latency"
@@ -48,24 +48,19 @@ def sweep(quick: bool) -> Sweep:
         for lat in QUICK_LATENCIES if quick else LATENCIES:
             b = fig08.base()
             b["defaults"]["link"]["latency"] = f"{lat / 2:g}ns"
-            sw = build(
+            points += system.points(
                 b,
-                grid={"protocol.cord.variant": ["so", "cord"]},
-                metrics=["sim_time_ps", "outcome"],
-                name="cord/fig09",
-                extract="fabricsim.experiments.cord.system:traffic_metrics",
+                "cord/fig09",
+                ["sim_time_ps", "outcome"],
+                {
+                    "workload.store_size": f"{store}B",
+                    "workload.release_every": f"{release}B",
+                    "workload.fanout": fanout,
+                    "workload.requests": fig08.epochs(release, quick) * (release // store + 1),
+                },
+                {"set": name, "latency_ns": lat},
+                variants=["so", "cord"],
             )
-            for p in sw.points:
-                p.params.update(
-                    {
-                        "workload.store_size": f"{store}B",
-                        "workload.release_every": f"{release}B",
-                        "workload.fanout": fanout,
-                        "workload.requests": fig08.epochs(release, quick) * (release // store + 1),
-                    }
-                )
-                p.labels = {"set": name, "latency_ns": lat, "variant": p.params["protocol.cord.variant"]}
-            points += sw.points
     return Sweep("cord/fig09", points)
 
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ...sweeps import Sweep, build
+from ...sweeps import Sweep
 from .. import Experiment
 from ..plots import figure_legend
 from ..variants import Mutant
 from ..verdicts import Predicate, Row, all_of, text
-from . import fig08
+from . import fig08, system
 
 FIG = "CORD Fig 10"
 SECTION = "§5.3, Impact of epoch and store counter bit-width"
@@ -67,17 +67,13 @@ def sweep(quick: bool) -> Sweep:
         runs = [(f"CORD {v}", v, None) for v in (short if quick else full)]
         runs += [(name, None, bits) for name, bits in SEQ.items()]
         for label, value, seq in runs:
-            sw = build(
+            points += system.points(
                 fig08.base(),
-                grid={},
-                metrics=["sim_time_ps", "protocol.epoch_splits", "outcome"],
-                name="cord/fig10",
-                extract="fabricsim.experiments.cord.system:traffic_metrics",
+                "cord/fig10",
+                ["sim_time_ps", "protocol.epoch_splits", "outcome"],
+                _point_params(panel, value, seq, quick),
+                {"panel": panel, "run": label, "bits": value if value is not None else -1},
             )
-            for p in sw.points:
-                p.params.update(_point_params(panel, value, seq, quick))
-                p.labels = {"panel": panel, "run": label, "bits": value if value is not None else -1}
-            points += sw.points
     return Sweep("cord/fig10", points)
 
 

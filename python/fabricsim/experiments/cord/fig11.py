@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ...sweeps import Sweep, build
+from ...sweeps import Sweep
 from .. import Experiment
 from ..plots import figure_legend
 from ..variants import Choice, Mutant, Variant
 from ..verdicts import Predicate, Row, Tolerance, bound, text
-from . import apps
+from . import apps, system
 from .system import table1
 
 FIG = "CORD Fig 11"
@@ -33,6 +33,8 @@ UNBOUNDED = {
     "protocol.cord.dir_counters": 4096,
     "protocol.cord.dir_notis": 4096,
 }
+#: CORD's tables, by their statistics' names
+TABLES = ["proc_counters", "proc_unacked", "dir_counters", "dir_notis", "dir_held"]
 #: bytes per entry (fabricsim's choice; the paper gives entry counts, not layouts)
 ENTRY = {
     "proc_counter": 5,  # directory id (1 B) + 32-bit store counter
@@ -80,33 +82,21 @@ def sweep(quick: bool) -> Sweep:
                 store, release, fanout, compute = _shape(w, hosts)
                 b = table1(link, hosts=hosts)
                 b["name"] = f"cord-storage-{w.lower()}"
-                sw = build(
+                points += system.points(
                     b,
-                    grid={},
-                    metrics=[
-                        "sim_time_ps",
-                        "protocol.proc_counters_high",
-                        "protocol.proc_unacked_high",
-                        "protocol.dir_counters_high",
-                        "protocol.dir_notis_high",
-                        "protocol.dir_held_high",
-                        "outcome",
-                    ],
-                    name="cord/fig11",
+                    "cord/fig11",
+                    ["sim_time_ps", *(f"protocol.{t}_high" for t in TABLES), "outcome"],
+                    {
+                        **UNBOUNDED,
+                        "workload.store_size": f"{store}B",
+                        "workload.release_every": f"{release}B",
+                        "workload.fanout": fanout,
+                        "workload.compute": f"{compute}ns",
+                        "workload.requests": EPOCHS * (max(1, release // store) + 1),
+                    },
+                    {"workload": w, "hosts": hosts, "link": link},
+                    traffic=False,
                 )
-                for p in sw.points:
-                    p.params.update(
-                        {
-                            **UNBOUNDED,
-                            "workload.store_size": f"{store}B",
-                            "workload.release_every": f"{release}B",
-                            "workload.fanout": fanout,
-                            "workload.compute": f"{compute}ns",
-                            "workload.requests": EPOCHS * (max(1, release // store) + 1),
-                        }
-                    )
-                    p.labels = {"workload": w, "hosts": hosts, "link": link}
-                points += sw.points
     return Sweep("cord/fig11", points)
 
 

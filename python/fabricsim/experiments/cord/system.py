@@ -87,3 +87,29 @@ def inter_host_bytes(result) -> float:
 def traffic_metrics(result) -> dict[str, float]:
     """A sweep's ``extract``: the inter-host traffic of one run."""
     return {"inter_host_bytes": inter_host_bytes(result)}
+
+
+def points(
+    base: dict,
+    name: str,
+    metrics: list[str],
+    params: dict,
+    labels: dict,
+    variants: list[str] | None = None,
+    traffic: bool = True,
+) -> list:
+    """The sweep points of one system (``base``) with ``params`` set, one per write-through variant if
+    ``variants`` (labelled ``variant``), measuring ``metrics`` and, with ``traffic``, the inter-host bytes."""
+    from ...sweeps import build
+
+    sw = build(
+        base,
+        grid={"protocol.cord.variant": variants} if variants else {},
+        metrics=metrics,
+        name=name,
+        extract="fabricsim.experiments.cord.system:traffic_metrics" if traffic else None,
+    )
+    for p in sw.points:
+        p.params.update(params)
+        p.labels = {**labels, **({"variant": p.params["protocol.cord.variant"]} if variants else {})}
+    return sw.points
