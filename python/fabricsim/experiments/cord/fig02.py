@@ -34,7 +34,7 @@ x the run's time).
 
 
 def sweep(quick: bool):
-    return apps.sweep("cord/fig02", "rc", 4 if quick else 10, variants=["so", "mp"], mp_everywhere=True)
+    return apps.sweep("cord/fig02", "rc", 6 if quick else 20, variants=["so", "mp"], mp_everywhere=True)
 
 
 def analyze(df: pd.DataFrame) -> pd.DataFrame:
@@ -164,9 +164,9 @@ def compare(data: pd.DataFrame) -> list[Row]:
 
 
 COMPUTE = (
-    "Measured: the Pannotia and Chai stand-ins compute 1 µs per epoch (a choice; the paper gives no ratio), "
-    "longer than the ~330 ns round trip, so SO's wait hides behind computation for the apps whose epochs are "
-    "short; the paper's apps wait more."
+    "Measured: the Pannotia and Chai stand-ins compute 300 ns per epoch (a choice; the paper gives no ratio), "
+    "close to the ~330 ns round trip, so SO's wait hides behind computation for the apps whose epochs send "
+    "little; the paper's apps wait more."
 )
 
 WORDS = (
