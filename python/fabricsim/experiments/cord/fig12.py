@@ -85,6 +85,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
                 ),
                 "The Releases unacked at once depend on the synchronization rate and the round trip, not on the "
                 "number of hosts.",
+                if_disagrees=UNACKED,
             )
         )
         total = tables[-1] + bufs[-1]
@@ -124,6 +125,12 @@ def compare(data: pd.DataFrame) -> list[Row]:
         )
     return rows
 
+
+UNACKED = (
+    "Measured: on CXL ATA's cores hold 5 unacked Releases with 2 hosts and 11 with 8: with fanout 7 each "
+    "Release waits for notifications from 6 other hosts' directories, one crossing each way, so it stays "
+    "unacked longer than at fanout 1 (2 hosts); on UPI the crossing is short and the count stays at 4."
+)
 
 TWO_HOSTS = (
     "With 2 hosts ATA writes to one other host (fanout 1): no notification, so no Release is ever recycled and "

@@ -63,6 +63,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
                 Tolerance(0.35),
                 "Under TSO SO sends each store only after the previous one's ack, a round trip per store; "
                 "CORD sends every store at once and the directories order them, up to 8 unacked per core.",
+                if_disagrees=TSO_GAP,
             )
         )
         above = sorted(a for a, v in so_b.items() if v < 1.0)
@@ -123,6 +124,13 @@ def compare(data: pd.DataFrame) -> list[Row]:
         )
     return rows
 
+
+TSO_GAP = (
+    "Measured: CORD's lead is larger than the paper's on UPI (and at the edge of the tolerance on CXL): with "
+    "8 unacked Releases per core CORD keeps 8 stores in flight where SO keeps one, and the stand-ins' short "
+    "epochs leave little computation to hide SO's round trips; the shorter UPI crossing shortens CORD's "
+    "notification chain more than it shortens SO's per-store wait."
+)
 
 NOTI_TRAFFIC = (
     "Measured: with every store a Release and fanout 7, a store finds up to 6 other directories with unacked "
