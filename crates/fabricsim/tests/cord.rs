@@ -158,6 +158,11 @@ fn bad_cord_parameters_and_homes_are_named() {
     let text = "[check]\nprotocol = \"mesi\"\nepoch_bits = 4\n";
     let e = fabricsim::check::config::run(text, "c.toml", fabricsim::config::Format::Toml, &[]).err().unwrap();
     assert!(e.to_string().contains("check.epoch_bits"), "{e}");
+    let text = "[check]\nprotocol = \"cord\"\nvariant = \"so\"\nseq_bits = 8\n";
+    let e = fabricsim::check::config::run(text, "c.toml", fabricsim::config::Format::Toml, &[]).err().unwrap();
+    assert!(e.to_string().contains("check.seq_bits") && e.to_string().contains("SEQ-n"), "{e}");
+    let e = table1(&["protocol.cord.seq_bits=65"]).err().unwrap();
+    assert!(e.contains("seq_bits") && e.contains("1 to 64"), "{e}");
 }
 
 /// Fig 5, timed: one core issues `m` Relaxed stores to `n - 1`

@@ -342,6 +342,12 @@ fn cord_check(c: &CheckConfig, err: &dyn Fn(&str, String) -> ConfigError) -> Res
         let key = m.split(' ').next().unwrap_or("epoch_bits").to_string();
         err(&key, m)
     })?;
+    if params.seq_bits > 0 && variant != cord::Variant::Cord {
+        return Err(err(
+            "seq_bits",
+            format!("{}: SEQ-n replaces CORD's epochs and counters; expected variant = \"cord\"", params.seq_bits),
+        ));
+    }
     let mutant = match &c.mutant {
         None => None,
         Some(m) => Some(cord::mutant_by_name(m).ok_or_else(|| {
