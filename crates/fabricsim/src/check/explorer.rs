@@ -18,7 +18,8 @@
 //! window's order, the candidates that fall in its shards; the first
 //! occurrence of a fingerprint wins, as it would in a sequential search.
 //! One thread then walks the candidates in order (counts, events, the
-//! tree), and (C) threads copy the new states' bytes into the next layer.
+//! tree), and (C) threads copy the new states' bytes into the next layer
+//! (B and C on one thread for a window of few candidates).
 //! State numbers, the tree, the counts, the first violation and its trace
 //! are those of the sequential breadth-first search, whatever the number
 //! of threads; `threads = 1` runs the same phases on the calling thread.
