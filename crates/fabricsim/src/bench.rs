@@ -159,7 +159,8 @@ pub fn checker_figures(quick: bool) -> serde_json::Value {
         german.insert(format!("{n}_clients"), checker(&German::new(n, 2), 1));
     }
     let mut symmetric = serde_json::Map::new();
-    let sym_sizes: &[usize] = if quick { &[3, 4] } else { &[4, 5, 6] };
+    // Issue 11: Rumur's orbit counts, 852; 5,235; 28,088; 131,112; 536,837.
+    let sym_sizes: &[usize] = if quick { &[3, 4] } else { &[2, 3, 4, 5, 6] };
     for &n in sym_sizes {
         for t in [1, all] {
             symmetric.insert(format!("{n}_clients_{t}_threads"), checker(&German::new(n, 2).with_symmetry(true), t));
@@ -173,7 +174,8 @@ pub fn checker_figures(quick: bool) -> serde_json::Value {
     if !quick {
         // Issue 11's figures: memory per state (German, 5 clients) and the
         // speed-up on every core (German 4 and 5 clients, MSI 3 caches x 2
-        // addresses x 2 values with symmetry).
+        // addresses x 2 values with symmetry; German 6 clients with
+        // symmetry); MSI and MESI 3 x 2 x 2 within 2 minutes and 2 GB.
         german.insert(format!("4_clients_{all}_threads"), checker(&German::new(4, 2), all));
         german.insert("5_clients".to_string(), checker(&German::new(5, 2), 1));
         german.insert(format!("5_clients_{all}_threads"), checker(&German::new(5, 2), all));
@@ -183,7 +185,11 @@ pub fn checker_figures(quick: bool) -> serde_json::Value {
         let speedup = |one: &serde_json::Value, many: &serde_json::Value| {
             json!(one["seconds"].as_f64().unwrap_or(0.0) / many["seconds"].as_f64().unwrap_or(1.0).max(1e-9))
         };
+        out["mesi_3_caches_2_addresses_symmetry"] =
+            checker(&Directory::free(Variant::Mesi, 3, 1, 2, 2).with_symmetry(true), 1);
         out["speedup_german_5_clients"] = speedup(&german["5_clients"], &german[&format!("5_clients_{all}_threads")]);
+        out["speedup_german_6_clients_symmetry"] =
+            speedup(&symmetric["6_clients_1_threads"], &symmetric[&format!("6_clients_{all}_threads")]);
         out["speedup_msi_3_caches_2_addresses_symmetry"] = speedup(
             &out["msi_3_caches_2_addresses_symmetry"],
             &out[format!("msi_3_caches_2_addresses_symmetry_{all}_threads")],

@@ -18,7 +18,8 @@
 //! window's order, the candidates that fall in its shards; the first
 //! occurrence of a fingerprint wins, as it would in a sequential search.
 //! One thread then walks the candidates in order (counts, events, the
-//! tree), and (C) threads copy the new states' bytes into the next layer.
+//! tree), and (C) threads copy the new states' bytes into the next layer
+//! (B and C on one thread for a window of few candidates).
 //! State numbers, the tree, the counts, the first violation and its trace
 //! are those of the sequential breadth-first search, whatever the number
 //! of threads; `threads = 1` runs the same phases on the calling thread.
@@ -216,6 +217,11 @@ const PARTS: usize = 64;
 /// Chunks per window: a layer is expanded a window at a time, so only one
 /// window's candidates are held at once.
 const WINDOW: usize = 64;
+/// A window's candidates are inserted (phase B) and copied (phase C) on
+/// several threads only from this many: a thread's start costs tens of
+/// microseconds (more when it must wait for a core), as much as inserting
+/// a few hundred candidates.
+const PARALLEL_CANDIDATES: usize = 1 << 14;
 
 /// A transition as the search names it: deliver message `i` of the state,
 /// or fire an agent's action.
@@ -692,10 +698,14 @@ pub fn explore<P: Checkable>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wo
             let first_event = first_event.load(Ordering::Relaxed);
             let limit: Vec<usize> =
                 exps.iter().enumerate().map(|(c, e)| if c > first_event { 0 } else { e.cands.len() }).collect();
-            layer_cands += limit.iter().sum::<usize>();
+            let window_cands = limit.iter().sum::<usize>();
+            layer_cands += window_cands;
             phases[0] += clock.elapsed().as_secs_f64();
             let clock = Instant::now();
-            let flags = insert(&mut visited, &exps, &limit, t);
+            // Phases B and C cost about a cache miss and a copy per
+            // candidate: for a few, starting threads costs more.
+            let tb = if window_cands < PARALLEL_CANDIDATES { 1 } else { t };
+            let flags = insert(&mut visited, &exps, &limit, tb);
             phases[1] += clock.elapsed().as_secs_f64();
             let clock = Instant::now();
             // The sequential order of events: per chunk, per state, its new
@@ -762,7 +772,7 @@ pub fn explore<P: Checkable>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wo
             }
             phases[2] += clock.elapsed().as_secs_f64();
             let clock = Instant::now();
-            let built: Vec<Vec<Chunk>> = parallel(&mut vec![(); t], exps.len(), |c, _| {
+            let built: Vec<Vec<Chunk>> = parallel(&mut vec![(); tb], exps.len(), |c, _| {
                 let e = &exps[c];
                 let mut out: Vec<Chunk> = Vec::new();
                 let mut start = 0usize;
