@@ -151,7 +151,7 @@ fn sorted_canonical_form_equals_the_exhaustive_one() {
 
 /// The full configuration of the issue: 3 caches, 2 addresses, 2 values,
 /// with symmetry reduction (about 13 million orbits each). With the packed
-/// frontier it needs about 400 MB, and about 75 s of CPU per protocol in a
+/// frontier it needs about 400 MB, and about 80 s of CPU per protocol in a
 /// release build (see docs/performance.md).
 #[test]
 #[cfg_attr(debug_assertions, ignore = "minutes in a debug build")]
