@@ -359,5 +359,6 @@ fn cord_check(c: &CheckConfig, err: &dyn Fn(&str, String) -> ConfigError) -> Res
     };
     let mut p = Cord::free(variant, c.caches, c.directories, homes, params).with_mutant(mutant);
     p.tso = c.tso.unwrap_or(false);
+    p.symmetry = c.symmetry;
     Ok(p)
 }

@@ -11,7 +11,9 @@ use super::messages::{Loc, Msg, Num, Write, CHANNELS, WT};
 use super::processor::{Buffered, Proc, NO_OP};
 use super::{Mutant, Params, Variant};
 use crate::agents::coherence::core::{Core, SB_SIZE};
-use crate::agents::protocol::{AgentId, ChannelOrder, Ctx, OpKind, OpOrder, Protocol, Role, Step, Violation, WorkOp};
+use crate::agents::protocol::{
+    AgentId, ChannelOrder, Ctx, Envelope, OpKind, OpOrder, Protocol, Renaming, Role, Scalarset, Step, Violation, WorkOp,
+};
 use crate::workloads::program::{Op, Outcome, Program};
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -88,6 +90,8 @@ pub struct Cord {
     pub line_bytes: u32,
     /// Largest store a workload issues (bytes; a store above a line is one message).
     pub max_store: u32,
+    /// Checker: store one state per renaming of the (free, identical) cores.
+    pub symmetry: bool,
     /// Messages in flight per (source, destination, VC) when checked (a
     /// bound that keeps the state space finite; unbounded when timed): at
     /// least one more than the unacked Releases, since a commit can release
@@ -113,6 +117,7 @@ impl Cord {
             store_buffer: 1,
             line_bytes: 64,
             max_store: 0,
+            symmetry: false,
             channel_cap: Params::default().proc_unacked + 1,
         }
     }
@@ -420,6 +425,46 @@ impl Protocol for Cord {
         self.channel_cap
     }
 
+    /// Free cores are interchangeable (a program's threads are not): one
+    /// scalarset of cores; directories keep their identities (homes).
+    fn scalarsets(&self) -> Vec<Scalarset> {
+        if !self.symmetry || self.program.is_some() || self.driven {
+            return Vec::new();
+        }
+        vec![Scalarset { name: "CORE", size: self.cores, keyed: false, complete: false }]
+    }
+
+    fn rename(&self, r: &Renaming, from: &[Node], to: &mut [Node], ghost: &mut Ghost, mail: &mut [Envelope<Msg>]) {
+        let cores = self.cores as AgentId;
+        let core = |a: AgentId| if a < cores { r.of(CORE_SET, a) } else { a };
+        for (i, a) in from.iter().enumerate() {
+            let mut a = a.clone();
+            if let Node::Dir(d) = &mut a {
+                d.cnt.rename(core);
+                d.noti.rename(core);
+                for e in d.largest.iter_mut() {
+                    e.0 = core(e.0);
+                }
+                d.largest.sort_unstable();
+                for h in d.held.iter_mut() {
+                    h.0 = core(h.0);
+                    h.1 = rename_msg(h.1, &core);
+                }
+            }
+            to[core(i as AgentId) as usize] = a;
+        }
+        let mut pending = ghost.pending.clone();
+        for (c, p) in ghost.pending.iter().enumerate() {
+            pending[core(c as AgentId) as usize] = p.clone();
+        }
+        ghost.pending = pending;
+        for e in mail.iter_mut() {
+            e.to = core(e.to);
+            e.from = core(e.from);
+            e.msg = rename_msg(e.msg, &core);
+        }
+    }
+
     fn initial(&self) -> Vec<(Vec<Node>, Ghost)> {
         let mut agents: Vec<Node> = (0..self.cores)
             .map(|t| {
@@ -667,6 +712,17 @@ impl Protocol for Cord {
                 bytes: if op.bytes == 0 { self.line_bytes } else { op.bytes },
             }),
         }
+    }
+}
+
+/// The cores' scalarset.
+const CORE_SET: usize = 0;
+
+/// A message with its core identities renamed.
+fn rename_msg(m: Msg, core: &impl Fn(AgentId) -> AgentId) -> Msg {
+    match m {
+        Msg::Noti { pid, ep } => Msg::Noti { pid: core(pid), ep },
+        m => m,
     }
 }
 
