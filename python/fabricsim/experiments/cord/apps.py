@@ -121,3 +121,8 @@ def ratios(data: pd.DataFrame, link: str, variant: str, col: str) -> dict[str, f
     """Per app: the variant's value normalised to CORD's."""
     d = data[(data["link"] == link) & (data["variant"] == variant)]
     return dict(zip(d["app"], d[col]))
+
+
+def so_mp_ratios(data: pd.DataFrame, link: str) -> tuple[dict[str, float], ...]:
+    """Per app, normalised to CORD's: SO's time and traffic, then MP's time and traffic."""
+    return tuple(ratios(data, link, v, c) for v in ("so", "mp") for c in ("time_norm", "traffic_norm"))

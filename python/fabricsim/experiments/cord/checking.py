@@ -152,9 +152,6 @@ def run(point: Point) -> dict[str, Any]:
     spec = _apply(json.loads(point.text), point.params)
     if "litmus" in spec:
         s = spec["litmus"]
-        if s.get("mutant"):
-            proto, _, homes = s["protocol"].partition("@")
-            s["protocol"] = f"{proto}+{s['mutant']}" + (f"@{homes}" if homes else "")
         r = fabricsim.litmus(LITMUS / s["test"], s["model"], s["protocol"])
         caught = r.get("violation")
         return {

@@ -51,10 +51,7 @@ def plot(data: pd.DataFrame, fig) -> None:
 def compare(data: pd.DataFrame) -> list[Row]:
     rows = []
     for link, speed, saving, mp_time, mp_traffic in (("CXL", 1.28, 0.11, 0.04, 0.07), ("UPI", 1.20, 0.16, 0.02, 0.05)):
-        so_t = apps.ratios(data, link, "so", "time_norm")
-        so_b = apps.ratios(data, link, "so", "traffic_norm")
-        mp_t = apps.ratios(data, link, "mp", "time_norm")
-        mp_b = apps.ratios(data, link, "mp", "traffic_norm")
+        so_t, so_b, mp_t, mp_b = apps.so_mp_ratios(data, link)
         rows.append(
             Row(
                 FIG,

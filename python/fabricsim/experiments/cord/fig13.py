@@ -49,10 +49,7 @@ def plot(data: pd.DataFrame, fig) -> None:
 def compare(data: pd.DataFrame) -> list[Row]:
     rows = []
     for link, speed, extra, pr_mp in (("CXL", 2.02, 0.08, 0.24), ("UPI", 1.73, 0.06, 0.32)):
-        so_t = apps.ratios(data, link, "so", "time_norm")
-        so_b = apps.ratios(data, link, "so", "traffic_norm")
-        mp_t = apps.ratios(data, link, "mp", "time_norm")
-        mp_b = apps.ratios(data, link, "mp", "traffic_norm")
+        so_t, so_b, mp_t, mp_b = apps.so_mp_ratios(data, link)
         rows.append(
             Row(
                 FIG,
