@@ -134,12 +134,13 @@ fn run_protocol(
                 check::oracle::Model::Rc => FrontEnd::Rc,
             };
             let p = match &ps.program {
-                Some(prog) => Directory::running(variant, prog.clone(), fe, dirs),
+                Some(prog) => Directory::running(variant, prog.clone(), fe, dirs).with_granule(ps.granule as usize),
                 None if ps.driver == sim::protocol::Driver::Workload => {
                     let cache = ps.cache.map(|c| CacheShape { seed: spec.seed, ..c });
                     Directory::timed(variant, caches, dirs, ps.locs, cache, ps.mshrs, fe)
+                        .with_granule(ps.granule as usize)
                 }
-                None => Directory::free(variant, caches, dirs, ps.locs, 2),
+                None => Directory::free(variant, caches, dirs, ps.locs, 2).with_granule(ps.granule as usize),
             };
             go(spec, ps, p, progress)
         }

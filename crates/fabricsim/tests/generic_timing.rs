@@ -378,3 +378,20 @@ fn producer_consumer_releases_wait_for_earlier_stores_and_acquires_hold_later_lo
     let e = error(&system(4, "[protocol]\nname = \"mesi\"\n", "[workload]\npattern = \"uniform\"\nfanout = 2\n"));
     assert!(e.contains("workload.fanout") && e.contains("producer_consumer"), "{e}");
 }
+
+#[test]
+fn tso_cores_drain_their_stores_one_at_a_time_while_loads_pass() {
+    // 64 stores per release: under RC the producer's misses overlap (8 MSHRs); under TSO its store
+    // buffer performs one store at a time, so the producers take about a miss latency per store
+    let rc = producer_consumer("4KiB", "rc");
+    let tso = producer_consumer("4KiB", "tso");
+    assert!(tso.sim_time > 3 * rc.sim_time, "tso {} ps, rc {} ps", tso.sim_time, rc.sim_time);
+    // the consumers' loads are not held by a store buffer: they overlap as under RC
+    let sc = producer_consumer("4KiB", "sc");
+    assert!(tso.sim_time <= sc.sim_time, "tso {} ps, sc {} ps", tso.sim_time, sc.sim_time);
+    let pc = "[workload]\npattern = \"producer_consumer\"\n";
+    let e = error(&system(4, "[protocol]\nname = \"mesi\"\nmodel = \"rc\"\nstore_buffer = 8\n", pc));
+    assert!(e.contains("protocol.store_buffer: 8: applies to workload-driven"), "{e}");
+    let e = error(&system(4, "[protocol]\nname = \"mesi\"\nmodel = \"tso\"\nstore_buffer = 0\n", pc));
+    assert!(e.contains("protocol.store_buffer: 0: expected 1 to 4096"), "{e}");
+}

@@ -64,6 +64,8 @@ pub struct ProtocolSpec {
     pub assert_invariants: bool,
     /// Workload-driven msi/mesi: lines in the address space.
     pub locs: usize,
+    /// `protocol.interleave` in lines (msi, mesi; cord and dcoh keep theirs).
+    pub granule: u64,
     pub cache: Option<crate::agents::coherence::directory::CacheShape>,
     pub mshrs: u16,
     /// Placement: per core, its index in the system's requesters; per home, in its memories.
@@ -503,11 +505,19 @@ impl Builder<'_> {
             for (key, given) in [
                 ("protocol.snoop_filter", pc.snoop_filter.is_some()),
                 ("protocol.invblk", pc.invblk.is_some()),
-                ("protocol.interleave", pc.interleave.is_some() && !is_cord),
+                (
+                    "protocol.interleave",
+                    pc.interleave.is_some() && !matches!(pc.name.as_str(), "cord" | "msi" | "mesi"),
+                ),
                 ("protocol.hdm_h", pc.hdm_h.is_some()),
             ] {
                 if given {
-                    return Err(self.err(key, format!("applies to name = \"dcoh\" only, not {:?}", pc.name)));
+                    let to = if key == "protocol.interleave" {
+                        "\"dcoh\", \"cord\", \"msi\" or \"mesi\""
+                    } else {
+                        "\"dcoh\" only"
+                    };
+                    return Err(self.err(key, format!("applies to name = {to}, not {:?}", pc.name)));
                 }
             }
         }
@@ -656,14 +666,28 @@ impl Builder<'_> {
             }
             cache_latency = cp.hit_latency.ps();
         }
-        if pc.name != "german" && driver == Driver::Workload {
-            if model == crate::check::oracle::Model::Tso && !is_cord {
+        // TSO's store buffer in front of a workload-driven core whose protocol has no TSO of its own
+        let tso_buffer = model == crate::check::oracle::Model::Tso
+            && driver == Driver::Workload
+            && matches!(pc.name.as_str(), "msi" | "mesi" | "dcoh");
+        let store_buffer = match pc.store_buffer {
+            None if tso_buffer => 16,
+            None => 0,
+            Some(n) if !tso_buffer => {
                 return Err(self.err(
-                    "protocol.model",
-                    "\"tso\": workload-driven cores run sc (one operation at a time) or rc (relaxed operations, \
-                     misses in parallel up to the MSHRs); tso is for programs",
-                ));
+                    "protocol.store_buffer",
+                    format!(
+                        "{n}: applies to workload-driven msi, mesi or dcoh cores under model = \"tso\" (cord: \
+                         protocol.cord.store_buffer)"
+                    ),
+                ))
             }
+            Some(n) if n == 0 || n > 4096 => {
+                return Err(self.err("protocol.store_buffer", format!("{n}: expected 1 to 4096 entries")))
+            }
+            Some(n) => n as usize,
+        };
+        if pc.name != "german" && driver == Driver::Workload {
             if let Some(shape) = requesters.first().and_then(|r| r.workload.remote_stores) {
                 let line = line_bytes.max(1) as u64;
                 let buf = shape.buffer_lines(caches as u64, dirs as u64, lines).map_err(|m| {
@@ -785,16 +809,31 @@ impl Builder<'_> {
                 issue_interval: pc.issue_interval.ps().max(1),
                 service: pc.directory_service.ps(),
                 queue: pc.directory_queue as usize,
+                store_buffer,
             },
             driver,
             values: pc.values as usize,
             assert_invariants: pc.assert_invariants,
             locs: lines.max(1) as usize,
+            granule: self.granule(pc, line_bytes as u64)?,
             cache,
             mshrs,
             cores,
             homes,
         })
+    }
+
+    /// `protocol.interleave` in lines: consecutive lines homed at one
+    /// directory (default 1).
+    fn granule(&self, pc: &ProtocolConfig, line: u64) -> Result<u64, ConfigError> {
+        match pc.interleave {
+            None => Ok(1),
+            Some(g) if g.bytes() >= line && g.bytes().is_multiple_of(line) => Ok(g.bytes() / line),
+            Some(g) => Err(self.err(
+                "protocol.interleave",
+                format!("{} B: expected a positive multiple of the line ({line} B)", g.bytes()),
+            )),
+        }
     }
 
     /// `[protocol.cord]`: the variant, CORD's widths and tables (checked
@@ -851,13 +890,7 @@ impl Builder<'_> {
                 return Err(self.err(format!("protocol.cord.{key}"), format!("{v}: expected 1 to 4096")));
             }
         }
-        let granule = match pc.interleave {
-            None => 1,
-            Some(g) if g.bytes() == 0 || g.bytes() % line != 0 => {
-                return Err(self.err("protocol.interleave", format!("{g}: expected a multiple of the {line} B line")))
-            }
-            Some(g) => g.bytes() / line,
-        };
+        let granule = self.granule(pc, line)?;
         Ok(CordSpec { variant, params, store_buffer: c.store_buffer as usize, loads: c.loads as u16, granule })
     }
 
@@ -889,16 +922,7 @@ impl Builder<'_> {
                 ),
             ));
         }
-        let granule = match pc.interleave {
-            None => 1,
-            Some(g) if g.bytes() >= line && g.bytes().is_multiple_of(line) => g.bytes() / line,
-            Some(g) => {
-                return Err(self.err(
-                    "protocol.interleave",
-                    format!("{} B: expected a positive multiple of the line ({line} B)", g.bytes()),
-                ))
-            }
-        };
+        let granule = self.granule(pc, line)?;
         if lines > u32::MAX as u64 {
             return Err(self.err("workload.footprint", format!("{lines} lines: expected at most 2^32")));
         }
@@ -1447,9 +1471,10 @@ impl Builder<'_> {
             ("hosts", w.hosts.is_some(), rs),
             ("compute", w.compute.is_some(), rs),
             ("senders", w.senders.is_some(), rs),
+            ("consume", w.consume.is_some(), rs),
         ] {
             if set && !ok {
-                let which = if matches!(key, "hosts" | "compute" | "senders") {
+                let which = if matches!(key, "hosts" | "compute" | "senders" | "consume") {
                     "pattern = \"remote_stores\""
                 } else {
                     "pattern = \"producer_consumer\" or \"remote_stores\""
@@ -1498,6 +1523,13 @@ impl Builder<'_> {
             Some("one") => true,
             Some(x) => return Err(self.err(k("senders"), format!("{x:?}: expected \"all\" or \"one\""))),
         };
+        let consume = w.consume.unwrap_or(false);
+        if consume && one_sender {
+            return Err(self.err(
+                k("consume"),
+                "true: receivers read what every core sends; expected senders = \"all\" (or consume = false)",
+            ));
+        }
         Ok((
             None,
             Some(crate::workloads::remote_stores::Shape {
@@ -1507,6 +1539,7 @@ impl Builder<'_> {
                 hosts,
                 compute,
                 one_sender,
+                consume,
             }),
         ))
     }

@@ -94,9 +94,12 @@ pub struct ProtocolConfig {
     /// dcoh: the longest block one BISnp invalidates (InvBlk, 2 to 4; 1:
     /// plain BISnp). Above 1 the snoop filter picks victims by block length.
     pub invblk: Option<u8>,
-    /// dcoh, cord: address interleaving granule over the devices or
-    /// directories (default: one line).
+    /// dcoh, cord, msi, mesi: address interleaving granule over the
+    /// devices or directories (default: one line).
     pub interleave: Option<Size>,
+    /// Workload-driven cores under `model = "tso"` (not cord, which has
+    /// its own): entries of each core's FIFO store buffer (default 16).
+    pub store_buffer: Option<u32>,
     /// dcoh: bytes at the start of each device's memory that are HDM-H
     /// (host-managed: no snoop filter, no back-invalidation); the rest is
     /// HDM-DB. Default 0: all HDM-DB.
@@ -691,13 +694,16 @@ pub struct WorkloadConfig {
     pub fanout: Option<u32>,
     /// remote_stores: hosts the cores and memories split into (required),
     /// computation before each epoch (default 0), "all" cores send
-    /// (default) or "one" (core 0).
+    /// (default) or "one" (core 0), every core also reads what it was
+    /// sent (`consume`, default false).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hosts: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compute: Option<Duration>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub senders: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub consume: Option<bool>,
 }
 
 impl Default for WorkloadConfig {

@@ -64,6 +64,9 @@ pub struct Timing {
     pub service: Time,
     /// Messages a home holds per virtual channel.
     pub queue: usize,
+    /// Entries of a workload-driven core's TSO store buffer (0: none; the
+    /// protocol's own front end orders the stores).
+    pub store_buffer: usize,
 }
 
 impl Timing {
@@ -123,6 +126,10 @@ struct CoreDrive {
     remote_stores: Option<RemoteStores>,
     pending: Option<WorkOp>,
     next_issue: Time,
+    /// TSO: stores retired from the stream, oldest first, and the stores
+    /// performing in the protocol (one at a time).
+    sb: VecDeque<WorkOp>,
+    stores_open: u32,
 }
 
 pub struct ProtocolSystem<P: Protocol> {
@@ -332,6 +339,8 @@ impl<P: Protocol> ProtocolSystem<P> {
                     }),
                     pending: None,
                     next_issue: 0,
+                    sb: VecDeque::with_capacity(ps.timing.store_buffer),
+                    stores_open: 0,
                 }
             })
             .collect();
@@ -505,10 +514,16 @@ impl<P: Protocol> ProtocolSystem<P> {
                 OpEvent::Issued { id, kind } => {
                     let measured = self.in_window(a);
                     self.open_ops.insert(op_key(a, id), (now, kind, measured));
+                    if self.t.store_buffer > 0 && matches!(kind, OpKind::Store | OpKind::Rmw) {
+                        self.drive[ai].stores_open += 1;
+                    }
                 }
                 OpEvent::Done { id } => {
                     if let Some((t0, kind, measured)) = self.open_ops.remove(&op_key(a, id)) {
                         self.ops_done[a as usize] += 1;
+                        if self.t.store_buffer > 0 && matches!(kind, OpKind::Store | OpKind::Rmw) {
+                            self.drive[ai].stores_open -= 1;
+                        }
                         if measured {
                             let lat = (now + delay).saturating_sub(t0);
                             self.measured[a as usize] += 1;
@@ -730,6 +745,8 @@ impl<P: Protocol> ProtocolSystem<P> {
         }
         let fired = match own {
             true => true,
+            // the store buffer drains through the computation too
+            false if self.is_core(a) && self.t.store_buffer > 0 && self.drain(a) => true,
             false if self.is_core(a) && now >= self.drive[ai].next_issue => self.drive_env(a, &acts),
             false => {
                 if self.is_core(a) && self.wants_to_issue(a) {
@@ -746,13 +763,61 @@ impl<P: Protocol> ProtocolSystem<P> {
     }
 
     fn wants_to_issue(&self, a: AgentId) -> bool {
-        self.drive[a as usize].issued < self.drive[a as usize].ops
+        let d = &self.drive[a as usize];
+        d.issued < d.ops || !d.sb.is_empty()
+    }
+
+    /// TSO: the oldest buffered store starts once no store is performing
+    /// (stores become visible in program order, one at a time). It goes as
+    /// a release, so it also waits for the loads in flight: a load before
+    /// it must perform first (x86 retires a store after its earlier loads),
+    /// and, conservatively, so must a later one.
+    fn drain(&mut self, a: AgentId) -> bool {
+        let ai = a as usize;
+        let Some(&op) = self.drive[ai].sb.front() else { return false };
+        if self.drive[ai].stores_open > 0 {
+            return false;
+        }
+        let op = WorkOp { order: OpOrder::Release, ..op };
+        match self.p.workload_action(&self.agents[ai], a, &op) {
+            Some(x) if self.fire(a, x) => {
+                self.drive[ai].sb.pop_front();
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// TSO, before the protocol sees `op`: a store retires into the store
+    /// buffer (`Some(true)`; full: `Some(false)`, the core stalls); a load
+    /// of a buffered line takes the buffered value (`Some(true)`), any
+    /// other load passes the buffered stores (`None`); an RMW or a fence
+    /// waits for the buffer to drain.
+    fn buffer(&mut self, a: AgentId, op: WorkOp) -> Option<bool> {
+        let d = &mut self.drive[a as usize];
+        match op.kind {
+            OpKind::Store => {
+                let room = d.sb.len() < self.t.store_buffer;
+                if room {
+                    d.sb.push_back(op);
+                }
+                Some(room)
+            }
+            OpKind::Load => {
+                let forwarded = d.sb.iter().any(|s| s.line == op.line);
+                if forwarded {
+                    self.ops_done[a as usize] += 1;
+                }
+                forwarded.then_some(true)
+            }
+            _ => (!d.sb.is_empty() || d.stores_open > 0).then_some(false),
+        }
     }
 
     /// The driver's next environment action for core `a`, if it may start now.
     fn drive_env(&mut self, a: AgentId, acts: &[P::Action]) -> bool {
         let ai = a as usize;
-        if !self.wants_to_issue(a) {
+        if self.drive[ai].issued >= self.drive[ai].ops {
             return false;
         }
         let action = match &self.driver {
@@ -812,6 +877,17 @@ impl<P: Protocol> ProtocolSystem<P> {
                     }
                 }
                 let op = self.drive[ai].pending.expect("set above");
+                if self.t.store_buffer > 0 {
+                    match self.buffer(a, op) {
+                        Some(true) => {
+                            self.drive[ai].pending = None;
+                            self.count_issue(a);
+                            return true;
+                        }
+                        Some(false) => return false,
+                        None => {}
+                    }
+                }
                 let x = self.p.workload_action(&self.agents[ai], a, &op);
                 if x.is_some() {
                     self.drive[ai].pending = None;

@@ -17,14 +17,23 @@
 //! needs memories homed in blocks (`protocol.interleave` = footprint /
 //! memories), as the example systems do.
 //!
-//! Consumers are not modelled: a receiver's Acquire poll of its flag is a
-//! read of local memory that no write-through variant changes, so
-//! only senders issue (a stated choice). `senders = "one"` runs the
-//! paper's microbenchmark (one thread, core 0).
+//! Receivers are optional (`consume`). Without them only senders issue: a
+//! receiver's Acquire poll of its flag is a read of local memory that no
+//! write-through variant changes (a stated choice). With them every core
+//! also consumes after each Release: it Acquire-loads the flag its
+//! partner released to its host in that epoch, then loads every line the
+//! `fanout` senders writing to its host stored there in that epoch (its
+//! *partners*: the cores of the same index on the `fanout` hosts before
+//! its own). A write-back protocol pays for its ownership there.
+//! Receivers read once and do not spin: the pattern has the traffic of
+//! message passing, not its waiting. `senders = "one"` runs the paper's
+//! microbenchmark (one thread, core 0, no receivers).
 //!
-//! A store of more than a line is one message (the paper's store
-//! granularity up to 4 KB, "amortizing packetization overheads") at the
-//! first of its lines; its lines are consecutive in the buffer.
+//! Stores of less than a line fill their lines (a word store shares its
+//! line with the next ones and never spans two). A store of more than a
+//! line is one message (the paper's store granularity up to 4 KB,
+//! "amortizing packetization overheads") at the first of its lines; its
+//! lines are consecutive in the buffer.
 
 use crate::agents::protocol::{OpKind, OpOrder, WorkOp};
 use crate::engine::Time;
@@ -43,6 +52,8 @@ pub struct Shape {
     pub compute: Time,
     /// Only core 0 sends.
     pub one_sender: bool,
+    /// Every core also reads what its partners sent it.
+    pub consume: bool,
 }
 
 impl Shape {
@@ -67,12 +78,15 @@ impl Shape {
 pub struct RemoteStores {
     shape: Shape,
     active: bool,
-    /// Lines per store, lines of a buffer's data.
+    line: u64,
+    /// Lines per store, bytes a store takes in a buffer, bytes of a
+    /// buffer's data.
     store_lines: u64,
-    data_lines: u64,
+    store_bytes: u64,
+    data_bytes: u64,
     /// First line of this sender's buffer in each destination host.
     bases: Vec<u64>,
-    /// Per destination: next data line (offset in the buffer).
+    /// Per destination: next free byte of the buffer's data.
     cursors: Vec<u64>,
     /// Stores per epoch, stores issued in this epoch, epochs done, stores
     /// done (the round-robin runs on across epochs).
@@ -80,6 +94,12 @@ pub struct RemoteStores {
     issued: u64,
     epoch: u64,
     stores: u64,
+    /// `consume`: the partners' streams (replayed to know what they
+    /// wrote here), the flag to Acquire, the lines to load and the next.
+    partners: Vec<RemoteStores>,
+    flag: Option<u64>,
+    reads: Vec<u64>,
+    read: usize,
 }
 
 impl RemoteStores {
@@ -87,29 +107,50 @@ impl RemoteStores {
     /// `line` bytes. The caller validated the shape (`buffer_lines`).
     pub fn new(shape: Shape, index: u32, cores: u32, memories: u32, lines: u64, line: u64) -> Self {
         let hosts = shape.hosts as u64;
-        let (cores, memories, index) = (cores as u64, memories as u64, index as u64);
+        let (cores64, memories, index64) = (cores as u64, memories as u64, index as u64);
         let slices = memories / hosts;
-        let buf = shape.buffer_lines(cores, memories, lines).unwrap_or(2).max(2);
+        let buf = shape.buffer_lines(cores64, memories, lines).unwrap_or(2).max(2);
         let per_slice = lines / memories;
-        let host = index / (cores / hosts);
+        let per_host = cores64 / hosts;
+        let host = index64 / per_host;
         let bases = (1..=shape.fanout as u64)
             .map(|k| {
                 let j = (host + k) % hosts;
-                let slice = j * slices + index % slices;
-                slice * per_slice + (index / slices) * buf
+                let slice = j * slices + index64 % slices;
+                slice * per_slice + (index64 / slices) * buf
             })
             .collect();
         let store_lines = shape.store_size.div_ceil(line).max(1);
+        let store_bytes = if shape.store_size < line { shape.store_size.max(1) } else { store_lines * line };
+        let consume = shape.consume && !shape.one_sender;
+        // partner k is on the host k + 1 before this one, and writes here as its destination k
+        let partners = if consume {
+            let alone = Shape { consume: false, ..shape };
+            (0..shape.fanout as u64)
+                .map(|k| {
+                    let p = (host + hosts - 1 - k) % hosts * per_host + index64 % per_host;
+                    RemoteStores::new(alone, p as u32, cores, memories as u32, lines, line)
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         RemoteStores {
             active: !shape.one_sender || index == 0,
+            line,
             store_lines,
-            data_lines: (buf - 1).max(store_lines),
+            store_bytes,
+            data_bytes: (buf - 1).max(store_lines) * line,
             bases,
             cursors: vec![0; shape.fanout as usize],
             per_epoch: (shape.release_every / shape.store_size).max(1),
             issued: 0,
             epoch: 0,
             stores: 0,
+            partners,
+            flag: None,
+            reads: Vec::new(),
+            read: 0,
             shape,
         }
     }
@@ -122,25 +163,25 @@ impl RemoteStores {
     /// The next operation and the time to wait before issuing it (the
     /// computation, before an epoch's first store).
     pub fn next(&mut self, value: u64) -> (WorkOp, Time) {
-        let fanout = self.shape.fanout as u64;
+        let load = |line, order| WorkOp { line, kind: OpKind::Load, value, order, bytes: 0 };
+        if let Some(flag) = self.flag.take() {
+            return (WorkOp { bytes: FLAG_BYTES, ..load(flag, OpOrder::Acquire) }, 0);
+        }
+        if self.read < self.reads.len() {
+            self.read += 1;
+            return (load(self.reads[self.read - 1], OpOrder::Relaxed), 0);
+        }
         if self.issued == self.per_epoch {
-            let dest = (self.epoch % fanout) as usize;
-            self.issued = 0;
-            self.epoch += 1;
-            let flag = self.bases[dest] + self.data_lines;
-            let op = WorkOp { line: flag, kind: OpKind::Store, value, order: OpOrder::Release, bytes: FLAG_BYTES };
+            let epoch = self.epoch;
+            let op =
+                WorkOp { line: self.release(), kind: OpKind::Store, value, order: OpOrder::Release, bytes: FLAG_BYTES };
+            if !self.partners.is_empty() {
+                self.receive(epoch);
+            }
             return (op, 0);
         }
         let gap = if self.issued == 0 { self.shape.compute } else { 0 };
-        let dest = (self.stores % fanout) as usize;
-        self.issued += 1;
-        self.stores += 1;
-        let c = &mut self.cursors[dest];
-        if *c + self.store_lines > self.data_lines {
-            *c = 0;
-        }
-        let line = self.bases[dest] + *c;
-        *c += self.store_lines;
+        let (_, line) = self.store();
         let op = WorkOp {
             line,
             kind: OpKind::Store,
@@ -150,6 +191,57 @@ impl RemoteStores {
         };
         (op, gap)
     }
+
+    /// The next store of this epoch: its destination and first line.
+    fn store(&mut self) -> (usize, u64) {
+        let dest = (self.stores % self.shape.fanout as u64) as usize;
+        self.issued += 1;
+        self.stores += 1;
+        let c = &mut self.cursors[dest];
+        // a store of less than a line never spans two
+        if *c % self.line + self.store_bytes > self.line && self.store_bytes < self.line {
+            *c = c.next_multiple_of(self.line);
+        }
+        if *c + self.store_bytes > self.data_bytes {
+            *c = 0;
+        }
+        let line = self.bases[dest] + *c / self.line;
+        *c += self.store_bytes;
+        (dest, line)
+    }
+
+    /// End the epoch: the line of its Release's flag.
+    fn release(&mut self) -> u64 {
+        let dest = (self.epoch % self.shape.fanout as u64) as usize;
+        self.issued = 0;
+        self.epoch += 1;
+        self.bases[dest] + self.data_bytes / self.line
+    }
+
+    /// What this core reads after its Release of `epoch`: the flag partner
+    /// `epoch mod fanout` released here, then the lines every partner
+    /// stored here in that epoch (each line once).
+    fn receive(&mut self, epoch: u64) {
+        self.reads.clear();
+        self.read = 0;
+        let fanout = self.shape.fanout as u64;
+        for (k, p) in self.partners.iter_mut().enumerate() {
+            while p.issued < p.per_epoch {
+                let (dest, line) = p.store();
+                if dest == k {
+                    for l in line..line + p.store_lines {
+                        if self.reads.last() != Some(&l) {
+                            self.reads.push(l);
+                        }
+                    }
+                }
+            }
+            let flag = p.release();
+            if epoch % fanout == k as u64 {
+                self.flag = Some(flag);
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -157,7 +249,7 @@ mod tests {
     use super::*;
 
     fn shape(fanout: u32) -> Shape {
-        Shape { store_size: 64, release_every: 192, fanout, hosts: 4, compute: 7, one_sender: false }
+        Shape { store_size: 64, release_every: 192, fanout, hosts: 4, compute: 7, one_sender: false, consume: false }
     }
 
     #[test]
@@ -208,5 +300,49 @@ mod tests {
         assert!(!RemoteStores::new(s, 1, 8, 8, 256, 64).active());
         assert!(shape(4).buffer_lines(8, 8, 256).unwrap_err().contains("fanout 4"));
         assert!(Shape { hosts: 3, ..shape(1) }.buffer_lines(8, 8, 256).unwrap_err().contains("3 hosts"));
+    }
+
+    #[test]
+    fn word_stores_fill_their_lines_without_spanning_two() {
+        let s = Shape { store_size: 24, release_every: 1 << 20, ..shape(1) };
+        let mut g = RemoteStores::new(s, 0, 8, 8, 256, 64);
+        let base = 2 * 32;
+        let lines: Vec<u64> = (0..5).map(|_| g.next(0).0.line - base).collect();
+        assert_eq!(lines, vec![0, 0, 1, 1, 2]);
+    }
+
+    #[test]
+    fn a_consumer_acquires_its_partners_flag_then_loads_what_they_stored_in_its_host() {
+        let s = Shape { consume: true, ..shape(2) };
+        let mut g = RemoteStores::new(s, 3, 8, 8, 256, 64);
+        // core 3 (host 1) has partners core 1 (host 0, destination 0) and core 7 (host 3, destination 1);
+        // their buffers in host 1 are in slice 3, buffers 0 and 3
+        let (p1, p7) = (3 * 32, 3 * 32 + 3 * 8);
+        let ops: Vec<(u64, OpKind, OpOrder)> = (0..16)
+            .map(|_| {
+                let o = g.next(1).0;
+                (o.line, o.kind, o.order)
+            })
+            .collect();
+        use OpKind::*;
+        use OpOrder::*;
+        let rest: Vec<_> = ops.iter().filter(|o| o.1 == Load).copied().collect();
+        assert_eq!(ops[3].2, Release);
+        assert_eq!(
+            rest,
+            vec![
+                // epoch 0: core 1 released to host 1 (its destination 0); it stored twice here, core 7 once
+                (p1 + 7, Load, Acquire),
+                (p1, Load, Relaxed),
+                (p1 + 1, Load, Relaxed),
+                (p7, Load, Relaxed),
+                // epoch 1: core 7's turn to release here
+                (p7 + 7, Load, Acquire),
+                (p1 + 2, Load, Relaxed),
+                (p7 + 1, Load, Relaxed),
+                (p7 + 2, Load, Relaxed),
+            ]
+        );
+        assert_eq!(ops.len() - rest.len(), 8, "two epochs of 3 stores and a Release");
     }
 }

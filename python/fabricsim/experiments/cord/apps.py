@@ -13,8 +13,14 @@ DOE traces, which §5.2 calls communication-heavy, and 300 ns for the
 others. The two values are set once for every figure, against §3.1's
 description rather than any figure's numbers: SO's round trip between
 hosts (~330 ns on CXL) should be mostly exposed for the DOE traces and
-partly hidden behind computation for the others. Receivers are not
-modelled (see docs/config.md, remote_stores).
+partly hidden behind computation for the others. Every core also
+receives (``consume = true``): after its Release it Acquire-loads the
+flag released to its host and loads the lines written there in that
+epoch (once, without spinning; docs/config.md, remote_stores). Under the
+write-through variants those are reads of the core's own host; under WB
+they take the lines from the writer's cache. The stand-ins have no data
+reuse across epochs (each epoch writes fresh lines of a buffer), so WB
+gains from locality only by coalescing word stores into lines.
 """
 
 from __future__ import annotations
@@ -38,15 +44,22 @@ APPS = {
     "BigFFT": ("DOE", 8, 10 * 1024, 1, 100),
     "CR": ("DOE", 64, 128, 1, 100),
 }
+#: the write-through variants (every figure) and WB (Fig 7)
 VARIANTS = ["so", "cord", "mp"]
+ALL_VARIANTS = VARIANTS + ["wb"]
+LINE = 64
 LINKS = ["CXL", "UPI"]
 #: TQH has an ISA2-like pattern that MP does not order (§3.2): the paper runs it without MP
 NO_MP = {"TQH"}
 
 
 def requests(app: str, epochs: int) -> int:
+    """Operations per core for ``epochs`` epochs: the stores and the Release, the Acquire and the loads
+    of about the lines written (a partial last epoch is the same for every variant)."""
     _, store, release, _, _ = APPS[app]
-    return epochs * (max(1, release // store) + 1)
+    stores = max(1, release // store)
+    lines = max(1, stores * store // LINE) if store < LINE else stores * -(-store // LINE)
+    return epochs * (stores + 1 + 1 + lines)
 
 
 def sweep(name: str, model: str, epochs: int, variants: list[str] | None = None, mp_everywhere: bool = False) -> Sweep:
@@ -67,6 +80,7 @@ def sweep(name: str, model: str, epochs: int, variants: list[str] | None = None,
                     "workload.release_every": f"{release}B",
                     "workload.fanout": fanout,
                     "workload.compute": f"{compute}ns",
+                    "workload.consume": True,
                     "workload.requests": requests(app, epochs),
                 },
                 {"app": app, "link": link},
@@ -92,14 +106,16 @@ def analyze(df: pd.DataFrame) -> pd.DataFrame:
 def plot(data: pd.DataFrame, fig, title: str) -> None:
     axes = fig.subplots(2, len(LINKS), squeeze=False)
     apps = list(APPS)
-    width = 0.27
     for c, link in enumerate(LINKS):
         for r, (col, what) in enumerate((("time_norm", "time"), ("traffic_norm", "traffic"))):
             ax = axes[r][c]
-            for k, v in enumerate(VARIANTS):
+            shown = [v for v in ALL_VARIANTS if (data["variant"] == v).any()]
+            width = 0.8 / len(shown)
+            for k, v in enumerate(shown):
                 d = data[(data["link"] == link) & (data["variant"] == v)].set_index("app")
                 ys = [float(d.loc[a, col]) if a in d.index else float("nan") for a in apps]
-                ax.bar([i + (k - 1) * width for i in range(len(apps))], ys, width, label=v.upper())
+                off = (k - (len(shown) - 1) / 2) * width
+                ax.bar([i + off for i in range(len(apps))], ys, width, label=v.upper())
             ax.axhline(1.0, color="grey", lw=0.8)
             ax.set_xticks(range(len(apps)), apps, rotation=45, fontsize=7)
             ax.set_ylabel(f"{link}: {what} / CORD")

@@ -13,9 +13,20 @@ host linked to one switch, ``cxl``. Choices the paper does not make:
 - 64 GB/s per direction on every link; memory homed in blocks
   (``protocol.interleave`` = footprint / 64 slices), so host h's memory is
   its own 8 slices; the LLC holds the working set (no HBM access is timed).
+
+WB (``variant = "wb"``, :func:`write_back`) runs the same system under the
+MESI directory protocol instead of write-through: each core's private
+cache is Table 1's L2 (64 KiB, 8 ways, 4 cycles = 2 ns; the L1 is not
+modelled), with 16 misses outstanding (the write-through cores' 16-entry
+store buffer and 16 loads); the footprint is 128 MiB (the MESI directory
+keeps a state per line, 16 B each: 1 GiB would need 256 MiB of it; the
+stand-ins touch a few hundred KiB per core, so only the buffers' wrap
+point moves).
 """
 
 from __future__ import annotations
+
+import copy
 
 HOSTS, ROWS, COLS = 8, 2, 4
 FOOTPRINT_MIB = 1024  # "1GiB"
@@ -23,8 +34,28 @@ FOOTPRINT_MIB = 1024  # "1GiB"
 UPLINK = {"CXL": "75ns", "UPI": "25ns"}
 
 
+#: the WB variant's per-core cache and footprint (see the module's notes)
+WB_CACHE = {"size": "64KiB", "ways": 8, "hit_latency": "2ns", "mshrs": 16, "policy": "lru"}
+WB_FOOTPRINT_MIB = 128
+
+
+def write_back(b: dict) -> dict:
+    """System ``b`` (a write-through Table 1 system) under WB: MESI with write-back caches, source-ordered."""
+    b = copy.deepcopy(b)
+    p = b["protocol"]
+    p.pop("cord", None)
+    p.pop("cache_latency", None)
+    p["name"] = "mesi"
+    p["cache"] = dict(WB_CACHE)
+    slices = len(b["memory"])
+    b["workload"]["footprint"] = f"{WB_FOOTPRINT_MIB}MiB"
+    p["interleave"] = f"{WB_FOOTPRINT_MIB * 1024 // slices}KiB"
+    return b
+
+
 def table1(link: str = "CXL", variant: str = "cord", hosts: int = HOSTS) -> dict:
-    """The Table 1 system (with ``hosts`` hosts) running CORD's synthetic workload (Fig 8's defaults)."""
+    """The Table 1 system (with ``hosts`` hosts) running CORD's synthetic workload (Fig 8's defaults);
+    ``variant`` is a write-through variant (cord, so, mp) or wb."""
     routers = [f"h{h}_r{r}" for h in range(hosts) for r in range(ROWS * COLS)]
     links = []
     for h in range(hosts):
@@ -38,7 +69,7 @@ def table1(link: str = "CXL", variant: str = "cord", hosts: int = HOSTS) -> dict
                 links.append({"a": f"h{h}_c{r}", "b": f"h{h}_r{r}", "latency": "0.5ns"})
                 links.append({"a": f"h{h}_llc{r}", "b": f"h{h}_r{r}", "latency": "0.5ns"})
         links.append({"a": f"h{h}_r0", "b": "cxl"})
-    return {
+    b = {
         "name": "cord_table1",
         "description": "CORD Table 1: 8 hosts x 8 cores, 2x4 mesh per host, one CXL switch",
         "sim": {"seed": 1},
@@ -67,13 +98,14 @@ def table1(link: str = "CXL", variant: str = "cord", hosts: int = HOSTS) -> dict
             "data_bytes": "80B",
             "issue_interval": "0.5ns",
             "interleave": f"{FOOTPRINT_MIB // (hosts * ROWS * COLS)}MiB",
-            "cord": {"variant": variant},
+            "cord": {"variant": "cord" if variant == "wb" else variant},
         },
         "switch": [{"name": "cxl"}] + [{"name": r} for r in routers],
         "requester": [{"name": f"h{h}_c{r}"} for h in range(hosts) for r in range(ROWS * COLS)],
         "memory": [{"name": f"h{h}_llc{r}"} for h in range(hosts) for r in range(ROWS * COLS)],
         "link": links,
     }
+    return write_back(b) if variant == "wb" else b
 
 
 def inter_host_bytes(result) -> float:
@@ -98,18 +130,25 @@ def points(
     variants: list[str] | None = None,
     traffic: bool = True,
 ) -> list:
-    """The sweep points of one system (``base``) with ``params`` set, one per write-through variant if
-    ``variants`` (labelled ``variant``), measuring ``metrics`` and, with ``traffic``, the inter-host bytes."""
+    """The sweep points of one system (``base``) with ``params`` set, one per variant if ``variants``
+    (write-through ones or "wb"; labelled ``variant``), measuring ``metrics`` and, with ``traffic``, the
+    inter-host bytes."""
     from ...sweeps import build
 
-    sw = build(
-        base,
-        grid={"protocol.cord.variant": variants} if variants else {},
-        metrics=metrics,
-        name=name,
-        extract="fabricsim.experiments.cord.system:traffic_metrics" if traffic else None,
-    )
-    for p in sw.points:
+    extract = "fabricsim.experiments.cord.system:traffic_metrics" if traffic else None
+    wt = [v for v in variants or [] if v != "wb"]
+    out = []
+    if wt or not variants:
+        sw = build(base, grid={"protocol.cord.variant": wt} if wt else {}, metrics=metrics, name=name, extract=extract)
+        for p in sw.points:
+            p.labels = {**labels, **({"variant": p.params["protocol.cord.variant"]} if variants else {})}
+        out += sw.points
+    if "wb" in (variants or []):
+        # the write-through runs' protocol statistics do not exist under MESI
+        kept = [m for m in metrics if not m.startswith("protocol.")]
+        for p in build(write_back(base), grid={}, metrics=kept, name=name, extract=extract).points:
+            p.labels = {**labels, "variant": "wb"}
+            out.append(p)
+    for p in out:
         p.params.update(params)
-        p.labels = {**labels, **({"variant": p.params["protocol.cord.variant"]} if variants else {})}
-    return sw.points
+    return out

@@ -566,6 +566,8 @@ pub struct Directory {
     pub mshrs: u16,
     /// Cores driven by a workload (timing): they take no spontaneous actions.
     pub driven: bool,
+    /// Consecutive lines homed at one directory (1: line interleaving).
+    pub granule: usize,
 }
 
 /// A timed cache's geometry and victim policy.
@@ -593,6 +595,7 @@ impl Directory {
             cache: None,
             mshrs: 1,
             driven: false,
+            granule: 1,
         }
     }
 
@@ -631,7 +634,15 @@ impl Directory {
             cache: None,
             mshrs: 1,
             driven: false,
+            granule: 1,
         }
+    }
+
+    /// Home `granule` consecutive lines at each directory in turn (timing:
+    /// a host's memory in blocks).
+    pub fn with_granule(mut self, granule: usize) -> Self {
+        self.granule = granule.max(1);
+        self
     }
 
     pub fn with_symmetry(mut self, on: bool) -> Self {
@@ -660,19 +671,25 @@ impl Directory {
     }
 
     pub fn home(&self, loc: Loc) -> AgentId {
+        let block = if self.granule == 1 { loc as usize } else { loc as usize / self.granule };
         // (by a mask when the count is a power of two: no division per message)
-        let d = if self.dirs.is_power_of_two() { loc as usize & (self.dirs - 1) } else { loc as usize % self.dirs };
+        let d = if self.dirs.is_power_of_two() { block & (self.dirs - 1) } else { block % self.dirs };
         (self.caches + d) as AgentId
     }
 
     /// Index of `loc` in its home directory's lines.
     #[inline]
     fn idx(&self, loc: Loc) -> usize {
-        if self.dirs.is_power_of_two() {
-            loc as usize >> self.dirs.trailing_zeros()
-        } else {
-            loc as usize / self.dirs
+        if self.granule == 1 {
+            return if self.dirs.is_power_of_two() {
+                loc as usize >> self.dirs.trailing_zeros()
+            } else {
+                loc as usize / self.dirs
+            };
         }
+        let (block, within) = (loc as usize / self.granule, loc as usize % self.granule);
+        let round = if self.dirs.is_power_of_two() { block >> self.dirs.trailing_zeros() } else { block / self.dirs };
+        round * self.granule + within
     }
 
     fn prog(&self, me: AgentId) -> &[Op] {
@@ -1125,13 +1142,12 @@ impl Protocol for Directory {
                 },
             })
             .collect();
-        for d in 0..self.dirs {
-            // the locations d is home for: d, d + dirs, d + 2 dirs, ...
-            let own = (self.locs + self.dirs - 1 - d) / self.dirs;
-            let lines: DirLines =
-                (0..own).map(|i| DirLine { mem: init(d + i * self.dirs), ..DirLine::default() }).collect();
-            agents.push(Node::Dir { lines });
+        // each directory's locations, in the order `idx` numbers them
+        let mut homes: Vec<DirLines> = vec![DirLines::new(); self.dirs];
+        for l in 0..self.locs {
+            homes[self.home(l as Loc) as usize - self.caches].push(DirLine { mem: init(l), ..DirLine::default() });
         }
+        agents.extend(homes.into_iter().map(|lines| Node::Dir { lines }));
         let last = (0..self.locs).map(init).collect();
         vec![(agents, Ghost { last })]
     }
