@@ -369,6 +369,12 @@ fn wb_fetches_ownership_across_hosts_and_its_receivers_take_the_lines_back() {
     // (line interleaving) the same run sends a share of its misses to its own host instead
     let lined = run(&["protocol.interleave=\"64B\""]);
     assert_ne!(pk(&lined), pk(&wb));
+    // word stores fill lines, and a store to a line whose miss is in flight joins that miss (the MSHR
+    // merges it): 8 B stores cost about what the same lines' 64 B stores do, not a miss each in turn
+    let alone64 = run(&["workload.consume=false", "workload.requests=15"]);
+    let alone8 = run(&["workload.consume=false", "workload.requests=99", "workload.store_size=\"8B\""]);
+    assert_eq!(pk(&alone8), pk(&alone64));
+    assert!((alone8.sim_time as f64) < 1.3 * alone64.sim_time as f64, "{} vs {}", alone8.sim_time, alone64.sim_time);
     let e = table1(&["workload.consume=true"]).err().unwrap();
     assert!(e.contains("workload.consume: true: receivers read what every core sends"), "{e}");
 }

@@ -169,7 +169,11 @@ mshrs = 4
     assert_eq!(r.outcome, Outcome::Completed, "{:?}", r.warnings);
     assert!(r.warnings.is_empty(), "an invariant broke: {:?}", r.warnings);
     assert_eq!(r.requesters.len(), 64);
-    assert!(r.requesters.iter().all(|c| c.completed == 60));
+    assert!(
+        r.requesters.iter().all(|c| c.completed == 60),
+        "{:?}",
+        r.requesters.iter().map(|c| c.completed).collect::<Vec<_>>()
+    );
 }
 
 #[test]

@@ -537,6 +537,10 @@ pub enum Action {
     /// An acquire load that misses: the core issues nothing else until it completes (workload-driven timing only).
     Acquire(Loc),
     Store(Loc, Value),
+    /// A store that joins the store miss in flight to its line: the MSHR
+    /// merges it and the later value is written when the line arrives; the
+    /// store retires at once (workload-driven RC timing only).
+    Merge(Loc, Value),
     Evict(Loc),
     // program cores
     Step,
@@ -569,6 +573,10 @@ pub struct Directory {
     /// Consecutive lines homed at one directory (1: line interleaving).
     pub granule: usize,
 }
+
+/// Operation ids of merged stores (a workload operation's id is its line;
+/// the timing engine keys an operation by its id below 2^56 and its agent).
+const MERGED: u64 = 1 << 55;
 
 /// A timed cache's geometry and victim policy.
 #[derive(Debug, Clone, Copy)]
@@ -1260,6 +1268,14 @@ impl Protocol for Directory {
                     line.waiter = Waiter::Store(v);
                 }
             }
+            Action::Merge(l, v) => {
+                // its own operation id: the miss it joins is open under the line's
+                let id = MERGED | l as u64;
+                ctx.issued(id, OpKind::Store);
+                let line = lines.get_mut(l).expect("a merged store's line has a miss in flight");
+                line.waiter = Waiter::Store(v);
+                ctx.done(id);
+            }
             Action::Evict(l) => {
                 let line = lines.get_mut(l).expect("only a held line is evicted");
                 self.write_back(line, ctx, l);
@@ -1333,7 +1349,15 @@ impl Protocol for Directory {
     }
 
     fn is_environment(&self, action: &Action) -> bool {
-        matches!(action, Action::Load(_) | Action::Acquire(_) | Action::Hit(_) | Action::Store(..) | Action::Evict(_))
+        matches!(
+            action,
+            Action::Load(_)
+                | Action::Acquire(_)
+                | Action::Hit(_)
+                | Action::Store(..)
+                | Action::Merge(..)
+                | Action::Evict(_)
+        )
     }
 
     fn invariant(&self, agents: &[Node], ghost: &Ghost) -> Result<(), (String, String)> {
@@ -1607,9 +1631,17 @@ impl Protocol for Directory {
         let locs = self.locs as u64;
         let l = if locs.is_power_of_two() { op.line & (locs - 1) } else { op.line % locs } as Loc;
         let line = lines.get(l);
-        // A line with a transaction in flight waits; so does a miss with every MSHR busy or no way free.
+        let v = (op.value % 2) as Value;
+        // A line with a transaction in flight waits, but under RC a relaxed store joins a store miss
+        // in flight to its line (MSHR merging: the word stores of one line take one miss); a miss with
+        // every MSHR busy or no way free waits.
         if !line.st.stable() {
-            return None;
+            let merge = self.front_end == FrontEnd::Rc
+                && op.kind == OpKind::Store
+                && op.order == OpOrder::Relaxed
+                && !core.waiting
+                && matches!(line.waiter, Waiter::Store(_));
+            return merge.then_some(Action::Merge(l, v));
         }
         // SC: one operation at a time, hits included; RC (relaxed workload operations): hits under misses,
         // misses in parallel up to the MSHRs, one transaction per line. An acquire holds back every later
@@ -1617,7 +1649,6 @@ impl Protocol for Directory {
         if core.waiting || (self.front_end == FrontEnd::Sc || op.order == OpOrder::Release) && core.misses > 0 {
             return None;
         }
-        let v = (op.value % 2) as Value;
         match op.kind {
             OpKind::Load if line.st.readable() => Some(Action::Hit(l)),
             OpKind::Store | OpKind::Rmw if line.st.writable() => Some(Action::Store(l, v)),
