@@ -150,6 +150,7 @@ MUTANTS = [
         "CORD's unacked-epoch table holds one entry: under TSO each store waits for the previous one's ack, as "
         "under SO",
         set={"protocol.cord.proc_unacked": 1},
+        when=lambda labels: labels.get("variant") != "wb",
         flips=["TSO: SO's time ÷ CORD's, mean over apps (CXL)"],
     ),
 ]

@@ -1,0 +1,55 @@
+//! PCIe transactions between a NIC's queue pairs and the host, and the
+//! host side behind the root complex (seed 003, Table 1 as channels).
+//!
+//! | VC | name      | messages                              | order                |
+//! |----|-----------|---------------------------------------|----------------------|
+//! | 0  | host      | HostWr, HostRd (host core -> memory)  | FIFO per (core, mem) |
+//! | 1  | nonposted | MemRd (QP -> root complex)            | any                  |
+//! | 2  | cpl       | Cpl (RC -> QP), HostData (mem -> core)| any                  |
+//! | 3  | rd        | Rd (RC -> memory)                     | any                  |
+//! | 4  | coh       | Data, Inv (memory -> RC)              | FIFO per (mem, RC)   |
+//!
+//! Non-posted reads pass each other in the fabric and the host serves them
+//! in any order (a hit overtakes a miss): R→R is not kept (Table 1). A
+//! host core's accesses reach memory in program order (its stores and
+//! loads share one ordered channel: the host side is kept simple here, see
+//! `mod.rs`). Memory answers the root complex and invalidates its
+//! speculative copies on one ordered channel, so an Inv for a write that
+//! followed a read arrives after that read's Data.
+
+use crate::agents::protocol::AgentId;
+use crate::workloads::program::Value;
+
+pub const HOST: u8 = 0;
+pub const NONPOSTED: u8 = 1;
+pub const CPL: u8 = 2;
+pub const RD: u8 = 3;
+pub const COH: u8 = 4;
+
+/// Channel names, by VC (for traffic tables).
+pub const CHANNELS: [&str; 5] = ["host", "nonposted", "cpl", "rd", "coh"];
+
+/// A line (timing) or a program location (checking).
+pub type Loc = u32;
+/// A read's tag, unique among its QP's outstanding reads.
+pub type Tag = u16;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Msg {
+    /// A DMA read of one line; `acq`: the acquire bit (§4.1): later reads
+    /// observe memory at or after it.
+    MemRd { tag: Tag, loc: Loc, acq: bool },
+    /// Its completion with the line's value.
+    Cpl { tag: Tag, val: Value },
+    /// The root complex reads a line for an RLSQ entry (`qp`, `tag`).
+    Rd { qp: AgentId, tag: Tag, loc: Loc },
+    /// Memory's answer to `Rd`.
+    Data { qp: AgentId, tag: Tag, val: Value },
+    /// A host write to a line the root complex read since the last Inv:
+    /// its speculative copies are stale (the RLSQ as a sharer, §5.1).
+    Inv { loc: Loc },
+    /// A host core's store (posted) and load.
+    HostWr { loc: Loc, val: Value },
+    HostRd { loc: Loc },
+    HostData { val: Value },
+}
