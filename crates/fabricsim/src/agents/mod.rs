@@ -7,4 +7,5 @@ pub mod coherence;
 pub mod cord;
 pub mod cxl;
 pub mod memory;
+pub mod pcie;
 pub mod protocol;

@@ -12,6 +12,7 @@ use super::oracle::{outcome_strings, try_allowed_outcomes, verdict_of, Limits, M
 use crate::agents::coherence::core::FrontEnd;
 use crate::agents::coherence::directory::{mutant_by_name, Directory, Variant, MUTANTS};
 use crate::agents::cord::{self, Cord, Variant as CordVariant};
+use crate::agents::pcie::{self, Pcie, Variant as PcieVariant};
 use crate::workloads::program::{Outcome, Program};
 
 /// Protocols `--protocol` accepts: a name, optionally `+mutant`.
@@ -23,6 +24,8 @@ pub fn protocol_names() -> Vec<String> {
     }
     v.extend(["cord", "so", "mp"].map(String::from));
     v.extend(cord::MUTANTS.iter().map(|(m, _)| format!("cord+{m}")));
+    v.extend(PcieVariant::ALL.map(|x| format!("pcie-{}@nic=1", x.name())));
+    v.extend(pcie::MUTANTS.iter().map(|(m, _)| format!("pcie-rc-opt+{m}@nic=1")));
     v
 }
 
@@ -139,6 +142,10 @@ pub fn run_on_protocol_with(
         let p = cord_protocol(protocol, program.clone(), model)?;
         return run_litmus(&p, |w| p.outcome(w), program, model, limits);
     }
+    if base.starts_with("pcie-") {
+        let p = pcie_protocol(protocol, program.clone())?;
+        return run_litmus(&p, |w| p.outcome(w), program, model, limits);
+    }
     let p = directory_protocol(protocol, program.clone(), model)?;
     run_litmus(&p, |w| p.outcome(w), program, model, limits)
 }
@@ -193,6 +200,64 @@ pub fn cord_protocol(name: &str, program: Arc<Program>, model: Model) -> Result<
             .ok_or_else(|| format!("home {part:?}: expected a directory 0 to {}", nodes - 1))?;
     }
     Ok(Cord::running(variant, program, tso, nodes, home).with_mutant(mutant))
+}
+
+/// PCIe read ordering on a litmus program: `pcie-VARIANT[+MUTANT]@nic=T[,T..]`,
+/// the named threads being NIC queue pairs (they only load) and the others
+/// host cores (no read-modify-writes).
+pub fn pcie_protocol(name: &str, program: Arc<Program>) -> Result<Pcie, String> {
+    use crate::workloads::program::Op;
+    let (name, qps) =
+        name.split_once('@').ok_or_else(|| format!("{name:?}: name the NIC's threads, e.g. {name}@nic=1"))?;
+    let qps = qps
+        .strip_prefix("nic=")
+        .ok_or_else(|| format!("{qps:?}: expected nic=T[,T...] (the threads that are NIC queue pairs)"))?;
+    let threads = program.threads.len();
+    let qps: Vec<usize> = qps
+        .split(',')
+        .map(|t| {
+            t.trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|&t| t < threads)
+                .ok_or_else(|| format!("NIC thread {t:?}: expected a thread 0 to {}", threads.saturating_sub(1)))
+        })
+        .collect::<Result<_, _>>()?;
+    let base = name.strip_prefix("pcie-").unwrap_or(name);
+    let (base, mutant) = match base.split_once('+') {
+        Some((b, m)) => (b, Some(m)),
+        None => (base, None),
+    };
+    let names = || PcieVariant::ALL.map(|v| v.name()).join(", ");
+    let variant =
+        PcieVariant::parse(base).ok_or_else(|| format!("unknown pcie variant {base:?}; expected {}", names()))?;
+    let mutant = match mutant {
+        None => None,
+        Some(m) => Some(pcie::mutant_by_name(m).ok_or_else(|| {
+            format!(
+                "unknown mutant {m:?}; expected one of {}",
+                pcie::MUTANTS.iter().map(|m| m.0).collect::<Vec<_>>().join(", ")
+            )
+        })?),
+    };
+    check_protocol_limits(&program).map_err(|e| format!("{}: {e}", program.name))?;
+    if program.locations.len() > 64 {
+        return Err(format!("{}: the host memory tracks at most 64 locations", program.name));
+    }
+    for (t, ops) in program.threads.iter().enumerate() {
+        let qp = qps.contains(&t);
+        if let Some(op) =
+            ops.iter().find(|op| if qp { !matches!(op, Op::Load { .. }) } else { matches!(op, Op::Rmw { .. }) })
+        {
+            return Err(format!(
+                "{}: thread P{t} ({}) has {op:?}; a NIC thread only loads (DMA reads) and a host thread has no \
+                 read-modify-writes",
+                program.name,
+                if qp { "NIC" } else { "host" }
+            ));
+        }
+    }
+    Ok(Pcie::running(variant, program, &qps).with_mutant(mutant))
 }
 
 fn run_litmus<P: Checkable>(

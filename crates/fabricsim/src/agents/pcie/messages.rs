@@ -4,13 +4,14 @@
 //! | VC | name      | messages                              | order                |
 //! |----|-----------|---------------------------------------|----------------------|
 //! | 0  | host      | HostWr, HostRd (host core -> memory)  | FIFO per (core, mem) |
-//! | 1  | nonposted | MemRd (QP -> root complex)            | any                  |
+//! | 1  | nonposted | MemRd (QP -> root complex)            | FIFO per (QP, RC)    |
 //! | 2  | cpl       | Cpl (RC -> QP), HostData (mem -> core)| any                  |
 //! | 3  | rd        | Rd (RC -> memory)                     | any                  |
 //! | 4  | coh       | Data, Inv (memory -> RC)              | FIFO per (mem, RC)   |
 //!
-//! Non-posted reads pass each other in the fabric and the host serves them
-//! in any order (a hit overtakes a miss): R→R is not kept (Table 1). A
+//! A QP's reads reach the root complex in the order it issued them (one
+//! link, one VC), but the host serves them in any order (a hit overtakes
+//! a miss, L98), so R→R is not kept (Table 1) unless the RLSQ keeps it. A
 //! host core's accesses reach memory in program order (its stores and
 //! loads share one ordered channel: the host side is kept simple here, see
 //! `mod.rs`). Memory answers the root complex and invalidates its
@@ -38,18 +39,42 @@ pub type Tag = u16;
 pub enum Msg {
     /// A DMA read of one line; `acq`: the acquire bit (§4.1): later reads
     /// observe memory at or after it.
-    MemRd { tag: Tag, loc: Loc, acq: bool },
+    MemRd {
+        tag: Tag,
+        loc: Loc,
+        acq: bool,
+    },
     /// Its completion with the line's value.
-    Cpl { tag: Tag, val: Value },
+    Cpl {
+        tag: Tag,
+        val: Value,
+    },
     /// The root complex reads a line for an RLSQ entry (`qp`, `tag`).
-    Rd { qp: AgentId, tag: Tag, loc: Loc },
+    Rd {
+        qp: AgentId,
+        tag: Tag,
+        loc: Loc,
+    },
     /// Memory's answer to `Rd`.
-    Data { qp: AgentId, tag: Tag, val: Value },
+    Data {
+        qp: AgentId,
+        tag: Tag,
+        val: Value,
+    },
     /// A host write to a line the root complex read since the last Inv:
     /// its speculative copies are stale (the RLSQ as a sharer, §5.1).
-    Inv { loc: Loc },
+    Inv {
+        loc: Loc,
+    },
     /// A host core's store (posted) and load.
-    HostWr { loc: Loc, val: Value },
-    HostRd { loc: Loc },
-    HostData { val: Value },
+    HostWr {
+        loc: Loc,
+        val: Value,
+    },
+    HostRd {
+        loc: Loc,
+    },
+    HostData {
+        val: Value,
+    },
 }

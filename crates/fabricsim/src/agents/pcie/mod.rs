@@ -1,0 +1,99 @@
+//! Remote memory ordering for PCIe (seed 003): a NIC's queue pairs read
+//! host memory through the root complex, whose RLSQ orders the reads at
+//! the destination instead of at the NIC — as one [`Protocol`], timed on
+//! the fabric and checked small from the same agents.
+//!
+//! Agents: cores `0..C`, each a NIC queue pair (QP) or a host core (a
+//! litmus program names the QP threads), then the root complex (RC, agent
+//! `C`) and the host memory (agent `C + 1`).
+//!
+//! - **QP** (`nic.rs`): issues DMA reads of one line, `MemRd` with the
+//!   acquire bit (§4.1), and takes their `Cpl`s in any order. Under the
+//!   `nic` variant (today's way to order reads) a read waits for the
+//!   completion of every earlier acquire read: the NIC stops and waits.
+//! - **Root complex** (`rc.rs`): the RLSQ, in arrival order, at most
+//!   `rlsq_entries` (a full RLSQ leaves a read in its channel). Each entry
+//!   reads memory (`Rd`/`Data`) and completes to its QP (§5.1):
+//!   - `unordered` and `nic`: every entry reads at once and completes when
+//!     its data returns (R→R not kept, Table 1);
+//!   - `rc` (Release-Acquire): an entry reads only when no earlier acquire
+//!     is still in the RLSQ, and completes when its data returns;
+//!   - `rc-opt` (speculative): every entry reads at once; an entry
+//!     completes when it has its data and no earlier acquire is still in
+//!     the RLSQ. The RC is a sharer of what it read: a host write to such
+//!     a line invalidates it (`Inv`) and every entry of that line holding
+//!     data reads again — the squash, only of the conflicting reads.
+//! - **Host memory** (`memory.rs`): serves reads in any order (a hit
+//!   overtakes a miss), applies host cores' stores, and invalidates the
+//!   RC's copies on a write to a line it read since the last `Inv`.
+//! - **Host core** (`nic.rs`): a program thread whose stores and loads
+//!   reach memory in program order.
+//!
+//! Modelling choices the paper does not make, stated here and in the
+//! experiment files (this is the first slice of issue 14; later slices
+//! put MESI caches and a directory behind the root complex):
+//! - The host is one memory agent: host cores write it in program order
+//!   (a TSO or SC host's stores reach the coherence point in order); the
+//!   RC's coherent access is one read of that memory (`Rd`), its
+//!   latency the memory's (`memory_latency`), and the RC's sharer state is
+//!   one bit per line at the memory.
+//! - The RC's 17 ns (Table 2) is its handler time (`directory_latency`);
+//!   the memory's handler pays it too, plus `memory_latency`.
+//! - QPs and RLSQ entries answer reads only (DMA writes, MMIO, RDMA GETs
+//!   and P2P come with the later slices).
+
+mod memory;
+pub mod messages;
+mod nic;
+mod pack;
+mod protocol;
+mod rc;
+
+pub use messages::{Loc, Msg, Tag, CHANNELS};
+pub use protocol::{Action, Ghost, Kind, Node, Pcie};
+
+/// Where reads of one QP are ordered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Variant {
+    /// Today's PCIe: no acquire, reads in any order.
+    Unordered,
+    /// The NIC waits for an acquire read's completion (source ordering).
+    Nic,
+    /// The RLSQ issues nothing after an acquire until it completes.
+    Rc,
+    /// The RLSQ issues everything, completes in order, squashes on Inv.
+    RcOpt,
+}
+
+impl Variant {
+    pub const ALL: [Variant; 4] = [Variant::Unordered, Variant::Nic, Variant::Rc, Variant::RcOpt];
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|v| v.name() == s)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Unordered => "unordered",
+            Variant::Nic => "nic",
+            Variant::Rc => "rc",
+            Variant::RcOpt => "rc-opt",
+        }
+    }
+}
+
+/// Deliberately broken root complexes the checker must catch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Mutant {
+    /// `rc`: an acquire does not hold back the reads after it.
+    AcquireNoBlock,
+    /// `rc-opt`: an Inv is acknowledged but the stale data is kept.
+    NoSquash,
+}
+
+pub const MUTANTS: [(&str, Mutant); 2] =
+    [("acquire-no-block", Mutant::AcquireNoBlock), ("no-squash", Mutant::NoSquash)];
+
+pub fn mutant_by_name(name: &str) -> Option<Mutant> {
+    MUTANTS.iter().find(|m| m.0 == name).map(|m| m.1)
+}

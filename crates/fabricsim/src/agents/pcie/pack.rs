@@ -1,0 +1,166 @@
+//! Packing the PCIe family's states for the checker's visited set.
+
+use super::memory::Mem;
+use super::messages::Msg;
+use super::nic::Thread;
+use super::protocol::{Ghost, Node};
+use super::rc::{Entry, Rc, RcStats, St};
+use crate::engine::pack::{get_byte, Pack};
+
+impl Pack for Msg {
+    fn pack(&self, out: &mut Vec<u8>) {
+        match *self {
+            Msg::MemRd { tag, loc, acq } => {
+                out.push(0);
+                (tag, (loc, acq)).pack(out);
+            }
+            Msg::Cpl { tag, val } => {
+                out.push(1);
+                (tag, val).pack(out);
+            }
+            Msg::Rd { qp, tag, loc } => {
+                out.push(2);
+                (qp, (tag, loc)).pack(out);
+            }
+            Msg::Data { qp, tag, val } => {
+                out.push(3);
+                (qp, (tag, val)).pack(out);
+            }
+            Msg::Inv { loc } => {
+                out.push(4);
+                loc.pack(out);
+            }
+            Msg::HostWr { loc, val } => {
+                out.push(5);
+                (loc, val).pack(out);
+            }
+            Msg::HostRd { loc } => {
+                out.push(6);
+                loc.pack(out);
+            }
+            Msg::HostData { val } => {
+                out.push(7);
+                val.pack(out);
+            }
+        }
+    }
+
+    fn unpack(src: &mut &[u8]) -> Self {
+        match get_byte(src) {
+            0 => {
+                let (tag, (loc, acq)) = Pack::unpack(src);
+                Msg::MemRd { tag, loc, acq }
+            }
+            1 => {
+                let (tag, val) = Pack::unpack(src);
+                Msg::Cpl { tag, val }
+            }
+            2 => {
+                let (qp, (tag, loc)) = Pack::unpack(src);
+                Msg::Rd { qp, tag, loc }
+            }
+            3 => {
+                let (qp, (tag, val)) = Pack::unpack(src);
+                Msg::Data { qp, tag, val }
+            }
+            4 => Msg::Inv { loc: Pack::unpack(src) },
+            5 => {
+                let (loc, val) = Pack::unpack(src);
+                Msg::HostWr { loc, val }
+            }
+            6 => Msg::HostRd { loc: Pack::unpack(src) },
+            7 => Msg::HostData { val: Pack::unpack(src) },
+            k => panic!("{k} is not a packed PCIe message"),
+        }
+    }
+}
+
+impl Pack for St {
+    fn pack(&self, out: &mut Vec<u8>) {
+        match *self {
+            St::Waiting => out.push(0),
+            St::Reading => out.push(1),
+            St::Data(v) => {
+                out.push(2);
+                v.pack(out);
+            }
+        }
+    }
+
+    fn unpack(src: &mut &[u8]) -> Self {
+        match get_byte(src) {
+            0 => St::Waiting,
+            1 => St::Reading,
+            2 => St::Data(Pack::unpack(src)),
+            k => panic!("{k} is not a packed RLSQ entry state"),
+        }
+    }
+}
+
+crate::pack_struct!(Entry { qp, tag, loc, acq, st });
+crate::pack_struct!(RcStats { squashes, rlsq_high });
+crate::pack_struct!(Rc { rlsq, stats });
+crate::pack_struct!(Mem { mem, shared });
+crate::pack_struct!(Thread { pc, regs, out, next_tag });
+
+impl Pack for Ghost {
+    fn pack(&self, _out: &mut Vec<u8>) {}
+
+    fn unpack(_src: &mut &[u8]) -> Self {
+        Ghost
+    }
+}
+
+impl Pack for Node {
+    fn pack(&self, out: &mut Vec<u8>) {
+        match self {
+            Node::Core(t) => {
+                out.push(0);
+                t.pack(out);
+            }
+            Node::Rc(rc) => {
+                out.push(1);
+                rc.pack(out);
+            }
+            Node::Mem(m) => {
+                out.push(2);
+                m.pack(out);
+            }
+        }
+    }
+
+    fn unpack(src: &mut &[u8]) -> Self {
+        match get_byte(src) {
+            0 => Node::Core(Pack::unpack(src)),
+            1 => Node::Rc(Pack::unpack(src)),
+            2 => Node::Mem(Pack::unpack(src)),
+            k => panic!("{k} is not a packed PCIe agent"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::pack::round_trip;
+
+    #[test]
+    fn messages_and_agents_round_trip() {
+        for m in [
+            Msg::MemRd { tag: 300, loc: 7, acq: true },
+            Msg::Cpl { tag: 1, val: 2 },
+            Msg::Rd { qp: 3, tag: 9, loc: 1 },
+            Msg::Data { qp: 3, tag: 9, val: 1 },
+            Msg::Inv { loc: 2 },
+            Msg::HostWr { loc: 1, val: 1 },
+            Msg::HostRd { loc: 0 },
+            Msg::HostData { val: 1 },
+        ] {
+            assert_eq!(round_trip(&m).0, m);
+        }
+        let mut rc = Rc::default();
+        rc.rlsq.push(Entry { qp: 1, tag: 2, loc: 3, acq: true, st: St::Data(1) });
+        let n = Node::Rc(rc);
+        assert_eq!(round_trip(&n).0, n);
+    }
+}

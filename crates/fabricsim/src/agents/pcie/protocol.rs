@@ -1,0 +1,265 @@
+//! The PCIe read-ordering family as one [`Protocol`]: its agents, actions
+//! and channels, for the checker and the timing engine alike.
+
+use std::sync::Arc;
+
+use super::memory::Mem;
+use super::messages::{Loc, Msg, CHANNELS};
+use super::nic::Thread;
+use super::rc::Rc;
+use super::{Mutant, Variant};
+use crate::agents::protocol::{AgentId, ChannelOrder, Ctx, OpKind, OpOrder, Protocol, Role, Step, Violation, WorkOp};
+use crate::workloads::program::{Outcome, Program};
+
+/// What a core agent is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// A NIC queue pair: DMA reads through the root complex.
+    Qp,
+    /// A host core: stores and loads straight to memory, in order.
+    Host,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Node {
+    Core(Thread),
+    Rc(Rc),
+    Mem(Mem),
+}
+
+/// No global bookkeeping: the litmus outcome is read off the agents.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Ghost;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// A program thread performs its next operation.
+    Step,
+    /// A workload read (a QP in a timed run).
+    Read { loc: Loc, acq: bool },
+}
+
+#[derive(Debug, Clone)]
+pub struct Pcie {
+    pub variant: Variant,
+    pub mutant: Option<Mutant>,
+    pub program: Option<Arc<Program>>,
+    /// Per core agent.
+    pub kinds: Vec<Kind>,
+    pub locs: usize,
+    /// RLSQ entries (Table 2: 256).
+    pub rlsq_entries: usize,
+    /// Reads a QP may have in flight.
+    pub window: usize,
+    /// Cores driven by a workload (timing).
+    pub driven: bool,
+}
+
+impl Pcie {
+    /// A litmus program: the threads in `qps` are QPs, the others host cores.
+    pub fn running(variant: Variant, program: Arc<Program>, qps: &[usize]) -> Self {
+        let kinds = (0..program.threads.len()).map(|t| if qps.contains(&t) { Kind::Qp } else { Kind::Host }).collect();
+        Pcie {
+            variant,
+            mutant: None,
+            locs: program.locations.len(),
+            program: Some(program),
+            kinds,
+            rlsq_entries: 256,
+            window: 256,
+            driven: false,
+        }
+    }
+
+    /// `qps` workload-driven queue pairs over `locs` lines.
+    pub fn timed(variant: Variant, qps: usize, locs: usize, rlsq_entries: usize, window: usize) -> Self {
+        Pcie {
+            variant,
+            mutant: None,
+            program: None,
+            kinds: vec![Kind::Qp; qps],
+            locs,
+            rlsq_entries: rlsq_entries.max(1),
+            window: window.max(1),
+            driven: true,
+        }
+    }
+
+    pub fn with_mutant(mut self, m: Option<Mutant>) -> Self {
+        self.mutant = m;
+        self
+    }
+
+    pub(super) fn is(&self, m: Mutant) -> bool {
+        self.mutant == Some(m)
+    }
+
+    pub(super) fn rc_agent(&self) -> AgentId {
+        self.kinds.len() as AgentId
+    }
+
+    pub(super) fn mem_agent(&self) -> AgentId {
+        self.kinds.len() as AgentId + 1
+    }
+
+    /// The final outcome of a quiescent state: registers and memory.
+    pub fn outcome(&self, agents: &[Node]) -> Outcome {
+        let p = self.program.as_ref().expect("a program");
+        let regs = agents[..self.kinds.len()]
+            .iter()
+            .enumerate()
+            .map(|(t, a)| match a {
+                Node::Core(c) => c.regs[..p.registers[t].len()].to_vec(),
+                _ => unreachable!("cores come first"),
+            })
+            .collect();
+        let mem = match &agents[self.mem_agent() as usize] {
+            Node::Mem(m) => m.mem.clone(),
+            _ => unreachable!("memory comes last"),
+        };
+        Outcome { regs, mem }
+    }
+}
+
+impl Protocol for Pcie {
+    type Agent = Node;
+    type Msg = Msg;
+    type Ghost = Ghost;
+    type Action = Action;
+
+    fn name(&self) -> String {
+        let m = self.mutant.and_then(|m| super::MUTANTS.iter().find(|x| x.1 == m)).map(|m| m.0);
+        format!("pcie-{}{}", self.variant.name(), m.map(|m| format!("+{m}")).unwrap_or_default())
+    }
+
+    fn vc_orders(&self) -> &[ChannelOrder] {
+        use ChannelOrder::*;
+        &[Fifo, Fifo, Unordered, Unordered, Fifo]
+    }
+
+    fn initial(&self) -> Vec<(Vec<Node>, Ghost)> {
+        let mut agents: Vec<Node> = self.kinds.iter().map(|_| Node::Core(Thread::default())).collect();
+        agents.push(Node::Rc(Rc::default()));
+        let mem = match &self.program {
+            Some(p) => p.init.clone(),
+            None => Vec::new(),
+        };
+        agents.push(Node::Mem(Mem { mem, shared: 0 }));
+        vec![(agents, Ghost)]
+    }
+
+    fn on_message(
+        &self,
+        agent: &mut Node,
+        ctx: &mut Ctx<Msg, Ghost>,
+        from: AgentId,
+        msg: Msg,
+    ) -> Result<Step, Violation> {
+        match agent {
+            Node::Core(t) => {
+                let me = ctx.me as usize;
+                self.core_message(t, ctx, me, msg)?;
+                Ok(Step::Done)
+            }
+            Node::Rc(rc) => self.rc_message(rc, ctx, from, msg),
+            Node::Mem(m) => self.mem_message(m, ctx, from, msg),
+        }
+    }
+
+    fn actions(&self, agent: &Node, me: AgentId, _ghost: &Ghost, out: &mut Vec<Action>) {
+        let (Node::Core(t), Some(p)) = (agent, &self.program) else { return };
+        let prog = &p.threads[me as usize];
+        let Some(&op) = prog.get(t.pc as usize) else { return };
+        let kind = self.kinds[me as usize];
+        let ready = match op {
+            crate::workloads::program::Op::Load { .. } => self.may_read(t, kind),
+            // a host core's store waits for its load before it (in order)
+            _ => kind == Kind::Qp || t.out.is_empty(),
+        };
+        if ready {
+            out.push(Action::Step);
+        }
+    }
+
+    fn act(&self, agent: &mut Node, ctx: &mut Ctx<Msg, Ghost>, action: Action) -> Result<(), Violation> {
+        let Node::Core(t) = agent else { unreachable!("only cores act") };
+        let me = ctx.me as usize;
+        match action {
+            Action::Step => {
+                let op = self.program.as_ref().expect("a program").threads[me].get(t.pc as usize).copied();
+                let op = op.expect("a step has an operation");
+                self.step(t, self.kinds[me], ctx, op);
+            }
+            Action::Read { loc, acq } => self.read(t, ctx, loc, acq),
+        }
+        Ok(())
+    }
+
+    fn is_environment(&self, action: &Action) -> bool {
+        matches!(action, Action::Read { .. })
+    }
+
+    fn invariant(&self, agents: &[Node], _ghost: &Ghost) -> Result<(), (String, String)> {
+        match &agents[self.rc_agent() as usize] {
+            Node::Rc(rc) if rc.rlsq.len() > self.rlsq_entries => {
+                Err(("rlsq bound".into(), format!("{} entries in an RLSQ of {}", rc.rlsq.len(), self.rlsq_entries)))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn busy(&self, agent: &Node) -> bool {
+        match agent {
+            Node::Core(t) => !t.out.is_empty(),
+            Node::Rc(rc) => !rc.rlsq.is_empty(),
+            Node::Mem(_) => false,
+        }
+    }
+
+    fn agent_name(&self, id: AgentId) -> String {
+        match self.kinds.get(id as usize) {
+            Some(Kind::Qp) => format!("qp{id}"),
+            Some(Kind::Host) => format!("host{id}"),
+            None if id == self.rc_agent() => "rc".into(),
+            None => "mem".into(),
+        }
+    }
+
+    fn stats(&self, agents: &[Node]) -> Vec<(String, f64)> {
+        match &agents[self.rc_agent() as usize] {
+            Node::Rc(rc) => {
+                vec![("squashes".into(), rc.stats.squashes as f64), ("rlsq_high".into(), rc.stats.rlsq_high as f64)]
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    fn role(&self, id: AgentId) -> Role {
+        if (id as usize) < self.kinds.len() {
+            Role::Core
+        } else {
+            Role::Home
+        }
+    }
+
+    fn carries_data(&self, msg: &Msg) -> bool {
+        matches!(msg, Msg::Cpl { .. } | Msg::Data { .. } | Msg::HostWr { .. } | Msg::HostData { .. })
+    }
+
+    fn vc_names(&self) -> Vec<String> {
+        CHANNELS.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn workload_action(&self, agent: &Node, me: AgentId, op: &WorkOp) -> Option<Action> {
+        let Node::Core(t) = agent else { return None };
+        let kind = self.kinds[me as usize];
+        (op.kind == OpKind::Load && kind == Kind::Qp && self.may_read(t, kind)).then_some(Action::Read {
+            loc: (op.line % self.locs.max(1) as u64) as Loc,
+            acq: op.order == OpOrder::Acquire && self.variant != Variant::Unordered,
+        })
+    }
+
+    fn has_actions(&self, id: AgentId) -> bool {
+        self.role(id) == Role::Core
+    }
+}
