@@ -93,6 +93,11 @@ fn run_protocol(
             p.sc = ps.model == check::oracle::Model::Sc;
             go(spec, ps, p, progress)
         }
+        "pcie" => {
+            use agents::pcie::Pcie;
+            let c = ps.pcie.expect("resolve() builds the pcie spec");
+            go(spec, ps, Pcie::timed(c.variant, caches, ps.locs, c.rlsq_entries, c.window), progress)
+        }
         "cord" => {
             use agents::cord::Cord;
             let c = ps.cord.expect("resolve() builds the cord spec");

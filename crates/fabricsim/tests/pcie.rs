@@ -46,3 +46,45 @@ fn bad_pcie_litmus_names_and_programs_are_named() {
         assert!(e.contains(want), "{name}: {e}");
     }
 }
+
+/// The Table 2 example with `overrides`.
+fn table2(overrides: &[&str]) -> Result<fabricsim::sim::system::RunResult, String> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/rlsq_table2.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let sets: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    fabricsim::run_text(&text, path.to_str().unwrap(), fabricsim::Format::Toml, &sets, None, &mut |_| true)
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn ordered_dma_reads_cost_a_round_trip_at_the_nic_a_memory_access_at_the_rc_and_nothing_speculated() {
+    let ns_per_read = |v: &str| {
+        let r = table2(&[&format!("protocol.pcie.variant=\"{v}\"")]).unwrap();
+        assert_eq!(r.outcome, fabricsim::sim::system::Outcome::Completed, "{v}");
+        r.sim_time as f64 / 1000.0 / 2000.0
+    };
+    let (un, nic, rc, opt) = (ns_per_read("unordered"), ns_per_read("nic"), ns_per_read("rc"), ns_per_read("rc-opt"));
+    // NIC: each read waits for the last one's completion: 2 x 200 ns of I/O bus, the root complex twice
+    // (17 ns each), the memory (17 + 50 ns), 4 ns of serialization and the hub's links
+    assert!((500.0..540.0).contains(&nic), "nic {nic} ns per read");
+    // RC: the NIC pipelines, the RLSQ reads memory one at a time: RC, memory and the links between
+    assert!((85.0..100.0).contains(&rc), "rc {rc} ns per read");
+    // unordered: the I/O bus's bandwidth (an 80 B completion per 64 B line at 16 GB/s = 5 ns)
+    assert!((5.0..5.5).contains(&un), "unordered {un} ns per read");
+    // RC-opt: ordered at no cost
+    assert!((opt / un - 1.0).abs() < 0.02, "rc-opt {opt}, unordered {un} ns per read");
+}
+
+#[test]
+fn bad_pcie_configurations_are_named() {
+    for (set, want) in [
+        ("protocol.pcie.variant=\"fast\"", "protocol.pcie.variant: \"fast\": expected \"unordered\""),
+        ("protocol.pcie.rlsq_entries=0", "protocol.pcie.rlsq_entries: 0: expected 1 to 65536"),
+        ("workload.dma_size=\"100B\"", "workload.dma_size: 100 B: expected a positive multiple of the 64 B line"),
+        ("workload.pattern=\"uniform\"", "workload.dma_size: applies to pattern = \"dma_reads\" only"),
+        ("protocol.name=\"mesi\"", "protocol.pcie: applies to name = \"pcie\" only"),
+    ] {
+        let e = table2(&[set]).err().unwrap_or_else(|| panic!("{set} accepted"));
+        assert!(e.contains(want), "{set}: {e}");
+    }
+}

@@ -75,6 +75,16 @@ pub struct ProtocolSpec {
     pub dcoh: Option<DcohSpec>,
     /// cord: the variant, CORD's parameters, the cores' buffers.
     pub cord: Option<CordSpec>,
+    /// pcie: the read ordering and the RLSQ.
+    pub pcie: Option<PcieSpec>,
+}
+
+/// The timed PCIe read ordering (seed 003).
+#[derive(Debug, Clone, Copy)]
+pub struct PcieSpec {
+    pub variant: crate::agents::pcie::Variant,
+    pub rlsq_entries: usize,
+    pub window: usize,
 }
 
 /// The timed write-through family (seed 000).
@@ -408,12 +418,12 @@ impl Builder<'_> {
         let protocol = match &config.protocol {
             None if requesters
                 .iter()
-                .any(|r| matches!(r.workload.pattern, Pattern::ProducerConsumer | Pattern::RemoteStores)) =>
+                .any(|r| matches!(r.workload.pattern, Pattern::ProducerConsumer | Pattern::RemoteStores | Pattern::DmaReads)) =>
             {
                 return Err(self.err(
                     "workload.pattern",
-                    "\"producer_consumer\" and \"remote_stores\" drive the cores of a [protocol] (their releases \
-                     and acquires need one); expected a [protocol] table, or another pattern",
+                    "\"producer_consumer\", \"remote_stores\" and \"dma_reads\" drive the cores of a [protocol] (their \
+                     releases and acquires need one); expected a [protocol] table, or another pattern",
                 ))
             }
             None => None,
@@ -490,11 +500,15 @@ impl Builder<'_> {
             Some(d) => d.ps(),
             None => 40 * crate::engine::NS,
         };
-        if !["msi", "mesi", "german", "dcoh", "cord"].contains(&pc.name.as_str()) {
+        if !["msi", "mesi", "german", "dcoh", "cord", "pcie"].contains(&pc.name.as_str()) {
             return Err(self.err(
                 "protocol.name",
-                format!("{:?}: expected \"msi\", \"mesi\", \"german\", \"dcoh\" or \"cord\"", pc.name),
+                format!("{:?}: expected \"msi\", \"mesi\", \"german\", \"dcoh\", \"cord\" or \"pcie\"", pc.name),
             ));
+        }
+        let is_pcie = pc.name == "pcie";
+        if pc.pcie.is_some() && !is_pcie {
+            return Err(self.err("protocol.pcie", format!("applies to name = \"pcie\" only, not {:?}", pc.name)));
         }
         let is_dcoh = pc.name == "dcoh";
         let is_cord = pc.name == "cord";
@@ -600,6 +614,27 @@ impl Builder<'_> {
                     "protocol.cache",
                     "dcoh's requesters need a cache with a capacity: expected a [protocol.cache] table",
                 ));
+            }
+        } else if is_pcie {
+            if dirs != 2 {
+                return Err(self.err(
+                    "memory",
+                    format!("{dirs} memories: pcie's homes are the root complex, then the host memory; expected 2"),
+                ));
+            }
+            if caches > 250 {
+                return Err(self.err("requester", format!("{caches} queue pairs: pcie's agent ids hold at most 250")));
+            }
+            if driver != Driver::Workload {
+                return Err(self.err(
+                    "protocol.driver",
+                    "pcie's timed queue pairs run a workload (litmus programs run in the checker: fabricsim litmus \
+                     --protocol pcie-VARIANT@nic=T); expected \"workload\"",
+                ));
+            }
+            if pc.cache.is_some() {
+                return Err(self
+                    .err("protocol.cache", "pcie's host is one memory in this version; expected no [protocol.cache]"));
             }
         } else if is_cord {
             if caches + dirs > 255 {
@@ -768,7 +803,7 @@ impl Builder<'_> {
             }
             // Directories hold every line; caches without a capacity do too.
             const LINE_STATE: u64 = 16;
-            let copies = if is_dcoh || is_cord {
+            let copies = if is_dcoh || is_cord || is_pcie {
                 0 // devices hold snoop filters, sized below; cord keeps no line state
             } else if cache.is_none() {
                 caches as u64 + 1
@@ -793,9 +828,11 @@ impl Builder<'_> {
         }
         let dcoh = if is_dcoh { Some(self.dcoh_spec(pc, line_bytes as u64, lines, homes.len())?) } else { None };
         let cord = if is_cord { Some(self.cord_spec(pc, model, line_bytes as u64)?) } else { None };
+        let pcie = if is_pcie { Some(self.pcie_spec(pc)?) } else { None };
         Ok(ProtocolSpec {
             dcoh,
             cord,
+            pcie,
             name: pc.name.clone(),
             program,
             model,
@@ -821,6 +858,28 @@ impl Builder<'_> {
             cores,
             homes,
         })
+    }
+
+    /// `[protocol.pcie]`: the variant and the RLSQ's size.
+    fn pcie_spec(&self, pc: &ProtocolConfig) -> Result<PcieSpec, ConfigError> {
+        use crate::agents::pcie::Variant;
+        let c = pc.pcie.clone().unwrap_or(crate::config::schema::PcieConfig {
+            variant: "rc-opt".into(),
+            rlsq_entries: 256,
+            window: 256,
+        });
+        let variant = Variant::parse(&c.variant).ok_or_else(|| {
+            self.err(
+                "protocol.pcie.variant",
+                format!("{:?}: expected {}", c.variant, Variant::ALL.map(|v| format!("\"{}\"", v.name())).join(", ")),
+            )
+        })?;
+        for (key, v) in [("rlsq_entries", c.rlsq_entries), ("window", c.window)] {
+            if v == 0 || v > 65_536 {
+                return Err(self.err(format!("protocol.pcie.{key}"), format!("{v}: expected 1 to 65536")));
+            }
+        }
+        Ok(PcieSpec { variant, rlsq_entries: c.rlsq_entries as usize, window: c.window as usize })
     }
 
     /// `protocol.interleave` in lines: consecutive lines homed at one
@@ -1371,6 +1430,7 @@ impl Builder<'_> {
             return Err(self.err(k("interleave"), "0B: expected a positive size"));
         }
         let (producer_consumer, remote_stores) = self.sync_shapes(w, &k)?;
+        let dma_reads = self.dma_shape(w, &k)?;
         if w.footprint.bytes() < w.line.bytes() {
             return Err(self.err(k("footprint"), format!("{}: expected at least one line ({})", w.footprint, w.line)));
         }
@@ -1447,8 +1507,35 @@ impl Builder<'_> {
             trace: None,
             producer_consumer,
             remote_stores,
+            dma_reads,
             posted_writes: w.posted_writes,
         })
+    }
+
+    /// The dma_reads keys: only with that pattern; a DMA of whole lines.
+    fn dma_shape(
+        &self,
+        w: &WorkloadConfig,
+        k: &dyn Fn(&str) -> String,
+    ) -> Result<Option<crate::workloads::dma_reads::Shape>, ConfigError> {
+        let dma = w.pattern == Pattern::DmaReads;
+        for (key, set) in [("dma_size", w.dma_size.is_some()), ("ordered", w.ordered.is_some())] {
+            if set && !dma {
+                return Err(self.err(k(key), "applies to pattern = \"dma_reads\" only"));
+            }
+        }
+        if !dma {
+            return Ok(None);
+        }
+        let line = w.line.bytes().max(1);
+        let size = w.dma_size.map_or(line, |s| s.bytes());
+        if size == 0 || !size.is_multiple_of(line) || size > 1 << 30 {
+            return Err(self.err(
+                k("dma_size"),
+                format!("{size} B: expected a positive multiple of the {line} B line, at most 1GiB"),
+            ));
+        }
+        Ok(Some(crate::workloads::dma_reads::Shape { dma_lines: size / line, ordered: w.ordered.unwrap_or(true) }))
     }
 
     /// The producer_consumer and remote_stores keys: only with those

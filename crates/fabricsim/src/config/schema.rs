@@ -106,12 +106,37 @@ pub struct ProtocolConfig {
     pub hdm_h: Option<Size>,
     /// cord: the write-through ordering and CORD's tables (`[protocol.cord]`).
     pub cord: Option<CordConfig>,
+    /// pcie: the root complex's read ordering (`[protocol.pcie]`).
+    pub pcie: Option<PcieConfig>,
 }
 
 /// `[protocol.cord]`: write-through stores ordered at the source (`so`),
 /// at the directory (`cord`) or point to point (`mp`); CORD's field widths
 /// and table sizes default to the paper's (8-bit epochs, 32-bit counters,
 /// Table 3's entries).
+/// `[protocol.pcie]`: where a NIC's reads are ordered (seed 003).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PcieConfig {
+    /// `unordered`, `nic`, `rc` or `rc-opt`.
+    #[serde(default = "default_pcie_variant")]
+    pub variant: String,
+    /// RLSQ entries (Table 2: 256).
+    #[serde(default = "default_rlsq")]
+    pub rlsq_entries: u32,
+    /// Reads a queue pair may have in flight.
+    #[serde(default = "default_rlsq")]
+    pub window: u32,
+}
+
+fn default_pcie_variant() -> String {
+    "rc-opt".into()
+}
+
+fn default_rlsq() -> u32 {
+    256
+}
+
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct CordConfig {
@@ -704,6 +729,12 @@ pub struct WorkloadConfig {
     pub senders: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub consume: Option<bool>,
+    /// dma_reads: bytes per DMA (default: the line) and whether every
+    /// line is read with acquire (default true).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dma_size: Option<Size>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ordered: Option<bool>,
 }
 
 impl Default for WorkloadConfig {

@@ -42,6 +42,7 @@ use crate::fabric::{Fabric, FabricEvent, NodeId, PacketHeader, PacketId};
 use crate::sim::home_memory::HomeDram;
 use crate::sim::system::{MemoryResult, Outcome, RequesterResult, RunResult};
 use crate::stats::Histogram;
+use crate::workloads::dma_reads::DmaReads;
 use crate::workloads::pattern::Generator;
 use crate::workloads::producer_consumer::ProducerConsumer;
 use crate::workloads::remote_stores::RemoteStores;
@@ -124,6 +125,7 @@ struct CoreDrive {
     trace: Option<Arc<Vec<TraceRecord>>>,
     producer_consumer: Option<ProducerConsumer>,
     remote_stores: Option<RemoteStores>,
+    dma_reads: Option<DmaReads>,
     pending: Option<WorkOp>,
     next_issue: Time,
     /// TSO: stores retired from the stream, oldest first, and the stores
@@ -337,6 +339,7 @@ impl<P: Protocol> ProtocolSystem<P> {
                         w.producer_consumer
                             .map(|s| ProducerConsumer::new(s, core as u32, cores as u32, lines, w.line as u64))
                     }),
+                    dma_reads: w.and_then(|w| w.dma_reads.map(|s| DmaReads::new(s, core as u32, cores as u32, lines))),
                     pending: None,
                     next_issue: 0,
                     sb: VecDeque::with_capacity(ps.timing.store_buffer),
@@ -865,6 +868,7 @@ impl<P: Protocol> ProtocolSystem<P> {
                             op(r.addr, r.write)
                         }
                         (None, Some(pc)) => pc.next(value),
+                        (None, None) if d.dma_reads.is_some() => d.dma_reads.as_mut().expect("checked").next(value),
                         (None, None) => {
                             let (access, _) = d.gen.as_mut().expect("a generator per core").next(&mut self.rng);
                             op(access.addr, access.write)

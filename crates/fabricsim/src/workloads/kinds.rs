@@ -22,6 +22,8 @@ pub enum Pattern {
     ProducerConsumer,
     /// Senders store to other hosts' memory and release a flag there (protocol cores).
     RemoteStores,
+    /// A NIC's DMA reads of consecutive lines, ordered or not (protocol cores).
+    DmaReads,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]

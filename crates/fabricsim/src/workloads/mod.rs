@@ -1,6 +1,7 @@
 //! What requesters do: synthetic address patterns, injection processes and
 //! trace replay.
 
+pub mod dma_reads;
 pub mod kinds;
 pub mod litmus;
 pub mod pattern;
@@ -50,6 +51,8 @@ pub struct WorkloadSpec {
     pub producer_consumer: Option<producer_consumer::Shape>,
     /// Pattern `remote_stores` (protocol cores only).
     pub remote_stores: Option<remote_stores::Shape>,
+    /// Pattern `dma_reads` (protocol cores only).
+    pub dma_reads: Option<dma_reads::Shape>,
     /// Writes are posted: no acknowledgement (see `WorkloadConfig::posted_writes`).
     pub posted_writes: bool,
 }

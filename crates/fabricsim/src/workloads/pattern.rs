@@ -63,7 +63,8 @@ impl Generator {
             | Pattern::Permutation
             | Pattern::Trace
             | Pattern::ProducerConsumer
-            | Pattern::RemoteStores => rng.below(self.lines),
+            | Pattern::RemoteStores
+            | Pattern::DmaReads => rng.below(self.lines),
             Pattern::Zipf => self.zipf.key(rng.unit()),
             Pattern::Hotspot => {
                 if rng.unit() < self.hot_probability || self.hot_lines == self.lines {
@@ -115,6 +116,7 @@ mod tests {
             trace: None,
             producer_consumer: None,
             remote_stores: None,
+            dma_reads: None,
             posted_writes: false,
         }
     }
