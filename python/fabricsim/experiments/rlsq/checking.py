@@ -27,6 +27,7 @@ TEST = "MP+rel+acq.litmus"
 EXPECT = {
     "nic": True,
     "rc": True,
+    "thread": True,
     "rc-opt": True,
     "unordered": False,
     "rc+acquire-no-block": False,
@@ -101,12 +102,12 @@ def compare(data: pd.DataFrame) -> list[Row]:
     return [
         Row(
             FIG,
-            "MP over DMA: ordered by the NIC, the RLSQ and its speculation",
+            "MP over DMA: ordered by the NIC, the RLSQ (global and per thread) and its speculation",
             None,
             text("§5.1", "Our RLSQ prevents this race"),
             float(sum(bool(d.loc[v, "ok"]) for v in ordered if v in d.index)),
             Predicate(
-                "nic, rc and rc-opt complete without the forbidden outcome",
+                "nic, rc, thread and rc-opt complete without the forbidden outcome",
                 all(v in d.index and bool(d.loc[v, "ok"]) and bool(d.loc[v, "complete"]) for v in ordered),
                 detail,
             ),
@@ -137,7 +138,7 @@ MUTANTS = [
         "every RC-opt search keeps stale speculative data (the no-squash root complex)",
         set={"litmus.protocol": "pcie-rc-opt+no-squash@nic=1"},
         when=lambda labels: labels.get("variant") == "rc-opt",
-        flips=["MP over DMA: ordered by the NIC, the RLSQ and its speculation"],
+        flips=["MP over DMA: ordered by the NIC, the RLSQ (global and per thread) and its speculation"],
     ),
 ]
 

@@ -18,6 +18,8 @@
 //!     its data returns (R→R not kept, Table 1);
 //!   - `rc` (Release-Acquire): an entry reads only when no earlier acquire
 //!     is still in the RLSQ, and completes when its data returns;
+//!   - `thread` (thread-specific, §5.1): as `rc`, but an acquire holds back
+//!     only the later reads of its own queue pair (the TLP's thread ID);
 //!   - `rc-opt` (speculative): every entry reads at once; an entry
 //!     completes when it has its data and no earlier acquire is still in
 //!     the RLSQ. The RC is a sharer of what it read: a host write to such
@@ -61,12 +63,14 @@ pub enum Variant {
     Nic,
     /// The RLSQ issues nothing after an acquire until it completes.
     Rc,
+    /// As `Rc`, per queue pair (thread ID).
+    Thread,
     /// The RLSQ issues everything, completes in order, squashes on Inv.
     RcOpt,
 }
 
 impl Variant {
-    pub const ALL: [Variant; 4] = [Variant::Unordered, Variant::Nic, Variant::Rc, Variant::RcOpt];
+    pub const ALL: [Variant; 5] = [Variant::Unordered, Variant::Nic, Variant::Rc, Variant::Thread, Variant::RcOpt];
 
     pub fn parse(s: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|v| v.name() == s)
@@ -77,6 +81,7 @@ impl Variant {
             Variant::Unordered => "unordered",
             Variant::Nic => "nic",
             Variant::Rc => "rc",
+            Variant::Thread => "thread",
             Variant::RcOpt => "rc-opt",
         }
     }

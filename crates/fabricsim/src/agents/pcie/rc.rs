@@ -92,12 +92,18 @@ impl Pcie {
     /// Read what may read and complete what may complete, in RLSQ order.
     fn pump(&self, rc: &mut Rc, ctx: &mut Ctx<Msg, Ghost>) {
         let mem = self.mem_agent();
-        // an earlier acquire is still in the RLSQ (read or not)
+        // an earlier acquire is still in the RLSQ (read or not): of any QP, and per QP (thread ID)
         let mut acq_before = false;
+        let mut acq_of: SmallVec<[AgentId; 4]> = SmallVec::new();
         let mut i = 0;
         while i < rc.rlsq.len() {
             let e = rc.rlsq[i];
-            let hold_read = self.variant == Variant::Rc && acq_before && !self.is(Mutant::AcquireNoBlock);
+            let held = match self.variant {
+                Variant::Rc => acq_before,
+                Variant::Thread => acq_of.contains(&e.qp),
+                _ => false,
+            };
+            let hold_read = held && !self.is(Mutant::AcquireNoBlock);
             if e.st == St::Waiting && !hold_read {
                 rc.rlsq[i].st = St::Reading;
                 ctx.send(mem, RD, Msg::Rd { qp: e.qp, tag: e.tag, loc: e.loc });
@@ -109,7 +115,12 @@ impl Pcie {
                     continue;
                 }
             }
-            acq_before |= e.acq && self.variant != Variant::Unordered;
+            if e.acq && self.variant != Variant::Unordered {
+                acq_before = true;
+                if !acq_of.contains(&e.qp) {
+                    acq_of.push(e.qp);
+                }
+            }
             i += 1;
         }
     }
