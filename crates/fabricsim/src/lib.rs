@@ -96,7 +96,8 @@ fn run_protocol(
         "pcie" => {
             use agents::pcie::Pcie;
             let c = ps.pcie.expect("resolve() builds the pcie spec");
-            go(spec, ps, Pcie::timed(c.variant, caches, ps.locs, c.rlsq_entries, c.window), progress)
+            let qps = caches - c.host_cores;
+            go(spec, ps, Pcie::timed(c.variant, qps, c.host_cores, ps.locs, c.rlsq_entries, c.window), progress)
         }
         "cord" => {
             use agents::cord::Cord;

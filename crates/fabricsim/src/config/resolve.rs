@@ -85,6 +85,8 @@ pub struct PcieSpec {
     pub variant: crate::agents::pcie::Variant,
     pub rlsq_entries: usize,
     pub window: usize,
+    /// The last requesters that are host cores.
+    pub host_cores: usize,
 }
 
 /// The timed write-through family (seed 000).
@@ -829,6 +831,14 @@ impl Builder<'_> {
         let dcoh = if is_dcoh { Some(self.dcoh_spec(pc, line_bytes as u64, lines, homes.len())?) } else { None };
         let cord = if is_cord { Some(self.cord_spec(pc, model, line_bytes as u64)?) } else { None };
         let pcie = if is_pcie { Some(self.pcie_spec(pc)?) } else { None };
+        if let Some(p) = &pcie {
+            if p.host_cores >= caches {
+                return Err(self.err(
+                    "protocol.pcie.host_cores",
+                    format!("{}: the last requesters are host cores; expected fewer than the {caches} requesters (at least one queue pair)", p.host_cores),
+                ));
+            }
+        }
         Ok(ProtocolSpec {
             dcoh,
             cord,
@@ -867,6 +877,7 @@ impl Builder<'_> {
             variant: "rc-opt".into(),
             rlsq_entries: 256,
             window: 256,
+            host_cores: 0,
         });
         let variant = Variant::parse(&c.variant).ok_or_else(|| {
             self.err(
@@ -879,7 +890,12 @@ impl Builder<'_> {
                 return Err(self.err(format!("protocol.pcie.{key}"), format!("{v}: expected 1 to 65536")));
             }
         }
-        Ok(PcieSpec { variant, rlsq_entries: c.rlsq_entries as usize, window: c.window as usize })
+        Ok(PcieSpec {
+            variant,
+            rlsq_entries: c.rlsq_entries as usize,
+            window: c.window as usize,
+            host_cores: c.host_cores as usize,
+        })
     }
 
     /// `protocol.interleave` in lines: consecutive lines homed at one
@@ -1519,7 +1535,9 @@ impl Builder<'_> {
         k: &dyn Fn(&str) -> String,
     ) -> Result<Option<crate::workloads::dma_reads::Shape>, ConfigError> {
         let dma = w.pattern == Pattern::DmaReads;
-        for (key, set) in [("dma_size", w.dma_size.is_some()), ("ordered", w.ordered.is_some())] {
+        for (key, set) in
+            [("dma_size", w.dma_size.is_some()), ("ordered", w.ordered.is_some()), ("dma_start", w.dma_start.is_some())]
+        {
             if set && !dma {
                 return Err(self.err(k(key), "applies to pattern = \"dma_reads\" only"));
             }
@@ -1535,7 +1553,16 @@ impl Builder<'_> {
                 format!("{size} B: expected a positive multiple of the {line} B line, at most 1GiB"),
             ));
         }
-        Ok(Some(crate::workloads::dma_reads::Shape { dma_lines: size / line, ordered: w.ordered.unwrap_or(true) }))
+        let random = match w.dma_start.as_deref() {
+            None | Some("sequential") => false,
+            Some("random") => true,
+            Some(x) => return Err(self.err(k("dma_start"), format!("{x:?}: expected \"sequential\" or \"random\""))),
+        };
+        Ok(Some(crate::workloads::dma_reads::Shape {
+            dma_lines: size / line,
+            ordered: w.ordered.unwrap_or(true),
+            random,
+        }))
     }
 
     /// The producer_consumer and remote_stores keys: only with those

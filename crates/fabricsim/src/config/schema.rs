@@ -127,6 +127,10 @@ pub struct PcieConfig {
     /// Reads a queue pair may have in flight.
     #[serde(default = "default_rlsq")]
     pub window: u32,
+    /// The last this many requesters are host cores (stores and loads
+    /// straight to host memory), the others queue pairs.
+    #[serde(default)]
+    pub host_cores: u32,
 }
 
 fn default_pcie_variant() -> String {
@@ -735,6 +739,9 @@ pub struct WorkloadConfig {
     pub dma_size: Option<Size>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ordered: Option<bool>,
+    /// dma_reads: "sequential" (default) or "random" DMA starts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dma_start: Option<String>,
 }
 
 impl Default for WorkloadConfig {

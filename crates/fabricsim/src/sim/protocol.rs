@@ -868,7 +868,9 @@ impl<P: Protocol> ProtocolSystem<P> {
                             op(r.addr, r.write)
                         }
                         (None, Some(pc)) => pc.next(value),
-                        (None, None) if d.dma_reads.is_some() => d.dma_reads.as_mut().expect("checked").next(value),
+                        (None, None) if d.dma_reads.is_some() => {
+                            d.dma_reads.as_mut().expect("checked").next(value, &mut self.rng)
+                        }
                         (None, None) => {
                             let (access, _) = d.gen.as_mut().expect("a generator per core").next(&mut self.rng);
                             op(access.addr, access.write)

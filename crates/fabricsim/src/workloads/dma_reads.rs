@@ -4,8 +4,11 @@
 //! consecutive lines; every line is read with the acquire bit when the
 //! reads are `ordered` (the lines of a DMA in address order, and one QP's
 //! DMAs one after another), none otherwise. Each core reads its own share
-//! of the footprint, from its start, wrapping.
+//! of the footprint: DMA after DMA from its start, wrapping, or each DMA
+//! at a random DMA-aligned place of it (`dma_start = "random"`: RDMA
+//! READs of scattered objects).
 
+use super::rng::Stream;
 use crate::agents::protocol::{OpKind, OpOrder, WorkOp};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,6 +17,8 @@ pub struct Shape {
     pub dma_lines: u64,
     /// Every line read with acquire.
     pub ordered: bool,
+    /// Each DMA at a random DMA-aligned place of the core's share.
+    pub random: bool,
 }
 
 pub struct DmaReads {
@@ -30,7 +35,13 @@ impl DmaReads {
         DmaReads { shape, first: (index as u64 * share) % lines.max(1), share, next: 0 }
     }
 
-    pub fn next(&mut self, value: u64) -> WorkOp {
+    pub fn next(&mut self, value: u64, rng: &mut Stream) -> WorkOp {
+        let lines = self.shape.dma_lines.max(1);
+        if self.shape.random && self.next.is_multiple_of(lines) {
+            // a new DMA: a random DMA-aligned place
+            let dmas = (self.share / lines).max(1);
+            self.next = rng.below(dmas) * lines % self.share;
+        }
         let line = self.first + self.next;
         self.next = (self.next + 1) % self.share;
         let order = if self.shape.ordered { OpOrder::Acquire } else { OpOrder::Relaxed };
@@ -49,13 +60,21 @@ mod tests {
 
     #[test]
     fn each_core_reads_its_share_in_address_order_with_acquire_when_ordered() {
-        let mut g = DmaReads::new(Shape { dma_lines: 2, ordered: true }, 1, 2, 6);
-        let ops: Vec<(u64, OpOrder)> = (0..4).map(|i| g.next(i)).map(|o| (o.line, o.order)).collect();
+        let mut rng = Stream::new(1, 0);
+        let mut g = DmaReads::new(Shape { dma_lines: 2, ordered: true, random: false }, 1, 2, 6);
+        let ops: Vec<(u64, OpOrder)> = (0..4).map(|i| g.next(i, &mut rng)).map(|o| (o.line, o.order)).collect();
         assert_eq!(
             ops,
             vec![(3, OpOrder::Acquire), (4, OpOrder::Acquire), (5, OpOrder::Acquire), (3, OpOrder::Acquire)]
         );
-        let mut u = DmaReads::new(Shape { dma_lines: 1, ordered: false }, 0, 2, 6);
-        assert_eq!(u.next(0).order, OpOrder::Relaxed);
+        let mut u = DmaReads::new(Shape { dma_lines: 1, ordered: false, random: false }, 0, 2, 6);
+        assert_eq!(u.next(0, &mut rng).order, OpOrder::Relaxed);
+        // random DMAs of 4 lines over a share of 64: each starts at a multiple of 4, its lines consecutive
+        let mut r = DmaReads::new(Shape { dma_lines: 4, ordered: true, random: true }, 0, 1, 64);
+        let lines: Vec<u64> = (0..40).map(|i| r.next(i, &mut rng).line).collect();
+        for dma in lines.chunks(4) {
+            assert!(dma[0] % 4 == 0 && dma.windows(2).all(|w| w[1] == w[0] + 1), "{dma:?}");
+        }
+        assert!(lines.chunks(4).any(|d| d[0] != lines[0]), "the DMAs move");
     }
 }

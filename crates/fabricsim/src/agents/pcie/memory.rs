@@ -1,7 +1,9 @@
 //! The host memory behind the root complex: the coherence point of this
 //! slice (see `mod.rs`), one handler per message.
 
-use super::messages::{Msg, COH, CPL};
+use smallvec::SmallVec;
+
+use super::messages::{Loc, Msg, COH, CPL};
 use super::protocol::{Ghost, Pcie};
 use crate::agents::protocol::{AgentId, Ctx, Step, Violation};
 use crate::workloads::program::Value;
@@ -11,8 +13,16 @@ pub struct Mem {
     /// Values per location (checking; timing keeps none: reads return 0).
     pub mem: Vec<Value>,
     /// Locations the root complex read since their last Inv (bit per
-    /// location; checking).
-    pub shared: u64,
+    /// location; none kept in a timed run without host cores).
+    pub shared: SmallVec<[u64; 1]>,
+    /// Timing: lines a host core wrote, held in the host's cache: a read
+    /// of one hits (no `memory_latency`) and overtakes earlier misses
+    /// (L98). Not kept when checking (reads are served in any order there).
+    pub cached: Vec<u64>,
+}
+
+fn bit(loc: Loc) -> u64 {
+    1 << (loc % 64)
 }
 
 impl Pcie {
@@ -25,10 +35,12 @@ impl Pcie {
     ) -> Result<Step, Violation> {
         match msg {
             Msg::Rd { qp, tag, loc } => {
-                ctx.memory_read(loc as u64);
+                if m.cached.get(loc as usize / 64).is_none_or(|w| w & bit(loc) == 0) {
+                    ctx.memory_read(loc as u64);
+                }
                 let val = m.mem.get(loc as usize).copied().unwrap_or(0);
-                if !self.driven {
-                    m.shared |= 1u64 << loc;
+                if let Some(w) = m.shared.get_mut(loc as usize / 64) {
+                    *w |= bit(loc);
                 }
                 ctx.send(from, COH, Msg::Data { qp, tag, val });
             }
@@ -36,8 +48,11 @@ impl Pcie {
                 if let Some(x) = m.mem.get_mut(loc as usize) {
                     *x = val;
                 }
-                if m.shared >> loc & 1 == 1 {
-                    m.shared &= !(1u64 << loc);
+                if let Some(w) = m.cached.get_mut(loc as usize / 64) {
+                    *w |= bit(loc);
+                }
+                if let Some(w) = m.shared.get_mut(loc as usize / 64).filter(|w| **w & bit(loc) != 0) {
+                    *w &= !bit(loc);
                     ctx.send(self.rc_agent(), COH, Msg::Inv { loc });
                 }
             }

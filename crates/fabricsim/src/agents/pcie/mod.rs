@@ -27,7 +27,9 @@
 //!     data reads again — the squash, only of the conflicting reads.
 //! - **Host memory** (`memory.rs`): serves reads in any order (a hit
 //!   overtakes a miss), applies host cores' stores, and invalidates the
-//!   RC's copies on a write to a line it read since the last `Inv`.
+//!   RC's copies on a write to a line it read since the last `Inv`. Timed,
+//!   a line a host core wrote stays in the host's cache: reading it costs
+//!   no `memory_latency`, so it overtakes earlier misses (L98).
 //! - **Host core** (`nic.rs`): a program thread whose stores and loads
 //!   reach memory in program order.
 //!

@@ -70,6 +70,24 @@ impl Pcie {
         ctx.send(self.rc_agent(), NONPOSTED, Msg::MemRd { tag, loc, acq });
     }
 
+    /// A host core's workload store: posted, done when sent.
+    pub(super) fn host_store(&self, t: &mut Thread, ctx: &mut Ctx<Msg, Ghost>, loc: Loc) {
+        let tag = t.next_tag;
+        t.next_tag = t.next_tag.wrapping_add(1);
+        ctx.issued(tag as u64, OpKind::Store);
+        ctx.send(self.mem_agent(), HOST, Msg::HostWr { loc, val: 1 });
+        ctx.done(tag as u64);
+    }
+
+    /// A host core's workload load: one at a time.
+    pub(super) fn host_load(&self, t: &mut Thread, ctx: &mut Ctx<Msg, Ghost>, loc: Loc) {
+        let tag = t.next_tag;
+        t.next_tag = t.next_tag.wrapping_add(1);
+        ctx.issued(tag as u64, OpKind::Load);
+        t.out.push((tag, false));
+        ctx.send(self.mem_agent(), HOST, Msg::HostRd { loc });
+    }
+
     pub(super) fn core_message(
         &self,
         t: &mut Thread,

@@ -100,7 +100,7 @@ impl Pack for St {
 crate::pack_struct!(Entry { qp, tag, loc, acq, st });
 crate::pack_struct!(RcStats { squashes, rlsq_high });
 crate::pack_struct!(Rc { rlsq, stats });
-crate::pack_struct!(Mem { mem, shared });
+crate::pack_struct!(Mem { mem, shared, cached });
 crate::pack_struct!(Thread { pc, regs, out, next_tag });
 
 impl Pack for Ghost {

@@ -36,7 +36,17 @@ pub enum Action {
     /// A program thread performs its next operation.
     Step,
     /// A workload read (a QP in a timed run).
-    Read { loc: Loc, acq: bool },
+    Read {
+        loc: Loc,
+        acq: bool,
+    },
+    /// A host core's workload store (posted) and load (a timed run).
+    HostStore {
+        loc: Loc,
+    },
+    HostLoad {
+        loc: Loc,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -71,13 +81,15 @@ impl Pcie {
         }
     }
 
-    /// `qps` workload-driven queue pairs over `locs` lines.
-    pub fn timed(variant: Variant, qps: usize, locs: usize, rlsq_entries: usize, window: usize) -> Self {
+    /// `qps` workload-driven queue pairs, then `hosts` host cores, over `locs` lines.
+    pub fn timed(variant: Variant, qps: usize, hosts: usize, locs: usize, rlsq_entries: usize, window: usize) -> Self {
+        let mut kinds = vec![Kind::Qp; qps];
+        kinds.resize(qps + hosts, Kind::Host);
         Pcie {
             variant,
             mutant: None,
             program: None,
-            kinds: vec![Kind::Qp; qps],
+            kinds,
             locs,
             rlsq_entries: rlsq_entries.max(1),
             window: window.max(1),
@@ -144,7 +156,11 @@ impl Protocol for Pcie {
             Some(p) => p.init.clone(),
             None => Vec::new(),
         };
-        agents.push(Node::Mem(Mem { mem, shared: 0 }));
+        // the root complex's sharer bits: one word when checking; timed, only if host cores write
+        let hosts = self.kinds.contains(&Kind::Host);
+        let words = if self.driven && !hosts { 0 } else { self.locs.div_ceil(64).max(1) };
+        let cached = if self.driven && hosts { vec![0; words] } else { Vec::new() };
+        agents.push(Node::Mem(Mem { mem, shared: smallvec::smallvec![0; words], cached }));
         vec![(agents, Ghost)]
     }
 
@@ -191,12 +207,14 @@ impl Protocol for Pcie {
                 self.step(t, self.kinds[me], ctx, op);
             }
             Action::Read { loc, acq } => self.read(t, ctx, loc, acq),
+            Action::HostStore { loc } => self.host_store(t, ctx, loc),
+            Action::HostLoad { loc } => self.host_load(t, ctx, loc),
         }
         Ok(())
     }
 
     fn is_environment(&self, action: &Action) -> bool {
-        matches!(action, Action::Read { .. })
+        matches!(action, Action::Read { .. } | Action::HostStore { .. } | Action::HostLoad { .. })
     }
 
     fn invariant(&self, agents: &[Node], _ghost: &Ghost) -> Result<(), (String, String)> {
@@ -253,10 +271,17 @@ impl Protocol for Pcie {
     fn workload_action(&self, agent: &Node, me: AgentId, op: &WorkOp) -> Option<Action> {
         let Node::Core(t) = agent else { return None };
         let kind = self.kinds[me as usize];
-        (op.kind == OpKind::Load && kind == Kind::Qp && self.may_read(t, kind)).then_some(Action::Read {
-            loc: (op.line % self.locs.max(1) as u64) as Loc,
-            acq: op.order == OpOrder::Acquire && self.variant != Variant::Unordered,
-        })
+        let loc = (op.line % self.locs.max(1) as u64) as Loc;
+        match (kind, op.kind) {
+            (Kind::Qp, OpKind::Load) => self.may_read(t, kind).then_some(Action::Read {
+                loc,
+                acq: op.order == OpOrder::Acquire && self.variant != Variant::Unordered,
+            }),
+            (Kind::Host, OpKind::Load) => self.may_read(t, kind).then_some(Action::HostLoad { loc }),
+            // a host store waits for the host's load before it (in order)
+            (Kind::Host, OpKind::Store) => t.out.is_empty().then_some(Action::HostStore { loc }),
+            _ => None,
+        }
     }
 
     fn has_actions(&self, id: AgentId) -> bool {
