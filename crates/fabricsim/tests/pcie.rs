@@ -140,3 +140,28 @@ fn a_host_writer_squashes_only_rc_opts_speculative_reads() {
         assert_eq!(run(v), 0.0, "{v}");
     }
 }
+
+fn pcie_litmus(name: &str) -> Arc<Program> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/fabricsim/litmus/pcie");
+    Arc::new(fabricsim::workloads::litmus::parse_file(&dir.join(format!("{name}.litmus"))).unwrap())
+}
+
+/// Single Read (§6.4): the host writes footer, data, header; the NIC reads header, data, footer.
+#[test]
+fn single_read_is_never_torn_when_every_line_is_ordered_and_is_torn_otherwise() {
+    let torn = |r: &fabricsim::check::litmus_run::LitmusRun| r.observed.iter().any(|o| o.regs[1] == [0, 1, 0]);
+    let sr = pcie_litmus("SingleRead");
+    for v in ["nic", "rc", "thread", "rc-opt"] {
+        let r = run_on_protocol(sr.clone(), Model::Rc, &format!("pcie-{v}@nic=1")).unwrap();
+        assert!(r.ok() && !torn(&r), "{v}: {:?}", r.forbidden_observed());
+    }
+    for v in ["unordered", "rc-opt+no-squash"] {
+        let r = run_on_protocol(sr.clone(), Model::Rc, &format!("pcie-{v}@nic=1")).unwrap();
+        assert!(torn(&r), "{v} must return a torn object");
+    }
+    // acquire on the header only: RC lets the data and footer reads pass each other, and even the
+    // speculative RLSQ returns the torn object
+    let hdr = pcie_litmus("SingleRead+hdr");
+    let r = run_on_protocol(hdr, Model::Rc, "pcie-rc-opt@nic=1").unwrap();
+    assert!(r.ok() && torn(&r));
+}

@@ -1610,7 +1610,8 @@ impl Builder<'_> {
         };
         let fanout = w.fanout.unwrap_or(1);
         if fanout > 255 {
-            return Err(self.err(k("fanout"), format!("{fanout}: expected 0 to 255 consumers per producer")));
+            let what = if rs { "other hosts per sender" } else { "consumers per producer" };
+            return Err(self.err(k("fanout"), format!("{fanout}: expected 0 to 255 {what}")));
         }
         let store_size = size(w.store_size, "store_size", w.line.bytes())?;
         let release_every = size(w.release_every, "release_every", 4096)?;

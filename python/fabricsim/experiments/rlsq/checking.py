@@ -5,7 +5,10 @@ must never see the new flag with the old data when the NIC, the RLSQ or
 the speculative RLSQ orders the reads, and does on today's unordered PCIe
 ("a data read that hits in the cache can pass the lock read that misses",
 §3). Two broken root complexes must be caught: an acquire that does not
-hold back later reads, and speculation without the squash."""
+hold back later reads, and speculation without the squash. The Single
+Read GET (§6.4: the host writes footer, data, header; the NIC reads them
+back) must never return a torn object when every line is ordered, and
+does when only the header carries acquire."""
 
 from __future__ import annotations
 
@@ -23,6 +26,8 @@ from ..verdicts import Predicate, Row, text
 FIG = "RLSQ checker"
 LITMUS = Path(__file__).resolve().parent.parent.parent / "litmus"
 TEST = "MP+rel+acq.litmus"
+SINGLE = "pcie/SingleRead.litmus"
+SINGLE_HDR = "pcie/SingleRead+hdr.litmus"
 #: variant -> whether MP's forbidden outcome must stay unreachable
 EXPECT = {
     "nic": True,
@@ -44,22 +49,24 @@ outcome RC forbids is reachable; a broken variant must reach it.
 """
 
 
+def _point(test: str, variant: str) -> Point:
+    return Point(
+        sweep="rlsq/checking",
+        text=json.dumps({"litmus": {"test": test, "protocol": f"pcie-{variant}@nic=1"}}, sort_keys=True),
+        source="<rlsq checking>",
+        fmt="json",
+        params={},
+        seed=1,
+        metrics=(),
+        runner="fabricsim.experiments.rlsq.checking:run",
+        labels={"variant": variant, "test": test},
+    )
+
+
 def sweep(quick: bool) -> Sweep:
     del quick  # every search is small
-    points = [
-        Point(
-            sweep="rlsq/checking",
-            text=json.dumps({"litmus": {"test": TEST, "protocol": f"pcie-{v}@nic=1"}}, sort_keys=True),
-            source="<rlsq checking>",
-            fmt="json",
-            params={},
-            seed=1,
-            metrics=(),
-            runner="fabricsim.experiments.rlsq.checking:run",
-            labels={"variant": v},
-        )
-        for v in EXPECT
-    ]
+    points = [_point(t, v) for t in (TEST, SINGLE) for v in EXPECT]
+    points.append(_point(SINGLE_HDR, "rc-opt"))
     return Sweep("rlsq/checking", points)
 
 
@@ -70,7 +77,10 @@ def run(point: Point) -> dict[str, Any]:
     s = json.loads(point.text)["litmus"]
     protocol = point.params.get("litmus.protocol", s["protocol"])
     r = fabricsim.litmus(LITMUS / s["test"], "rc", protocol)
+    # the Single Read tests' torn object: header and footer old (their versions match), data new
+    torn = any("1:r0=0" in o and "1:r1=1" in o and "1:r2=0" in o for o in r["observed"])
     return {
+        "torn": torn,
         "name": f"{r['test']} {protocol}",
         "ok": bool(r["ok"]),
         "complete": bool(r["complete"]),
@@ -81,7 +91,8 @@ def run(point: Point) -> dict[str, Any]:
 
 
 def analyze(df: pd.DataFrame) -> pd.DataFrame:
-    return df[["variant", "name", "ok", "complete", "forbidden_seen", "states", "seconds"]].reset_index(drop=True)
+    cols = ["test", "variant", "name", "ok", "complete", "forbidden_seen", "torn", "states", "seconds"]
+    return df[cols].reset_index(drop=True)
 
 
 def plot(data: pd.DataFrame, fig) -> None:
@@ -93,7 +104,55 @@ def plot(data: pd.DataFrame, fig) -> None:
 
 
 def compare(data: pd.DataFrame) -> list[Row]:
-    d = data.set_index("variant")
+    rows = _mp_rows(data[data["test"] == TEST].set_index("variant"))
+    single = data[data["test"] == SINGLE].set_index("variant")
+    ordered = [v for v, want in EXPECT.items() if want]
+    broken = [v for v, want in EXPECT.items() if not want]
+    detail = ", ".join(
+        f"{n}: {'torn' if t else 'whole'} ({s:,} states)"
+        for n, t, s in zip(single["name"], single["torn"], single["states"])
+    )
+    rows.append(
+        Row(
+            FIG,
+            "Single Read: never torn when every line is ordered, torn on unordered PCIe and without the squash",
+            None,
+            text("§6.4", "the Single Read protocol ... is unsafe on today's PCIe"),
+            float(sum(bool(single.loc[v, "torn"]) for v in broken if v in single.index)),
+            Predicate(
+                "nic, rc, thread, rc-opt never return the torn object; unordered and no-squash do",
+                all(
+                    v in single.index and not bool(single.loc[v, "torn"]) and bool(single.loc[v, "ok"]) for v in ordered
+                )
+                and all(v in single.index and bool(single.loc[v, "torn"]) for v in broken),
+                detail,
+            ),
+            "Ordered reads see the header, data and footer in the order the host wrote them backwards: a new "
+            "datum implies a new footer. Unordered, the footer can be read before the host writes it and the "
+            "data after.",
+        )
+    )
+    hdr = data[data["test"] == SINGLE_HDR]
+    rows.append(
+        Row(
+            FIG,
+            "Single Read with acquire on the header only: torn even under RC-opt",
+            None,
+            text("§6.4", "Single Read ... relies on reading the object in order"),
+            float(hdr["torn"].sum()),
+            Predicate(
+                "the torn object is reachable (RC allows it: the data and footer reads may pass each other)",
+                bool(hdr["torn"].any()),
+                ", ".join(f"{n}: {s:,} states" for n, s in zip(hdr["name"], hdr["states"])),
+            ),
+            "An acquire orders what follows it after it, not the later reads among themselves: every line of the "
+            "read must carry acquire.",
+        )
+    )
+    return rows
+
+
+def _mp_rows(d: pd.DataFrame) -> list[Row]:
     ordered = [v for v, want in EXPECT.items() if want]
     broken = [v for v, want in EXPECT.items() if not want]
     detail = ", ".join(
@@ -138,7 +197,10 @@ MUTANTS = [
         "every RC-opt search keeps stale speculative data (the no-squash root complex)",
         set={"litmus.protocol": "pcie-rc-opt+no-squash@nic=1"},
         when=lambda labels: labels.get("variant") == "rc-opt",
-        flips=["MP over DMA: ordered by the NIC, the RLSQ (global and per thread) and its speculation"],
+        flips=[
+            "MP over DMA: ordered by the NIC, the RLSQ (global and per thread) and its speculation",
+            "Single Read: never torn when every line is ordered, torn on unordered PCIe and without the squash",
+        ],
     ),
 ]
 
