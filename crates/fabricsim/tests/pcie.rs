@@ -148,7 +148,7 @@ fn pcie_litmus(name: &str) -> Arc<Program> {
 
 /// Single Read (§6.4): the host writes footer, data, header; the NIC reads header, data, footer.
 #[test]
-fn single_read_is_never_torn_when_every_line_is_ordered_and_is_torn_otherwise() {
+fn single_read_and_validation_are_never_torn_when_every_line_is_ordered_and_are_torn_otherwise() {
     let torn = |r: &fabricsim::check::litmus_run::LitmusRun| r.observed.iter().any(|o| o.regs[1] == [0, 1, 0]);
     let sr = pcie_litmus("SingleRead");
     for v in ["nic", "rc", "thread", "rc-opt"] {
@@ -158,6 +158,12 @@ fn single_read_is_never_torn_when_every_line_is_ordered_and_is_torn_otherwise() 
     for v in ["unordered", "rc-opt+no-squash"] {
         let r = run_on_protocol(sr.clone(), Model::Rc, &format!("pcie-{v}@nic=1")).unwrap();
         assert!(torn(&r), "{v} must return a torn object");
+    }
+    // Validation (header, data, header): the same verdicts
+    let val = pcie_litmus("Validation");
+    for (v, ok) in [("rc", true), ("rc-opt", true), ("unordered", false), ("rc-opt+no-squash", false)] {
+        let r = run_on_protocol(val.clone(), Model::Rc, &format!("pcie-{v}@nic=1")).unwrap();
+        assert_eq!(!torn(&r), ok, "{v}: Validation");
     }
     // acquire on the header only: RC lets the data and footer reads pass each other, and even the
     // speculative RLSQ returns the torn object

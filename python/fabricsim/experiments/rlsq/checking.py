@@ -28,6 +28,7 @@ LITMUS = Path(__file__).resolve().parent.parent.parent / "litmus"
 TEST = "MP+rel+acq.litmus"
 SINGLE = "pcie/SingleRead.litmus"
 SINGLE_HDR = "pcie/SingleRead+hdr.litmus"
+VALIDATION = "pcie/Validation.litmus"
 #: variant -> whether MP's forbidden outcome must stay unreachable
 EXPECT = {
     "nic": True,
@@ -65,7 +66,7 @@ def _point(test: str, variant: str) -> Point:
 
 def sweep(quick: bool) -> Sweep:
     del quick  # every search is small
-    points = [_point(t, v) for t in (TEST, SINGLE) for v in EXPECT]
+    points = [_point(t, v) for t in (TEST, SINGLE, VALIDATION) for v in EXPECT]
     points.append(_point(SINGLE_HDR, "rc-opt"))
     return Sweep("rlsq/checking", points)
 
@@ -105,33 +106,17 @@ def plot(data: pd.DataFrame, fig) -> None:
 
 def compare(data: pd.DataFrame) -> list[Row]:
     rows = _mp_rows(data[data["test"] == TEST].set_index("variant"))
-    single = data[data["test"] == SINGLE].set_index("variant")
     ordered = [v for v, want in EXPECT.items() if want]
     broken = [v for v, want in EXPECT.items() if not want]
-    detail = ", ".join(
-        f"{n}: {'torn' if t else 'whole'} ({s:,} states)"
-        for n, t, s in zip(single["name"], single["torn"], single["states"])
-    )
-    rows.append(
-        Row(
-            FIG,
-            "Single Read: never torn when every line is ordered, torn on unordered PCIe and without the squash",
-            None,
-            text("§6.4", "the Single Read protocol ... is unsafe on today's PCIe"),
-            float(sum(bool(single.loc[v, "torn"]) for v in broken if v in single.index)),
-            Predicate(
-                "nic, rc, thread, rc-opt never return the torn object; unordered and no-squash do",
-                all(
-                    v in single.index and not bool(single.loc[v, "torn"]) and bool(single.loc[v, "ok"]) for v in ordered
-                )
-                and all(v in single.index and bool(single.loc[v, "torn"]) for v in broken),
-                detail,
-            ),
-            "Ordered reads see the header, data and footer in the order the host wrote them backwards: a new "
-            "datum implies a new footer. Unordered, the footer can be read before the host writes it and the "
-            "data after.",
-        )
-    )
+    for test, name, how in (
+        (
+            SINGLE,
+            "Single Read",
+            "header, data and footer, the reverse of the host's footer, data, header: a new datum implies a new footer",
+        ),
+        (VALIDATION, "Validation", "the second header after the data: a new datum implies a new second version"),
+    ):
+        rows.append(_torn_row(data[data["test"] == test].set_index("variant"), name, how, ordered, broken))
     hdr = data[data["test"] == SINGLE_HDR]
     rows.append(
         Row(
@@ -150,6 +135,29 @@ def compare(data: pd.DataFrame) -> list[Row]:
         )
     )
     return rows
+
+
+def _torn_row(d: pd.DataFrame, name: str, how: str, ordered: list[str], broken: list[str]) -> Row:
+    """One GET protocol's row: never torn under the ordering variants, torn under the broken ones."""
+    detail = ", ".join(
+        f"{n}: {'torn' if t else 'whole'} ({s:,} states)" for n, t, s in zip(d["name"], d["torn"], d["states"])
+    )
+    whole = all(v in d.index and not bool(d.loc[v, "torn"]) and bool(d.loc[v, "ok"]) for v in ordered)
+    torn = all(v in d.index and bool(d.loc[v, "torn"]) for v in broken)
+    return Row(
+        FIG,
+        f"{name}: never torn when every line is ordered, torn on unordered PCIe and without the squash",
+        None,
+        text("§6.4", f"the {name} protocol ... is unsafe on today's PCIe"),
+        float(sum(bool(d.loc[v, "torn"]) for v in broken if v in d.index)),
+        Predicate(
+            "nic, rc, thread, rc-opt never return the torn object; unordered and the broken RLSQs do",
+            whole and torn,
+            detail,
+        ),
+        f"Ordered reads see the {how}. Unordered, the host's writes can land between reads that the memory "
+        "served out of order.",
+    )
 
 
 def _mp_rows(d: pd.DataFrame) -> list[Row]:
@@ -200,6 +208,7 @@ MUTANTS = [
         flips=[
             "MP over DMA: ordered by the NIC, the RLSQ (global and per thread) and its speculation",
             "Single Read: never torn when every line is ordered, torn on unordered PCIe and without the squash",
+            "Validation: never torn when every line is ordered, torn on unordered PCIe and without the squash",
         ],
     ),
 ]
