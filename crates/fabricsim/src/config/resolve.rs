@@ -873,12 +873,7 @@ impl Builder<'_> {
     /// `[protocol.pcie]`: the variant and the RLSQ's size.
     fn pcie_spec(&self, pc: &ProtocolConfig) -> Result<PcieSpec, ConfigError> {
         use crate::agents::pcie::Variant;
-        let c = pc.pcie.clone().unwrap_or(crate::config::schema::PcieConfig {
-            variant: "rc-opt".into(),
-            rlsq_entries: 256,
-            window: 256,
-            host_cores: 0,
-        });
+        let c = pc.pcie.clone().unwrap_or_default();
         let variant = Variant::parse(&c.variant).ok_or_else(|| {
             self.err(
                 "protocol.pcie.variant",
@@ -924,18 +919,7 @@ impl Builder<'_> {
         if model == Model::Sc {
             return Err(self.err("protocol.model", "\"sc\": cord's cores run rc or tso (the paper's models)"));
         }
-        let c = pc.cord.clone().unwrap_or(crate::config::schema::CordConfig {
-            variant: "cord".into(),
-            epoch_bits: None,
-            counter_bits: None,
-            proc_counters: None,
-            proc_unacked: None,
-            dir_counters: None,
-            dir_notis: None,
-            seq_bits: None,
-            store_buffer: 16,
-            loads: 16,
-        });
+        let c = pc.cord.clone().unwrap_or_default();
         let variant = Variant::parse(&c.variant).ok_or_else(|| {
             self.err("protocol.cord.variant", format!("{:?}: expected \"cord\", \"so\" or \"mp\"", c.variant))
         })?;

@@ -110,10 +110,6 @@ pub struct ProtocolConfig {
     pub pcie: Option<PcieConfig>,
 }
 
-/// `[protocol.cord]`: write-through stores ordered at the source (`so`),
-/// at the directory (`cord`) or point to point (`mp`); CORD's field widths
-/// and table sizes default to the paper's (8-bit epochs, 32-bit counters,
-/// Table 3's entries).
 /// `[protocol.pcie]`: where a NIC's reads are ordered (seed 003).
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -141,6 +137,16 @@ fn default_rlsq() -> u32 {
     256
 }
 
+impl Default for PcieConfig {
+    fn default() -> Self {
+        toml::Table::new().try_into().expect("defaults deserialize")
+    }
+}
+
+/// `[protocol.cord]`: write-through stores ordered at the source (`so`),
+/// at the directory (`cord`) or point to point (`mp`); CORD's field widths
+/// and table sizes default to the paper's (8-bit epochs, 32-bit counters,
+/// Table 3's entries).
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct CordConfig {
@@ -168,6 +174,12 @@ fn cord_variant() -> String {
 }
 fn cord_buffer() -> u32 {
     16
+}
+
+impl Default for CordConfig {
+    fn default() -> Self {
+        toml::Table::new().try_into().expect("defaults deserialize")
+    }
 }
 
 /// `[protocol.snoop_filter]`: a DCOH's inclusive snoop filter.

@@ -19,7 +19,7 @@ from .. import Experiment
 from ..plots import figure_legend
 from ..variants import Choice, Mutant, Variant
 from ..verdicts import Predicate, Row, Tolerance, all_of, flat, text
-from .system import table2
+from . import system
 
 FIG = "RLSQ Fig 5"
 SECTION = "§6.3, Ordered Reads"
@@ -28,7 +28,7 @@ SIZES = [64, 128, 256, 512, 1024, 2048, 4096, 8192]
 QUICK_SIZES = [64, 1024, 8192]
 
 NOTES = (
-    __import__(f"{__package__}.system", fromlist=["_"]).__doc__
+    system.__doc__
     + """
 Every line of a DMA is read with the acquire bit (the lines in address
 order, one QP's DMAs one after another, as the paper's NIC "would need to
@@ -45,7 +45,7 @@ def sweep(quick: bool) -> Sweep:
     points = []
     for size in QUICK_SIZES if quick else SIZES:
         sw = build(
-            table2(),
+            system.table2(),
             grid={"protocol.pcie.variant": VARIANTS},
             metrics=["sim_time_ps", "throughput_GBps", "outcome"],
             name="rlsq/fig05",

@@ -22,6 +22,13 @@ pub struct Thread {
 }
 
 impl Thread {
+    /// Workload: a tag for the next operation.
+    fn take_tag(&mut self) -> Tag {
+        let tag = self.next_tag;
+        self.next_tag = self.next_tag.wrapping_add(1);
+        tag
+    }
+
     pub fn finished(&self, len: usize) -> bool {
         self.pc as usize == len && self.out.is_empty()
     }
@@ -40,7 +47,7 @@ impl Pcie {
     /// A program thread performs its next operation.
     pub(super) fn step(&self, t: &mut Thread, kind: Kind, ctx: &mut Ctx<Msg, Ghost>, op: Op) {
         let pc = t.pc;
-        ctx.issued(pc as u64, crate::agents::protocol::OpKind::Other);
+        ctx.issued(pc as u64, OpKind::Other);
         match (kind, op) {
             (Kind::Qp, Op::Load { loc, order, .. }) => {
                 let acq = order.is_acquire();
@@ -63,8 +70,7 @@ impl Pcie {
 
     /// A workload read of `loc` (a QP driven by the timing engine).
     pub(super) fn read(&self, t: &mut Thread, ctx: &mut Ctx<Msg, Ghost>, loc: Loc, acq: bool) {
-        let tag = t.next_tag;
-        t.next_tag = t.next_tag.wrapping_add(1);
+        let tag = t.take_tag();
         ctx.issued(tag as u64, OpKind::Load);
         t.out.push((tag, acq));
         ctx.send(self.rc_agent(), NONPOSTED, Msg::MemRd { tag, loc, acq });
@@ -72,8 +78,7 @@ impl Pcie {
 
     /// A host core's workload store: posted, done when sent.
     pub(super) fn host_store(&self, t: &mut Thread, ctx: &mut Ctx<Msg, Ghost>, loc: Loc) {
-        let tag = t.next_tag;
-        t.next_tag = t.next_tag.wrapping_add(1);
+        let tag = t.take_tag();
         ctx.issued(tag as u64, OpKind::Store);
         ctx.send(self.mem_agent(), HOST, Msg::HostWr { loc, val: 1 });
         ctx.done(tag as u64);
@@ -81,8 +86,7 @@ impl Pcie {
 
     /// A host core's workload load: one at a time.
     pub(super) fn host_load(&self, t: &mut Thread, ctx: &mut Ctx<Msg, Ghost>, loc: Loc) {
-        let tag = t.next_tag;
-        t.next_tag = t.next_tag.wrapping_add(1);
+        let tag = t.take_tag();
         ctx.issued(tag as u64, OpKind::Load);
         t.out.push((tag, false));
         ctx.send(self.mem_agent(), HOST, Msg::HostRd { loc });

@@ -92,14 +92,13 @@ impl Pcie {
     /// Read what may read and complete what may complete, in RLSQ order.
     fn pump(&self, rc: &mut Rc, ctx: &mut Ctx<Msg, Ghost>) {
         let mem = self.mem_agent();
-        // an earlier acquire is still in the RLSQ (read or not): of any QP, and per QP (thread ID)
-        let mut acq_before = false;
+        // the QPs (thread IDs) with an earlier acquire still in the RLSQ (read or not)
         let mut acq_of: SmallVec<[AgentId; 4]> = SmallVec::new();
         let mut i = 0;
         while i < rc.rlsq.len() {
             let e = rc.rlsq[i];
             let held = match self.variant {
-                Variant::Rc => acq_before,
+                Variant::Rc => !acq_of.is_empty(),
                 Variant::Thread => acq_of.contains(&e.qp),
                 _ => false,
             };
@@ -109,17 +108,14 @@ impl Pcie {
                 ctx.send(mem, RD, Msg::Rd { qp: e.qp, tag: e.tag, loc: e.loc });
             }
             if let St::Data(val) = rc.rlsq[i].st {
-                if !(self.variant == Variant::RcOpt && acq_before) {
+                if self.variant != Variant::RcOpt || acq_of.is_empty() {
                     rc.rlsq.remove(i);
                     ctx.send(e.qp, CPL, Msg::Cpl { tag: e.tag, val });
                     continue;
                 }
             }
-            if e.acq && self.variant != Variant::Unordered {
-                acq_before = true;
-                if !acq_of.contains(&e.qp) {
-                    acq_of.push(e.qp);
-                }
+            if e.acq && self.variant != Variant::Unordered && !acq_of.contains(&e.qp) {
+                acq_of.push(e.qp);
             }
             i += 1;
         }
