@@ -25,3 +25,29 @@ def test_the_nic_waits_a_round_trip_per_ordered_line_and_rc_opt_does_not():
         b["workload"]["requests"] = 200
         t[v] = fabricsim.run(b).summary["sim_time_ps"]
     assert t["nic"] > 50 * t["rc-opt"], t
+
+
+def test_the_experiments_line_reads_per_get_are_the_workloads():
+    # one GET per batch and 1 ms between batches: a wrong count of reads per GET starts one GET more
+    # or fewer than asked, a millisecond apart
+    import fabricsim
+    from fabricsim.experiments.rlsq.system import kvs
+
+    for get in ("validation", "single_read", "farm"):
+        for size in (48, 64, 120, 1000):
+            b = kvs("unordered", get, size, batch=1, gets=5)
+            b["workload"]["batch_gap"] = "1ms"
+            t = fabricsim.run(b).summary["sim_time_ps"] / 1e9
+            assert 4.0 < t < 4.01, (get, size, t)
+
+
+def test_single_read_needs_one_round_trip_per_get_and_validation_two():
+    import fabricsim
+    from fabricsim.experiments.rlsq.system import kvs
+
+    t = {}
+    for get in ("validation", "single_read"):
+        b = kvs("rc-opt", get, 64, batch=1000, gets=200)
+        b["workload"]["serial_reads"] = True
+        t[get] = fabricsim.run(b).summary["sim_time_ps"]
+    assert 1.8 < t["validation"] / t["single_read"] < 2.1, t

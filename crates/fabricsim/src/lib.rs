@@ -97,7 +97,12 @@ fn run_protocol(
             use agents::pcie::Pcie;
             let c = ps.pcie.expect("resolve() builds the pcie spec");
             let qps = caches - c.host_cores;
-            go(spec, ps, Pcie::timed(c.variant, qps, c.host_cores, ps.locs, c.rlsq_entries, c.window), progress)
+            let p = Pcie::timed(c.variant, qps, c.host_cores, ps.locs, c.rlsq_entries, c.window).with_latencies(
+                c.rc_latency,
+                c.host_latency,
+                c.host_cached,
+            );
+            go(spec, ps, p, progress)
         }
         "cord" => {
             use agents::cord::Cord;

@@ -64,10 +64,10 @@ fn ordered_dma_reads_cost_a_round_trip_at_the_nic_a_memory_access_at_the_rc_and_
         r.sim_time as f64 / 1000.0 / 2000.0
     };
     let (un, nic, rc, opt) = (ns_per_read("unordered"), ns_per_read("nic"), ns_per_read("rc"), ns_per_read("rc-opt"));
-    // NIC: each read waits for the last one's completion: 2 x 200 ns of I/O bus, the root complex twice
-    // (17 ns each), the memory (17 + 50 ns), 4 ns of serialization and the hub's links
+    // NIC: each read waits for the last one's completion: 2 x 200 ns of I/O bus, the root complex
+    // (17 ns), an L2 miss (7 + 75 ns), 3 ns of issue, 5 ns of serialization and the hub's links
     assert!((500.0..540.0).contains(&nic), "nic {nic} ns per read");
-    // RC: the NIC pipelines, the RLSQ reads memory one at a time: RC, memory and the links between
+    // RC: the NIC pipelines, the RLSQ reads memory one at a time: an L2 miss and the links between
     assert!((85.0..100.0).contains(&rc), "rc {rc} ns per read");
     // unordered: the I/O bus's bandwidth (an 80 B completion per 64 B line at 16 GB/s = 5 ns)
     assert!((5.0..5.5).contains(&un), "unordered {un} ns per read");
@@ -95,8 +95,8 @@ fn thread_specific_ordering_lets_two_queue_pairs_proceed_apart() {
     // the thread-specific one only each QP's own
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/rlsq_table2.toml");
     let text = std::fs::read_to_string(&path).unwrap().replace(
-        "[[requester]]\nname = \"nic\"\n",
-        "[[requester]]\nname = \"nic\"\n\n[[requester]]\nname = \"nic1\"\n\n[[link]]\na = \"nic1\"\nb = \"io\"\nlatency = \"200ns\"\n",
+        "[[requester]]\nname = \"qp0\"",
+        "[[requester]]\nname = \"qp1\"\n\n[[link]]\na = \"qp1\"\nb = \"nic\"\nlatency = \"0ns\"\n\n[[requester]]\nname = \"qp0\"",
     );
     let time = |v: &str| {
         let sets = vec![format!("protocol.pcie.variant=\"{v}\"")];
@@ -115,8 +115,8 @@ fn a_host_writer_squashes_only_rc_opts_speculative_reads() {
     // the QP reads in DMAs of 4 lines at random places)
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/rlsq_table2.toml");
     let text = std::fs::read_to_string(&path).unwrap().replace(
-        "[[requester]]\nname = \"nic\"\n",
-        "[[requester]]\nname = \"nic\"\nworkload = { pattern = \"dma_reads\", ordered = true, dma_size = \"256B\", dma_start = \"random\" }\n\n\
+        "[[requester]]\nname = \"qp0\"",
+        "[[requester]]\nname = \"qp0\"\nworkload = { pattern = \"dma_reads\", ordered = true, dma_size = \"256B\", dma_start = \"random\" }\n\n\
          [[requester]]\nname = \"cpu\"\nworkload = { pattern = \"hotspot\", hot_fraction = 0.05, hot_probability = 1.0, read_fraction = 0.0 }\n\n\
          [[link]]\na = \"cpu\"\nb = \"io\"\nlatency = \"1ns\"\n",
     );
@@ -170,4 +170,57 @@ fn single_read_and_validation_are_never_torn_when_every_line_is_ordered_and_are_
     let hdr = pcie_litmus("SingleRead+hdr");
     let r = run_on_protocol(hdr, Model::Rc, "pcie-rc-opt@nic=1").unwrap();
     assert!(r.ok() && torn(&r));
+}
+
+/// The Table 2 example running key-value GETs from a table in the host's L2, with `overrides`.
+fn kvs(overrides: &[&str]) -> Result<fabricsim::sim::system::RunResult, String> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/rlsq_table2.toml");
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("pattern = \"dma_reads\"\ndma_size = \"64B\"\nordered = true", "pattern = \"kvs_gets\"")
+        .replace("footprint = \"64MiB\"", "footprint = \"256KiB\"");
+    let mut sets: Vec<String> = vec!["protocol.pcie.host_cached=\"256KiB\"".into()];
+    sets.extend(overrides.iter().map(|s| s.to_string()));
+    fabricsim::run_text(&text, "kvs.toml", fabricsim::Format::Toml, &sets, None, &mut |_| true)
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn kvs_get_batches_wait_for_their_gets_and_the_gap() {
+    // 1000 Validation GETs of 64 B (3 line reads each), batches of 100: nine gaps between ten batches
+    let time = |v: &str, gap: &str| {
+        let r = kvs(&[
+            &format!("protocol.pcie.variant=\"{v}\""),
+            &format!("workload.batch_gap=\"{gap}\""),
+            "workload.requests=3000",
+        ])
+        .unwrap();
+        assert_eq!(r.outcome, fabricsim::sim::system::Outcome::Completed, "{v}");
+        r.sim_time as f64 / 1000.0
+    };
+    let (with, without) = (time("unordered", "1us"), time("unordered", "0ns"));
+    assert!((with - without - 9000.0).abs() < 1.0, "{with} ns with gaps, {without} ns without");
+    // the NIC waits for every line: three round trips of the I/O bus per GET, the L2 hit on each
+    let nic = time("nic", "1us");
+    let per_line = (nic - 9000.0) / 3000.0;
+    assert!((425.0..450.0).contains(&per_line), "nic: {per_line} ns per line");
+    // the RLSQ serializes only its L2 hits; speculation leaves the NIC's issue rate as the limit
+    let (rc, opt) = (time("rc", "1us"), time("rc-opt", "1us"));
+    assert!(nic / rc > 15.0 && nic / opt > 40.0 && rc > 1.5 * opt, "nic {nic}, rc {rc}, rc-opt {opt} ns");
+}
+
+#[test]
+fn bad_kvs_gets_keys_are_named() {
+    for (set, want) in [
+        ("workload.get=\"cell\"", "workload.get: \"cell\": expected \"validation\", \"single_read\", \"farm\""),
+        ("workload.batch=0", "workload.batch: 0: expected at least one GET per batch"),
+        ("workload.object_size=\"1MiB\"", "expected the footprint (262144 B) to hold one"),
+        ("workload.dma_size=\"64B\"", "workload.dma_size: applies to pattern = \"dma_reads\" only"),
+        ("protocol.pcie.host_cached=\"1MiB\"", "protocol.pcie.host_cached: 1048576 B: expected a multiple of the line"),
+    ] {
+        let e = kvs(&[set]).err().unwrap_or_else(|| panic!("{set} accepted"));
+        assert!(e.contains(want), "{set}: {e}");
+    }
+    let e = table2(&["workload.batch=4"]).err().unwrap();
+    assert!(e.contains("workload.batch: applies to pattern = \"kvs_gets\" only"), "{e}");
 }

@@ -446,6 +446,14 @@ pub trait Protocol {
     fn cache_accesses(&self, _msg: &Self::Msg) -> u32 {
         1
     }
+    /// Processing time of agent `id`'s handler of `msg`, when it is not
+    /// its role's (`cache_latency` per access at a core,
+    /// `directory_latency` at a home); a memory read still adds
+    /// `memory_latency`. The root complex pays its 17 ns on a request from
+    /// the PCIe link only, the host's cache its own hit time.
+    fn handler_latency(&self, _id: AgentId, _msg: &Self::Msg) -> Option<Time> {
+        None
+    }
     /// A name per virtual channel, for traffic tables (default `vcN`).
     fn vc_names(&self) -> Vec<String> {
         (0..self.vc_orders().len()).map(|i| format!("vc{i}")).collect()

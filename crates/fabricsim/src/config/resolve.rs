@@ -87,6 +87,10 @@ pub struct PcieSpec {
     pub window: usize,
     /// The last requesters that are host cores.
     pub host_cores: usize,
+    pub rc_latency: Option<crate::engine::Time>,
+    pub host_latency: Option<crate::engine::Time>,
+    /// Lines that start in the host's cache.
+    pub host_cached: u64,
 }
 
 /// The timed write-through family (seed 000).
@@ -420,11 +424,16 @@ impl Builder<'_> {
         let protocol = match &config.protocol {
             None if requesters
                 .iter()
-                .any(|r| matches!(r.workload.pattern, Pattern::ProducerConsumer | Pattern::RemoteStores | Pattern::DmaReads)) =>
+                .any(|r| {
+                    matches!(
+                        r.workload.pattern,
+                        Pattern::ProducerConsumer | Pattern::RemoteStores | Pattern::DmaReads | Pattern::KvsGets
+                    )
+                }) =>
             {
                 return Err(self.err(
                     "workload.pattern",
-                    "\"producer_consumer\", \"remote_stores\" and \"dma_reads\" drive the cores of a [protocol] (their \
+                    "\"producer_consumer\", \"remote_stores\", \"dma_reads\" and \"kvs_gets\" drive the cores of a [protocol] (their \
                      releases and acquires need one); expected a [protocol] table, or another pattern",
                 ))
             }
@@ -830,7 +839,8 @@ impl Builder<'_> {
         }
         let dcoh = if is_dcoh { Some(self.dcoh_spec(pc, line_bytes as u64, lines, homes.len())?) } else { None };
         let cord = if is_cord { Some(self.cord_spec(pc, model, line_bytes as u64)?) } else { None };
-        let pcie = if is_pcie { Some(self.pcie_spec(pc)?) } else { None };
+        let footprint = requesters.iter().map(|r| r.workload.footprint).max().unwrap_or(0);
+        let pcie = if is_pcie { Some(self.pcie_spec(pc, line_bytes as u64, footprint)?) } else { None };
         if let Some(p) = &pcie {
             if p.host_cores >= caches {
                 return Err(self.err(
@@ -870,8 +880,8 @@ impl Builder<'_> {
         })
     }
 
-    /// `[protocol.pcie]`: the variant and the RLSQ's size.
-    fn pcie_spec(&self, pc: &ProtocolConfig) -> Result<PcieSpec, ConfigError> {
+    /// `[protocol.pcie]`: the variant, the RLSQ's size and the host's latencies.
+    fn pcie_spec(&self, pc: &ProtocolConfig, line: u64, footprint: u64) -> Result<PcieSpec, ConfigError> {
         use crate::agents::pcie::Variant;
         let c = pc.pcie.clone().unwrap_or_default();
         let variant = Variant::parse(&c.variant).ok_or_else(|| {
@@ -885,11 +895,23 @@ impl Builder<'_> {
                 return Err(self.err(format!("protocol.pcie.{key}"), format!("{v}: expected 1 to 65536")));
             }
         }
+        let host_cached = c.host_cached.map_or(0, |s| s.bytes());
+        if !host_cached.is_multiple_of(line) || host_cached > footprint {
+            return Err(self.err(
+                "protocol.pcie.host_cached",
+                format!(
+                    "{host_cached} B: expected a multiple of the line ({line} B) up to the footprint ({footprint} B)"
+                ),
+            ));
+        }
         Ok(PcieSpec {
             variant,
             rlsq_entries: c.rlsq_entries as usize,
             window: c.window as usize,
             host_cores: c.host_cores as usize,
+            rc_latency: c.rc_latency.map(|d| d.0),
+            host_latency: c.host_latency.map(|d| d.0),
+            host_cached: host_cached / line,
         })
     }
 
@@ -1431,6 +1453,7 @@ impl Builder<'_> {
         }
         let (producer_consumer, remote_stores) = self.sync_shapes(w, &k)?;
         let dma_reads = self.dma_shape(w, &k)?;
+        let kvs_gets = self.kvs_shape(w, &k)?;
         if w.footprint.bytes() < w.line.bytes() {
             return Err(self.err(k("footprint"), format!("{}: expected at least one line ({})", w.footprint, w.line)));
         }
@@ -1508,6 +1531,7 @@ impl Builder<'_> {
             producer_consumer,
             remote_stores,
             dma_reads,
+            kvs_gets,
             posted_writes: w.posted_writes,
         })
     }
@@ -1547,6 +1571,67 @@ impl Builder<'_> {
             ordered: w.ordered.unwrap_or(true),
             random,
         }))
+    }
+
+    /// The kvs_gets keys: only with that pattern; an object up to 1 MiB.
+    fn kvs_shape(
+        &self,
+        w: &WorkloadConfig,
+        k: &dyn Fn(&str) -> String,
+    ) -> Result<Option<crate::workloads::kvs_gets::Shape>, ConfigError> {
+        use crate::workloads::kvs_gets::{Get, Shape};
+        let kvs = w.pattern == Pattern::KvsGets;
+        for (key, set) in [
+            ("get", w.get.is_some()),
+            ("object_size", w.object_size.is_some()),
+            ("batch", w.batch.is_some()),
+            ("batch_gap", w.batch_gap.is_some()),
+            ("serial_reads", w.serial_reads.is_some()),
+        ] {
+            if set && !kvs {
+                return Err(self.err(k(key), "applies to pattern = \"kvs_gets\" only"));
+            }
+        }
+        if !kvs {
+            return Ok(None);
+        }
+        let get = match w.get.as_deref() {
+            None => Get::Validation,
+            Some(g) => Get::parse(g).ok_or_else(|| {
+                self.err(
+                    k("get"),
+                    format!("{g:?}: expected {}", Get::ALL.map(|g| format!("\"{}\"", g.name())).join(", ")),
+                )
+            })?,
+        };
+        let object_bytes = w.object_size.map_or(64, |s| s.bytes());
+        if object_bytes == 0 || object_bytes > 1 << 20 {
+            return Err(self.err(k("object_size"), format!("{object_bytes} B: expected 1 B to 1 MiB")));
+        }
+        let batch = w.batch.unwrap_or(100);
+        if batch == 0 {
+            return Err(self.err(k("batch"), "0: expected at least one GET per batch"));
+        }
+        let shape = Shape {
+            get,
+            object_bytes,
+            batch,
+            gap: w.batch_gap.map_or(crate::engine::NS * 1000, |d| d.0),
+            line: w.line.bytes().max(1),
+            serial: w.serial_reads.unwrap_or(false),
+        };
+        if shape.object_lines() * w.line.bytes().max(1) > w.footprint.bytes() {
+            return Err(self.err(
+                k("object_size"),
+                format!(
+                    "{object_bytes} B: a {} object takes {} lines; expected the footprint ({} B) to hold one",
+                    get.name(),
+                    shape.object_lines(),
+                    w.footprint.bytes()
+                ),
+            ));
+        }
+        Ok(Some(shape))
     }
 
     /// The producer_consumer and remote_stores keys: only with those

@@ -127,6 +127,15 @@ pub struct PcieConfig {
     /// straight to host memory), the others queue pairs.
     #[serde(default)]
     pub host_cores: u32,
+    /// The root complex's time for a request from the PCIe link (its other
+    /// handlers cost nothing); default: `directory_latency` for every handler.
+    pub rc_latency: Option<Duration>,
+    /// The host cache's hit time (a miss adds `memory_latency`); default:
+    /// `directory_latency`.
+    pub host_latency: Option<Duration>,
+    /// Bytes of the footprint, from its start, that sit in the host's cache
+    /// from the beginning (a table the host wrote before the run).
+    pub host_cached: Option<Size>,
 }
 
 fn default_pcie_variant() -> String {
@@ -754,6 +763,20 @@ pub struct WorkloadConfig {
     /// dma_reads: "sequential" (default) or "random" DMA starts.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dma_start: Option<String>,
+    /// kvs_gets: the GET protocol ("validation", default; "single_read",
+    /// "farm"), bytes of item per object (default 64 B), GETs per batch
+    /// (default 100) and the gap after each batch (default 1 µs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub get: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub object_size: Option<Size>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batch: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batch_gap: Option<Duration>,
+    /// kvs_gets: a READ waits for the previous one's completion (default false).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub serial_reads: Option<bool>,
 }
 
 impl Default for WorkloadConfig {

@@ -43,6 +43,7 @@ use crate::sim::home_memory::HomeDram;
 use crate::sim::system::{MemoryResult, Outcome, RequesterResult, RunResult};
 use crate::stats::Histogram;
 use crate::workloads::dma_reads::DmaReads;
+use crate::workloads::kvs_gets::KvsGets;
 use crate::workloads::pattern::Generator;
 use crate::workloads::producer_consumer::ProducerConsumer;
 use crate::workloads::remote_stores::RemoteStores;
@@ -126,6 +127,10 @@ struct CoreDrive {
     producer_consumer: Option<ProducerConsumer>,
     remote_stores: Option<RemoteStores>,
     dma_reads: Option<DmaReads>,
+    kvs_gets: Option<KvsGets>,
+    /// The pending operation starts a batch: it waits until every earlier
+    /// one completed, then this long.
+    barrier: Option<Time>,
     pending: Option<WorkOp>,
     next_issue: Time,
     /// TSO: stores retired from the stream, oldest first, and the stores
@@ -340,6 +345,8 @@ impl<P: Protocol> ProtocolSystem<P> {
                             .map(|s| ProducerConsumer::new(s, core as u32, cores as u32, lines, w.line as u64))
                     }),
                     dma_reads: w.and_then(|w| w.dma_reads.map(|s| DmaReads::new(s, core as u32, cores as u32, lines))),
+                    kvs_gets: w.and_then(|w| w.kvs_gets.map(|s| KvsGets::new(s, lines))),
+                    barrier: None,
                     pending: None,
                     next_issue: 0,
                     sb: VecDeque::with_capacity(ps.timing.store_buffer),
@@ -409,16 +416,17 @@ impl<P: Protocol> ProtocolSystem<P> {
         }
     }
 
-    /// Processing delay of agent `a` before the sends of one handler leave,
-    /// for a handler making `accesses` cache accesses at a core (a DRAM read
-    /// adds its own time when it completes).
-    fn delay(&self, a: AgentId, accesses: u32) -> Time {
-        if self.is_core(a) {
-            self.t.cache_latency * Time::from(accesses)
-        } else if self.dram[a as usize].is_none() && self.ops.iter().any(|o| matches!(o, OpEvent::MemoryRead { .. })) {
-            self.t.directory_latency + self.t.memory_latency
-        } else {
-            self.t.directory_latency
+    /// Processing delay of agent `a` before the sends of its handler of
+    /// `msg` (None: an action) leave (a DRAM read adds its own time when it
+    /// completes).
+    fn delay(&self, a: AgentId, msg: Option<&P::Msg>) -> Time {
+        let own = msg.and_then(|m| self.p.handler_latency(a, m));
+        let read = self.dram[a as usize].is_none() && self.ops.iter().any(|o| matches!(o, OpEvent::MemoryRead { .. }));
+        let memory = if read { self.t.memory_latency } else { 0 };
+        match own {
+            Some(t) => t + memory,
+            None if self.is_core(a) => self.t.cache_latency * Time::from(msg.map_or(1, |m| self.p.cache_accesses(m))),
+            None => self.t.directory_latency + memory,
         }
     }
 
@@ -711,7 +719,7 @@ impl<P: Protocol> ProtocolSystem<P> {
                     }
                     self.inbox[ai][vc].remove(k);
                     self.admit(a, vc);
-                    let delay = self.delay(a, self.p.cache_accesses(&w.msg));
+                    let delay = self.delay(a, Some(&w.msg));
                     self.finish(a, delay);
                     let now = self.q.now();
                     self.schedule_step(a, now + delay);
@@ -871,16 +879,29 @@ impl<P: Protocol> ProtocolSystem<P> {
                         (None, None) if d.dma_reads.is_some() => {
                             d.dma_reads.as_mut().expect("checked").next(value, &mut self.rng)
                         }
+                        (None, None) if d.kvs_gets.is_some() => {
+                            let (op, barrier) = d.kvs_gets.as_mut().expect("checked").next(value, &mut self.rng);
+                            d.barrier = barrier;
+                            op
+                        }
                         (None, None) => {
                             let (access, _) = d.gen.as_mut().expect("a generator per core").next(&mut self.rng);
                             op(access.addr, access.write)
                         }
                     });
-                    if d.next_issue > self.q.now() {
-                        let at = d.next_issue;
-                        self.schedule_step(a, at);
+                }
+                // a batch starts once every earlier operation completed (each completion steps the core)
+                if let Some(gap) = self.drive[ai].barrier {
+                    if self.ops_done[ai] < self.drive[ai].issued {
                         return false;
                     }
+                    self.drive[ai].barrier = None;
+                    self.drive[ai].next_issue = self.q.now() + gap;
+                }
+                if self.drive[ai].next_issue > self.q.now() {
+                    let at = self.drive[ai].next_issue;
+                    self.schedule_step(a, at);
+                    return false;
                 }
                 let op = self.drive[ai].pending.expect("set above");
                 if self.t.store_buffer > 0 {
@@ -935,7 +956,7 @@ impl<P: Protocol> ProtocolSystem<P> {
             self.discard(a, saved);
             return false;
         }
-        let delay = self.delay(a, 1);
+        let delay = self.delay(a, None);
         self.finish(a, delay);
         // Anything waiting in the inbox may now be taken.
         self.serve(a);

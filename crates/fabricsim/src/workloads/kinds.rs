@@ -24,6 +24,8 @@ pub enum Pattern {
     RemoteStores,
     /// A NIC's DMA reads of consecutive lines, ordered or not (protocol cores).
     DmaReads,
+    /// A NIC's key-value GETs over RDMA READs, in batches (protocol cores).
+    KvsGets,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]

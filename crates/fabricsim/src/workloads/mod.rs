@@ -3,6 +3,7 @@
 
 pub mod dma_reads;
 pub mod kinds;
+pub mod kvs_gets;
 pub mod litmus;
 pub mod pattern;
 pub mod producer_consumer;
@@ -53,6 +54,8 @@ pub struct WorkloadSpec {
     pub remote_stores: Option<remote_stores::Shape>,
     /// Pattern `dma_reads` (protocol cores only).
     pub dma_reads: Option<dma_reads::Shape>,
+    /// Pattern `kvs_gets` (protocol cores only).
+    pub kvs_gets: Option<kvs_gets::Shape>,
     /// Writes are posted: no acknowledgement (see `WorkloadConfig::posted_writes`).
     pub posted_writes: bool,
 }

@@ -64,7 +64,8 @@ impl Generator {
             | Pattern::Trace
             | Pattern::ProducerConsumer
             | Pattern::RemoteStores
-            | Pattern::DmaReads => rng.below(self.lines),
+            | Pattern::DmaReads
+            | Pattern::KvsGets => rng.below(self.lines),
             Pattern::Zipf => self.zipf.key(rng.unit()),
             Pattern::Hotspot => {
                 if rng.unit() < self.hot_probability || self.hot_lines == self.lines {
@@ -117,6 +118,7 @@ mod tests {
             producer_consumer: None,
             remote_stores: None,
             dma_reads: None,
+            kvs_gets: None,
             posted_writes: false,
         }
     }

@@ -123,7 +123,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             mops["nic"][sizes[0]],
             Tolerance(0.3),
             "Each line waits for the previous one's completion: two 200 ns crossings of the I/O bus, the root "
-            "complex twice and the memory.",
+            "complex (17 ns) and an L2 miss to DRAM (7 + 75 ns).",
         ),
         Row(
             FIG,
@@ -133,7 +133,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             mops["rc"][sizes[0]],
             Tolerance(0.3),
             "The NIC pipelines; the RLSQ reads the next line only after the previous acquire's data returned: "
-            "the root complex, the memory (17 + 50 ns) and the root complex again.",
+            "an L2 miss to DRAM (7 + 75 ns) and the on-die links to and from the host.",
         ),
         Row(
             FIG,
@@ -179,11 +179,11 @@ MUTANTS = [
 
 CHOICES = [
     Choice(
-        "host memory latency",
-        "50 ns",
+        "an L2 miss's DRAM latency",
+        "75 ns",
         [
-            Variant("30 ns", "an open-row DDR3 read", set={"protocol.memory_latency": "30ns"}),
-            Variant("80 ns", "a row miss behind a queue", set={"protocol.memory_latency": "80ns"}),
+            Variant("50 ns", "an open-row DDR3 read and the controller", set={"protocol.memory_latency": "50ns"}),
+            Variant("100 ns", "a row miss behind a queue", set={"protocol.memory_latency": "100ns"}),
         ],
     ),
     Choice(

@@ -15,14 +15,21 @@ pub struct Mem {
     /// Locations the root complex read since their last Inv (bit per
     /// location; none kept in a timed run without host cores).
     pub shared: SmallVec<[u64; 1]>,
-    /// Timing: lines a host core wrote, held in the host's cache: a read
-    /// of one hits (no `memory_latency`) and overtakes earlier misses
-    /// (L98). Not kept when checking (reads are served in any order there).
+    /// Timing: lines in the host's cache (those a host core wrote, and the
+    /// first `host_cached` lines): a read of one hits (no
+    /// `memory_latency`) and overtakes earlier misses (L98). Not kept when
+    /// checking (reads are served in any order there).
     pub cached: Vec<u64>,
 }
 
 fn bit(loc: Loc) -> u64 {
     1 << (loc % 64)
+}
+
+impl Mem {
+    fn hit(&self, loc: Loc) -> bool {
+        self.cached.get(loc as usize / 64).is_some_and(|w| w & bit(loc) != 0)
+    }
 }
 
 impl Pcie {
@@ -35,7 +42,7 @@ impl Pcie {
     ) -> Result<Step, Violation> {
         match msg {
             Msg::Rd { qp, tag, loc } => {
-                if m.cached.get(loc as usize / 64).is_none_or(|w| w & bit(loc) == 0) {
+                if !m.hit(loc) {
                     ctx.memory_read(loc as u64);
                 }
                 let val = m.mem.get(loc as usize).copied().unwrap_or(0);
@@ -57,7 +64,9 @@ impl Pcie {
                 }
             }
             Msg::HostRd { loc } => {
-                ctx.memory_read(loc as u64);
+                if !m.hit(loc) {
+                    ctx.memory_read(loc as u64);
+                }
                 let val = m.mem.get(loc as usize).copied().unwrap_or(0);
                 ctx.send(from, CPL, Msg::HostData { val });
             }

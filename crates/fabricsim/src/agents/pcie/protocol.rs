@@ -9,6 +9,7 @@ use super::nic::Thread;
 use super::rc::Rc;
 use super::{Mutant, Variant};
 use crate::agents::protocol::{AgentId, ChannelOrder, Ctx, OpKind, OpOrder, Protocol, Role, Step, Violation, WorkOp};
+use crate::engine::Time;
 use crate::workloads::program::{Outcome, Program};
 
 /// What a core agent is.
@@ -63,6 +64,14 @@ pub struct Pcie {
     pub window: usize,
     /// Cores driven by a workload (timing).
     pub driven: bool,
+    /// Timing: the root complex's handler time for a request from the PCIe
+    /// link (its other handlers cost nothing), and the host cache's hit
+    /// time (a miss adds `memory_latency`); None: `directory_latency`.
+    pub rc_latency: Option<Time>,
+    pub host_latency: Option<Time>,
+    /// Timing: lines `0..host_cached` start in the host's cache (a table
+    /// the host wrote before the run).
+    pub host_cached: u64,
 }
 
 impl Pcie {
@@ -78,6 +87,9 @@ impl Pcie {
             rlsq_entries: 256,
             window: 256,
             driven: false,
+            rc_latency: None,
+            host_latency: None,
+            host_cached: 0,
         }
     }
 
@@ -94,7 +106,19 @@ impl Pcie {
             rlsq_entries: rlsq_entries.max(1),
             window: window.max(1),
             driven: true,
+            rc_latency: None,
+            host_latency: None,
+            host_cached: 0,
         }
+    }
+
+    /// Timing: the root complex's and the host cache's handler times, and
+    /// the lines that start in the host's cache.
+    pub fn with_latencies(mut self, rc: Option<Time>, host: Option<Time>, host_cached: u64) -> Self {
+        self.rc_latency = rc;
+        self.host_latency = host;
+        self.host_cached = host_cached.min(self.locs as u64);
+        self
     }
 
     pub fn with_mutant(mut self, m: Option<Mutant>) -> Self {
@@ -159,7 +183,15 @@ impl Protocol for Pcie {
         // the root complex's sharer bits: one word when checking; timed, only if host cores write
         let hosts = self.kinds.contains(&Kind::Host);
         let words = if self.driven && !hosts { 0 } else { self.locs.div_ceil(64).max(1) };
-        let cached = if self.driven && hosts { vec![0; words] } else { Vec::new() };
+        let mut cached = Vec::new();
+        if self.driven && (hosts || self.host_cached > 0) {
+            cached = vec![0u64; self.locs.div_ceil(64).max(1)];
+            let full = (self.host_cached / 64) as usize;
+            cached[..full].fill(!0);
+            if !self.host_cached.is_multiple_of(64) {
+                cached[full] = (1 << (self.host_cached % 64)) - 1;
+            }
+        }
         agents.push(Node::Mem(Mem { mem, shared: smallvec::smallvec![0; words], cached }));
         vec![(agents, Ghost)]
     }
@@ -262,6 +294,16 @@ impl Protocol for Pcie {
 
     fn carries_data(&self, msg: &Msg) -> bool {
         matches!(msg, Msg::Cpl { .. } | Msg::Data { .. } | Msg::HostWr { .. } | Msg::HostData { .. })
+    }
+
+    fn handler_latency(&self, id: AgentId, msg: &Msg) -> Option<Time> {
+        if id == self.rc_agent() {
+            self.rc_latency.map(|t| if matches!(msg, Msg::MemRd { .. }) { t } else { 0 })
+        } else if id == self.mem_agent() {
+            self.host_latency
+        } else {
+            None
+        }
     }
 
     fn vc_names(&self) -> Vec<String> {

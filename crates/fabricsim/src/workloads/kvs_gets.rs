@@ -1,0 +1,163 @@
+//! Key-value GETs over RDMA READs (`pattern = "kvs_gets"`): seed 003's
+//! KVS experiments (§6.3, Figs 6 and 8). A client (a NIC queue pair)
+//! issues `batch` GETs back to back, waits for all of them, then for
+//! `batch_gap` (1 µs: the halo3d/sweep3d gap of [15]), then the next
+//! batch. Each GET reads one object, at a uniformly random key of the
+//! table (the footprint, shared by all clients), line by line, as the
+//! paper's NIC splits a READ into 64 B reads:
+//!
+//! - **Validation** (Cell [26]): READ1 = the header version and the item,
+//!   READ2 = the header again; the object is an 8 B header then the item;
+//! - **Single Read**: one READ of header, item and footer (8 B each side);
+//! - **FaRM**: one READ; every line holds 56 B of item and its version
+//!   (the client's copy that strips the versions is not modelled: it is a
+//!   CPU cost, Fig 7's, not the fabric's).
+//!
+//! With `serial_reads`, a READ starts only when the client's previous one
+//! completed, as a real NIC issues a QP's READs (Fig 8, §6.4).
+//!
+//! Validation and Single Read need their lines read in order (§6.3): every
+//! line goes with the acquire bit, as Fig 5's ordered DMA; FaRM's lines
+//! need no order (each carries its version).
+
+use super::rng::Stream;
+use crate::agents::protocol::{OpKind, OpOrder, WorkOp};
+use crate::engine::Time;
+
+/// Version field, bytes.
+const VERSION: u64 = 8;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Get {
+    Validation,
+    SingleRead,
+    Farm,
+}
+
+impl Get {
+    pub const ALL: [Get; 3] = [Get::Validation, Get::SingleRead, Get::Farm];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Get::Validation => "validation",
+            Get::SingleRead => "single_read",
+            Get::Farm => "farm",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|g| g.name() == s)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    pub get: Get,
+    /// Bytes of item per object.
+    pub object_bytes: u64,
+    /// GETs per batch.
+    pub batch: u32,
+    /// Between a batch's last completion and the next batch.
+    pub gap: Time,
+    pub line: u64,
+    /// A READ waits for the previous READ's completion.
+    pub serial: bool,
+}
+
+impl Shape {
+    /// Lines one object takes in the table.
+    pub fn object_lines(&self) -> u64 {
+        let line = self.line.max(1);
+        match self.get {
+            Get::Validation => (self.object_bytes + VERSION).div_ceil(line),
+            Get::SingleRead => (self.object_bytes + 2 * VERSION).div_ceil(line),
+            Get::Farm => self.object_bytes.div_ceil(line.saturating_sub(VERSION).max(1)),
+        }
+        .max(1)
+    }
+
+    /// Line reads one GET makes (Validation's READ2 reads the header again).
+    pub fn reads_per_get(&self) -> u64 {
+        self.object_lines() + (self.get == Get::Validation) as u64
+    }
+}
+
+pub struct KvsGets {
+    shape: Shape,
+    objects: u64,
+    /// The current GET's object (first line) and its next read.
+    base: u64,
+    read: u64,
+    in_batch: u32,
+}
+
+impl KvsGets {
+    /// A client of a table of `lines` lines.
+    pub fn new(shape: Shape, lines: u64) -> Self {
+        let objects = (lines / shape.object_lines()).max(1);
+        KvsGets { shape, objects, base: 0, read: 0, in_batch: 0 }
+    }
+
+    /// The next line read, and the gap to wait for after every read so far
+    /// completes when it starts a new batch.
+    pub fn next(&mut self, value: u64, rng: &mut Stream) -> (WorkOp, Option<Time>) {
+        let starts_read =
+            self.read == 0 || (self.shape.get == Get::Validation && self.read == self.shape.object_lines());
+        let mut barrier = (self.shape.serial && starts_read).then_some(0);
+        if self.read == 0 {
+            if self.in_batch == self.shape.batch.max(1) {
+                self.in_batch = 0;
+                barrier = Some(self.shape.gap);
+            }
+            self.in_batch += 1;
+            self.base = rng.below(self.objects) * self.shape.object_lines();
+        }
+        let offset = if self.read == self.shape.object_lines() { 0 } else { self.read };
+        self.read = (self.read + 1) % self.shape.reads_per_get();
+        let order = if self.shape.get == Get::Farm { OpOrder::Relaxed } else { OpOrder::Acquire };
+        (WorkOp { line: self.base + offset, kind: OpKind::Load, value, order, bytes: 0 }, barrier)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(get: Get, bytes: u64) -> Shape {
+        Shape { get, object_bytes: bytes, batch: 2, gap: 1000, line: 64, serial: false }
+    }
+
+    #[test]
+    fn object_layouts_follow_the_get_protocols() {
+        // 64 B of item: Validation's header spills it onto a second line, read twice; FaRM needs 2 lines of 56 B
+        assert_eq!((shape(Get::Validation, 64).object_lines(), shape(Get::Validation, 64).reads_per_get()), (2, 3));
+        assert_eq!((shape(Get::SingleRead, 64).object_lines(), shape(Get::SingleRead, 64).reads_per_get()), (2, 2));
+        assert_eq!(shape(Get::SingleRead, 48).reads_per_get(), 1);
+        assert_eq!((shape(Get::Farm, 56).object_lines(), shape(Get::Farm, 64).object_lines()), (1, 2));
+        assert_eq!(shape(Get::Validation, 8192).reads_per_get(), 130);
+    }
+
+    #[test]
+    fn a_validation_get_reads_header_item_header_and_batches_wait() {
+        let mut rng = Stream::new(1, 0);
+        let mut g = KvsGets::new(shape(Get::Validation, 64), 64);
+        let ops: Vec<(WorkOp, Option<Time>)> = (0..9).map(|i| g.next(i, &mut rng)).collect();
+        for get in ops.chunks(3) {
+            let b = get[0].0.line;
+            assert_eq!(b % 2, 0, "objects are 2 lines");
+            assert_eq!(get.iter().map(|o| o.0.line).collect::<Vec<_>>(), vec![b, b + 1, b]);
+            assert!(get.iter().all(|o| o.0.order == OpOrder::Acquire));
+        }
+        // a batch of 2 GETs: the third GET's first read waits for the gap, no other read does
+        let gaps: Vec<usize> = ops.iter().enumerate().filter(|(_, o)| o.1.is_some()).map(|(i, _)| i).collect();
+        assert_eq!(gaps, vec![6]);
+        assert_eq!(ops[6].1, Some(1000));
+        let mut f = KvsGets::new(shape(Get::Farm, 64), 64);
+        assert_eq!(f.next(0, &mut rng).0.order, OpOrder::Relaxed);
+        // serial READs: READ1 and READ2 each wait for what was issued before them
+        let mut s = KvsGets::new(Shape { serial: true, ..shape(Get::Validation, 64) }, 64);
+        let waits: Vec<Option<Time>> = (0..9).map(|i| s.next(i, &mut rng).1).collect();
+        let zero = Some(0);
+        assert_eq!(waits, vec![zero, None, zero, zero, None, zero, Some(1000), None, zero]);
+    }
+}
