@@ -51,3 +51,14 @@ def test_single_read_needs_one_round_trip_per_get_and_validation_two():
         b["workload"]["serial_reads"] = True
         t[get] = fabricsim.run(b).summary["sim_time_ps"]
     assert 1.8 < t["validation"] / t["single_read"] < 2.1, t
+
+
+def test_the_mmio_system_is_the_table3_example():
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python < 3.11
+        import tomli as tomllib
+    from fabricsim.experiments.rlsq.system import table3
+
+    example = tomllib.loads((ROOT / "examples" / "rlsq_mmio.toml").read_text())
+    assert example == table3()

@@ -251,6 +251,8 @@ def cmd_litmus(args: argparse.Namespace) -> int:
                 )
                 for o in r.get("forbidden_observed", []):
                     line += f"\n    forbidden outcome observed: {o}"
+                if r.get("violation"):
+                    line += f"\n    {r['violation']['kind']}: {r['violation']['detail']}"
             print(line, flush=True)
         if args.protocol and not r["ok"]:
             status = EXIT_VIOLATION

@@ -96,12 +96,11 @@ fn run_protocol(
         "pcie" => {
             use agents::pcie::Pcie;
             let c = ps.pcie.expect("resolve() builds the pcie spec");
-            let qps = caches - c.host_cores;
-            let p = Pcie::timed(c.variant, qps, c.host_cores, ps.locs, c.rlsq_entries, c.window).with_latencies(
-                c.rc_latency,
-                c.host_latency,
-                c.host_cached,
-            );
+            // with MMIO every requester is a host core
+            let hosts = if c.mmio.is_some() { caches } else { c.host_cores };
+            let p = Pcie::timed(c.variant, caches - hosts, hosts, ps.locs, c.rlsq_entries, c.window)
+                .with_latencies(c.rc_latency, c.host_latency, c.host_cached)
+                .with_mmio(c.mmio, c.rob_entries);
             go(spec, ps, p, progress)
         }
         "cord" => {

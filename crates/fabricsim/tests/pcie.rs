@@ -224,3 +224,78 @@ fn bad_kvs_gets_keys_are_named() {
     let e = table2(&["workload.batch=4"]).err().unwrap();
     assert!(e.contains("workload.batch: applies to pattern = \"kvs_gets\" only"), "{e}");
 }
+
+/// MMIO (§5.2): two messages' write-combining lines leave the core in any order.
+#[test]
+fn mmio_messages_arrive_in_order_with_fences_and_with_the_rob_and_the_rob_needs_credits() {
+    let mmio = pcie_litmus("MMIO");
+    let run = |p: &str| run_on_protocol(mmio.clone(), Model::Rc, &format!("pcie-mmio-{p}")).unwrap();
+    for p in ["fence", "rob"] {
+        let r = run(p);
+        assert!(r.ok() && r.report.complete, "{p}: {:?}", r.forbidden_observed());
+    }
+    for p in ["unordered", "rob+rob-on-arrival"] {
+        assert!(!run(p).forbidden_observed().is_empty(), "{p} must reorder the messages");
+    }
+    let r = run("rob+rob-no-credit");
+    assert_eq!(r.report.violation.as_ref().map(|v| v.kind.as_str()), Some("deadlock"), "no credits: a full ROB");
+    for (name, want) in [
+        ("pcie-mmio-slow", "unknown MMIO mode \"slow\""),
+        ("pcie-mmio-rob+no-squash", "unknown MMIO mutant \"no-squash\""),
+    ] {
+        let e = run_on_protocol(mmio.clone(), Model::Rc, name).err().unwrap();
+        assert!(e.contains(want), "{name}: {e}");
+    }
+    let e = run_on_protocol(litmus("MP+rel+acq"), Model::Rc, "pcie-mmio-rob").err().unwrap();
+    assert!(e.contains("an MMIO thread only stores"), "{e}");
+}
+
+/// The Table 3 example with `overrides`.
+fn table3(overrides: &[&str]) -> Result<fabricsim::sim::system::RunResult, String> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/rlsq_mmio.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let sets: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+    fabricsim::run_text(&text, path.to_str().unwrap(), fabricsim::Format::Toml, &sets, None, &mut |_| true)
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn a_fence_per_mmio_message_waits_for_the_root_complex_and_the_rob_does_not() {
+    // 2000 messages of one 64 B line, each followed by a fence
+    let ns_per_message = |mode: &str| {
+        let r = table3(&[&format!("protocol.pcie.mmio=\"{mode}\"")]).unwrap();
+        assert_eq!(r.outcome, fabricsim::sim::system::Outcome::Completed, "{mode}");
+        r.sim_time as f64 / 1000.0 / 2000.0
+    };
+    let (fence, rob, un) = (ns_per_message("fence"), ns_per_message("rob"), ns_per_message("unordered"));
+    // the sfence: 2 ns to the root complex, its 60 ns, 2 ns back, the store and the fence issued (1 ns each)
+    assert!((64.0..75.0).contains(&fence), "fence: {fence} ns per message");
+    // no stall: the I/O bus's 80 B per line at 16 GB/s; 16 credits cover the 64 ns round trip
+    assert!((5.0..5.3).contains(&rob) && (rob / un - 1.0).abs() < 0.01, "rob {rob}, unordered {un} ns");
+    // too few credits: 4 writes per 64 ns round trip
+    let r = table3(&["protocol.pcie.rob_entries=4"]).unwrap();
+    let small = r.sim_time as f64 / 1000.0 / 2000.0;
+    assert!((15.0..18.0).contains(&small), "rob of 4: {small} ns per message");
+}
+
+#[test]
+fn bad_mmio_configurations_are_named() {
+    for (set, want) in [
+        ("protocol.pcie.mmio=\"slow\"", "protocol.pcie.mmio: \"slow\": expected \"fence\", \"rob\", \"unordered\""),
+        ("protocol.pcie.rob_entries=0", "protocol.pcie.rob_entries: 0: expected 1 to 4096"),
+        ("protocol.pcie.host_cores=1", "with mmio every requester is a host core"),
+        (
+            "workload.message_size=\"100B\"",
+            "workload.message_size: 100 B: expected a positive multiple of the 64 B line",
+        ),
+    ] {
+        let e = table3(&[set]).err().unwrap_or_else(|| panic!("{set} accepted"));
+        assert!(e.contains(want), "{set}: {e}");
+    }
+    let e = table2(&["protocol.pcie.rob_entries=4"]).err().unwrap();
+    assert!(e.contains("protocol.pcie.rob_entries: applies with protocol.pcie.mmio only"), "{e}");
+    let e = table2(&["protocol.pcie.mmio=\"rob\""]).err().unwrap();
+    assert!(e.contains("2 memories: pcie's homes with mmio are the root complex, the host memory, then the NIC's device; expected 3"), "{e}");
+    let e = table2(&["workload.message_size=\"64B\""]).err().unwrap();
+    assert!(e.contains("applies to pattern = \"mmio_writes\" only"), "{e}");
+}

@@ -25,7 +25,9 @@ pub fn protocol_names() -> Vec<String> {
     v.extend(["cord", "so", "mp"].map(String::from));
     v.extend(cord::MUTANTS.iter().map(|(m, _)| format!("cord+{m}")));
     v.extend(PcieVariant::ALL.map(|x| format!("pcie-{}@nic=1", x.name())));
-    v.extend(pcie::MUTANTS.iter().map(|(m, _)| format!("pcie-rc-opt+{m}@nic=1")));
+    v.extend(pcie::MUTANTS[..2].iter().map(|(m, _)| format!("pcie-rc-opt+{m}@nic=1")));
+    v.extend(pcie::Mmio::ALL.map(|x| format!("pcie-mmio-{}", x.name())));
+    v.extend(pcie::MUTANTS[2..].iter().map(|(m, _)| format!("pcie-mmio-rob+{m}")));
     v
 }
 
@@ -202,11 +204,48 @@ pub fn cord_protocol(name: &str, program: Arc<Program>, model: Model) -> Result<
     Ok(Cord::running(variant, program, tso, nodes, home).with_mutant(mutant))
 }
 
+/// MMIO on a litmus program: `pcie-mmio-MODE[+MUTANT]`, every thread a
+/// host core whose stores are MMIO writes to the NIC's device (the final
+/// state's memory is the device's) through a ROB of 2 entries.
+fn mmio_protocol(rest: &str, program: Arc<Program>) -> Result<Pcie, String> {
+    use crate::agents::pcie::Mmio;
+    use crate::workloads::program::Op;
+    let (mode, mutant) = match rest.split_once('+') {
+        Some((b, m)) => (b, Some(m)),
+        None => (rest, None),
+    };
+    let modes = || Mmio::ALL.map(|m| m.name()).join(", ");
+    let mode = Mmio::parse(mode).ok_or_else(|| format!("unknown MMIO mode {mode:?}; expected {}", modes()))?;
+    let mutants = &pcie::MUTANTS[2..];
+    let mutant = match mutant {
+        None => None,
+        Some(m) => Some(mutants.iter().find(|x| x.0 == m).map(|x| x.1).ok_or_else(|| {
+            format!(
+                "unknown MMIO mutant {m:?}; expected one of {}",
+                mutants.iter().map(|m| m.0).collect::<Vec<_>>().join(", ")
+            )
+        })?),
+    };
+    check_protocol_limits(&program).map_err(|e| format!("{}: {e}", program.name))?;
+    for (t, ops) in program.threads.iter().enumerate() {
+        if let Some(op) = ops.iter().find(|op| !matches!(op, Op::Store { .. } | Op::Fence { .. })) {
+            return Err(format!(
+                "{}: thread P{t} has {op:?}; an MMIO thread only stores (MMIO writes) and fences",
+                program.name
+            ));
+        }
+    }
+    Ok(Pcie::running_mmio(mode, program).with_mutant(mutant))
+}
+
 /// PCIe read ordering on a litmus program: `pcie-VARIANT[+MUTANT]@nic=T[,T..]`,
 /// the named threads being NIC queue pairs (they only load) and the others
 /// host cores (no read-modify-writes).
 pub fn pcie_protocol(name: &str, program: Arc<Program>) -> Result<Pcie, String> {
     use crate::workloads::program::Op;
+    if let Some(rest) = name.strip_prefix("pcie-mmio-") {
+        return mmio_protocol(rest, program);
+    }
     let (name, qps) =
         name.split_once('@').ok_or_else(|| format!("{name:?}: name the NIC's threads, e.g. {name}@nic=1"))?;
     let qps = qps

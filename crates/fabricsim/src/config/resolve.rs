@@ -91,6 +91,8 @@ pub struct PcieSpec {
     pub host_latency: Option<crate::engine::Time>,
     /// Lines that start in the host's cache.
     pub host_cached: u64,
+    pub mmio: Option<crate::agents::pcie::Mmio>,
+    pub rob_entries: usize,
 }
 
 /// The timed write-through family (seed 000).
@@ -427,13 +429,17 @@ impl Builder<'_> {
                 .any(|r| {
                     matches!(
                         r.workload.pattern,
-                        Pattern::ProducerConsumer | Pattern::RemoteStores | Pattern::DmaReads | Pattern::KvsGets
+                        Pattern::ProducerConsumer
+                            | Pattern::RemoteStores
+                            | Pattern::DmaReads
+                            | Pattern::KvsGets
+                            | Pattern::MmioWrites
                     )
                 }) =>
             {
                 return Err(self.err(
                     "workload.pattern",
-                    "\"producer_consumer\", \"remote_stores\", \"dma_reads\" and \"kvs_gets\" drive the cores of a [protocol] (their \
+                    "\"producer_consumer\", \"remote_stores\", \"dma_reads\", \"kvs_gets\" and \"mmio_writes\" drive the cores of a [protocol] (their \
                      releases and acquires need one); expected a [protocol] table, or another pattern",
                 ))
             }
@@ -627,10 +633,15 @@ impl Builder<'_> {
                 ));
             }
         } else if is_pcie {
-            if dirs != 2 {
+            let mmio = pc.pcie.as_ref().is_some_and(|p| p.mmio.is_some());
+            if dirs != 2 + mmio as usize {
                 return Err(self.err(
                     "memory",
-                    format!("{dirs} memories: pcie's homes are the root complex, then the host memory; expected 2"),
+                    if mmio {
+                        format!("{dirs} memories: pcie's homes with mmio are the root complex, the host memory, then the NIC's device; expected 3")
+                    } else {
+                        format!("{dirs} memories: pcie's homes are the root complex, then the host memory; expected 2")
+                    },
                 ));
             }
             if caches > 250 {
@@ -841,7 +852,7 @@ impl Builder<'_> {
         let cord = if is_cord { Some(self.cord_spec(pc, model, line_bytes as u64)?) } else { None };
         let footprint = requesters.iter().map(|r| r.workload.footprint).max().unwrap_or(0);
         let pcie = if is_pcie { Some(self.pcie_spec(pc, line_bytes as u64, footprint)?) } else { None };
-        if let Some(p) = &pcie {
+        if let Some(p) = pcie.as_ref().filter(|p| p.mmio.is_none()) {
             if p.host_cores >= caches {
                 return Err(self.err(
                     "protocol.pcie.host_cores",
@@ -904,7 +915,32 @@ impl Builder<'_> {
                 ),
             ));
         }
+        use crate::agents::pcie::Mmio;
+        let mmio = match c.mmio.as_deref() {
+            None => None,
+            Some(m) => Some(Mmio::parse(m).ok_or_else(|| {
+                self.err(
+                    "protocol.pcie.mmio",
+                    format!("{m:?}: expected {}", Mmio::ALL.map(|v| format!("\"{}\"", v.name())).join(", ")),
+                )
+            })?),
+        };
+        let rob_entries = c.rob_entries.unwrap_or(16);
+        if rob_entries == 0 || rob_entries > 4096 {
+            return Err(self.err("protocol.pcie.rob_entries", format!("{rob_entries}: expected 1 to 4096")));
+        }
+        if c.rob_entries.is_some() && mmio.is_none() {
+            return Err(self.err("protocol.pcie.rob_entries", "applies with protocol.pcie.mmio only"));
+        }
+        if mmio.is_some() && c.host_cores > 0 {
+            return Err(self.err(
+                "protocol.pcie.host_cores",
+                "with mmio every requester is a host core making MMIO writes; expected no host_cores",
+            ));
+        }
         Ok(PcieSpec {
+            mmio,
+            rob_entries: rob_entries as usize,
             variant,
             rlsq_entries: c.rlsq_entries as usize,
             window: c.window as usize,
@@ -1454,6 +1490,21 @@ impl Builder<'_> {
         let (producer_consumer, remote_stores) = self.sync_shapes(w, &k)?;
         let dma_reads = self.dma_shape(w, &k)?;
         let kvs_gets = self.kvs_shape(w, &k)?;
+        let mmio_writes = match (w.pattern, w.message_size) {
+            (Pattern::MmioWrites, size) => {
+                let line = w.line.bytes().max(1);
+                let size = size.map_or(line, |s| s.bytes());
+                if size == 0 || !size.is_multiple_of(line) || size > 1 << 30 {
+                    return Err(self.err(
+                        k("message_size"),
+                        format!("{size} B: expected a positive multiple of the {line} B line, at most 1GiB"),
+                    ));
+                }
+                Some(crate::workloads::mmio_writes::Shape { message_lines: size / line })
+            }
+            (_, Some(_)) => return Err(self.err(k("message_size"), "applies to pattern = \"mmio_writes\" only")),
+            (_, None) => None,
+        };
         if w.footprint.bytes() < w.line.bytes() {
             return Err(self.err(k("footprint"), format!("{}: expected at least one line ({})", w.footprint, w.line)));
         }
@@ -1532,6 +1583,7 @@ impl Builder<'_> {
             remote_stores,
             dma_reads,
             kvs_gets,
+            mmio_writes,
             posted_writes: w.posted_writes,
         })
     }

@@ -136,6 +136,12 @@ pub struct PcieConfig {
     /// Bytes of the footprint, from its start, that sit in the host's cache
     /// from the beginning (a table the host wrote before the run).
     pub host_cached: Option<Size>,
+    /// MMIO mode: every requester is a host core whose stores are MMIO
+    /// writes to the NIC (the third memory), ordered by `"fence"`, `"rob"`
+    /// or not at all (`"unordered"`).
+    pub mmio: Option<String>,
+    /// The root complex's MMIO reorder buffer (default 16).
+    pub rob_entries: Option<u32>,
 }
 
 fn default_pcie_variant() -> String {
@@ -777,6 +783,9 @@ pub struct WorkloadConfig {
     /// kvs_gets: a READ waits for the previous one's completion (default false).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub serial_reads: Option<bool>,
+    /// mmio_writes: bytes per message (default: the line).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message_size: Option<Size>,
 }
 
 impl Default for WorkloadConfig {

@@ -44,6 +44,7 @@ use crate::sim::system::{MemoryResult, Outcome, RequesterResult, RunResult};
 use crate::stats::Histogram;
 use crate::workloads::dma_reads::DmaReads;
 use crate::workloads::kvs_gets::KvsGets;
+use crate::workloads::mmio_writes::MmioWrites;
 use crate::workloads::pattern::Generator;
 use crate::workloads::producer_consumer::ProducerConsumer;
 use crate::workloads::remote_stores::RemoteStores;
@@ -128,6 +129,7 @@ struct CoreDrive {
     remote_stores: Option<RemoteStores>,
     dma_reads: Option<DmaReads>,
     kvs_gets: Option<KvsGets>,
+    mmio_writes: Option<MmioWrites>,
     /// The pending operation starts a batch: it waits until every earlier
     /// one completed, then this long.
     barrier: Option<Time>,
@@ -346,6 +348,8 @@ impl<P: Protocol> ProtocolSystem<P> {
                     }),
                     dma_reads: w.and_then(|w| w.dma_reads.map(|s| DmaReads::new(s, core as u32, cores as u32, lines))),
                     kvs_gets: w.and_then(|w| w.kvs_gets.map(|s| KvsGets::new(s, lines))),
+                    mmio_writes: w
+                        .and_then(|w| w.mmio_writes.map(|s| MmioWrites::new(s, core as u32, cores as u32, lines))),
                     barrier: None,
                     pending: None,
                     next_issue: 0,
@@ -879,6 +883,7 @@ impl<P: Protocol> ProtocolSystem<P> {
                         (None, None) if d.dma_reads.is_some() => {
                             d.dma_reads.as_mut().expect("checked").next(value, &mut self.rng)
                         }
+                        (None, None) if d.mmio_writes.is_some() => d.mmio_writes.as_mut().expect("checked").next(value),
                         (None, None) if d.kvs_gets.is_some() => {
                             let (op, barrier) = d.kvs_gets.as_mut().expect("checked").next(value, &mut self.rng);
                             d.barrier = barrier;

@@ -26,6 +26,8 @@ pub enum Pattern {
     DmaReads,
     /// A NIC's key-value GETs over RDMA READs, in batches (protocol cores).
     KvsGets,
+    /// A host core's MMIO writes to a NIC, in messages (protocol cores).
+    MmioWrites,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]

@@ -5,6 +5,7 @@ pub mod dma_reads;
 pub mod kinds;
 pub mod kvs_gets;
 pub mod litmus;
+pub mod mmio_writes;
 pub mod pattern;
 pub mod producer_consumer;
 pub mod program;
@@ -56,6 +57,8 @@ pub struct WorkloadSpec {
     pub dma_reads: Option<dma_reads::Shape>,
     /// Pattern `kvs_gets` (protocol cores only).
     pub kvs_gets: Option<kvs_gets::Shape>,
+    /// Pattern `mmio_writes` (protocol cores only).
+    pub mmio_writes: Option<mmio_writes::Shape>,
     /// Writes are posted: no acknowledgement (see `WorkloadConfig::posted_writes`).
     pub posted_writes: bool,
 }

@@ -65,7 +65,8 @@ impl Generator {
             | Pattern::ProducerConsumer
             | Pattern::RemoteStores
             | Pattern::DmaReads
-            | Pattern::KvsGets => rng.below(self.lines),
+            | Pattern::KvsGets
+            | Pattern::MmioWrites => rng.below(self.lines),
             Pattern::Zipf => self.zipf.key(rng.unit()),
             Pattern::Hotspot => {
                 if rng.unit() < self.hot_probability || self.hot_lines == self.lines {
@@ -119,6 +120,7 @@ mod tests {
             remote_stores: None,
             dma_reads: None,
             kvs_gets: None,
+            mmio_writes: None,
             posted_writes: false,
         }
     }

@@ -1,15 +1,15 @@
 """RLSQ (seed 003, "Fast Remote Memory Ordering"): PCIe reads ordered at the
 root complex instead of at the NIC. Reproduced: the ordered DMA reads of
-Fig 5, the key-value GETs of Figs 6 and 8, and the checker's MP over DMA,
-Single Read and Validation; the P2P and MMIO figures come with later
-slices (``NOT_REPRODUCED``)."""
+Fig 5, the key-value GETs of Figs 6 and 8, the MMIO writes of Fig 10, and
+the checker's MP over DMA, Single Read, Validation and MMIO; the P2P
+figure comes with a later slice (``NOT_REPRODUCED``)."""
 
 #: Results of the paper's evaluation that fabricsim does not reproduce (yet), and why; the report lists them.
 NOT_REPRODUCED = [
     (
-        "RLSQ Figs 9 and 10",
-        "P2P through a switch with and without virtual output queues, and MMIO with fences or sequence numbers "
-        "and a reorder buffer: the pcie protocol of this version has DMA reads only.",
+        "RLSQ Fig 9",
+        "P2P through a switch with and without virtual output queues: the pcie protocol of this version has no "
+        "switch agent or P2P device.",
     ),
     (
         "RLSQ Figs 2, 3, 4 and 7",

@@ -8,7 +8,13 @@ the speculative RLSQ orders the reads, and does on today's unordered PCIe
 hold back later reads, and speculation without the squash. The Single
 Read GET (§6.4: the host writes footer, data, header; the NIC reads them
 back) must never return a torn object when every line is ordered, and
-does when only the header carries acquire."""
+does when only the header carries acquire.
+
+§5.2: a host core's MMIO messages (write-combining lines that leave the
+core in any order) must reach the NIC in order with an ``sfence`` per
+message and with sequence numbers and the root complex's ROB, and do
+not without either or when the ROB posts on arrival; a full ROB must
+never deadlock, which it does when the core sends without credits."""
 
 from __future__ import annotations
 
@@ -29,6 +35,9 @@ TEST = "MP+rel+acq.litmus"
 SINGLE = "pcie/SingleRead.litmus"
 SINGLE_HDR = "pcie/SingleRead+hdr.litmus"
 VALIDATION = "pcie/Validation.litmus"
+MMIO = "pcie/MMIO.litmus"
+#: MMIO mode -> whether the stream must arrive in order (and the search complete)
+MMIO_EXPECT = {"fence": True, "rob": True, "unordered": False, "rob+rob-on-arrival": False}
 #: variant -> whether MP's forbidden outcome must stay unreachable
 EXPECT = {
     "nic": True,
@@ -47,13 +56,20 @@ NIC queue pair (`pcie-VARIANT@nic=1`): one root complex with the RLSQ, one
 host memory that serves reads in any order and invalidates the root
 complex's copies of a line a host store writes. A point passes when no
 outcome RC forbids is reachable; a broken variant must reach it.
+
+The MMIO test (`pcie-mmio-MODE`) has one host core write two messages
+(data, doorbell with release, fence) to the same device registers; its
+write-combining buffers flush their lines in any order, the root
+complex's ROB has 2 entries. Its final state is the device's registers:
+the first message's data last is the forbidden outcome.
 """
 
 
 def _point(test: str, variant: str) -> Point:
+    protocol = f"pcie-{variant}" if variant.startswith("mmio-") else f"pcie-{variant}@nic=1"
     return Point(
         sweep="rlsq/checking",
-        text=json.dumps({"litmus": {"test": test, "protocol": f"pcie-{variant}@nic=1"}}, sort_keys=True),
+        text=json.dumps({"litmus": {"test": test, "protocol": protocol}}, sort_keys=True),
         source="<rlsq checking>",
         fmt="json",
         params={},
@@ -68,6 +84,7 @@ def sweep(quick: bool) -> Sweep:
     del quick  # every search is small
     points = [_point(t, v) for t in (TEST, SINGLE, VALIDATION) for v in EXPECT]
     points.append(_point(SINGLE_HDR, "rc-opt"))
+    points += [_point(MMIO, f"mmio-{m}") for m in [*MMIO_EXPECT, "rob+rob-no-credit"]]
     return Sweep("rlsq/checking", points)
 
 
@@ -86,13 +103,14 @@ def run(point: Point) -> dict[str, Any]:
         "ok": bool(r["ok"]),
         "complete": bool(r["complete"]),
         "forbidden_seen": len(r["forbidden_observed"]),
+        "deadlock": (r.get("violation") or {}).get("kind") == "deadlock",
         "states": int(r["states"]),
         "seconds": float(r["seconds"]),
     }
 
 
 def analyze(df: pd.DataFrame) -> pd.DataFrame:
-    cols = ["test", "variant", "name", "ok", "complete", "forbidden_seen", "torn", "states", "seconds"]
+    cols = ["test", "variant", "name", "ok", "complete", "forbidden_seen", "deadlock", "torn", "states", "seconds"]
     return df[cols].reset_index(drop=True)
 
 
@@ -101,7 +119,7 @@ def plot(data: pd.DataFrame, fig) -> None:
     ax.barh(range(len(data)), data["states"], color=["C2" if ok else "C3" for ok in data["ok"]])
     ax.set_yticks(range(len(data)), list(data["name"]), fontsize=8)
     ax.set_xlabel("states explored (green: ordered; red: the stale data reachable)")
-    fig.suptitle("RLSQ checked: MP over DMA per read ordering")
+    fig.suptitle("RLSQ checked: MP over DMA, Single Read, Validation and MMIO")
 
 
 def compare(data: pd.DataFrame) -> list[Row]:
@@ -134,7 +152,59 @@ def compare(data: pd.DataFrame) -> list[Row]:
             "read must carry acquire.",
         )
     )
+    rows += _mmio_rows(data[data["test"] == MMIO].set_index("variant"))
     return rows
+
+
+def _mmio_rows(d: pd.DataFrame) -> list[Row]:
+    detail = ", ".join(
+        f"{n}: {'deadlock' if dl else 'in order' if ok else 'reordered'} ({s:,} states)"
+        for n, ok, dl, s in zip(d["name"], d["ok"], d["deadlock"], d["states"])
+    )
+    ordered = [f"mmio-{m}" for m, want in MMIO_EXPECT.items() if want]
+    broken = [f"mmio-{m}" for m, want in MMIO_EXPECT.items() if not want]
+    credit, no_credit = "mmio-rob", "mmio-rob+rob-no-credit"
+    in_order = all(v in d.index and bool(d.loc[v, "ok"]) and bool(d.loc[v, "complete"]) for v in ordered)
+    reordered = all(v in d.index and int(d.loc[v, "forbidden_seen"]) > 0 for v in broken)
+    return [
+        Row(
+            FIG,
+            "MMIO: in order with an sfence per message and with sequence numbers and the ROB, reordered otherwise",
+            None,
+            text("§5.2", "The Root Complex delays issuing the PCIe write corresponding to the MMIO-Release"),
+            float(sum(bool(d.loc[v, "ok"]) for v in ordered if v in d.index)),
+            Predicate(
+                "fence and rob deliver every message in order; unordered and a ROB posting on arrival do not",
+                in_order and reordered,
+                detail,
+            ),
+            "Write-combining buffers flush lines in any order. An sfence holds the next message until the root "
+            "complex answered every line of this one; the ROB posts a line only after every lower sequence "
+            "number.",
+        ),
+        Row(
+            FIG,
+            "MMIO: the ROB never deadlocks when full; without credits it does",
+            None,
+            text(
+                "§5.2",
+                "tracks the highest sequence number for which all preceding sequence numbers have also been received",
+            ),
+            float(bool(d.loc[no_credit, "deadlock"])) if no_credit in d.index else None,
+            Predicate(
+                "rob completes every search; rob without credits reaches a deadlock",
+                credit in d.index
+                and bool(d.loc[credit, "complete"])
+                and not bool(d.loc[credit, "deadlock"])
+                and no_credit in d.index
+                and bool(d.loc[no_credit, "deadlock"]),
+                detail,
+            ),
+            "A core sends only with a credit (fewer writes unanswered than the ROB's entries), so a full ROB "
+            "holds every write in flight and the one it waits for is among them. Without credits the ROB fills "
+            "with later writes and refuses the one it waits for, stuck behind them on the in-order path.",
+        ),
+    ]
 
 
 def _torn_row(d: pd.DataFrame, name: str, how: str, ordered: list[str], broken: list[str]) -> Row:
@@ -211,12 +281,26 @@ MUTANTS = [
             "Validation: never torn when every line is ordered, torn on unordered PCIe and without the squash",
         ],
     ),
+    Mutant(
+        "rob-posts-on-arrival",
+        "the ROB's searches post every write on arrival (no reordering)",
+        set={"litmus.protocol": "pcie-mmio-rob+rob-on-arrival"},
+        when=lambda labels: labels.get("variant") == "mmio-rob",
+        flips=["MMIO: in order with an sfence per message and with sequence numbers and the ROB, reordered otherwise"],
+    ),
+    Mutant(
+        "rob-without-credits",
+        "the ROB's searches let the core send without credits",
+        set={"litmus.protocol": "pcie-mmio-rob+rob-no-credit"},
+        when=lambda labels: labels.get("variant") == "mmio-rob",
+        flips=["MMIO: the ROB never deadlocks when full; without credits it does"],
+    ),
 ]
 
 EXPERIMENT = Experiment(
     seed="rlsq",
     figure="checking",
-    title="RLSQ checked: MP over DMA",
+    title="RLSQ checked: MP over DMA, GETs and MMIO",
     sweep=sweep,
     analyze=analyze,
     plot=plot,

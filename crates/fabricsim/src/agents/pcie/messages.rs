@@ -8,6 +8,8 @@
 //! | 2  | cpl       | Cpl (RC -> QP), HostData (mem -> core)| any                  |
 //! | 3  | rd        | Rd (RC -> memory)                     | any                  |
 //! | 4  | coh       | Data, Inv (memory -> RC)              | FIFO per (mem, RC)   |
+//! | 5  | wc        | MmioWr (host core -> RC)              | FIFO per (core, RC)  |
+//! | 6  | posted    | DevWr (RC -> the NIC's device)        | FIFO per (RC, dev)   |
 //!
 //! A QP's reads reach the root complex in the order it issued them (one
 //! link, one VC), but the host serves them in any order (a hit overtakes
@@ -17,6 +19,12 @@
 //! `mod.rs`). Memory answers the root complex and invalidates its
 //! speculative copies on one ordered channel, so an Inv for a write that
 //! followed a read arrives after that read's Data.
+//!
+//! MMIO (§5.2): a host core's write-combining buffers drain in any order
+//! (the core picks the line to flush), then the lines travel in order to
+//! the root complex (`wc`), which posts them to the device in order
+//! (`posted`: W→W kept, Table 1) and answers the core (`MmioAck` on
+//! `cpl`: what an `sfence` waits for, and a ROB credit).
 
 use crate::agents::protocol::AgentId;
 use crate::workloads::program::Value;
@@ -26,9 +34,14 @@ pub const NONPOSTED: u8 = 1;
 pub const CPL: u8 = 2;
 pub const RD: u8 = 3;
 pub const COH: u8 = 4;
+pub const WC: u8 = 5;
+pub const POSTED: u8 = 6;
 
 /// Channel names, by VC (for traffic tables).
-pub const CHANNELS: [&str; 5] = ["host", "nonposted", "cpl", "rd", "coh"];
+pub const CHANNELS: [&str; 7] = ["host", "nonposted", "cpl", "rd", "coh", "wc", "posted"];
+
+/// An MMIO write's sequence number (per core).
+pub type Seq = u16;
 
 /// A line (timing) or a program location (checking).
 pub type Loc = u32;
@@ -75,6 +88,21 @@ pub enum Msg {
         loc: Loc,
     },
     HostData {
+        val: Value,
+    },
+    /// A host core's 64 B MMIO write (a flushed write-combining line), with
+    /// its sequence number.
+    MmioWr {
+        seq: Seq,
+        loc: Loc,
+        val: Value,
+    },
+    /// The root complex took an MMIO write (fence mode) or let it leave the
+    /// ROB (a credit).
+    MmioAck,
+    /// The write posted to the device.
+    DevWr {
+        loc: Loc,
         val: Value,
     },
 }

@@ -46,6 +46,7 @@
 //! - QPs and RLSQ entries answer reads only (DMA writes, MMIO, RDMA GETs
 //!   and P2P come with the later slices).
 
+mod dev;
 mod memory;
 pub mod messages;
 mod nic;
@@ -89,6 +90,35 @@ impl Variant {
     }
 }
 
+/// How a host core's MMIO writes reach the device in order (§5.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Mmio {
+    /// Today's way: an `sfence` after each message waits until the root
+    /// complex answered every write before it.
+    Fence,
+    /// Sequence numbers and a reorder buffer at the root complex: no
+    /// stall; a write needs a credit (a free ROB entry).
+    Rob,
+    /// No fence and no order (incorrect: the lower bound on cost).
+    Unordered,
+}
+
+impl Mmio {
+    pub const ALL: [Mmio; 3] = [Mmio::Fence, Mmio::Rob, Mmio::Unordered];
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|v| v.name() == s)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Mmio::Fence => "fence",
+            Mmio::Rob => "rob",
+            Mmio::Unordered => "unordered",
+        }
+    }
+}
+
 /// Deliberately broken root complexes the checker must catch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Mutant {
@@ -96,10 +126,19 @@ pub enum Mutant {
     AcquireNoBlock,
     /// `rc-opt`: an Inv is acknowledged but the stale data is kept.
     NoSquash,
+    /// MMIO `rob`: the core sends without a credit; a full ROB can wait for
+    /// a write stuck behind the one it refuses.
+    RobNoCredit,
+    /// MMIO `rob`: the root complex posts each write on arrival.
+    RobOnArrival,
 }
 
-pub const MUTANTS: [(&str, Mutant); 2] =
-    [("acquire-no-block", Mutant::AcquireNoBlock), ("no-squash", Mutant::NoSquash)];
+pub const MUTANTS: [(&str, Mutant); 4] = [
+    ("acquire-no-block", Mutant::AcquireNoBlock),
+    ("no-squash", Mutant::NoSquash),
+    ("rob-no-credit", Mutant::RobNoCredit),
+    ("rob-on-arrival", Mutant::RobOnArrival),
+];
 
 pub fn mutant_by_name(name: &str) -> Option<Mutant> {
     MUTANTS.iter().find(|m| m.0 == name).map(|m| m.1)

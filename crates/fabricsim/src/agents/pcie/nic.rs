@@ -1,14 +1,23 @@
 //! The cores: a NIC's queue pair (DMA reads through the root complex) or
-//! a host core (a program thread whose accesses reach memory in order).
+//! a host core (a program thread whose accesses reach memory in order, or,
+//! in MMIO mode, whose stores are MMIO writes to the NIC's device).
 
 use smallvec::SmallVec;
 
-use super::messages::{Loc, Msg, Tag, HOST, NONPOSTED};
+use super::messages::{Loc, Msg, Seq, Tag, HOST, NONPOSTED, WC};
 use super::protocol::{Ghost, Kind, Pcie};
-use super::Variant;
+use super::{Mmio, Mutant, Variant};
 use crate::agents::coherence::core::MAX_REGS;
 use crate::agents::protocol::{Ctx, OpKind, Violation};
 use crate::workloads::program::{Op, Value};
+
+/// An MMIO write in a write-combining buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct WcLine {
+    pub seq: Seq,
+    pub loc: Loc,
+    pub val: Value,
+}
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct Thread {
@@ -19,6 +28,12 @@ pub struct Thread {
     pub out: SmallVec<[(Tag, bool); 4]>,
     /// Workload: the next read's tag.
     pub next_tag: Tag,
+    /// MMIO: write-combining lines not flushed yet (checking; a timed core
+    /// flushes each line at once, in order), the next sequence number, and
+    /// the writes the root complex has not answered.
+    pub wc: SmallVec<[WcLine; 2]>,
+    pub seq: Seq,
+    pub unacked: u16,
 }
 
 impl Thread {
@@ -31,6 +46,11 @@ impl Thread {
 
     pub fn finished(&self, len: usize) -> bool {
         self.pc as usize == len && self.out.is_empty()
+    }
+
+    /// Waiting for something: a read, an unflushed line or an answer.
+    pub fn busy(&self) -> bool {
+        !self.out.is_empty() || !self.wc.is_empty() || self.unacked > 0
     }
 }
 
@@ -58,6 +78,10 @@ impl Pcie {
                 t.out.push((pc as Tag, false));
                 ctx.send(self.mem_agent(), HOST, Msg::HostRd { loc: loc as Loc });
             }
+            (Kind::Host, Op::Store { loc, value, .. }) if self.mmio.is_some() => {
+                self.mmio_store(t, ctx, loc as Loc, value);
+                ctx.done(pc as u64);
+            }
             (Kind::Host, Op::Store { loc, value, .. }) => {
                 ctx.send(self.mem_agent(), HOST, Msg::HostWr { loc: loc as Loc, val: value });
                 ctx.done(pc as u64);
@@ -84,6 +108,54 @@ impl Pcie {
         ctx.done(tag as u64);
     }
 
+    /// May a host core make an MMIO write now? Under `rob` it needs a
+    /// credit: fewer writes unanswered than the ROB has entries.
+    pub(super) fn may_mmio_store(&self, t: &Thread) -> bool {
+        self.mmio != Some(Mmio::Rob) || self.is(Mutant::RobNoCredit) || (t.unacked as usize) < self.rob_entries
+    }
+
+    /// May a host core pass a fence now? Under `fence` (an `sfence`) only
+    /// once its lines are flushed and the root complex answered them all;
+    /// otherwise a fence costs nothing (the sequence numbers order, §4.2).
+    pub(super) fn may_fence(&self, t: &Thread) -> bool {
+        self.mmio != Some(Mmio::Fence) || (t.wc.is_empty() && t.unacked == 0)
+    }
+
+    /// An MMIO write: into the write-combining buffers when checking (they
+    /// drain in any order), straight out when timed. Posted: done when made.
+    pub(super) fn mmio_store(&self, t: &mut Thread, ctx: &mut Ctx<Msg, Ghost>, loc: Loc, val: Value) {
+        let seq = t.seq;
+        t.seq = t.seq.wrapping_add(1);
+        if self.mmio != Some(Mmio::Unordered) {
+            t.unacked += 1;
+        }
+        if self.driven {
+            ctx.send(self.rc_agent(), WC, Msg::MmioWr { seq, loc, val });
+        } else {
+            t.wc.push(WcLine { seq, loc, val });
+        }
+    }
+
+    /// A write-combining buffer flushes its line (any of them: the order
+    /// they leave the core in is not program order).
+    pub(super) fn flush(&self, t: &mut Thread, ctx: &mut Ctx<Msg, Ghost>, i: usize) {
+        let WcLine { seq, loc, val } = t.wc.remove(i);
+        ctx.send(self.rc_agent(), WC, Msg::MmioWr { seq, loc, val });
+    }
+
+    /// A host core's workload MMIO write and fence (timed).
+    pub(super) fn workload_mmio(&self, t: &mut Thread, ctx: &mut Ctx<Msg, Ghost>, store: Option<Loc>) {
+        let tag = t.take_tag();
+        match store {
+            Some(loc) => {
+                ctx.issued(tag as u64, OpKind::Store);
+                self.mmio_store(t, ctx, loc, 1);
+            }
+            None => ctx.issued(tag as u64, OpKind::Fence),
+        }
+        ctx.done(tag as u64);
+    }
+
     /// A host core's workload load: one at a time.
     pub(super) fn host_load(&self, t: &mut Thread, ctx: &mut Ctx<Msg, Ghost>, loc: Loc) {
         let tag = t.take_tag();
@@ -100,6 +172,10 @@ impl Pcie {
         msg: Msg,
     ) -> Result<(), Violation> {
         let (tag, val) = match msg {
+            Msg::MmioAck => {
+                t.unacked = t.unacked.checked_sub(1).ok_or_else(|| Violation::unexpected("no MMIO write out", msg))?;
+                return Ok(());
+            }
             Msg::Cpl { tag, val } => (tag, val),
             Msg::HostData { val } => (t.out.first().map_or(0, |o| o.0), val),
             _ => return Err(Violation::unexpected("core", msg)),

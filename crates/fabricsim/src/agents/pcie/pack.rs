@@ -1,10 +1,11 @@
 //! Packing the PCIe family's states for the checker's visited set.
 
+use super::dev::Dev;
 use super::memory::Mem;
 use super::messages::Msg;
-use super::nic::Thread;
+use super::nic::{Thread, WcLine};
 use super::protocol::{Ghost, Node};
-use super::rc::{Entry, Rc, RcStats, St};
+use super::rc::{Entry, Held, Rc, RcStats, St};
 use crate::engine::pack::{get_byte, Pack};
 
 impl Pack for Msg {
@@ -42,6 +43,15 @@ impl Pack for Msg {
                 out.push(7);
                 val.pack(out);
             }
+            Msg::MmioWr { seq, loc, val } => {
+                out.push(8);
+                (seq, (loc, val)).pack(out);
+            }
+            Msg::MmioAck => out.push(9),
+            Msg::DevWr { loc, val } => {
+                out.push(10);
+                (loc, val).pack(out);
+            }
         }
     }
 
@@ -70,6 +80,15 @@ impl Pack for Msg {
             }
             6 => Msg::HostRd { loc: Pack::unpack(src) },
             7 => Msg::HostData { val: Pack::unpack(src) },
+            8 => {
+                let (seq, (loc, val)) = Pack::unpack(src);
+                Msg::MmioWr { seq, loc, val }
+            }
+            9 => Msg::MmioAck,
+            10 => {
+                let (loc, val) = Pack::unpack(src);
+                Msg::DevWr { loc, val }
+            }
             k => panic!("{k} is not a packed PCIe message"),
         }
     }
@@ -99,9 +118,12 @@ impl Pack for St {
 
 crate::pack_struct!(Entry { qp, tag, loc, acq, st });
 crate::pack_struct!(RcStats { squashes, rlsq_high });
-crate::pack_struct!(Rc { rlsq, stats });
+crate::pack_struct!(Held { core, seq, loc, val });
+crate::pack_struct!(Rc { rlsq, stats, rob, next });
+crate::pack_struct!(Dev { mem });
 crate::pack_struct!(Mem { mem, shared, cached });
-crate::pack_struct!(Thread { pc, regs, out, next_tag });
+crate::pack_struct!(WcLine { seq, loc, val });
+crate::pack_struct!(Thread { pc, regs, out, next_tag, wc, seq, unacked });
 
 impl Pack for Ghost {
     fn pack(&self, _out: &mut Vec<u8>) {}
@@ -126,6 +148,10 @@ impl Pack for Node {
                 out.push(2);
                 m.pack(out);
             }
+            Node::Dev(d) => {
+                out.push(3);
+                d.pack(out);
+            }
         }
     }
 
@@ -134,6 +160,7 @@ impl Pack for Node {
             0 => Node::Core(Pack::unpack(src)),
             1 => Node::Rc(Pack::unpack(src)),
             2 => Node::Mem(Pack::unpack(src)),
+            3 => Node::Dev(Pack::unpack(src)),
             k => panic!("{k} is not a packed PCIe agent"),
         }
     }
@@ -155,12 +182,22 @@ mod tests {
             Msg::HostWr { loc: 1, val: 1 },
             Msg::HostRd { loc: 0 },
             Msg::HostData { val: 1 },
+            Msg::MmioWr { seq: 7, loc: 1, val: 2 },
+            Msg::MmioAck,
+            Msg::DevWr { loc: 1, val: 2 },
         ] {
             assert_eq!(round_trip(&m).0, m);
         }
         let mut rc = Rc::default();
         rc.rlsq.push(Entry { qp: 1, tag: 2, loc: 3, acq: true, st: St::Data(1) });
+        rc.rob.push(Held { core: 1, seq: 3, loc: 0, val: 1 });
+        rc.next.push((1, 2));
         let n = Node::Rc(rc);
+        assert_eq!(round_trip(&n).0, n);
+        let mut t = Thread::default();
+        t.wc.push(WcLine { seq: 1, loc: 2, val: 3 });
+        t.unacked = 2;
+        let n = Node::Core(t);
         assert_eq!(round_trip(&n).0, n);
     }
 }

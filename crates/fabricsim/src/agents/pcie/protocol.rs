@@ -3,11 +3,12 @@
 
 use std::sync::Arc;
 
+use super::dev::Dev;
 use super::memory::Mem;
 use super::messages::{Loc, Msg, CHANNELS};
 use super::nic::Thread;
 use super::rc::Rc;
-use super::{Mutant, Variant};
+use super::{Mmio, Mutant, Variant};
 use crate::agents::protocol::{AgentId, ChannelOrder, Ctx, OpKind, OpOrder, Protocol, Role, Step, Violation, WorkOp};
 use crate::engine::Time;
 use crate::workloads::program::{Outcome, Program};
@@ -26,6 +27,7 @@ pub enum Node {
     Core(Thread),
     Rc(Rc),
     Mem(Mem),
+    Dev(Dev),
 }
 
 /// No global bookkeeping: the litmus outcome is read off the agents.
@@ -48,6 +50,13 @@ pub enum Action {
     HostLoad {
         loc: Loc,
     },
+    /// MMIO: a write-combining buffer flushes its `i`-th line (checking).
+    Flush(u8),
+    /// A host core's workload MMIO write, and fence (a timed run).
+    MmioStore {
+        loc: Loc,
+    },
+    Fence,
 }
 
 #[derive(Debug, Clone)]
@@ -72,6 +81,10 @@ pub struct Pcie {
     /// Timing: lines `0..host_cached` start in the host's cache (a table
     /// the host wrote before the run).
     pub host_cached: u64,
+    /// MMIO mode: host cores' stores are MMIO writes to the NIC's device
+    /// (agent `C + 2`), kept in order this way; and the ROB's entries.
+    pub mmio: Option<Mmio>,
+    pub rob_entries: usize,
 }
 
 impl Pcie {
@@ -90,7 +103,18 @@ impl Pcie {
             rc_latency: None,
             host_latency: None,
             host_cached: 0,
+            mmio: None,
+            rob_entries: 16,
         }
+    }
+
+    /// A litmus program whose threads are host cores making MMIO writes,
+    /// through a ROB of 2 entries (a test of a few writes can fill it).
+    pub fn running_mmio(mode: Mmio, program: Arc<Program>) -> Self {
+        let mut p = Self::running(Variant::Unordered, program, &[]);
+        p.mmio = Some(mode);
+        p.rob_entries = 2;
+        p
     }
 
     /// `qps` workload-driven queue pairs, then `hosts` host cores, over `locs` lines.
@@ -109,7 +133,16 @@ impl Pcie {
             rc_latency: None,
             host_latency: None,
             host_cached: 0,
+            mmio: None,
+            rob_entries: 16,
         }
+    }
+
+    /// Timing: host cores' stores are MMIO writes, ordered by `mode`.
+    pub fn with_mmio(mut self, mode: Option<Mmio>, rob_entries: usize) -> Self {
+        self.mmio = mode;
+        self.rob_entries = rob_entries.max(1);
+        self
     }
 
     /// Timing: the root complex's and the host cache's handler times, and
@@ -138,6 +171,11 @@ impl Pcie {
         self.kinds.len() as AgentId + 1
     }
 
+    /// The NIC's device (MMIO mode only).
+    pub(super) fn dev_agent(&self) -> AgentId {
+        self.kinds.len() as AgentId + 2
+    }
+
     /// The final outcome of a quiescent state: registers and memory.
     pub fn outcome(&self, agents: &[Node]) -> Outcome {
         let p = self.program.as_ref().expect("a program");
@@ -149,9 +187,10 @@ impl Pcie {
                 _ => unreachable!("cores come first"),
             })
             .collect();
-        let mem = match &agents[self.mem_agent() as usize] {
-            Node::Mem(m) => m.mem.clone(),
-            _ => unreachable!("memory comes last"),
+        let mem = match (&agents[self.mem_agent() as usize], agents.get(self.dev_agent() as usize)) {
+            (_, Some(Node::Dev(d))) => d.mem.clone(),
+            (Node::Mem(m), _) => m.mem.clone(),
+            _ => unreachable!("memory follows the root complex"),
         };
         Outcome { regs, mem }
     }
@@ -170,7 +209,7 @@ impl Protocol for Pcie {
 
     fn vc_orders(&self) -> &[ChannelOrder] {
         use ChannelOrder::*;
-        &[Fifo, Fifo, Unordered, Unordered, Fifo]
+        &[Fifo, Fifo, Unordered, Unordered, Fifo, Fifo, Fifo]
     }
 
     fn initial(&self) -> Vec<(Vec<Node>, Ghost)> {
@@ -192,6 +231,13 @@ impl Protocol for Pcie {
                 cached[full] = (1 << (self.host_cached % 64)) - 1;
             }
         }
+        if self.mmio.is_some() {
+            // the host memory is idle; the device holds what the program writes
+            agents.push(Node::Mem(Mem::default()));
+            let dev = self.program.as_ref().map_or_else(Vec::new, |p| p.init.clone());
+            agents.push(Node::Dev(Dev { mem: dev }));
+            return vec![(agents, Ghost)];
+        }
         agents.push(Node::Mem(Mem { mem, shared: smallvec::smallvec![0; words], cached }));
         vec![(agents, Ghost)]
     }
@@ -211,16 +257,24 @@ impl Protocol for Pcie {
             }
             Node::Rc(rc) => self.rc_message(rc, ctx, from, msg),
             Node::Mem(m) => self.mem_message(m, ctx, from, msg),
+            Node::Dev(d) => self.dev_message(d, ctx, msg),
         }
     }
 
     fn actions(&self, agent: &Node, me: AgentId, _ghost: &Ghost, out: &mut Vec<Action>) {
+        if let Node::Core(t) = agent {
+            // MMIO (checking): any line in the write-combining buffers may leave next
+            out.extend((0..t.wc.len()).map(|i| Action::Flush(i as u8)));
+        }
         let (Node::Core(t), Some(p)) = (agent, &self.program) else { return };
         let prog = &p.threads[me as usize];
         let Some(&op) = prog.get(t.pc as usize) else { return };
         let kind = self.kinds[me as usize];
+        use crate::workloads::program::Op;
         let ready = match op {
-            crate::workloads::program::Op::Load { .. } => self.may_read(t, kind),
+            Op::Load { .. } => self.may_read(t, kind),
+            Op::Store { .. } if self.mmio.is_some() => self.may_mmio_store(t),
+            Op::Fence { .. } if self.mmio.is_some() => self.may_fence(t),
             // a host core's store waits for its load before it (in order)
             _ => kind == Kind::Qp || t.out.is_empty(),
         };
@@ -241,12 +295,22 @@ impl Protocol for Pcie {
             Action::Read { loc, acq } => self.read(t, ctx, loc, acq),
             Action::HostStore { loc } => self.host_store(t, ctx, loc),
             Action::HostLoad { loc } => self.host_load(t, ctx, loc),
+            Action::Flush(i) => self.flush(t, ctx, i as usize),
+            Action::MmioStore { loc } => self.workload_mmio(t, ctx, Some(loc)),
+            Action::Fence => self.workload_mmio(t, ctx, None),
         }
         Ok(())
     }
 
     fn is_environment(&self, action: &Action) -> bool {
-        matches!(action, Action::Read { .. } | Action::HostStore { .. } | Action::HostLoad { .. })
+        matches!(
+            action,
+            Action::Read { .. }
+                | Action::HostStore { .. }
+                | Action::HostLoad { .. }
+                | Action::MmioStore { .. }
+                | Action::Fence
+        )
     }
 
     fn invariant(&self, agents: &[Node], _ghost: &Ghost) -> Result<(), (String, String)> {
@@ -260,9 +324,9 @@ impl Protocol for Pcie {
 
     fn busy(&self, agent: &Node) -> bool {
         match agent {
-            Node::Core(t) => !t.out.is_empty(),
-            Node::Rc(rc) => !rc.rlsq.is_empty(),
-            Node::Mem(_) => false,
+            Node::Core(t) => t.busy(),
+            Node::Rc(rc) => !rc.rlsq.is_empty() || !rc.rob.is_empty(),
+            Node::Mem(_) | Node::Dev(_) => false,
         }
     }
 
@@ -271,7 +335,8 @@ impl Protocol for Pcie {
             Some(Kind::Qp) => format!("qp{id}"),
             Some(Kind::Host) => format!("host{id}"),
             None if id == self.rc_agent() => "rc".into(),
-            None => "mem".into(),
+            None if id == self.mem_agent() => "mem".into(),
+            None => "dev".into(),
         }
     }
 
@@ -293,12 +358,20 @@ impl Protocol for Pcie {
     }
 
     fn carries_data(&self, msg: &Msg) -> bool {
-        matches!(msg, Msg::Cpl { .. } | Msg::Data { .. } | Msg::HostWr { .. } | Msg::HostData { .. })
+        matches!(
+            msg,
+            Msg::Cpl { .. }
+                | Msg::Data { .. }
+                | Msg::HostWr { .. }
+                | Msg::HostData { .. }
+                | Msg::MmioWr { .. }
+                | Msg::DevWr { .. }
+        )
     }
 
     fn handler_latency(&self, id: AgentId, msg: &Msg) -> Option<Time> {
         if id == self.rc_agent() {
-            self.rc_latency.map(|t| if matches!(msg, Msg::MemRd { .. }) { t } else { 0 })
+            self.rc_latency.map(|t| if matches!(msg, Msg::MemRd { .. } | Msg::MmioWr { .. }) { t } else { 0 })
         } else if id == self.mem_agent() {
             self.host_latency
         } else {
@@ -319,6 +392,10 @@ impl Protocol for Pcie {
                 loc,
                 acq: op.order == OpOrder::Acquire && self.variant != Variant::Unordered,
             }),
+            (Kind::Host, OpKind::Store) if self.mmio.is_some() => {
+                self.may_mmio_store(t).then_some(Action::MmioStore { loc })
+            }
+            (Kind::Host, OpKind::Fence) => self.may_fence(t).then_some(Action::Fence),
             (Kind::Host, OpKind::Load) => self.may_read(t, kind).then_some(Action::HostLoad { loc }),
             // a host store waits for the host's load before it (in order)
             (Kind::Host, OpKind::Store) => t.out.is_empty().then_some(Action::HostStore { loc }),

@@ -1,12 +1,12 @@
-//! The root complex and its RLSQ (seed 003, §5.1): one handler per
-//! message, and the rule that decides which entries read and which
-//! complete.
+//! The root complex: its RLSQ (seed 003, §5.1), one handler per message,
+//! and the rule that decides which entries read and which complete; and
+//! its MMIO reorder buffer (§5.2).
 
 use smallvec::SmallVec;
 
-use super::messages::{Loc, Msg, Tag, CPL, RD};
+use super::messages::{Loc, Msg, Seq, Tag, CPL, POSTED, RD};
 use super::protocol::{Ghost, Pcie};
-use super::{Mutant, Variant};
+use super::{Mmio, Mutant, Variant};
 use crate::agents::protocol::{AgentId, Ctx, Step, Violation};
 use crate::workloads::program::Value;
 
@@ -38,11 +38,24 @@ pub struct RcStats {
     pub rlsq_high: u32,
 }
 
+/// An MMIO write waiting in the ROB for the writes before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Held {
+    pub core: AgentId,
+    pub seq: Seq,
+    pub loc: Loc,
+    pub val: Value,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct Rc {
     /// The RLSQ, in arrival order.
     pub rlsq: SmallVec<[Entry; 4]>,
     pub stats: RcStats,
+    /// MMIO `rob`: writes that arrived before their turn, and each core's
+    /// next sequence number to post.
+    pub rob: SmallVec<[Held; 2]>,
+    pub next: SmallVec<[(AgentId, Seq); 1]>,
 }
 
 impl Pcie {
@@ -83,10 +96,47 @@ impl Pcie {
                     }
                 }
             }
+            Msg::MmioWr { seq, loc, val } => return Ok(self.rc_mmio(rc, ctx, Held { core: from, seq, loc, val })),
             _ => return Err(Violation::unexpected("root complex", msg)),
         }
         self.pump(rc, ctx);
         Ok(Step::Done)
+    }
+
+    /// An MMIO write arrives: posted to the device now (`fence`,
+    /// `unordered`) or when every earlier write of its core was (`rob`);
+    /// the core hears back when it leaves (an `sfence` waits for that, and
+    /// it returns a ROB credit). A full ROB refuses writes, even the one
+    /// it waits for: the core's credits keep that from happening.
+    fn rc_mmio(&self, rc: &mut Rc, ctx: &mut Ctx<Msg, Ghost>, w: Held) -> Step {
+        let dev = self.dev_agent();
+        let post = |ctx: &mut Ctx<Msg, Ghost>, w: Held, ack: bool| {
+            ctx.send(dev, POSTED, Msg::DevWr { loc: w.loc, val: w.val });
+            if ack {
+                ctx.send(w.core, CPL, Msg::MmioAck);
+            }
+        };
+        match self.mmio {
+            Some(Mmio::Rob) if !self.is(Mutant::RobOnArrival) => {
+                if rc.rob.len() >= self.rob_entries {
+                    return Step::Stall;
+                }
+                rc.rob.push(w);
+                // post every write whose turn has come
+                loop {
+                    let turn = |rc: &Rc, core| rc.next.iter().find(|n| n.0 == core).map_or(0, |n| n.1);
+                    let Some(i) = rc.rob.iter().position(|h| h.seq == turn(rc, h.core)) else { break };
+                    let h = rc.rob.remove(i);
+                    match rc.next.iter_mut().find(|n| n.0 == h.core) {
+                        Some(n) => n.1 = n.1.wrapping_add(1),
+                        None => rc.next.push((h.core, 1)),
+                    }
+                    post(ctx, h, true);
+                }
+            }
+            mode => post(ctx, w, mode != Some(Mmio::Unordered)),
+        }
+        Step::Done
     }
 
     /// Read what may read and complete what may complete, in RLSQ order.

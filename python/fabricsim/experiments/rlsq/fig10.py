@@ -1,0 +1,200 @@
+"""RLSQ Fig 10: MMIO write throughput in simulation against the message
+size, with a fence after every message (today's way to keep messages in
+order: the ``sfence`` stalls the core until the root complex answers),
+with sequence numbers and the root complex's reorder buffer (no stall),
+and with neither (no order: the upper bound).
+
+The paper (§6.7, §2.2, §3): the simulation repeats the hardware's Fig 4,
+where a fence per message cuts throughput by an order of magnitude for
+small messages (−89.5 % at 512 B, 122 Gb/s unfenced); "an sfence per
+packet ... capping the achievable throughput for 64-byte packets at
+≈ 5 Gb/s"; the fence-free path with sequence numbers delivers line
+rate."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ...sweeps import Sweep, build
+from .. import Experiment
+from ..plots import figure_legend
+from ..variants import Choice, Mutant, Variant
+from ..verdicts import Predicate, Row, Tolerance, monotone, text
+from . import system
+
+FIG = "RLSQ Fig 10"
+MODES = ["fence", "rob", "unordered"]
+LABEL = {"fence": "fence per message", "rob": "seq + ROB", "unordered": "no order"}
+SIZES = [64, 128, 256, 512, 1024, 2048, 4096, 8192]
+QUICK_SIZES = [64, 512, 8192]
+
+NOTES = (
+    system.table3.__doc__
+    + """
+The workload (``pattern = "mmio_writes"``): the core writes each message
+as 64 B write-combining stores to consecutive lines of the NIC's MMIO
+window, the last one a release (the doorbell), then a fence. Under
+``fence`` the fence is an sfence: it waits until the root complex
+answered every write; under ``rob`` and ``unordered`` it costs nothing
+(the sequence numbers order the writes, §4.2). Each run writes 4096 lines
+(--quick: 1024) in as many messages as fit. Throughput counts the
+messages' bytes over the run's time, until the last write reached the
+NIC. In the timed runs the write-combining buffers drain in order (the
+checker explores every order), so the ROB never holds a write: its cost
+here is its credits.
+"""
+)
+
+
+def _lines(quick: bool) -> int:
+    return 1024 if quick else 4096
+
+
+def sweep(quick: bool) -> Sweep:
+    points = []
+    for size in QUICK_SIZES if quick else SIZES:
+        k = size // 64
+        messages = max(2, _lines(quick) // k)
+        sw = build(
+            system.table3(),
+            grid={"protocol.pcie.mmio": MODES},
+            metrics=["sim_time_ps", "outcome"],
+            name="rlsq/fig10",
+        )
+        for p in sw.points:
+            p.params.update({"workload.message_size": f"{size}B", "workload.requests": messages * (k + 1)})
+            p.labels = {"message_bytes": size, "messages": messages, "mode": p.params["protocol.pcie.mmio"]}
+        points += sw.points
+    return Sweep("rlsq/fig10", points)
+
+
+def analyze(df: pd.DataFrame) -> pd.DataFrame:
+    d = df.copy()
+    d["gbps"] = d["messages"] * d["message_bytes"] * 8 / (d["sim_time_ps"] * 1e-12) / 1e9
+    d = d.sort_values(["mode", "message_bytes"])
+    return d[["mode", "message_bytes", "messages", "gbps"]].reset_index(drop=True)
+
+
+def plot(data: pd.DataFrame, fig) -> None:
+    ax = fig.add_subplot(1, 1, 1)
+    for m in MODES:
+        d = data[data["mode"] == m]
+        ax.plot(d["message_bytes"], d["gbps"], marker="o", label=LABEL[m])
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("message size (bytes)")
+    ax.set_ylabel("MMIO write throughput (Gb/s)")
+    ax.grid(True, alpha=0.3)
+    figure_legend(fig)
+    fig.suptitle("RLSQ Fig 10: MMIO writes, a fence per message vs sequence numbers")
+
+
+def _series(data: pd.DataFrame, m: str) -> dict[int, float]:
+    d = data[data["mode"] == m]
+    return dict(zip(d["message_bytes"], d["gbps"]))
+
+
+def compare(data: pd.DataFrame) -> list[Row]:
+    fence, rob, un = (_series(data, m) for m in MODES)
+    sizes = sorted(fence)
+    small = sizes[0]
+    ratio = {s: rob[s] / un[s] for s in sizes}
+    drop = 1 - fence[512] / un[512] if 512 in fence else float("nan")
+    return [
+        Row(
+            FIG,
+            "seq + ROB at 64 B messages (Gb/s)",
+            100.0,
+            text("§1", "a simple, fence-free MMIO transmit path that delivers line-rate throughput"),
+            rob[small],
+            Tolerance(0.15),
+            "No stall: a write leaves every 1 ns and the 16 GB/s I/O bus, an 80 B posted write per 64 B line, "
+            "is the limit (102 Gb/s); 16 credits cover the ≈ 64 ns the root complex takes to answer.",
+        ),
+        Row(
+            FIG,
+            "seq + ROB ÷ no order, worst message size",
+            1.0,
+            text("§5.2", "The Root Complex delays issuing the PCIe write"),
+            min(ratio.values()),
+            Predicate(
+                "0.95 to 1.01 at every message size",
+                all(0.95 <= r <= 1.01 for r in ratio.values()),
+                ", ".join(f"{s} B: {r:.3f}" for s, r in ratio.items()),
+            ),
+            "In order, a write passes the ROB at once; the ordering costs only the credits' round trip, which "
+            "16 entries hide.",
+        ),
+        Row(
+            FIG,
+            "a fence per 64 B message (Gb/s)",
+            5.0,
+            text("§3", "capping the achievable throughput for 64-byte packets at ≈ 5 Gb/s"),
+            fence[small],
+            Tolerance(0.3),
+            "Each message waits for the root complex's answer to its last write: 2 ns to the root complex, "
+            "its 60 ns, 2 ns back, and the store and fence issue.",
+            "the simulated sfence waits 64 ns for Table 3's root complex (71 ns a 64 B message); the paper's "
+            "≈ 5 Gb/s comes from the hardware's ≈ 100 ns per fenced packet (§3), which also drains the "
+            "write-combining buffers through the core's uncore.",
+        ),
+        Row(
+            FIG,
+            "a fence per message costs less as messages grow",
+            None,
+            text("Fig 10 caption", "Inserting a fence after every message enforces message order at the source"),
+            fence[sizes[-1]] / fence[small],
+            monotone(sizes, [fence[s] for s in sizes], True, 0.0, "fenced throughput"),
+            "One round trip to the root complex per message is spread over more lines.",
+        ),
+        Row(
+            FIG,
+            "a fence per 512 B message, drop from no order (%)",
+            89.5,
+            text("§2.2 (Fig 4, hardware)", "even with packet sizes as large as 512 bytes, reduced throughput by 89.5%"),
+            100 * drop,
+            Tolerance(0.25),
+            "Fig 4's drop is the hardware's; Fig 10 repeats the experiment in simulation with Table 3's 60 ns "
+            "root complex.",
+            "the simulated sfence waits only for the root complex's 60 ns answer (64 ns a message) against "
+            "40 ns of writing 8 lines on the bus, so the drop is about half; the hardware's sfence, which drains "
+            "the write-combining buffers through the core's uncore, costs several times more (the paper's "
+            "≈ 100 ns per packet on top of the writes; the hardware's 122 Gb/s unfenced also exceeds this bus).",
+        ),
+    ]
+
+
+MUTANTS = [
+    Mutant(
+        "rob-that-stalls",
+        "the sequence-number runs fence after every message instead (an sfence, no ROB)",
+        set={"protocol.pcie.mmio": "fence"},
+        when=lambda labels: labels.get("mode") == "rob",
+        flips=["seq + ROB at 64 B messages (Gb/s)", "seq + ROB ÷ no order, worst message size"],
+    ),
+]
+
+CHOICES = [
+    Choice(
+        "the ROB's entries (credits)",
+        "16 (Table 3's buffer; §5.2's 16 per virtual network)",
+        [Variant("4", "a small ROB: its credits no longer cover the round trip", set={"protocol.pcie.rob_entries": 4})],
+    ),
+    Choice(
+        "the core's write-combining store rate",
+        "a 64 B line every 1 ns",
+        [Variant("every 3 ns", "a line every 9 cycles", set={"protocol.issue_interval": "3ns"})],
+    ),
+]
+
+EXPERIMENT = Experiment(
+    seed="rlsq",
+    figure="fig10",
+    title="RLSQ Fig 10: MMIO writes",
+    sweep=sweep,
+    analyze=analyze,
+    plot=plot,
+    compare=compare,
+    notes=NOTES,
+    mutants=MUTANTS,
+    choices=CHOICES,
+)
