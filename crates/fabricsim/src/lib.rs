@@ -101,6 +101,10 @@ fn run_protocol(
             let p = Pcie::timed(c.variant, caches - hosts, hosts, ps.locs, c.rlsq_entries, c.window)
                 .with_latencies(c.rc_latency, c.host_latency, c.host_cached)
                 .with_mmio(c.mmio, c.rob_entries);
+            let p = match c.p2p {
+                Some((voq, qps, entries, latency)) => p.with_p2p(voq, qps, entries, latency),
+                None => p,
+            };
             go(spec, ps, p, progress)
         }
         "cord" => {

@@ -299,3 +299,58 @@ fn bad_mmio_configurations_are_named() {
     let e = table2(&["workload.message_size=\"64B\""]).err().unwrap();
     assert!(e.contains("applies to pattern = \"mmio_writes\" only"), "{e}");
 }
+
+/// Table 2 with P2P: queue pair 0 reads the host, queue pair 1 a slow device through the same switch.
+fn p2p(queues: &str, overrides: &[&str]) -> Result<fabricsim::sim::system::RunResult, String> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/rlsq_table2.toml");
+    let text = std::fs::read_to_string(&path).unwrap().replace(
+        "[[requester]]\nname = \"qp0\"",
+        "[[memory]]\nname = \"switch\"\n\n[[memory]]\nname = \"p2p\"\n\n\
+         [[link]]\na = \"switch\"\nb = \"io\"\nlatency = \"0ns\"\n\n[[link]]\na = \"p2p\"\nb = \"io\"\nlatency = \"1ns\"\n\n\
+         [[requester]]\nname = \"qp1\"\n\n[[link]]\na = \"qp1\"\nb = \"nic\"\nlatency = \"0ns\"\n\n\
+         [[requester]]\nname = \"qp0\"",
+    );
+    let mut sets = vec![format!("protocol.pcie.p2p=\"{queues}\"")];
+    sets.extend(overrides.iter().map(|s| s.to_string()));
+    fabricsim::run_text(&text, "p2p.toml", fabricsim::Format::Toml, &sets, None, &mut |_| true)
+        .map_err(|e| e.to_string())
+}
+
+#[test]
+fn a_shared_switch_queue_throttles_the_host_reads_to_the_p2p_device_and_voqs_do_not() {
+    // the requesters in file order: qp1 (the P2P thread, listed first) is not the last queue pair, so
+    // reverse the roles: the last requester, qp0, reads the device and qp1 the host
+    let host_ns_per_line = |queues: &str| {
+        let r = p2p(queues, &["workload.requests=20000", "requester[0].workload.requests=2000"]).unwrap();
+        assert_eq!(r.outcome, fabricsim::sim::system::Outcome::Completed, "{queues}");
+        let stats: std::collections::HashMap<_, _> = r.protocol_stats.iter().cloned().collect();
+        (r.requesters[0].finished as f64 / 1000.0 / 2000.0, stats["switch_nacks"])
+    };
+    let (voq, voq_nacks) = host_ns_per_line("voq");
+    let (shared, shared_nacks) = host_ns_per_line("shared");
+    // VOQ: the host reads stream (ordered reads at RC-opt: about the I/O bus's 5 ns a line)
+    assert!(voq < 8.0, "voq: {voq} ns per host line");
+    // shared: behind the device's reads, about one host line per device read (100 ns) or two
+    assert!((90.0..250.0).contains(&shared), "shared: {shared} ns per host line");
+    assert!(voq_nacks > 0.0 && shared_nacks > 0.0, "the device's queue fills in both");
+}
+
+#[test]
+fn bad_p2p_configurations_are_named() {
+    for (set, want) in [
+        ("protocol.pcie.p2p=\"fast\"", "protocol.pcie.p2p: \"fast\": expected \"shared\" or \"voq\""),
+        ("protocol.pcie.switch_entries=0", "protocol.pcie.switch_entries: 0: expected 1 to 4096"),
+        (
+            "protocol.pcie.p2p_qps=2",
+            "protocol.pcie.p2p_qps: 2: the last queue pairs read the P2P device; expected 1 to 1",
+        ),
+        ("protocol.pcie.mmio=\"rob\"", "expected one of p2p and mmio"),
+    ] {
+        let e = p2p("voq", &[set]).err().unwrap_or_else(|| panic!("{set} accepted"));
+        assert!(e.contains(want), "{set}: {e}");
+    }
+    let e = table2(&["protocol.pcie.p2p_latency=\"50ns\""]).err().unwrap();
+    assert!(e.contains("protocol.pcie.p2p_latency: applies with protocol.pcie.p2p only"), "{e}");
+    let e = table2(&["protocol.pcie.p2p=\"voq\""]).err().unwrap();
+    assert!(e.contains("expected 4"), "{e}");
+}

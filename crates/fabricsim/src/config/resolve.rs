@@ -93,6 +93,8 @@ pub struct PcieSpec {
     pub host_cached: u64,
     pub mmio: Option<crate::agents::pcie::Mmio>,
     pub rob_entries: usize,
+    /// P2P: VOQs (or one shared queue), queue pairs to the device, switch entries, device time.
+    pub p2p: Option<(bool, usize, usize, crate::engine::Time)>,
 }
 
 /// The timed write-through family (seed 000).
@@ -634,10 +636,13 @@ impl Builder<'_> {
             }
         } else if is_pcie {
             let mmio = pc.pcie.as_ref().is_some_and(|p| p.mmio.is_some());
-            if dirs != 2 + mmio as usize {
+            let p2p = pc.pcie.as_ref().is_some_and(|p| p.p2p.is_some());
+            if dirs != if p2p { 4 } else { 2 + mmio as usize } {
                 return Err(self.err(
                     "memory",
-                    if mmio {
+                    if p2p {
+                        format!("{dirs} memories: pcie's homes with p2p are the root complex, the host memory, the switch, then the P2P device; expected 4")
+                    } else if mmio {
                         format!("{dirs} memories: pcie's homes with mmio are the root complex, the host memory, then the NIC's device; expected 3")
                     } else {
                         format!("{dirs} memories: pcie's homes are the root complex, then the host memory; expected 2")
@@ -852,6 +857,19 @@ impl Builder<'_> {
         let cord = if is_cord { Some(self.cord_spec(pc, model, line_bytes as u64)?) } else { None };
         let footprint = requesters.iter().map(|r| r.workload.footprint).max().unwrap_or(0);
         let pcie = if is_pcie { Some(self.pcie_spec(pc, line_bytes as u64, footprint)?) } else { None };
+        if let Some((_, qps, _, _)) = pcie.as_ref().and_then(|p| p.p2p) {
+            if pcie.as_ref().is_some_and(|p| p.host_cores > 0) {
+                return Err(
+                    self.err("protocol.pcie.host_cores", "the P2P system has queue pairs only; expected no host_cores")
+                );
+            }
+            if qps == 0 || qps >= caches {
+                return Err(self.err(
+                    "protocol.pcie.p2p_qps",
+                    format!("{qps}: the last queue pairs read the P2P device; expected 1 to {} (at least one of the {caches} reads the host)", caches.saturating_sub(1)),
+                ));
+            }
+        }
         if let Some(p) = pcie.as_ref().filter(|p| p.mmio.is_none()) {
             if p.host_cores >= caches {
                 return Err(self.err(
@@ -938,7 +956,40 @@ impl Builder<'_> {
                 "with mmio every requester is a host core making MMIO writes; expected no host_cores",
             ));
         }
+        let p2p_keys = [
+            ("p2p_qps", c.p2p_qps.is_some()),
+            ("switch_entries", c.switch_entries.is_some()),
+            ("p2p_latency", c.p2p_latency.is_some()),
+        ];
+        let p2p = match c.p2p.as_deref() {
+            None => {
+                if let Some((key, _)) = p2p_keys.iter().find(|k| k.1) {
+                    return Err(self.err(format!("protocol.pcie.{key}"), "applies with protocol.pcie.p2p only"));
+                }
+                None
+            }
+            Some(q) => {
+                let voq = match q {
+                    "voq" => true,
+                    "shared" => false,
+                    _ => return Err(self.err("protocol.pcie.p2p", format!("{q:?}: expected \"shared\" or \"voq\""))),
+                };
+                if mmio.is_some() {
+                    return Err(self.err(
+                        "protocol.pcie.p2p",
+                        "P2P reads and MMIO writes are separate systems; expected one of p2p and mmio",
+                    ));
+                }
+                let entries = c.switch_entries.unwrap_or(32);
+                if entries == 0 || entries > 4096 {
+                    return Err(self.err("protocol.pcie.switch_entries", format!("{entries}: expected 1 to 4096")));
+                }
+                let qps = c.p2p_qps.unwrap_or(1) as usize;
+                Some((voq, qps, entries as usize, c.p2p_latency.map_or(100 * crate::engine::NS, |d| d.0)))
+            }
+        };
         Ok(PcieSpec {
+            p2p,
             mmio,
             rob_entries: rob_entries as usize,
             variant,

@@ -142,6 +142,16 @@ pub struct PcieConfig {
     pub mmio: Option<String>,
     /// The root complex's MMIO reorder buffer (default 16).
     pub rob_entries: Option<u32>,
+    /// P2P mode: the NIC's reads cross a switch (the third memory) with one
+    /// `"shared"` queue or virtual output queues (`"voq"`) to the root
+    /// complex or a P2P device (the fourth memory).
+    pub p2p: Option<String>,
+    /// The last this many queue pairs read the P2P device (default 1).
+    pub p2p_qps: Option<u32>,
+    /// Entries of the switch's queue, or of each VOQ (default 32).
+    pub switch_entries: Option<u32>,
+    /// The P2P device's time per read, one at a time (default 100 ns).
+    pub p2p_latency: Option<Duration>,
 }
 
 fn default_pcie_variant() -> String {

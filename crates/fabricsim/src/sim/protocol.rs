@@ -178,6 +178,8 @@ pub struct ProtocolSystem<P: Protocol> {
     fences: Histogram,
     per_core: Vec<Histogram>,
     ops_done: Vec<u64>,
+    /// Per agent: when its last operation completed.
+    finished: Vec<Time>,
     measured: Vec<u64>,
     warm_cores: usize,
     window_start: Time,
@@ -369,6 +371,7 @@ impl<P: Protocol> ProtocolSystem<P> {
             serving: vec![false; n],
             per_core: vec![Histogram::default(); n],
             ops_done: vec![0; n],
+            finished: vec![0; n],
             measured: vec![0; n],
             drive,
             rng: Stream::new(system.seed, 0x5eed_0a11),
@@ -536,6 +539,7 @@ impl<P: Protocol> ProtocolSystem<P> {
                 OpEvent::Done { id } => {
                     if let Some((t0, kind, measured)) = self.open_ops.remove(&op_key(a, id)) {
                         self.ops_done[a as usize] += 1;
+                        self.finished[ai] = now + delay;
                         if self.t.store_buffer > 0 && matches!(kind, OpKind::Store | OpKind::Rmw) {
                             self.drive[ai].stores_open -= 1;
                         }
@@ -1042,6 +1046,7 @@ impl<P: Protocol> ProtocolSystem<P> {
                 completed: self.ops_done[a],
                 measured: self.measured[a],
                 measured_bytes: self.measured[a] * line,
+                finished: self.finished[a],
                 latency: self.per_core[a].clone(),
                 queueing: Histogram::default(),
             })

@@ -201,12 +201,12 @@ impl RunResult {
     pub fn requesters_csv(&self) -> String {
         let t = self.measured_time().max(1) as f64;
         let mut s = String::from(
-            "requester,issued,completed,measured,throughput_GBps,mean_ns,p50_ns,p99_ns,max_ns,mean_queueing_ns\n",
+            "requester,issued,completed,measured,throughput_GBps,mean_ns,p50_ns,p99_ns,max_ns,mean_queueing_ns,finished_ns\n",
         );
         for r in &self.requesters {
             let _ = writeln!(
                 s,
-                "{},{},{},{},{},{},{},{},{},{}",
+                "{},{},{},{},{},{},{},{},{},{},{}",
                 r.name,
                 r.issued,
                 r.completed,
@@ -217,6 +217,7 @@ impl RunResult {
                 ns(r.latency.quantile(0.99)),
                 ns(if r.latency.count == 0 { 0 } else { r.latency.max }),
                 round(r.queueing.mean() / NS as f64, 3),
+                ns(r.finished),
             );
         }
         s

@@ -71,6 +71,8 @@ pub struct RequesterResult {
     pub measured: u64,
     /// Payload bytes of every completion inside the measurement window.
     pub measured_bytes: u64,
+    /// When its last request completed.
+    pub finished: Time,
     pub latency: Histogram,
     pub queueing: Histogram,
 }
@@ -153,6 +155,8 @@ pub struct System {
     /// Indexed by hop count; a class exists once a request with it completes.
     by_hops: Vec<HopClass>,
     measured: Vec<(u64, u64)>,
+    /// Per requester: when its last request completed.
+    finished: Vec<Time>,
     started_measuring: Vec<bool>,
     n_started: usize,
     window_start: Time,
@@ -260,6 +264,7 @@ impl System {
             write_lat: Histogram::default(),
             by_hops: Vec::new(),
             measured: vec![(0, 0); nr],
+            finished: vec![0; nr],
             started_measuring: requesters.iter().map(|r| r.workload.warmup == 0 || r.total() == 0).collect(),
             n_started: warmup_free,
             window_start: 0,
@@ -636,6 +641,7 @@ impl System {
 
     fn complete(&mut self, r: usize) {
         let now = self.q.now();
+        self.finished[r] = now;
         let req = &mut self.requesters[r];
         req.complete();
         if req.done() {
@@ -713,6 +719,7 @@ impl System {
                     completed: r.completed,
                     measured: self.measured[i].0,
                     measured_bytes: self.measured[i].1,
+                    finished: self.finished[i],
                     latency: self.lat[i].clone(),
                     queueing: self.queueing[i].clone(),
                 })

@@ -137,3 +137,30 @@ def table3(mmio: str = "rob") -> dict:
             "pcie": {"mmio": mmio, "rob_entries": 16, "rc_latency": "60ns"},
         },
     }
+
+
+def p2p(queues: str | None, object_bytes: int, gets: int = 300) -> dict:
+    """Table 2 with peer-to-peer (§6.6): thread A (queue pair 0) runs Single
+    Read GETs from the host in batches of 100 with 1 µs between (RC-opt);
+    with ``queues`` (``"shared"``: one 32-entry switch queue, ``"voq"``: a
+    queue per destination), thread B (queue pair 1) reads objects of the
+    same size from a P2P device (one read at a time, 100 ns each) through
+    the same switch without pause, and ``gets`` times as many as A so that
+    it keeps the device busy until A is done. None: A alone (the baseline).
+
+    Choices the paper does not make: the switch sits at the root complex's
+    end of the I/O bus and forwards in no time; a refused read returns to
+    its queue pair, which sends it again at once (both threads retry, so
+    they alternate as the paper's round-robin); each VOQ has the shared
+    queue's 32 entries."""
+    b = kvs("rc-opt", "single_read", object_bytes, qps=1 if queues is None else 2, batch=100, gets=gets)
+    if queues is None:
+        return b
+    b["memory"] += [{"name": "switch"}, {"name": "p2p"}]
+    b["link"] += [
+        {"a": "switch", "b": "io", "latency": "0ns", "bandwidth": "1TB/s", "port_delay": "0ns"},
+        {"a": "p2p", "b": "io", "latency": "1ns", "bandwidth": "64GB/s", "port_delay": "0ns"},
+    ]
+    b["requester"][1]["workload"] = {"batch_gap": "0ns", "requests": 10 * b["workload"]["requests"]}
+    b["protocol"]["pcie"].update({"p2p": queues, "switch_entries": 32, "p2p_latency": "100ns"})
+    return b

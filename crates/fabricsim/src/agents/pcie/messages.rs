@@ -4,8 +4,8 @@
 //! | VC | name      | messages                              | order                |
 //! |----|-----------|---------------------------------------|----------------------|
 //! | 0  | host      | HostWr, HostRd (host core -> memory)  | FIFO per (core, mem) |
-//! | 1  | nonposted | MemRd (QP -> root complex)            | FIFO per (QP, RC)    |
-//! | 2  | cpl       | Cpl (RC -> QP), HostData (mem -> core)| any                  |
+//! | 1  | nonposted | MemRd (QP -> RC or switch), Fwd       | FIFO per (src, dst)  |
+//! | 2  | cpl       | Cpl, HostData, MmioAck, Nack, P2pFree | any                  |
 //! | 3  | rd        | Rd (RC -> memory)                     | any                  |
 //! | 4  | coh       | Data, Inv (memory -> RC)              | FIFO per (mem, RC)   |
 //! | 5  | wc        | MmioWr (host core -> RC)              | FIFO per (core, RC)  |
@@ -25,6 +25,11 @@
 //! the root complex (`wc`), which posts them to the device in order
 //! (`posted`: W→W kept, Table 1) and answers the core (`MmioAck` on
 //! `cpl`: what an `sfence` waits for, and a ROB credit).
+//!
+//! P2P (§6.6): the NIC's reads cross a switch (`Fwd`) to the root complex
+//! or to a slow P2P device; a full switch queue answers `Nack` and the
+//! queue pair sends it again (`Resend`) when the switch has a place for it
+//! (`Retry`).
 
 use crate::agents::protocol::AgentId;
 use crate::workloads::program::Value;
@@ -105,4 +110,28 @@ pub enum Msg {
         loc: Loc,
         val: Value,
     },
+    /// P2P: the switch forwards a queue pair's read to its destination.
+    Fwd {
+        qp: AgentId,
+        tag: Tag,
+        loc: Loc,
+        acq: bool,
+    },
+    /// P2P: the switch's queue is full; the queue pair keeps the read and
+    /// sends nothing new until the switch invites it back (`Retry`).
+    Nack {
+        tag: Tag,
+        loc: Loc,
+        acq: bool,
+    },
+    /// P2P: the switch holds a place for one refused read of this queue pair.
+    Retry,
+    /// P2P: that read, sent again into its place.
+    Resend {
+        tag: Tag,
+        loc: Loc,
+        acq: bool,
+    },
+    /// P2P: the device finished a read; the switch may send it the next.
+    P2pFree,
 }

@@ -33,18 +33,30 @@
 //! - **Host core** (`nic.rs`): a program thread whose stores and loads
 //!   reach memory in program order.
 //!
+//! - **MMIO** (`nic.rs`, `rc.rs`, `dev.rs`; `mmio` mode): host cores'
+//!   stores are MMIO writes; their write-combining lines leave in any
+//!   order; the root complex posts them to the NIC's device (agent `C + 2`)
+//!   on arrival (`fence`: the core's sfence waits for the root complex's
+//!   answers; `unordered`) or in sequence-number order from its ROB
+//!   (`rob`, with credits).
+//! - **P2P** (`switch.rs`; `p2p` mode): the QPs' reads cross a switch
+//!   (agent `C + 2`), with one shared queue or VOQs, to the root complex or
+//!   a slow P2P device (agent `C + 3`); a full queue refuses a read and
+//!   invites it back when a place frees.
+//!
 //! Modelling choices the paper does not make, stated here and in the
-//! experiment files (this is the first slice of issue 14; later slices
-//! put MESI caches and a directory behind the root complex):
+//! experiment files:
 //! - The host is one memory agent: host cores write it in program order
 //!   (a TSO or SC host's stores reach the coherence point in order); the
-//!   RC's coherent access is one read of that memory (`Rd`), its
-//!   latency the memory's (`memory_latency`), and the RC's sharer state is
-//!   one bit per line at the memory.
-//! - The RC's 17 ns (Table 2) is its handler time (`directory_latency`);
-//!   the memory's handler pays it too, plus `memory_latency`.
-//! - QPs and RLSQ entries answer reads only (DMA writes, MMIO, RDMA GETs
-//!   and P2P come with the later slices).
+//!   RC's coherent access is one read of that memory (`Rd`), and the RC's
+//!   sharer state is one bit per line at the memory. Timed, it is the
+//!   host's L2 (`host_latency`) in front of DRAM (`memory_latency` more on
+//!   a miss); MESI caches and a directory behind the root complex are not
+//!   modelled.
+//! - The RC's 17 ns (Table 2) is paid once per request from the PCIe bus
+//!   (`rc_latency`); its other handlers cost nothing.
+//! - QPs read only (DMA writes from the NIC are not modelled; the host's
+//!   W→W order to the NIC is MMIO's).
 
 mod dev;
 mod memory;
@@ -53,6 +65,7 @@ mod nic;
 mod pack;
 mod protocol;
 mod rc;
+mod switch;
 
 pub use messages::{Loc, Msg, Tag, CHANNELS};
 pub use protocol::{Action, Ghost, Kind, Node, Pcie};

@@ -34,6 +34,9 @@ pub struct Thread {
     pub wc: SmallVec<[WcLine; 2]>,
     pub seq: Seq,
     pub unacked: u16,
+    /// P2P: reads the switch refused, in order; while any is left the queue
+    /// pair sends nothing new.
+    pub refused: SmallVec<[(Tag, (Loc, bool)); 1]>,
 }
 
 impl Thread {
@@ -60,7 +63,11 @@ impl Pcie {
     pub(super) fn may_read(&self, t: &Thread, kind: Kind) -> bool {
         match kind {
             Kind::Host => t.out.is_empty(),
-            Kind::Qp => t.out.len() < self.window && (self.variant != Variant::Nic || !t.out.iter().any(|o| o.1)),
+            Kind::Qp => {
+                t.out.len() < self.window
+                    && t.refused.is_empty()
+                    && (self.variant != Variant::Nic || !t.out.iter().any(|o| o.1))
+            }
         }
     }
 
@@ -72,7 +79,7 @@ impl Pcie {
             (Kind::Qp, Op::Load { loc, order, .. }) => {
                 let acq = order.is_acquire();
                 t.out.push((pc as Tag, acq));
-                ctx.send(self.rc_agent(), NONPOSTED, Msg::MemRd { tag: pc as Tag, loc: loc as Loc, acq });
+                ctx.send(self.first_hop(), NONPOSTED, Msg::MemRd { tag: pc as Tag, loc: loc as Loc, acq });
             }
             (Kind::Host, Op::Load { loc, .. }) => {
                 t.out.push((pc as Tag, false));
@@ -97,7 +104,7 @@ impl Pcie {
         let tag = t.take_tag();
         ctx.issued(tag as u64, OpKind::Load);
         t.out.push((tag, acq));
-        ctx.send(self.rc_agent(), NONPOSTED, Msg::MemRd { tag, loc, acq });
+        ctx.send(self.first_hop(), NONPOSTED, Msg::MemRd { tag, loc, acq });
     }
 
     /// A host core's workload store: posted, done when sent.
@@ -172,6 +179,18 @@ impl Pcie {
         msg: Msg,
     ) -> Result<(), Violation> {
         let (tag, val) = match msg {
+            Msg::Nack { tag, loc, acq } => {
+                t.refused.push((tag, (loc, acq)));
+                return Ok(());
+            }
+            Msg::Retry => {
+                if t.refused.is_empty() {
+                    return Err(Violation::unexpected("no read refused", msg));
+                }
+                let (tag, (loc, acq)) = t.refused.remove(0);
+                ctx.send(self.first_hop(), NONPOSTED, Msg::Resend { tag, loc, acq });
+                return Ok(());
+            }
             Msg::MmioAck => {
                 t.unacked = t.unacked.checked_sub(1).ok_or_else(|| Violation::unexpected("no MMIO write out", msg))?;
                 return Ok(());

@@ -6,6 +6,7 @@ use super::messages::Msg;
 use super::nic::{Thread, WcLine};
 use super::protocol::{Ghost, Node};
 use super::rc::{Entry, Held, Rc, RcStats, St};
+use super::switch::{Switch, Waiting};
 use crate::engine::pack::{get_byte, Pack};
 
 impl Pack for Msg {
@@ -52,6 +53,20 @@ impl Pack for Msg {
                 out.push(10);
                 (loc, val).pack(out);
             }
+            Msg::Fwd { qp, tag, loc, acq } => {
+                out.push(11);
+                (qp, (tag, (loc, acq))).pack(out);
+            }
+            Msg::Nack { tag, loc, acq } => {
+                out.push(12);
+                (tag, (loc, acq)).pack(out);
+            }
+            Msg::P2pFree => out.push(13),
+            Msg::Retry => out.push(14),
+            Msg::Resend { tag, loc, acq } => {
+                out.push(15);
+                (tag, (loc, acq)).pack(out);
+            }
         }
     }
 
@@ -89,6 +104,20 @@ impl Pack for Msg {
                 let (loc, val) = Pack::unpack(src);
                 Msg::DevWr { loc, val }
             }
+            11 => {
+                let (qp, (tag, (loc, acq))) = Pack::unpack(src);
+                Msg::Fwd { qp, tag, loc, acq }
+            }
+            12 => {
+                let (tag, (loc, acq)) = Pack::unpack(src);
+                Msg::Nack { tag, loc, acq }
+            }
+            13 => Msg::P2pFree,
+            14 => Msg::Retry,
+            15 => {
+                let (tag, (loc, acq)) = Pack::unpack(src);
+                Msg::Resend { tag, loc, acq }
+            }
             k => panic!("{k} is not a packed PCIe message"),
         }
     }
@@ -121,9 +150,11 @@ crate::pack_struct!(RcStats { squashes, rlsq_high });
 crate::pack_struct!(Held { core, seq, loc, val });
 crate::pack_struct!(Rc { rlsq, stats, rob, next });
 crate::pack_struct!(Dev { mem });
+crate::pack_struct!(Waiting { qp, tag, loc, acq });
+crate::pack_struct!(Switch { queue, p2p_busy, waiting, invited, nacks });
 crate::pack_struct!(Mem { mem, shared, cached });
 crate::pack_struct!(WcLine { seq, loc, val });
-crate::pack_struct!(Thread { pc, regs, out, next_tag, wc, seq, unacked });
+crate::pack_struct!(Thread { pc, regs, out, next_tag, wc, seq, unacked, refused });
 
 impl Pack for Ghost {
     fn pack(&self, _out: &mut Vec<u8>) {}
@@ -152,6 +183,11 @@ impl Pack for Node {
                 out.push(3);
                 d.pack(out);
             }
+            Node::Switch(s) => {
+                out.push(4);
+                s.pack(out);
+            }
+            Node::P2p => out.push(5),
         }
     }
 
@@ -161,6 +197,8 @@ impl Pack for Node {
             1 => Node::Rc(Pack::unpack(src)),
             2 => Node::Mem(Pack::unpack(src)),
             3 => Node::Dev(Pack::unpack(src)),
+            4 => Node::Switch(Pack::unpack(src)),
+            5 => Node::P2p,
             k => panic!("{k} is not a packed PCIe agent"),
         }
     }
@@ -185,6 +223,11 @@ mod tests {
             Msg::MmioWr { seq: 7, loc: 1, val: 2 },
             Msg::MmioAck,
             Msg::DevWr { loc: 1, val: 2 },
+            Msg::Fwd { qp: 2, tag: 5, loc: 1, acq: true },
+            Msg::Nack { tag: 5, loc: 1, acq: false },
+            Msg::P2pFree,
+            Msg::Retry,
+            Msg::Resend { tag: 5, loc: 1, acq: true },
         ] {
             assert_eq!(round_trip(&m).0, m);
         }

@@ -8,6 +8,7 @@ use super::memory::Mem;
 use super::messages::{Loc, Msg, CHANNELS};
 use super::nic::Thread;
 use super::rc::Rc;
+use super::switch::Switch;
 use super::{Mmio, Mutant, Variant};
 use crate::agents::protocol::{AgentId, ChannelOrder, Ctx, OpKind, OpOrder, Protocol, Role, Step, Violation, WorkOp};
 use crate::engine::Time;
@@ -28,6 +29,8 @@ pub enum Node {
     Rc(Rc),
     Mem(Mem),
     Dev(Dev),
+    Switch(Switch),
+    P2p,
 }
 
 /// No global bookkeeping: the litmus outcome is read off the agents.
@@ -85,6 +88,15 @@ pub struct Pcie {
     /// (agent `C + 2`), kept in order this way; and the ROB's entries.
     pub mmio: Option<Mmio>,
     pub rob_entries: usize,
+    /// P2P mode (timing): the NIC's reads cross a switch (agent `C + 2`)
+    /// with one shared queue or virtual output queues (`voq`) of
+    /// `switch_entries`; the last `p2p_qps` queue pairs read a P2P device
+    /// (agent `C + 3`) that serves one read per `p2p_latency`.
+    pub p2p: bool,
+    pub voq: bool,
+    pub p2p_qps: usize,
+    pub switch_entries: usize,
+    pub p2p_latency: Time,
 }
 
 impl Pcie {
@@ -105,6 +117,11 @@ impl Pcie {
             host_cached: 0,
             mmio: None,
             rob_entries: 16,
+            p2p: false,
+            voq: false,
+            p2p_qps: 0,
+            switch_entries: 32,
+            p2p_latency: 0,
         }
     }
 
@@ -135,6 +152,11 @@ impl Pcie {
             host_cached: 0,
             mmio: None,
             rob_entries: 16,
+            p2p: false,
+            voq: false,
+            p2p_qps: 0,
+            switch_entries: 32,
+            p2p_latency: 0,
         }
     }
 
@@ -142,6 +164,16 @@ impl Pcie {
     pub fn with_mmio(mut self, mode: Option<Mmio>, rob_entries: usize) -> Self {
         self.mmio = mode;
         self.rob_entries = rob_entries.max(1);
+        self
+    }
+
+    /// Timing: P2P through a switch (see the fields).
+    pub fn with_p2p(mut self, voq: bool, p2p_qps: usize, switch_entries: usize, p2p_latency: Time) -> Self {
+        self.p2p = true;
+        self.voq = voq;
+        self.p2p_qps = p2p_qps;
+        self.switch_entries = switch_entries.max(1);
+        self.p2p_latency = p2p_latency;
         self
     }
 
@@ -174,6 +206,24 @@ impl Pcie {
     /// The NIC's device (MMIO mode only).
     pub(super) fn dev_agent(&self) -> AgentId {
         self.kinds.len() as AgentId + 2
+    }
+
+    /// The switch and the P2P device (P2P mode only).
+    pub(super) fn switch_agent(&self) -> AgentId {
+        self.kinds.len() as AgentId + 2
+    }
+
+    pub(super) fn p2p_agent(&self) -> AgentId {
+        self.kinds.len() as AgentId + 3
+    }
+
+    /// Where a queue pair sends its reads.
+    pub(super) fn first_hop(&self) -> AgentId {
+        if self.p2p {
+            self.switch_agent()
+        } else {
+            self.rc_agent()
+        }
     }
 
     /// The final outcome of a quiescent state: registers and memory.
@@ -239,6 +289,10 @@ impl Protocol for Pcie {
             return vec![(agents, Ghost)];
         }
         agents.push(Node::Mem(Mem { mem, shared: smallvec::smallvec![0; words], cached }));
+        if self.p2p {
+            agents.push(Node::Switch(Switch::default()));
+            agents.push(Node::P2p);
+        }
         vec![(agents, Ghost)]
     }
 
@@ -258,6 +312,8 @@ impl Protocol for Pcie {
             Node::Rc(rc) => self.rc_message(rc, ctx, from, msg),
             Node::Mem(m) => self.mem_message(m, ctx, from, msg),
             Node::Dev(d) => self.dev_message(d, ctx, msg),
+            Node::Switch(s) => self.switch_message(s, ctx, from, msg),
+            Node::P2p => self.p2p_message(ctx, from, msg),
         }
     }
 
@@ -326,7 +382,8 @@ impl Protocol for Pcie {
         match agent {
             Node::Core(t) => t.busy(),
             Node::Rc(rc) => !rc.rlsq.is_empty() || !rc.rob.is_empty(),
-            Node::Mem(_) | Node::Dev(_) => false,
+            Node::Switch(s) => !s.queue.is_empty(),
+            Node::Mem(_) | Node::Dev(_) | Node::P2p => false,
         }
     }
 
@@ -336,17 +393,22 @@ impl Protocol for Pcie {
             Some(Kind::Host) => format!("host{id}"),
             None if id == self.rc_agent() => "rc".into(),
             None if id == self.mem_agent() => "mem".into(),
+            None if self.p2p && id == self.switch_agent() => "switch".into(),
+            None if self.p2p => "p2p".into(),
             None => "dev".into(),
         }
     }
 
     fn stats(&self, agents: &[Node]) -> Vec<(String, f64)> {
-        match &agents[self.rc_agent() as usize] {
-            Node::Rc(rc) => {
-                vec![("squashes".into(), rc.stats.squashes as f64), ("rlsq_high".into(), rc.stats.rlsq_high as f64)]
-            }
-            _ => Vec::new(),
+        let mut out = Vec::new();
+        if let Node::Rc(rc) = &agents[self.rc_agent() as usize] {
+            out.push(("squashes".into(), rc.stats.squashes as f64));
+            out.push(("rlsq_high".into(), rc.stats.rlsq_high as f64));
         }
+        if let Some(Node::Switch(s)) = agents.get(self.switch_agent() as usize) {
+            out.push(("switch_nacks".into(), s.nacks as f64));
+        }
+        out
     }
 
     fn role(&self, id: AgentId) -> Role {
@@ -371,9 +433,20 @@ impl Protocol for Pcie {
 
     fn handler_latency(&self, id: AgentId, msg: &Msg) -> Option<Time> {
         if id == self.rc_agent() {
-            self.rc_latency.map(|t| if matches!(msg, Msg::MemRd { .. } | Msg::MmioWr { .. }) { t } else { 0 })
+            self.rc_latency.map(|t| {
+                if matches!(msg, Msg::MemRd { .. } | Msg::MmioWr { .. } | Msg::Fwd { .. }) {
+                    t
+                } else {
+                    0
+                }
+            })
         } else if id == self.mem_agent() {
             self.host_latency
+        } else if self.p2p && id == self.switch_agent() {
+            // a crossbar: its queues, not its handling, cost time
+            Some(0)
+        } else if self.p2p {
+            Some(self.p2p_latency)
         } else {
             None
         }

@@ -67,11 +67,16 @@ impl Pcie {
         msg: Msg,
     ) -> Result<Step, Violation> {
         match msg {
-            Msg::MemRd { tag, loc, acq } => {
+            Msg::MemRd { .. } | Msg::Fwd { .. } => {
+                let (qp, tag, loc, acq) = match msg {
+                    Msg::Fwd { qp, tag, loc, acq } => (qp, tag, loc, acq),
+                    Msg::MemRd { tag, loc, acq } => (from, tag, loc, acq),
+                    _ => unreachable!("matched above"),
+                };
                 if rc.rlsq.len() >= self.rlsq_entries {
                     return Ok(Step::Stall);
                 }
-                rc.rlsq.push(Entry { qp: from, tag, loc, acq, st: St::Waiting });
+                rc.rlsq.push(Entry { qp, tag, loc, acq, st: St::Waiting });
                 if self.driven {
                     rc.stats.rlsq_high = rc.stats.rlsq_high.max(rc.rlsq.len() as u32);
                 }
