@@ -62,3 +62,15 @@ def test_the_mmio_system_is_the_table3_example():
 
     example = tomllib.loads((ROOT / "examples" / "rlsq_mmio.toml").read_text())
     assert example == table3()
+
+
+def test_the_p2p_switch_refuses_a_workload_with_writes_by_name():
+    import fabricsim
+    import pytest
+    from fabricsim.experiments.rlsq.system import p2p
+
+    b = p2p("voq", 64)
+    b["workload"] = {"pattern": "stream", "footprint": "256KiB", "line": "64B", "requests": 100}
+    b["requester"][1]["workload"] = {}
+    with pytest.raises(fabricsim.ConfigError, match="the P2P switch carries reads only"):
+        fabricsim.run(b)

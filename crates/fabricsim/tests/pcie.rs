@@ -354,3 +354,36 @@ fn bad_p2p_configurations_are_named() {
     let e = table2(&["protocol.pcie.p2p=\"voq\""]).err().unwrap();
     assert!(e.contains("expected 4"), "{e}");
 }
+
+/// DMA writes (§4.1, Table 1): W→W and W→R kept; the release bit orders relaxed writes under the RLSQ.
+#[test]
+fn dma_writes_keep_w_to_w_with_release_and_w_to_r_and_the_mutants_break_them() {
+    let run = |test: &str, p: &str| run_on_protocol(pcie_litmus(test), Model::Rc, &format!("pcie-{p}@nic=0")).unwrap();
+    for v in ["unordered", "nic", "rc", "thread", "rc-opt"] {
+        for test in ["MP+dmawr", "WR"] {
+            let r = run(test, v);
+            assert!(r.ok() && r.report.complete, "{test} under {v}: {:?}", r.forbidden_observed());
+        }
+    }
+    assert!(!run("MP+dmawr", "rc+release-no-wait").forbidden_observed().is_empty(), "a release that does not wait");
+    assert!(!run("WR", "rc+read-passes-write").forbidden_observed().is_empty(), "a read passing the write");
+    let e = run_on_protocol(pcie_litmus("WR"), Model::Rc, "pcie-rc+rob-no-credit@nic=0").err().unwrap();
+    assert!(e.contains("unknown mutant \"rob-no-credit\""), "{e}");
+}
+
+#[test]
+fn timed_dma_writes_stream_at_the_io_bus_rate_under_every_variant() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/rlsq_table2.toml");
+    let text = std::fs::read_to_string(&path).unwrap().replace(
+        "pattern = \"dma_reads\"\ndma_size = \"64B\"\nordered = true",
+        "pattern = \"stream\"\nread_fraction = 0.0",
+    );
+    for v in ["unordered", "nic", "rc", "thread", "rc-opt"] {
+        let sets = vec![format!("protocol.pcie.variant=\"{v}\"")];
+        let r = fabricsim::run_text(&text, "writes.toml", fabricsim::Format::Toml, &sets, None, &mut |_| true).unwrap();
+        assert_eq!(r.outcome, fabricsim::sim::system::Outcome::Completed, "{v}");
+        // posted: an 80 B write every 5 ns on the 16 GB/s bus, nothing waits for the host
+        let ns = r.sim_time as f64 / 1000.0 / 2000.0;
+        assert!((5.0..5.5).contains(&ns), "{v}: {ns} ns per write");
+    }
+}

@@ -25,9 +25,9 @@ pub fn protocol_names() -> Vec<String> {
     v.extend(["cord", "so", "mp"].map(String::from));
     v.extend(cord::MUTANTS.iter().map(|(m, _)| format!("cord+{m}")));
     v.extend(PcieVariant::ALL.map(|x| format!("pcie-{}@nic=1", x.name())));
-    v.extend(pcie::MUTANTS[..2].iter().map(|(m, _)| format!("pcie-rc-opt+{m}@nic=1")));
+    v.extend(pcie::MUTANTS[..pcie::RW_MUTANTS].iter().map(|(m, _)| format!("pcie-rc-opt+{m}@nic=1")));
     v.extend(pcie::Mmio::ALL.map(|x| format!("pcie-mmio-{}", x.name())));
-    v.extend(pcie::MUTANTS[2..].iter().map(|(m, _)| format!("pcie-mmio-rob+{m}")));
+    v.extend(pcie::MUTANTS[pcie::RW_MUTANTS..].iter().map(|(m, _)| format!("pcie-mmio-rob+{m}")));
     v
 }
 
@@ -216,7 +216,7 @@ fn mmio_protocol(rest: &str, program: Arc<Program>) -> Result<Pcie, String> {
     };
     let modes = || Mmio::ALL.map(|m| m.name()).join(", ");
     let mode = Mmio::parse(mode).ok_or_else(|| format!("unknown MMIO mode {mode:?}; expected {}", modes()))?;
-    let mutants = &pcie::MUTANTS[2..];
+    let mutants = &pcie::MUTANTS[pcie::RW_MUTANTS..];
     let mutant = match mutant {
         None => None,
         Some(m) => Some(mutants.iter().find(|x| x.0 == m).map(|x| x.1).ok_or_else(|| {
@@ -270,13 +270,11 @@ pub fn pcie_protocol(name: &str, program: Arc<Program>) -> Result<Pcie, String> 
     let names = || PcieVariant::ALL.map(|v| v.name()).join(", ");
     let variant =
         PcieVariant::parse(base).ok_or_else(|| format!("unknown pcie variant {base:?}; expected {}", names()))?;
+    let rw = &pcie::MUTANTS[..pcie::RW_MUTANTS];
     let mutant = match mutant {
         None => None,
-        Some(m) => Some(pcie::mutant_by_name(m).ok_or_else(|| {
-            format!(
-                "unknown mutant {m:?}; expected one of {}",
-                pcie::MUTANTS.iter().map(|m| m.0).collect::<Vec<_>>().join(", ")
-            )
+        Some(m) => Some(rw.iter().find(|x| x.0 == m).map(|x| x.1).ok_or_else(|| {
+            format!("unknown mutant {m:?}; expected one of {}", rw.iter().map(|m| m.0).collect::<Vec<_>>().join(", "))
         })?),
     };
     check_protocol_limits(&program).map_err(|e| format!("{}: {e}", program.name))?;
@@ -285,12 +283,16 @@ pub fn pcie_protocol(name: &str, program: Arc<Program>) -> Result<Pcie, String> 
     }
     for (t, ops) in program.threads.iter().enumerate() {
         let qp = qps.contains(&t);
-        if let Some(op) =
-            ops.iter().find(|op| if qp { !matches!(op, Op::Load { .. }) } else { matches!(op, Op::Rmw { .. }) })
-        {
+        if let Some(op) = ops.iter().find(|op| {
+            if qp {
+                !matches!(op, Op::Load { .. } | Op::Store { .. })
+            } else {
+                matches!(op, Op::Rmw { .. })
+            }
+        }) {
             return Err(format!(
-                "{}: thread P{t} ({}) has {op:?}; a NIC thread only loads (DMA reads) and a host thread has no \
-                 read-modify-writes",
+                "{}: thread P{t} ({}) has {op:?}; a NIC thread only loads and stores (DMA reads and writes) and a \
+                 host thread has no read-modify-writes",
                 program.name,
                 if qp { "NIC" } else { "host" }
             ));

@@ -863,6 +863,17 @@ impl Builder<'_> {
                     self.err("protocol.pcie.host_cores", "the P2P system has queue pairs only; expected no host_cores")
                 );
             }
+            if let Some(r) =
+                requesters.iter().find(|r| !matches!(r.workload.pattern, Pattern::DmaReads | Pattern::KvsGets))
+            {
+                return Err(self.err(
+                    "workload.pattern",
+                    format!(
+                        "{:?}: the P2P switch carries reads only; expected \"dma_reads\" or \"kvs_gets\" for every requester",
+                        r.workload.pattern
+                    ),
+                ));
+            }
             if qps == 0 || qps >= caches {
                 return Err(self.err(
                     "protocol.pcie.p2p_qps",

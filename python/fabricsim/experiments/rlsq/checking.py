@@ -36,6 +36,18 @@ SINGLE = "pcie/SingleRead.litmus"
 SINGLE_HDR = "pcie/SingleRead+hdr.litmus"
 VALIDATION = "pcie/Validation.litmus"
 MMIO = "pcie/MMIO.litmus"
+DMA_WRITE = "pcie/MP+dmawr.litmus"
+WR = "pcie/WR.litmus"
+#: variant -> whether the DMA-write tests' forbidden outcomes must stay unreachable
+WRITE_EXPECT = {
+    "unordered": True,
+    "nic": True,
+    "rc": True,
+    "thread": True,
+    "rc-opt": True,
+    "rc+release-no-wait": False,
+    "rc+read-passes-write": False,
+}
 #: MMIO mode -> whether the stream must arrive in order (and the search complete)
 MMIO_EXPECT = {"fence": True, "rob": True, "unordered": False, "rob+rob-on-arrival": False}
 #: variant -> whether MP's forbidden outcome must stay unreachable
@@ -65,8 +77,8 @@ the first message's data last is the forbidden outcome.
 """
 
 
-def _point(test: str, variant: str) -> Point:
-    protocol = f"pcie-{variant}" if variant.startswith("mmio-") else f"pcie-{variant}@nic=1"
+def _point(test: str, variant: str, nic: int = 1) -> Point:
+    protocol = f"pcie-{variant}" if variant.startswith("mmio-") else f"pcie-{variant}@nic={nic}"
     return Point(
         sweep="rlsq/checking",
         text=json.dumps({"litmus": {"test": test, "protocol": protocol}}, sort_keys=True),
@@ -85,6 +97,7 @@ def sweep(quick: bool) -> Sweep:
     points = [_point(t, v) for t in (TEST, SINGLE, VALIDATION) for v in EXPECT]
     points.append(_point(SINGLE_HDR, "rc-opt"))
     points += [_point(MMIO, f"mmio-{m}") for m in [*MMIO_EXPECT, "rob+rob-no-credit"]]
+    points += [_point(t, v, nic=0) for t in (DMA_WRITE, WR) for v in WRITE_EXPECT]
     return Sweep("rlsq/checking", points)
 
 
@@ -119,7 +132,7 @@ def plot(data: pd.DataFrame, fig) -> None:
     ax.barh(range(len(data)), data["states"], color=["C2" if ok else "C3" for ok in data["ok"]])
     ax.set_yticks(range(len(data)), list(data["name"]), fontsize=8)
     ax.set_xlabel("states explored (green: ordered; red: the stale data reachable)")
-    fig.suptitle("RLSQ checked: MP over DMA, Single Read, Validation and MMIO")
+    fig.suptitle("RLSQ checked: MP over DMA, Single Read, Validation, DMA writes and MMIO")
 
 
 def compare(data: pd.DataFrame) -> list[Row]:
@@ -153,7 +166,45 @@ def compare(data: pd.DataFrame) -> list[Row]:
         )
     )
     rows += _mmio_rows(data[data["test"] == MMIO].set_index("variant"))
+    rows += [
+        _write_row(
+            data[data["test"] == DMA_WRITE].set_index("variant"),
+            "DMA writes (data, then the flag with release): ordered under today's PCIe and every RLSQ",
+            "rc+release-no-wait",
+            text("§4.1", "For writes, we can re-purpose an existing *relaxed ordering* bit"),
+            "Today's posted writes are performed in order (W→W); the RLSQ performs plain writes in any order but "
+            "a release only after every earlier request left it.",
+        ),
+        _write_row(
+            data[data["test"] == WR].set_index("variant"),
+            "DMA write then read of a line: the read sees the write (W→R kept)",
+            "rc+read-passes-write",
+            text("§1", "PCIe provides strong ordering for *posted* writes"),
+            "A read waits in the RLSQ for its QP's earlier writes to be performed; without that the memory serves "
+            "the read first.",
+        ),
+    ]
     return rows
+
+
+def _write_row(d: pd.DataFrame, metric: str, broken: str, source, why: str) -> Row:
+    """A DMA-write test: never its forbidden outcome under the five variants, reached by `broken`."""
+    ordered = [v for v, want in WRITE_EXPECT.items() if want]
+    detail = ", ".join(
+        f"{n}: {'ok' if ok else 'forbidden outcome'} ({s:,} states)"
+        for n, ok, s in zip(d["name"], d["ok"], d["states"])
+    )
+    ok = all(v in d.index and bool(d.loc[v, "ok"]) and bool(d.loc[v, "complete"]) for v in ordered)
+    caught = broken in d.index and int(d.loc[broken, "forbidden_seen"]) > 0
+    return Row(
+        FIG,
+        metric,
+        None,
+        source,
+        float(sum(bool(d.loc[v, "ok"]) for v in ordered if v in d.index)),
+        Predicate(f"{', '.join(ordered)} never reach the forbidden outcome; {broken} does", ok and caught, detail),
+        why,
+    )
 
 
 def _mmio_rows(d: pd.DataFrame) -> list[Row]:
@@ -274,7 +325,7 @@ MUTANTS = [
         "speculation-without-squash",
         "every RC-opt search keeps stale speculative data (the no-squash root complex)",
         set={"litmus.protocol": "pcie-rc-opt+no-squash@nic=1"},
-        when=lambda labels: labels.get("variant") == "rc-opt",
+        when=lambda labels: labels.get("variant") == "rc-opt" and labels.get("test") in (TEST, SINGLE, VALIDATION),
         flips=[
             "MP over DMA: ordered by the NIC, the RLSQ (global and per thread) and its speculation",
             "Single Read: never torn when every line is ordered, torn on unordered PCIe and without the squash",
@@ -295,12 +346,24 @@ MUTANTS = [
         when=lambda labels: labels.get("variant") == "mmio-rob",
         flips=["MMIO: the ROB never deadlocks when full; without credits it does"],
     ),
+    Mutant(
+        "release-that-does-not-wait",
+        "every RC search of the DMA-write tests performs a release write at once",
+        set_per_point=lambda labels: {"litmus.protocol": f"pcie-rc+release-no-wait@nic={_nic(labels)}"},
+        when=lambda labels: labels.get("variant") == "rc" and labels.get("test") == DMA_WRITE,
+        flips=["DMA writes (data, then the flag with release): ordered under today's PCIe and every RLSQ"],
+    ),
 ]
+
+
+def _nic(labels) -> int:
+    return 0 if labels.get("test") in (DMA_WRITE, WR) else 1
+
 
 EXPERIMENT = Experiment(
     seed="rlsq",
     figure="checking",
-    title="RLSQ checked: MP over DMA, GETs and MMIO",
+    title="RLSQ checked: MP over DMA, GETs, DMA writes and MMIO",
     sweep=sweep,
     analyze=analyze,
     plot=plot,

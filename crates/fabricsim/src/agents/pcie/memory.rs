@@ -1,5 +1,5 @@
-//! The host memory behind the root complex: the coherence point of this
-//! slice (see `mod.rs`), one handler per message.
+//! The host memory behind the root complex: the coherence point (see
+//! `mod.rs`), one handler per message.
 
 use smallvec::SmallVec;
 
@@ -33,6 +33,21 @@ impl Mem {
 }
 
 impl Pcie {
+    /// A store reaches the coherence point: the line is in the host's
+    /// cache now, and the root complex's speculative copies of it are stale.
+    fn store(&self, m: &mut Mem, ctx: &mut Ctx<Msg, Ghost>, loc: Loc, val: Value) {
+        if let Some(x) = m.mem.get_mut(loc as usize) {
+            *x = val;
+        }
+        if let Some(w) = m.cached.get_mut(loc as usize / 64) {
+            *w |= bit(loc);
+        }
+        if let Some(w) = m.shared.get_mut(loc as usize / 64).filter(|w| **w & bit(loc) != 0) {
+            *w &= !bit(loc);
+            ctx.send(self.rc_agent(), COH, Msg::Inv { loc });
+        }
+    }
+
     pub(super) fn mem_message(
         &self,
         m: &mut Mem,
@@ -51,18 +66,11 @@ impl Pcie {
                 }
                 ctx.send(from, COH, Msg::Data { qp, tag, val });
             }
-            Msg::HostWr { loc, val } => {
-                if let Some(x) = m.mem.get_mut(loc as usize) {
-                    *x = val;
-                }
-                if let Some(w) = m.cached.get_mut(loc as usize / 64) {
-                    *w |= bit(loc);
-                }
-                if let Some(w) = m.shared.get_mut(loc as usize / 64).filter(|w| **w & bit(loc) != 0) {
-                    *w &= !bit(loc);
-                    ctx.send(self.rc_agent(), COH, Msg::Inv { loc });
-                }
+            Msg::Wr { qp, tag, loc, val } => {
+                self.store(m, ctx, loc, val);
+                ctx.send(from, COH, Msg::WrAck { qp, tag });
             }
+            Msg::HostWr { loc, val } => self.store(m, ctx, loc, val),
             Msg::HostRd { loc } => {
                 if !m.hit(loc) {
                     ctx.memory_read(loc as u64);

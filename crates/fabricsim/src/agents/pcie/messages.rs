@@ -10,9 +10,11 @@
 //! | 4  | coh       | Data, Inv (memory -> RC)              | FIFO per (mem, RC)   |
 //! | 5  | wc        | MmioWr (host core -> RC)              | FIFO per (core, RC)  |
 //! | 6  | posted    | DevWr (RC -> the NIC's device)        | FIFO per (RC, dev)   |
+//! | 7  | wr        | Wr, ordered (RC -> memory)            | FIFO per (RC, mem)   |
 //!
-//! A QP's reads reach the root complex in the order it issued them (one
-//! link, one VC), but the host serves them in any order (a hit overtakes
+//! A QP's reads and DMA writes reach the root complex in the order it
+//! issued them (one link, one VC: a posted write is passed by nothing),
+//! but the host serves reads in any order (a hit overtakes
 //! a miss, L98), so R→R is not kept (Table 1) unless the RLSQ keeps it. A
 //! host core's accesses reach memory in program order (its stores and
 //! loads share one ordered channel: the host side is kept simple here, see
@@ -41,9 +43,10 @@ pub const RD: u8 = 3;
 pub const COH: u8 = 4;
 pub const WC: u8 = 5;
 pub const POSTED: u8 = 6;
+pub const WR: u8 = 7;
 
 /// Channel names, by VC (for traffic tables).
-pub const CHANNELS: [&str; 7] = ["host", "nonposted", "cpl", "rd", "coh", "wc", "posted"];
+pub const CHANNELS: [&str; 8] = ["host", "nonposted", "cpl", "rd", "coh", "wc", "posted", "wr"];
 
 /// An MMIO write's sequence number (per core).
 pub type Seq = u16;
@@ -62,6 +65,16 @@ pub enum Msg {
         loc: Loc,
         acq: bool,
     },
+    /// A DMA write of one line (posted: no completion); `rel`: the
+    /// relaxed-ordering bit read as release (§4.1): it is performed after
+    /// every earlier request of the QP. Without `rel` a write may be
+    /// performed in any order under the RLSQ; today's PCIe keeps W→W.
+    MemWr {
+        tag: Tag,
+        loc: Loc,
+        val: Value,
+        rel: bool,
+    },
     /// Its completion with the line's value.
     Cpl {
         tag: Tag,
@@ -72,6 +85,19 @@ pub enum Msg {
         qp: AgentId,
         tag: Tag,
         loc: Loc,
+    },
+    /// The root complex performs an RLSQ entry's write (on `wr` in order
+    /// under today's PCIe, on `rd` in any order under the RLSQ).
+    Wr {
+        qp: AgentId,
+        tag: Tag,
+        loc: Loc,
+        val: Value,
+    },
+    /// Memory applied it.
+    WrAck {
+        qp: AgentId,
+        tag: Tag,
     },
     /// Memory's answer to `Rd`.
     Data {

@@ -144,15 +144,24 @@ pub enum Mutant {
     RobNoCredit,
     /// MMIO `rob`: the root complex posts each write on arrival.
     RobOnArrival,
+    /// `rc`: a release write is performed at once, not after the requests
+    /// before it.
+    ReleaseNoWait,
+    /// Every variant: a read is performed before the QP's earlier writes
+    /// (W→R, kept by PCIe, broken).
+    ReadPassesWrite,
 }
 
-pub const MUTANTS: [(&str, Mutant); 4] = [
+/// The read and write mutants (`pcie-VARIANT+M@nic=T`), then the MMIO ones
+/// (`pcie-mmio-rob+M`).
+pub const MUTANTS: [(&str, Mutant); 6] = [
     ("acquire-no-block", Mutant::AcquireNoBlock),
     ("no-squash", Mutant::NoSquash),
+    ("release-no-wait", Mutant::ReleaseNoWait),
+    ("read-passes-write", Mutant::ReadPassesWrite),
     ("rob-no-credit", Mutant::RobNoCredit),
     ("rob-on-arrival", Mutant::RobOnArrival),
 ];
 
-pub fn mutant_by_name(name: &str) -> Option<Mutant> {
-    MUTANTS.iter().find(|m| m.0 == name).map(|m| m.1)
-}
+/// How many of [`MUTANTS`] are read and write mutants (the rest are MMIO's).
+pub const RW_MUTANTS: usize = 4;

@@ -93,6 +93,11 @@ impl Pcie {
                 ctx.send(self.mem_agent(), HOST, Msg::HostWr { loc: loc as Loc, val: value });
                 ctx.done(pc as u64);
             }
+            (Kind::Qp, Op::Store { loc, value, order }) => {
+                let rel = order.is_release() && self.variant != Variant::Unordered;
+                ctx.send(self.first_hop(), NONPOSTED, Msg::MemWr { tag: pc as Tag, loc: loc as Loc, val: value, rel });
+                ctx.done(pc as u64);
+            }
             // a host core's accesses are already in order; programs are checked for what a QP runs
             _ => ctx.done(pc as u64),
         }
@@ -112,6 +117,20 @@ impl Pcie {
         let tag = t.take_tag();
         ctx.issued(tag as u64, OpKind::Store);
         ctx.send(self.mem_agent(), HOST, Msg::HostWr { loc, val: 1 });
+        ctx.done(tag as u64);
+    }
+
+    /// May a QP make a DMA write now? Under `nic` it waits for its acquire
+    /// reads' completions, as a read does; a QP the switch refused waits.
+    pub(super) fn may_write(&self, t: &Thread) -> bool {
+        t.refused.is_empty() && (self.variant != Variant::Nic || !t.out.iter().any(|o| o.1))
+    }
+
+    /// A DMA write: posted, done when sent.
+    pub(super) fn write(&self, t: &mut Thread, ctx: &mut Ctx<Msg, Ghost>, loc: Loc, rel: bool) {
+        let tag = t.take_tag();
+        ctx.issued(tag as u64, OpKind::Store);
+        ctx.send(self.first_hop(), NONPOSTED, Msg::MemWr { tag, loc, val: 1, rel });
         ctx.done(tag as u64);
     }
 

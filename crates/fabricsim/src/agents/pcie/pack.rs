@@ -62,6 +62,18 @@ impl Pack for Msg {
                 (tag, (loc, acq)).pack(out);
             }
             Msg::P2pFree => out.push(13),
+            Msg::MemWr { tag, loc, val, rel } => {
+                out.push(16);
+                (tag, (loc, (val, rel))).pack(out);
+            }
+            Msg::Wr { qp, tag, loc, val } => {
+                out.push(17);
+                (qp, (tag, (loc, val))).pack(out);
+            }
+            Msg::WrAck { qp, tag } => {
+                out.push(18);
+                (qp, tag).pack(out);
+            }
             Msg::Retry => out.push(14),
             Msg::Resend { tag, loc, acq } => {
                 out.push(15);
@@ -113,6 +125,18 @@ impl Pack for Msg {
                 Msg::Nack { tag, loc, acq }
             }
             13 => Msg::P2pFree,
+            16 => {
+                let (tag, (loc, (val, rel))) = Pack::unpack(src);
+                Msg::MemWr { tag, loc, val, rel }
+            }
+            17 => {
+                let (qp, (tag, (loc, val))) = Pack::unpack(src);
+                Msg::Wr { qp, tag, loc, val }
+            }
+            18 => {
+                let (qp, tag) = Pack::unpack(src);
+                Msg::WrAck { qp, tag }
+            }
             14 => Msg::Retry,
             15 => {
                 let (tag, (loc, acq)) = Pack::unpack(src);
@@ -145,7 +169,7 @@ impl Pack for St {
     }
 }
 
-crate::pack_struct!(Entry { qp, tag, loc, acq, st });
+crate::pack_struct!(Entry { qp, tag, loc, acq, wr, st });
 crate::pack_struct!(RcStats { squashes, rlsq_high });
 crate::pack_struct!(Held { core, seq, loc, val });
 crate::pack_struct!(Rc { rlsq, stats, rob, next });
@@ -228,11 +252,15 @@ mod tests {
             Msg::P2pFree,
             Msg::Retry,
             Msg::Resend { tag: 5, loc: 1, acq: true },
+            Msg::MemWr { tag: 3, loc: 2, val: 1, rel: true },
+            Msg::Wr { qp: 1, tag: 3, loc: 2, val: 1 },
+            Msg::WrAck { qp: 1, tag: 3 },
         ] {
             assert_eq!(round_trip(&m).0, m);
         }
         let mut rc = Rc::default();
-        rc.rlsq.push(Entry { qp: 1, tag: 2, loc: 3, acq: true, st: St::Data(1) });
+        rc.rlsq.push(Entry { qp: 1, tag: 2, loc: 3, acq: true, wr: None, st: St::Data(1) });
+        rc.rlsq.push(Entry { qp: 1, tag: 4, loc: 3, acq: false, wr: Some((1, true)), st: St::Reading });
         rc.rob.push(Held { core: 1, seq: 3, loc: 0, val: 1 });
         rc.next.push((1, 2));
         let n = Node::Rc(rc);

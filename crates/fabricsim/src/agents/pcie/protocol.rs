@@ -41,10 +41,14 @@ pub struct Ghost;
 pub enum Action {
     /// A program thread performs its next operation.
     Step,
-    /// A workload read (a QP in a timed run).
+    /// A workload read and DMA write (a QP in a timed run).
     Read {
         loc: Loc,
         acq: bool,
+    },
+    Write {
+        loc: Loc,
+        rel: bool,
     },
     /// A host core's workload store (posted) and load (a timed run).
     HostStore {
@@ -259,7 +263,7 @@ impl Protocol for Pcie {
 
     fn vc_orders(&self) -> &[ChannelOrder] {
         use ChannelOrder::*;
-        &[Fifo, Fifo, Unordered, Unordered, Fifo, Fifo, Fifo]
+        &[Fifo, Fifo, Unordered, Unordered, Fifo, Fifo, Fifo, Fifo]
     }
 
     fn initial(&self) -> Vec<(Vec<Node>, Ghost)> {
@@ -330,6 +334,7 @@ impl Protocol for Pcie {
         let ready = match op {
             Op::Load { .. } => self.may_read(t, kind),
             Op::Store { .. } if self.mmio.is_some() => self.may_mmio_store(t),
+            Op::Store { .. } if kind == Kind::Qp => self.may_write(t),
             Op::Fence { .. } if self.mmio.is_some() => self.may_fence(t),
             // a host core's store waits for its load before it (in order)
             _ => kind == Kind::Qp || t.out.is_empty(),
@@ -349,6 +354,7 @@ impl Protocol for Pcie {
                 self.step(t, self.kinds[me], ctx, op);
             }
             Action::Read { loc, acq } => self.read(t, ctx, loc, acq),
+            Action::Write { loc, rel } => self.write(t, ctx, loc, rel),
             Action::HostStore { loc } => self.host_store(t, ctx, loc),
             Action::HostLoad { loc } => self.host_load(t, ctx, loc),
             Action::Flush(i) => self.flush(t, ctx, i as usize),
@@ -362,6 +368,7 @@ impl Protocol for Pcie {
         matches!(
             action,
             Action::Read { .. }
+                | Action::Write { .. }
                 | Action::HostStore { .. }
                 | Action::HostLoad { .. }
                 | Action::MmioStore { .. }
@@ -428,6 +435,8 @@ impl Protocol for Pcie {
                 | Msg::HostData { .. }
                 | Msg::MmioWr { .. }
                 | Msg::DevWr { .. }
+                | Msg::MemWr { .. }
+                | Msg::Wr { .. }
         )
     }
 
@@ -470,6 +479,10 @@ impl Protocol for Pcie {
             }
             (Kind::Host, OpKind::Fence) => self.may_fence(t).then_some(Action::Fence),
             (Kind::Host, OpKind::Load) => self.may_read(t, kind).then_some(Action::HostLoad { loc }),
+            (Kind::Qp, OpKind::Store) => self.may_write(t).then_some(Action::Write {
+                loc,
+                rel: op.order == OpOrder::Release && self.variant != Variant::Unordered,
+            }),
             // a host store waits for the host's load before it (in order)
             (Kind::Host, OpKind::Store) => t.out.is_empty().then_some(Action::HostStore { loc }),
             _ => None,

@@ -4,7 +4,7 @@
 
 use smallvec::SmallVec;
 
-use super::messages::{Loc, Msg, Seq, Tag, CPL, POSTED, RD};
+use super::messages::{Loc, Msg, Seq, Tag, CPL, POSTED, RD, WR};
 use super::protocol::{Ghost, Pcie};
 use super::{Mmio, Mutant, Variant};
 use crate::agents::protocol::{AgentId, Ctx, Step, Violation};
@@ -28,6 +28,9 @@ pub struct Entry {
     pub tag: Tag,
     pub loc: Loc,
     pub acq: bool,
+    /// A DMA write: its value and release bit (`Reading` then means its
+    /// `Wr` is out).
+    pub wr: Option<(Value, bool)>,
     pub st: St,
 }
 
@@ -76,10 +79,24 @@ impl Pcie {
                 if rc.rlsq.len() >= self.rlsq_entries {
                     return Ok(Step::Stall);
                 }
-                rc.rlsq.push(Entry { qp, tag, loc, acq, st: St::Waiting });
+                rc.rlsq.push(Entry { qp, tag, loc, acq, wr: None, st: St::Waiting });
                 if self.driven {
                     rc.stats.rlsq_high = rc.stats.rlsq_high.max(rc.rlsq.len() as u32);
                 }
+            }
+            Msg::MemWr { tag, loc, val, rel } => {
+                if rc.rlsq.len() >= self.rlsq_entries {
+                    return Ok(Step::Stall);
+                }
+                rc.rlsq.push(Entry { qp: from, tag, loc, acq: false, wr: Some((val, rel)), st: St::Waiting });
+            }
+            Msg::WrAck { qp, tag } => {
+                let i = rc
+                    .rlsq
+                    .iter()
+                    .position(|e| e.qp == qp && e.tag == tag && e.wr.is_some() && e.st == St::Reading)
+                    .ok_or_else(|| Violation::unexpected("no entry writing", msg))?;
+                rc.rlsq.remove(i);
             }
             Msg::Data { qp, tag, val } => {
                 let e = rc
@@ -144,21 +161,55 @@ impl Pcie {
         Step::Done
     }
 
-    /// Read what may read and complete what may complete, in RLSQ order.
+    /// Perform what may be performed and complete what may complete, in
+    /// RLSQ order (§5.1):
+    /// - a read waits for an earlier acquire (`rc`: anyone's, `thread`: its
+    ///   QP's) and for its QP's earlier writes (W→R, kept by PCIe);
+    /// - a write under today's PCIe (`unordered`, `nic`) goes at once, in
+    ///   order (W→W); under the RLSQ a plain write goes at once in any
+    ///   order, after an earlier acquire (writes are not speculated), and a
+    ///   release write only when every earlier request (`thread`: of its QP)
+    ///   has left the RLSQ.
     fn pump(&self, rc: &mut Rc, ctx: &mut Ctx<Msg, Ghost>) {
         let mem = self.mem_agent();
-        // the QPs (thread IDs) with an earlier acquire still in the RLSQ (read or not)
+        let today = matches!(self.variant, Variant::Unordered | Variant::Nic);
+        // the QPs (thread IDs) with an earlier acquire or write still in the RLSQ
         let mut acq_of: SmallVec<[AgentId; 4]> = SmallVec::new();
+        let mut wr_of: SmallVec<[AgentId; 4]> = SmallVec::new();
         let mut i = 0;
         while i < rc.rlsq.len() {
             let e = rc.rlsq[i];
-            let held = match self.variant {
-                Variant::Rc => !acq_of.is_empty(),
-                Variant::Thread => acq_of.contains(&e.qp),
-                _ => false,
+            let by_acquire = !self.is(Mutant::AcquireNoBlock)
+                && match self.variant {
+                    Variant::Rc => !acq_of.is_empty(),
+                    Variant::Thread => acq_of.contains(&e.qp),
+                    _ => false,
+                };
+            let mark = |list: &mut SmallVec<[AgentId; 4]>| {
+                if !list.contains(&e.qp) {
+                    list.push(e.qp);
+                }
             };
-            let hold_read = held && !self.is(Mutant::AcquireNoBlock);
-            if e.st == St::Waiting && !hold_read {
+            if let Some((val, rel)) = e.wr {
+                if e.st == St::Waiting {
+                    let after_acquire = self.variant == Variant::RcOpt && !acq_of.is_empty();
+                    let before = match self.variant {
+                        Variant::Thread => rc.rlsq[..i].iter().any(|x| x.qp == e.qp),
+                        _ => i > 0,
+                    };
+                    let release = rel && before && !self.is(Mutant::ReleaseNoWait);
+                    if today || !(by_acquire || after_acquire || release) {
+                        rc.rlsq[i].st = St::Reading;
+                        let vc = if today { WR } else { RD };
+                        ctx.send(mem, vc, Msg::Wr { qp: e.qp, tag: e.tag, loc: e.loc, val });
+                    }
+                }
+                mark(&mut wr_of);
+                i += 1;
+                continue;
+            }
+            let after_write = wr_of.contains(&e.qp) && !self.is(Mutant::ReadPassesWrite);
+            if e.st == St::Waiting && !by_acquire && !after_write {
                 rc.rlsq[i].st = St::Reading;
                 ctx.send(mem, RD, Msg::Rd { qp: e.qp, tag: e.tag, loc: e.loc });
             }
