@@ -65,8 +65,9 @@ def test_the_mmio_system_is_the_table3_example():
 
 
 def test_the_p2p_switch_refuses_a_workload_with_writes_by_name():
-    import fabricsim
     import pytest
+
+    import fabricsim
     from fabricsim.experiments.rlsq.system import p2p
 
     b = p2p("voq", 64)
