@@ -23,8 +23,8 @@ from ..verdicts import Predicate, Row, Tolerance, monotone, text
 from . import system
 
 FIG = "RLSQ Fig 10"
-MODES = ["fence", "rob", "unordered"]
-LABEL = {"fence": "fence per message", "rob": "seq + ROB", "unordered": "no order"}
+MODES = ["fence", "rob", "rob-nic", "unordered"]
+LABEL = {"fence": "fence per message", "rob": "seq + ROB", "rob-nic": "seq + ROB at the NIC", "unordered": "no order"}
 SIZES = [64, 128, 256, 512, 1024, 2048, 4096, 8192]
 QUICK_SIZES = [64, 512, 8192]
 
@@ -42,6 +42,13 @@ messages' bytes over the run's time, until the last write reached the
 NIC. In the timed runs the write-combining buffers drain in order (the
 checker explores every order), so the ROB never holds a write: its cost
 here is its credits.
+
+"seq + ROB at the NIC" (``mmio = "rob-nic"``, §5.2's ROB at the device
+endpoint, not evaluated in the paper) keeps the same 16 entries, but its
+credits come back across the I/O bus: about 480 ns a round trip, so 16
+credits carry about 17 Gb/s of 64 B writes; it needs about 128 to reach
+line rate (``fabricsim run examples/rlsq_mmio.toml --set
+protocol.pcie.mmio=rob-nic --set protocol.pcie.rob_entries=128``).
 """
 )
 
@@ -94,7 +101,7 @@ def _series(data: pd.DataFrame, m: str) -> dict[int, float]:
 
 
 def compare(data: pd.DataFrame) -> list[Row]:
-    fence, rob, un = (_series(data, m) for m in MODES)
+    fence, rob, un = (_series(data, m) for m in ("fence", "rob", "unordered"))
     sizes = sorted(fence)
     small = sizes[0]
     ratio = {s: rob[s] / un[s] for s in sizes}
@@ -143,8 +150,8 @@ def compare(data: pd.DataFrame) -> list[Row]:
             None,
             text("Fig 10 caption", "Inserting a fence after every message enforces message order at the source"),
             fence[sizes[-1]] / fence[small],
-            monotone(sizes, [fence[s] for s in sizes], True, 0.0, "fenced throughput"),
-            "One round trip to the root complex per message is spread over more lines.",
+            monotone(sizes, [fence[s] for s in sizes], True, 0.01, "fenced throughput", min_change=1.0),
+            "One round trip to the root complex per message is spread over more lines, until the I/O bus is the limit.",
         ),
         Row(
             FIG,

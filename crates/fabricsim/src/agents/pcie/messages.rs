@@ -11,6 +11,7 @@
 //! | 5  | wc        | MmioWr (host core -> RC)              | FIFO per (core, RC)  |
 //! | 6  | posted    | DevWr (RC -> the NIC's device)        | FIFO per (RC, dev)   |
 //! | 7  | wr        | Wr, ordered (RC -> memory)            | FIFO per (RC, mem)   |
+//! | 8  | relaxed   | DevWr to a ROB at the NIC             | any                  |
 //!
 //! A QP's reads and DMA writes reach the root complex in the order it
 //! issued them (one link, one VC: a posted write is passed by nothing),
@@ -44,9 +45,10 @@ pub const COH: u8 = 4;
 pub const WC: u8 = 5;
 pub const POSTED: u8 = 6;
 pub const WR: u8 = 7;
+pub const RELAXED: u8 = 8;
 
 /// Channel names, by VC (for traffic tables).
-pub const CHANNELS: [&str; 8] = ["host", "nonposted", "cpl", "rd", "coh", "wc", "posted", "wr"];
+pub const CHANNELS: [&str; 9] = ["host", "nonposted", "cpl", "rd", "coh", "wc", "posted", "wr", "relaxed"];
 
 /// An MMIO write's sequence number (per core).
 pub type Seq = u16;
@@ -131,8 +133,11 @@ pub enum Msg {
     /// The root complex took an MMIO write (fence mode) or let it leave the
     /// ROB (a credit).
     MmioAck,
-    /// The write posted to the device.
+    /// The write posted to the device (with its core's sequence number, for
+    /// a ROB at the NIC).
     DevWr {
+        core: AgentId,
+        seq: Seq,
         loc: Loc,
         val: Value,
     },

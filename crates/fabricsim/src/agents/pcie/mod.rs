@@ -65,6 +65,7 @@ mod nic;
 mod pack;
 mod protocol;
 mod rc;
+mod rob;
 mod switch;
 
 pub use messages::{Loc, Msg, Tag, CHANNELS};
@@ -112,12 +113,20 @@ pub enum Mmio {
     /// Sequence numbers and a reorder buffer at the root complex: no
     /// stall; a write needs a credit (a free ROB entry).
     Rob,
+    /// The same ROB at the NIC (§5.2: "ROBs at device endpoints"): the root
+    /// complex and the bus may reorder; credits return from the NIC.
+    RobNic,
     /// No fence and no order (incorrect: the lower bound on cost).
     Unordered,
 }
 
 impl Mmio {
-    pub const ALL: [Mmio; 3] = [Mmio::Fence, Mmio::Rob, Mmio::Unordered];
+    pub const ALL: [Mmio; 4] = [Mmio::Fence, Mmio::Rob, Mmio::RobNic, Mmio::Unordered];
+
+    /// Ordered by sequence numbers in a ROB (the root complex's or the NIC's).
+    pub fn rob(self) -> bool {
+        matches!(self, Mmio::Rob | Mmio::RobNic)
+    }
 
     pub fn parse(s: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|v| v.name() == s)
@@ -127,6 +136,7 @@ impl Mmio {
         match self {
             Mmio::Fence => "fence",
             Mmio::Rob => "rob",
+            Mmio::RobNic => "rob-nic",
             Mmio::Unordered => "unordered",
         }
     }

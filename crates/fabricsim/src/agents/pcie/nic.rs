@@ -137,7 +137,7 @@ impl Pcie {
     /// May a host core make an MMIO write now? Under `rob` it needs a
     /// credit: fewer writes unanswered than the ROB has entries.
     pub(super) fn may_mmio_store(&self, t: &Thread) -> bool {
-        self.mmio != Some(Mmio::Rob) || self.is(Mutant::RobNoCredit) || (t.unacked as usize) < self.rob_entries
+        !self.mmio.is_some_and(Mmio::rob) || self.is(Mutant::RobNoCredit) || (t.unacked as usize) < self.rob_entries
     }
 
     /// May a host core pass a fence now? Under `fence` (an `sfence`) only

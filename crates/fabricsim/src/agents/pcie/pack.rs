@@ -5,7 +5,8 @@ use super::memory::Mem;
 use super::messages::Msg;
 use super::nic::{Thread, WcLine};
 use super::protocol::{Ghost, Node};
-use super::rc::{Entry, Held, Rc, RcStats, St};
+use super::rc::{Entry, Rc, RcStats, St};
+use super::rob::{Held, Rob};
 use super::switch::{Switch, Waiting};
 use crate::engine::pack::{get_byte, Pack};
 
@@ -49,9 +50,9 @@ impl Pack for Msg {
                 (seq, (loc, val)).pack(out);
             }
             Msg::MmioAck => out.push(9),
-            Msg::DevWr { loc, val } => {
+            Msg::DevWr { core, seq, loc, val } => {
                 out.push(10);
-                (loc, val).pack(out);
+                (core, (seq, (loc, val))).pack(out);
             }
             Msg::Fwd { qp, tag, loc, acq } => {
                 out.push(11);
@@ -113,8 +114,8 @@ impl Pack for Msg {
             }
             9 => Msg::MmioAck,
             10 => {
-                let (loc, val) = Pack::unpack(src);
-                Msg::DevWr { loc, val }
+                let (core, (seq, (loc, val))) = Pack::unpack(src);
+                Msg::DevWr { core, seq, loc, val }
             }
             11 => {
                 let (qp, (tag, (loc, acq))) = Pack::unpack(src);
@@ -172,8 +173,9 @@ impl Pack for St {
 crate::pack_struct!(Entry { qp, tag, loc, acq, wr, st });
 crate::pack_struct!(RcStats { squashes, rlsq_high });
 crate::pack_struct!(Held { core, seq, loc, val });
-crate::pack_struct!(Rc { rlsq, stats, rob, next });
-crate::pack_struct!(Dev { mem });
+crate::pack_struct!(Rob { held, next });
+crate::pack_struct!(Rc { rlsq, stats, rob });
+crate::pack_struct!(Dev { mem, rob });
 crate::pack_struct!(Waiting { qp, tag, loc, acq });
 crate::pack_struct!(Switch { queue, p2p_busy, waiting, invited, nacks });
 crate::pack_struct!(Mem { mem, shared, cached });
@@ -246,7 +248,7 @@ mod tests {
             Msg::HostData { val: 1 },
             Msg::MmioWr { seq: 7, loc: 1, val: 2 },
             Msg::MmioAck,
-            Msg::DevWr { loc: 1, val: 2 },
+            Msg::DevWr { core: 0, seq: 4, loc: 1, val: 2 },
             Msg::Fwd { qp: 2, tag: 5, loc: 1, acq: true },
             Msg::Nack { tag: 5, loc: 1, acq: false },
             Msg::P2pFree,
@@ -261,8 +263,8 @@ mod tests {
         let mut rc = Rc::default();
         rc.rlsq.push(Entry { qp: 1, tag: 2, loc: 3, acq: true, wr: None, st: St::Data(1) });
         rc.rlsq.push(Entry { qp: 1, tag: 4, loc: 3, acq: false, wr: Some((1, true)), st: St::Reading });
-        rc.rob.push(Held { core: 1, seq: 3, loc: 0, val: 1 });
-        rc.next.push((1, 2));
+        rc.rob.held.push(Held { core: 1, seq: 3, loc: 0, val: 1 });
+        rc.rob.next.push((1, 2));
         let n = Node::Rc(rc);
         assert_eq!(round_trip(&n).0, n);
         let mut t = Thread::default();

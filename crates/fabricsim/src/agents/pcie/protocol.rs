@@ -8,6 +8,7 @@ use super::memory::Mem;
 use super::messages::{Loc, Msg, CHANNELS};
 use super::nic::Thread;
 use super::rc::Rc;
+use super::rob::Rob;
 use super::switch::Switch;
 use super::{Mmio, Mutant, Variant};
 use crate::agents::protocol::{AgentId, ChannelOrder, Ctx, OpKind, OpOrder, Protocol, Role, Step, Violation, WorkOp};
@@ -263,7 +264,7 @@ impl Protocol for Pcie {
 
     fn vc_orders(&self) -> &[ChannelOrder] {
         use ChannelOrder::*;
-        &[Fifo, Fifo, Unordered, Unordered, Fifo, Fifo, Fifo, Fifo]
+        &[Fifo, Fifo, Unordered, Unordered, Fifo, Fifo, Fifo, Fifo, Unordered]
     }
 
     fn initial(&self) -> Vec<(Vec<Node>, Ghost)> {
@@ -289,7 +290,7 @@ impl Protocol for Pcie {
             // the host memory is idle; the device holds what the program writes
             agents.push(Node::Mem(Mem::default()));
             let dev = self.program.as_ref().map_or_else(Vec::new, |p| p.init.clone());
-            agents.push(Node::Dev(Dev { mem: dev }));
+            agents.push(Node::Dev(Dev { mem: dev, rob: Rob::default() }));
             return vec![(agents, Ghost)];
         }
         agents.push(Node::Mem(Mem { mem, shared: smallvec::smallvec![0; words], cached }));
@@ -389,8 +390,9 @@ impl Protocol for Pcie {
         match agent {
             Node::Core(t) => t.busy(),
             Node::Rc(rc) => !rc.rlsq.is_empty() || !rc.rob.is_empty(),
+            Node::Dev(d) => !d.rob.is_empty(),
             Node::Switch(s) => !s.queue.is_empty(),
-            Node::Mem(_) | Node::Dev(_) | Node::P2p => false,
+            Node::Mem(_) | Node::P2p => false,
         }
     }
 

@@ -4,8 +4,9 @@
 
 use smallvec::SmallVec;
 
-use super::messages::{Loc, Msg, Seq, Tag, CPL, POSTED, RD, WR};
+use super::messages::{Loc, Msg, Tag, CPL, POSTED, RD, RELAXED, WR};
 use super::protocol::{Ghost, Pcie};
+use super::rob::{Held, Rob};
 use super::{Mmio, Mutant, Variant};
 use crate::agents::protocol::{AgentId, Ctx, Step, Violation};
 use crate::workloads::program::Value;
@@ -41,24 +42,13 @@ pub struct RcStats {
     pub rlsq_high: u32,
 }
 
-/// An MMIO write waiting in the ROB for the writes before it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct Held {
-    pub core: AgentId,
-    pub seq: Seq,
-    pub loc: Loc,
-    pub val: Value,
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct Rc {
     /// The RLSQ, in arrival order.
     pub rlsq: SmallVec<[Entry; 4]>,
     pub stats: RcStats,
-    /// MMIO `rob`: writes that arrived before their turn, and each core's
-    /// next sequence number to post.
-    pub rob: SmallVec<[Held; 2]>,
-    pub next: SmallVec<[(AgentId, Seq); 1]>,
+    /// MMIO `rob`: the reorder buffer.
+    pub rob: Rob,
 }
 
 impl Pcie {
@@ -132,31 +122,21 @@ impl Pcie {
     /// it waits for: the core's credits keep that from happening.
     fn rc_mmio(&self, rc: &mut Rc, ctx: &mut Ctx<Msg, Ghost>, w: Held) -> Step {
         let dev = self.dev_agent();
-        let post = |ctx: &mut Ctx<Msg, Ghost>, w: Held, ack: bool| {
-            ctx.send(dev, POSTED, Msg::DevWr { loc: w.loc, val: w.val });
+        let post = |ctx: &mut Ctx<Msg, Ghost>, w: Held, vc: u8, ack: bool| {
+            ctx.send(dev, vc, Msg::DevWr { core: w.core, seq: w.seq, loc: w.loc, val: w.val });
             if ack {
                 ctx.send(w.core, CPL, Msg::MmioAck);
             }
         };
         match self.mmio {
             Some(Mmio::Rob) if !self.is(Mutant::RobOnArrival) => {
-                if rc.rob.len() >= self.rob_entries {
+                if !rc.rob.accept(w, self.rob_entries, |h| post(ctx, h, POSTED, true)) {
                     return Step::Stall;
                 }
-                rc.rob.push(w);
-                // post every write whose turn has come
-                loop {
-                    let turn = |rc: &Rc, core| rc.next.iter().find(|n| n.0 == core).map_or(0, |n| n.1);
-                    let Some(i) = rc.rob.iter().position(|h| h.seq == turn(rc, h.core)) else { break };
-                    let h = rc.rob.remove(i);
-                    match rc.next.iter_mut().find(|n| n.0 == h.core) {
-                        Some(n) => n.1 = n.1.wrapping_add(1),
-                        None => rc.next.push((h.core, 1)),
-                    }
-                    post(ctx, h, true);
-                }
             }
-            mode => post(ctx, w, mode != Some(Mmio::Unordered)),
+            // the NIC's ROB orders and answers
+            Some(Mmio::RobNic) => post(ctx, w, RELAXED, false),
+            mode => post(ctx, w, POSTED, mode != Some(Mmio::Unordered)),
         }
         Step::Done
     }
