@@ -33,7 +33,7 @@ def test_the_experiments_line_reads_per_get_are_the_workloads():
     import fabricsim
     from fabricsim.experiments.rlsq.system import kvs
 
-    for get in ("validation", "single_read", "farm"):
+    for get in ("validation", "single_read", "farm", "pessimistic"):
         for size in (48, 64, 120, 1000):
             b = kvs("unordered", get, size, batch=1, gets=5)
             b["workload"]["batch_gap"] = "1ms"

@@ -213,7 +213,11 @@ fn kvs_get_batches_wait_for_their_gets_and_the_gap() {
 #[test]
 fn bad_kvs_gets_keys_are_named() {
     for (set, want) in [
-        ("workload.get=\"cell\"", "workload.get: \"cell\": expected \"validation\", \"single_read\", \"farm\""),
+        (
+            "workload.get=\"cell\"",
+            "workload.get: \"cell\": expected \"validation\", \"single_read\", \"farm\", \"pessimistic\"",
+        ),
+        ("workload.copy_rate=\"10GB/s\"", "applies to get = \"farm\" with serial_reads = true"),
         ("workload.batch=0", "workload.batch: 0: expected at least one GET per batch"),
         ("workload.object_size=\"1MiB\"", "expected the footprint (262144 B) to hold one"),
         ("workload.dma_size=\"64B\"", "workload.dma_size: applies to pattern = \"dma_reads\" only"),

@@ -863,13 +863,15 @@ impl Builder<'_> {
                     self.err("protocol.pcie.host_cores", "the P2P system has queue pairs only; expected no host_cores")
                 );
             }
-            if let Some(r) =
-                requesters.iter().find(|r| !matches!(r.workload.pattern, Pattern::DmaReads | Pattern::KvsGets))
-            {
+            let writes = |r: &&RequesterSpec| {
+                !matches!(r.workload.pattern, Pattern::DmaReads | Pattern::KvsGets)
+                    || r.workload.kvs_gets.is_some_and(|s| s.get == crate::workloads::kvs_gets::Get::Pessimistic)
+            };
+            if let Some(r) = requesters.iter().find(writes) {
                 return Err(self.err(
                     "workload.pattern",
                     format!(
-                        "{:?}: the P2P switch carries reads only; expected \"dma_reads\" or \"kvs_gets\" for every requester",
+                        "{:?}: the P2P switch carries reads only; expected \"dma_reads\" or \"kvs_gets\" without fetch-and-adds for every requester",
                         r.workload.pattern
                     ),
                 ));
@@ -1701,6 +1703,7 @@ impl Builder<'_> {
             ("batch", w.batch.is_some()),
             ("batch_gap", w.batch_gap.is_some()),
             ("serial_reads", w.serial_reads.is_some()),
+            ("copy_rate", w.copy_rate.is_some()),
         ] {
             if set && !kvs {
                 return Err(self.err(k(key), "applies to pattern = \"kvs_gets\" only"));
@@ -1733,7 +1736,18 @@ impl Builder<'_> {
             gap: w.batch_gap.map_or(crate::engine::NS * 1000, |d| d.0),
             line: w.line.bytes().max(1),
             serial: w.serial_reads.unwrap_or(false),
+            copy: 0,
         };
+        let mut shape = shape;
+        if let Some(rate) = &w.copy_rate {
+            if get != Get::Farm || !shape.serial || rate.is_infinite() {
+                return Err(self.err(
+                    k("copy_rate"),
+                    "applies to get = \"farm\" with serial_reads = true (the client copies between its READs); expected a finite rate",
+                ));
+            }
+            shape.copy = rate.serialize(object_bytes);
+        }
         if shape.object_lines() * w.line.bytes().max(1) > w.footprint.bytes() {
             return Err(self.err(
                 k("object_size"),

@@ -793,6 +793,9 @@ pub struct WorkloadConfig {
     /// kvs_gets: a READ waits for the previous one's completion (default false).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub serial_reads: Option<bool>,
+    /// kvs_gets, FaRM with serial_reads: the client's copy rate (none: no copy).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub copy_rate: Option<Bandwidth>,
     /// mmio_writes: bytes per message (default: the line).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message_size: Option<Size>,

@@ -9,16 +9,21 @@
 //! - **Validation** (Cell [26]): READ1 = the header version and the item,
 //!   READ2 = the header again; the object is an 8 B header then the item;
 //! - **Single Read**: one READ of header, item and footer (8 B each side);
-//! - **FaRM**: one READ; every line holds 56 B of item and its version
-//!   (the client's copy that strips the versions is not modelled: it is a
-//!   CPU cost, Fig 7's, not the fabric's).
+//! - **FaRM**: one READ; every line holds 56 B of item and its version;
+//!   with `copy_rate` the client copies the item out (stripping the
+//!   versions) before its next READ;
+//! - **Pessimistic**: an RDMA fetch-and-add on the item's header (the
+//!   reader count and the writer's lock bit) pipelined with one READ of
+//!   header and item, then an asynchronous fetch-and-add back.
 //!
 //! With `serial_reads`, a READ starts only when the client's previous one
 //! completed, as a real NIC issues a QP's READs (Fig 8, §6.4).
 //!
 //! Validation and Single Read need their lines read in order (§6.3): every
 //! line goes with the acquire bit, as Fig 5's ordered DMA; FaRM's lines
-//! need no order (each carries its version).
+//! need no order (each carries its version); Pessimistic's READ follows
+//! its fetch-and-add (an acquire), its lines in any order (the lock
+//! excludes writers).
 
 use super::rng::Stream;
 use crate::agents::protocol::{OpKind, OpOrder, WorkOp};
@@ -32,16 +37,18 @@ pub enum Get {
     Validation,
     SingleRead,
     Farm,
+    Pessimistic,
 }
 
 impl Get {
-    pub const ALL: [Get; 3] = [Get::Validation, Get::SingleRead, Get::Farm];
+    pub const ALL: [Get; 4] = [Get::Validation, Get::SingleRead, Get::Farm, Get::Pessimistic];
 
     pub fn name(self) -> &'static str {
         match self {
             Get::Validation => "validation",
             Get::SingleRead => "single_read",
             Get::Farm => "farm",
+            Get::Pessimistic => "pessimistic",
         }
     }
 
@@ -62,6 +69,8 @@ pub struct Shape {
     pub line: u64,
     /// A READ waits for the previous READ's completion.
     pub serial: bool,
+    /// FaRM: the client's copy of an item, before its next READ.
+    pub copy: Time,
 }
 
 impl Shape {
@@ -69,16 +78,22 @@ impl Shape {
     pub fn object_lines(&self) -> u64 {
         let line = self.line.max(1);
         match self.get {
-            Get::Validation => (self.object_bytes + VERSION).div_ceil(line),
+            Get::Validation | Get::Pessimistic => (self.object_bytes + VERSION).div_ceil(line),
             Get::SingleRead => (self.object_bytes + 2 * VERSION).div_ceil(line),
             Get::Farm => self.object_bytes.div_ceil(line.saturating_sub(VERSION).max(1)),
         }
         .max(1)
     }
 
-    /// Line reads one GET makes (Validation's READ2 reads the header again).
+    /// Operations one GET makes: its line reads (Validation's READ2 reads
+    /// the header again) and Pessimistic's two fetch-and-adds.
     pub fn reads_per_get(&self) -> u64 {
-        self.object_lines() + (self.get == Get::Validation) as u64
+        self.object_lines()
+            + match self.get {
+                Get::Validation => 1,
+                Get::Pessimistic => 2,
+                _ => 0,
+            }
     }
 }
 
@@ -103,7 +118,8 @@ impl KvsGets {
     pub fn next(&mut self, value: u64, rng: &mut Stream) -> (WorkOp, Option<Time>) {
         let starts_read =
             self.read == 0 || (self.shape.get == Get::Validation && self.read == self.shape.object_lines());
-        let mut barrier = (self.shape.serial && starts_read).then_some(0);
+        let mut barrier =
+            (self.shape.serial && starts_read).then_some(if self.read == 0 { self.shape.copy } else { 0 });
         if self.read == 0 {
             if self.in_batch == self.shape.batch.max(1) {
                 self.in_batch = 0;
@@ -112,10 +128,19 @@ impl KvsGets {
             self.in_batch += 1;
             self.base = rng.below(self.objects) * self.shape.object_lines();
         }
-        let offset = if self.read == self.shape.object_lines() { 0 } else { self.read };
+        let lines = self.shape.object_lines();
+        let at = self.read;
         self.read = (self.read + 1) % self.shape.reads_per_get();
-        let order = if self.shape.get == Get::Farm { OpOrder::Relaxed } else { OpOrder::Acquire };
-        (WorkOp { line: self.base + offset, kind: OpKind::Load, value, order, bytes: 0 }, barrier)
+        let (offset, kind, order) = match self.shape.get {
+            Get::Farm => (at, OpKind::Load, OpOrder::Relaxed),
+            // the header's fetch-and-add (an acquire), the READ, the asynchronous fetch-and-add back
+            Get::Pessimistic if at == 0 => (0, OpKind::Rmw, OpOrder::Acquire),
+            Get::Pessimistic if at == lines + 1 => (0, OpKind::Rmw, OpOrder::Relaxed),
+            Get::Pessimistic => (at - 1, OpKind::Load, OpOrder::Relaxed),
+            _ if at == lines => (0, OpKind::Load, OpOrder::Acquire),
+            _ => (at, OpKind::Load, OpOrder::Acquire),
+        };
+        (WorkOp { line: self.base + offset, kind, value, order, bytes: 0 }, barrier)
     }
 }
 
@@ -124,7 +149,7 @@ mod tests {
     use super::*;
 
     fn shape(get: Get, bytes: u64) -> Shape {
-        Shape { get, object_bytes: bytes, batch: 2, gap: 1000, line: 64, serial: false }
+        Shape { get, object_bytes: bytes, batch: 2, gap: 1000, line: 64, serial: false, copy: 0 }
     }
 
     #[test]
@@ -135,6 +160,7 @@ mod tests {
         assert_eq!(shape(Get::SingleRead, 48).reads_per_get(), 1);
         assert_eq!((shape(Get::Farm, 56).object_lines(), shape(Get::Farm, 64).object_lines()), (1, 2));
         assert_eq!(shape(Get::Validation, 8192).reads_per_get(), 130);
+        assert_eq!((shape(Get::Pessimistic, 64).object_lines(), shape(Get::Pessimistic, 64).reads_per_get()), (2, 4));
     }
 
     #[test]
@@ -159,5 +185,15 @@ mod tests {
         let waits: Vec<Option<Time>> = (0..9).map(|i| s.next(i, &mut rng).1).collect();
         let zero = Some(0);
         assert_eq!(waits, vec![zero, None, zero, zero, None, zero, Some(1000), None, zero]);
+        // Pessimistic: fetch-and-add, the READ's lines, fetch-and-add back; FaRM's copy before each next GET
+        let mut p = KvsGets::new(Shape { serial: true, ..shape(Get::Pessimistic, 64) }, 64);
+        let ops: Vec<(OpKind, OpOrder, Option<Time>)> =
+            (0..4).map(|i| p.next(i, &mut rng)).map(|(o, b)| (o.kind, o.order, b)).collect();
+        use OpKind::*;
+        use OpOrder::*;
+        assert_eq!(ops, vec![(Rmw, Acquire, zero), (Load, Relaxed, None), (Load, Relaxed, None), (Rmw, Relaxed, None)]);
+        let mut f = KvsGets::new(Shape { serial: true, copy: 7, ..shape(Get::Farm, 64) }, 64);
+        let waits: Vec<Option<Time>> = (0..4).map(|i| f.next(i, &mut rng).1).collect();
+        assert_eq!(waits, vec![Some(7), None, Some(7), None]);
     }
 }

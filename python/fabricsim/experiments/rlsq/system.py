@@ -85,14 +85,17 @@ def kvs(variant: str, get: str, object_bytes: int, qps: int = 1, batch: int = 10
 
 
 def reads_per_get(get: str, object_bytes: int, line: int = 64) -> int:
-    """Line reads of one GET (``workloads/kvs_gets.rs``; a test checks they agree)."""
+    """Operations of one GET: its line reads and Pessimistic's two
+    fetch-and-adds (``workloads/kvs_gets.rs``; a test checks they agree)."""
     if get == "validation":
         return -(-(object_bytes + 8) // line) + 1
     if get == "single_read":
         return -(-(object_bytes + 16) // line)
     if get == "farm":
         return -(-object_bytes // (line - 8))
-    raise ValueError(f"{get!r}: expected 'validation', 'single_read' or 'farm'")
+    if get == "pessimistic":
+        return -(-(object_bytes + 8) // line) + 2
+    raise ValueError(f"{get!r}: expected 'validation', 'single_read', 'farm' or 'pessimistic'")
 
 
 def table3(mmio: str = "rob") -> dict:

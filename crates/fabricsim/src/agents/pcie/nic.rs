@@ -37,6 +37,9 @@ pub struct Thread {
     /// P2P: reads the switch refused, in order; while any is left the queue
     /// pair sends nothing new.
     pub refused: SmallVec<[(Tag, (Loc, bool)); 1]>,
+    /// Timing: fetch-and-adds whose read is out; the NIC writes the line
+    /// back when it completes (an RDMA atomic executed by the NIC).
+    pub faa: SmallVec<[(Tag, Loc); 1]>,
 }
 
 impl Thread {
@@ -124,6 +127,16 @@ impl Pcie {
     /// reads' completions, as a read does; a QP the switch refused waits.
     pub(super) fn may_write(&self, t: &Thread) -> bool {
         t.refused.is_empty() && (self.variant != Variant::Nic || !t.out.iter().any(|o| o.1))
+    }
+
+    /// An RDMA fetch-and-add (timing): the NIC reads the line, then writes
+    /// it back; done when the read completes.
+    pub(super) fn fetch_add(&self, t: &mut Thread, ctx: &mut Ctx<Msg, Ghost>, loc: Loc, acq: bool) {
+        let tag = t.take_tag();
+        ctx.issued(tag as u64, OpKind::Rmw);
+        t.out.push((tag, acq));
+        t.faa.push((tag, loc));
+        ctx.send(self.first_hop(), NONPOSTED, Msg::MemRd { tag, loc, acq });
     }
 
     /// A DMA write: posted, done when sent.
@@ -220,6 +233,11 @@ impl Pcie {
         };
         let i = t.out.iter().position(|o| o.0 == tag).ok_or_else(|| Violation::unexpected("no read out", msg))?;
         t.out.remove(i);
+        if let Some(j) = t.faa.iter().position(|f| f.0 == tag) {
+            let (_, loc) = t.faa.remove(j);
+            let wtag = t.take_tag();
+            ctx.send(self.first_hop(), NONPOSTED, Msg::MemWr { tag: wtag, loc, val: val + 1, rel: false });
+        }
         if let Some(reg) = self.program.as_ref().and_then(|p| p.threads[me][tag as usize].reg()) {
             t.regs[reg as usize] = val;
         }

@@ -180,7 +180,7 @@ crate::pack_struct!(Waiting { qp, tag, loc, acq });
 crate::pack_struct!(Switch { queue, p2p_busy, waiting, invited, nacks });
 crate::pack_struct!(Mem { mem, shared, cached });
 crate::pack_struct!(WcLine { seq, loc, val });
-crate::pack_struct!(Thread { pc, regs, out, next_tag, wc, seq, unacked, refused });
+crate::pack_struct!(Thread { pc, regs, out, next_tag, wc, seq, unacked, refused, faa });
 
 impl Pack for Ghost {
     fn pack(&self, _out: &mut Vec<u8>) {}

@@ -51,6 +51,11 @@ pub enum Action {
         loc: Loc,
         rel: bool,
     },
+    /// A workload RDMA fetch-and-add (a QP in a timed run).
+    FetchAdd {
+        loc: Loc,
+        acq: bool,
+    },
     /// A host core's workload store (posted) and load (a timed run).
     HostStore {
         loc: Loc,
@@ -356,6 +361,7 @@ impl Protocol for Pcie {
             }
             Action::Read { loc, acq } => self.read(t, ctx, loc, acq),
             Action::Write { loc, rel } => self.write(t, ctx, loc, rel),
+            Action::FetchAdd { loc, acq } => self.fetch_add(t, ctx, loc, acq),
             Action::HostStore { loc } => self.host_store(t, ctx, loc),
             Action::HostLoad { loc } => self.host_load(t, ctx, loc),
             Action::Flush(i) => self.flush(t, ctx, i as usize),
@@ -370,6 +376,7 @@ impl Protocol for Pcie {
             action,
             Action::Read { .. }
                 | Action::Write { .. }
+                | Action::FetchAdd { .. }
                 | Action::HostStore { .. }
                 | Action::HostLoad { .. }
                 | Action::MmioStore { .. }
@@ -481,6 +488,10 @@ impl Protocol for Pcie {
             }
             (Kind::Host, OpKind::Fence) => self.may_fence(t).then_some(Action::Fence),
             (Kind::Host, OpKind::Load) => self.may_read(t, kind).then_some(Action::HostLoad { loc }),
+            (Kind::Qp, OpKind::Rmw) => self.may_read(t, kind).then_some(Action::FetchAdd {
+                loc,
+                acq: op.order == OpOrder::Acquire && self.variant != Variant::Unordered,
+            }),
             (Kind::Qp, OpKind::Store) => self.may_write(t).then_some(Action::Write {
                 loc,
                 rel: op.order == OpOrder::Release && self.variant != Variant::Unordered,
