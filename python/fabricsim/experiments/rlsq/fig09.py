@@ -33,7 +33,7 @@ DEVICE_GBPS = 64 * 8 / 100
 NOTES = (
     system.p2p.__doc__
     + """
-Thread A runs 300 GETs (--quick and at 1 KiB and above: 100), thread B ten
+Thread A runs 300 GETs (at 1 KiB and above: 100), thread B ten
 times as many, so the device stays busy until A is done. The CPU flow's
 throughput is A's line data over the time its last read completed.
 """
@@ -49,7 +49,7 @@ def cpu_flow(result) -> dict[str, float]:
 def sweep(quick: bool) -> Sweep:
     points = []
     for size in QUICK_SIZES if quick else SIZES:
-        gets = 100 if quick or size >= 1024 else 300
+        gets = 100 if size >= 1024 else 300
         for config in CONFIGS:
             sw = build(
                 system.p2p(None if config == "baseline" else config, size, gets=gets),
