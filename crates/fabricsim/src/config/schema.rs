@@ -140,7 +140,8 @@ pub struct PcieConfig {
     /// writes to the NIC (the third memory), ordered by `"fence"`, `"rob"`
     /// or not at all (`"unordered"`).
     pub mmio: Option<String>,
-    /// The root complex's MMIO reorder buffer (default 16).
+    /// The MMIO reorder buffer's entries per virtual network (default 16:
+    /// §5.2's 32 entries, 16 for relaxed stores and 16 for releases).
     pub rob_entries: Option<u32>,
     /// P2P mode: the NIC's reads cross a switch (the third memory) with one
     /// `"shared"` queue or virtual output queues (`"voq"`) to the root

@@ -72,7 +72,8 @@ outcome RC forbids is reachable; a broken variant must reach it.
 The MMIO test (`pcie-mmio-MODE`) has one host core write two messages
 (data, doorbell with release, fence) to the same device registers; its
 write-combining buffers flush their lines in any order, the root
-complex's ROB has 2 entries. Its final state is the device's registers:
+complex's ROB has one entry per virtual network (relaxed stores,
+releases). Its final state is the device's registers:
 the first message's data last is the forbidden outcome.
 """
 

@@ -102,7 +102,9 @@ def table3(mmio: str = "rob") -> dict:
     """The MMIO system (Table 3, ``examples/rlsq_mmio.toml``): one host core
     writes messages to the NIC through the root complex (60 ns) and a
     200 ns I/O bus; ``mmio`` orders them: ``fence`` (an sfence per
-    message), ``rob`` (sequence numbers and a 16-entry ROB), ``unordered``.
+    message), ``rob`` (sequence numbers and a ROB of 16 entries per virtual
+    network: relaxed stores, releases), ``rob-nic`` (that ROB at the NIC),
+    ``unordered``.
 
     Choices the paper does not make: the core writes a 64 B
     write-combining line every 1 ns; the I/O bus is 16 GB/s and a posted

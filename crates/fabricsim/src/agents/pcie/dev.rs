@@ -21,14 +21,14 @@ pub struct Dev {
 
 impl Pcie {
     pub(super) fn dev_message(&self, d: &mut Dev, ctx: &mut Ctx<Msg, Ghost>, msg: Msg) -> Result<Step, Violation> {
-        let Msg::DevWr { core, seq, loc, val } = msg else { return Err(Violation::unexpected("device", msg)) };
-        let w = Held { core, seq, loc, val };
+        let Msg::DevWr { core, seq, rel, loc, val } = msg else { return Err(Violation::unexpected("device", msg)) };
+        let w = Held { core, seq, rel, loc, val };
         let apply = |mem: &mut Vec<Value>, ctx: &mut Ctx<Msg, Ghost>, w: Held, ack: bool| {
             if let Some(x) = mem.get_mut(w.loc as usize) {
                 *x = w.val;
             }
             if ack {
-                ctx.send(w.core, CPL, Msg::MmioAck);
+                ctx.send(w.core, CPL, Msg::MmioAck { rel: w.rel });
             }
         };
         match self.mmio {

@@ -124,20 +124,25 @@ pub enum Msg {
         val: Value,
     },
     /// A host core's 64 B MMIO write (a flushed write-combining line), with
-    /// its sequence number.
+    /// its sequence number and virtual network (§5.2: relaxed stores and
+    /// releases apart).
     MmioWr {
         seq: Seq,
+        rel: bool,
         loc: Loc,
         val: Value,
     },
     /// The root complex took an MMIO write (fence mode) or let it leave the
-    /// ROB (a credit).
-    MmioAck,
+    /// ROB (a credit of the write's virtual network: `rel`).
+    MmioAck {
+        rel: bool,
+    },
     /// The write posted to the device (with its core's sequence number, for
     /// a ROB at the NIC).
     DevWr {
         core: AgentId,
         seq: Seq,
+        rel: bool,
         loc: Loc,
         val: Value,
     },

@@ -15,6 +15,7 @@ use crate::workloads::program::{Op, Value};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct WcLine {
     pub seq: Seq,
+    pub rel: bool,
     pub loc: Loc,
     pub val: Value,
 }
@@ -34,6 +35,8 @@ pub struct Thread {
     pub wc: SmallVec<[WcLine; 2]>,
     pub seq: Seq,
     pub unacked: u16,
+    /// Of those, releases (the ROB's second virtual network).
+    pub unacked_rel: u16,
     /// P2P: reads the switch refused, in order; while any is left the queue
     /// pair sends nothing new.
     pub refused: SmallVec<[(Tag, (Loc, bool)); 1]>,
@@ -88,8 +91,8 @@ impl Pcie {
                 t.out.push((pc as Tag, false));
                 ctx.send(self.mem_agent(), HOST, Msg::HostRd { loc: loc as Loc });
             }
-            (Kind::Host, Op::Store { loc, value, .. }) if self.mmio.is_some() => {
-                self.mmio_store(t, ctx, loc as Loc, value);
+            (Kind::Host, Op::Store { loc, value, order }) if self.mmio.is_some() => {
+                self.mmio_store(t, ctx, loc as Loc, value, order.is_release());
                 ctx.done(pc as u64);
             }
             (Kind::Host, Op::Store { loc, value, .. }) => {
@@ -147,10 +150,12 @@ impl Pcie {
         ctx.done(tag as u64);
     }
 
-    /// May a host core make an MMIO write now? Under `rob` it needs a
-    /// credit: fewer writes unanswered than the ROB has entries.
-    pub(super) fn may_mmio_store(&self, t: &Thread) -> bool {
-        !self.mmio.is_some_and(Mmio::rob) || self.is(Mutant::RobNoCredit) || (t.unacked as usize) < self.rob_entries
+    /// May a host core make an MMIO write (a release: `rel`) now? Under
+    /// `rob` it needs a credit of its virtual network: fewer of its writes
+    /// unanswered than the ROB has entries for it.
+    pub(super) fn may_mmio_store(&self, t: &Thread, rel: bool) -> bool {
+        let out = if rel { t.unacked_rel } else { t.unacked - t.unacked_rel };
+        !self.mmio.is_some_and(Mmio::rob) || self.is(Mutant::RobNoCredit) || (out as usize) < self.rob_entries
     }
 
     /// May a host core pass a fence now? Under `fence` (an `sfence`) only
@@ -162,33 +167,34 @@ impl Pcie {
 
     /// An MMIO write: into the write-combining buffers when checking (they
     /// drain in any order), straight out when timed. Posted: done when made.
-    pub(super) fn mmio_store(&self, t: &mut Thread, ctx: &mut Ctx<Msg, Ghost>, loc: Loc, val: Value) {
+    pub(super) fn mmio_store(&self, t: &mut Thread, ctx: &mut Ctx<Msg, Ghost>, loc: Loc, val: Value, rel: bool) {
         let seq = t.seq;
         t.seq = t.seq.wrapping_add(1);
         if self.mmio != Some(Mmio::Unordered) {
             t.unacked += 1;
+            t.unacked_rel += rel as u16;
         }
         if self.driven {
-            ctx.send(self.rc_agent(), WC, Msg::MmioWr { seq, loc, val });
+            ctx.send(self.rc_agent(), WC, Msg::MmioWr { seq, rel, loc, val });
         } else {
-            t.wc.push(WcLine { seq, loc, val });
+            t.wc.push(WcLine { seq, rel, loc, val });
         }
     }
 
     /// A write-combining buffer flushes its line (any of them: the order
     /// they leave the core in is not program order).
     pub(super) fn flush(&self, t: &mut Thread, ctx: &mut Ctx<Msg, Ghost>, i: usize) {
-        let WcLine { seq, loc, val } = t.wc.remove(i);
-        ctx.send(self.rc_agent(), WC, Msg::MmioWr { seq, loc, val });
+        let WcLine { seq, rel, loc, val } = t.wc.remove(i);
+        ctx.send(self.rc_agent(), WC, Msg::MmioWr { seq, rel, loc, val });
     }
 
     /// A host core's workload MMIO write and fence (timed).
-    pub(super) fn workload_mmio(&self, t: &mut Thread, ctx: &mut Ctx<Msg, Ghost>, store: Option<Loc>) {
+    pub(super) fn workload_mmio(&self, t: &mut Thread, ctx: &mut Ctx<Msg, Ghost>, store: Option<(Loc, bool)>) {
         let tag = t.take_tag();
         match store {
-            Some(loc) => {
+            Some((loc, rel)) => {
                 ctx.issued(tag as u64, OpKind::Store);
-                self.mmio_store(t, ctx, loc, 1);
+                self.mmio_store(t, ctx, loc, 1, rel);
             }
             None => ctx.issued(tag as u64, OpKind::Fence),
         }
@@ -223,8 +229,14 @@ impl Pcie {
                 ctx.send(self.first_hop(), NONPOSTED, Msg::Resend { tag, loc, acq });
                 return Ok(());
             }
-            Msg::MmioAck => {
+            Msg::MmioAck { rel } => {
                 t.unacked = t.unacked.checked_sub(1).ok_or_else(|| Violation::unexpected("no MMIO write out", msg))?;
+                if rel {
+                    t.unacked_rel = t
+                        .unacked_rel
+                        .checked_sub(1)
+                        .ok_or_else(|| Violation::unexpected("no MMIO release out", msg))?;
+                }
                 return Ok(());
             }
             Msg::Cpl { tag, val } => (tag, val),

@@ -45,14 +45,17 @@ impl Pack for Msg {
                 out.push(7);
                 val.pack(out);
             }
-            Msg::MmioWr { seq, loc, val } => {
+            Msg::MmioWr { seq, rel, loc, val } => {
                 out.push(8);
-                (seq, (loc, val)).pack(out);
+                (seq, (rel, (loc, val))).pack(out);
             }
-            Msg::MmioAck => out.push(9),
-            Msg::DevWr { core, seq, loc, val } => {
+            Msg::MmioAck { rel } => {
+                out.push(9);
+                rel.pack(out);
+            }
+            Msg::DevWr { core, seq, rel, loc, val } => {
                 out.push(10);
-                (core, (seq, (loc, val))).pack(out);
+                (core, (seq, (rel, (loc, val)))).pack(out);
             }
             Msg::Fwd { qp, tag, loc, acq } => {
                 out.push(11);
@@ -109,13 +112,13 @@ impl Pack for Msg {
             6 => Msg::HostRd { loc: Pack::unpack(src) },
             7 => Msg::HostData { val: Pack::unpack(src) },
             8 => {
-                let (seq, (loc, val)) = Pack::unpack(src);
-                Msg::MmioWr { seq, loc, val }
+                let (seq, (rel, (loc, val))) = Pack::unpack(src);
+                Msg::MmioWr { seq, rel, loc, val }
             }
-            9 => Msg::MmioAck,
+            9 => Msg::MmioAck { rel: Pack::unpack(src) },
             10 => {
-                let (core, (seq, (loc, val))) = Pack::unpack(src);
-                Msg::DevWr { core, seq, loc, val }
+                let (core, (seq, (rel, (loc, val)))) = Pack::unpack(src);
+                Msg::DevWr { core, seq, rel, loc, val }
             }
             11 => {
                 let (qp, (tag, (loc, acq))) = Pack::unpack(src);
@@ -172,15 +175,15 @@ impl Pack for St {
 
 crate::pack_struct!(Entry { qp, tag, loc, acq, wr, st });
 crate::pack_struct!(RcStats { squashes, rlsq_high });
-crate::pack_struct!(Held { core, seq, loc, val });
+crate::pack_struct!(Held { core, seq, rel, loc, val });
 crate::pack_struct!(Rob { held, next });
 crate::pack_struct!(Rc { rlsq, stats, rob });
 crate::pack_struct!(Dev { mem, rob });
 crate::pack_struct!(Waiting { qp, tag, loc, acq });
 crate::pack_struct!(Switch { queue, p2p_busy, waiting, invited, nacks });
 crate::pack_struct!(Mem { mem, shared, cached });
-crate::pack_struct!(WcLine { seq, loc, val });
-crate::pack_struct!(Thread { pc, regs, out, next_tag, wc, seq, unacked, refused, faa });
+crate::pack_struct!(WcLine { seq, rel, loc, val });
+crate::pack_struct!(Thread { pc, regs, out, next_tag, wc, seq, unacked, unacked_rel, refused, faa });
 
 impl Pack for Ghost {
     fn pack(&self, _out: &mut Vec<u8>) {}
@@ -246,9 +249,9 @@ mod tests {
             Msg::HostWr { loc: 1, val: 1 },
             Msg::HostRd { loc: 0 },
             Msg::HostData { val: 1 },
-            Msg::MmioWr { seq: 7, loc: 1, val: 2 },
-            Msg::MmioAck,
-            Msg::DevWr { core: 0, seq: 4, loc: 1, val: 2 },
+            Msg::MmioWr { seq: 7, rel: true, loc: 1, val: 2 },
+            Msg::MmioAck { rel: true },
+            Msg::DevWr { core: 0, seq: 4, rel: false, loc: 1, val: 2 },
             Msg::Fwd { qp: 2, tag: 5, loc: 1, acq: true },
             Msg::Nack { tag: 5, loc: 1, acq: false },
             Msg::P2pFree,
@@ -263,12 +266,12 @@ mod tests {
         let mut rc = Rc::default();
         rc.rlsq.push(Entry { qp: 1, tag: 2, loc: 3, acq: true, wr: None, st: St::Data(1) });
         rc.rlsq.push(Entry { qp: 1, tag: 4, loc: 3, acq: false, wr: Some((1, true)), st: St::Reading });
-        rc.rob.held.push(Held { core: 1, seq: 3, loc: 0, val: 1 });
+        rc.rob.held.push(Held { core: 1, seq: 3, rel: false, loc: 0, val: 1 });
         rc.rob.next.push((1, 2));
         let n = Node::Rc(rc);
         assert_eq!(round_trip(&n).0, n);
         let mut t = Thread::default();
-        t.wc.push(WcLine { seq: 1, loc: 2, val: 3 });
+        t.wc.push(WcLine { seq: 1, rel: true, loc: 2, val: 3 });
         t.unacked = 2;
         let n = Node::Core(t);
         assert_eq!(round_trip(&n).0, n);

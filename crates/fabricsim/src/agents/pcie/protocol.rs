@@ -68,6 +68,7 @@ pub enum Action {
     /// A host core's workload MMIO write, and fence (a timed run).
     MmioStore {
         loc: Loc,
+        rel: bool,
     },
     Fence,
 }
@@ -95,7 +96,8 @@ pub struct Pcie {
     /// the host wrote before the run).
     pub host_cached: u64,
     /// MMIO mode: host cores' stores are MMIO writes to the NIC's device
-    /// (agent `C + 2`), kept in order this way; and the ROB's entries.
+    /// (agent `C + 2`), kept in order this way; and the ROB's entries per
+    /// virtual network (relaxed stores, releases).
     pub mmio: Option<Mmio>,
     pub rob_entries: usize,
     /// P2P mode (timing): the NIC's reads cross a switch (agent `C + 2`)
@@ -136,7 +138,8 @@ impl Pcie {
     }
 
     /// A litmus program whose threads are host cores making MMIO writes,
-    /// through a ROB of 2 entries (a test of a few writes can fill it).
+    /// through a ROB of two entries per virtual network (a test of a few
+    /// writes can fill one).
     pub fn running_mmio(mode: Mmio, program: Arc<Program>) -> Self {
         let mut p = Self::running(Variant::Unordered, program, &[]);
         p.mmio = Some(mode);
@@ -339,7 +342,7 @@ impl Protocol for Pcie {
         use crate::workloads::program::Op;
         let ready = match op {
             Op::Load { .. } => self.may_read(t, kind),
-            Op::Store { .. } if self.mmio.is_some() => self.may_mmio_store(t),
+            Op::Store { order, .. } if self.mmio.is_some() => self.may_mmio_store(t, order.is_release()),
             Op::Store { .. } if kind == Kind::Qp => self.may_write(t),
             Op::Fence { .. } if self.mmio.is_some() => self.may_fence(t),
             // a host core's store waits for its load before it (in order)
@@ -365,7 +368,7 @@ impl Protocol for Pcie {
             Action::HostStore { loc } => self.host_store(t, ctx, loc),
             Action::HostLoad { loc } => self.host_load(t, ctx, loc),
             Action::Flush(i) => self.flush(t, ctx, i as usize),
-            Action::MmioStore { loc } => self.workload_mmio(t, ctx, Some(loc)),
+            Action::MmioStore { loc, rel } => self.workload_mmio(t, ctx, Some((loc, rel))),
             Action::Fence => self.workload_mmio(t, ctx, None),
         }
         Ok(())
@@ -484,7 +487,8 @@ impl Protocol for Pcie {
                 acq: op.order == OpOrder::Acquire && self.variant != Variant::Unordered,
             }),
             (Kind::Host, OpKind::Store) if self.mmio.is_some() => {
-                self.may_mmio_store(t).then_some(Action::MmioStore { loc })
+                let rel = op.order == OpOrder::Release;
+                self.may_mmio_store(t, rel).then_some(Action::MmioStore { loc, rel })
             }
             (Kind::Host, OpKind::Fence) => self.may_fence(t).then_some(Action::Fence),
             (Kind::Host, OpKind::Load) => self.may_read(t, kind).then_some(Action::HostLoad { loc }),

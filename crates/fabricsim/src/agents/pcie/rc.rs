@@ -108,7 +108,9 @@ impl Pcie {
                     }
                 }
             }
-            Msg::MmioWr { seq, loc, val } => return Ok(self.rc_mmio(rc, ctx, Held { core: from, seq, loc, val })),
+            Msg::MmioWr { seq, rel, loc, val } => {
+                return Ok(self.rc_mmio(rc, ctx, Held { core: from, seq, rel, loc, val }));
+            }
             _ => return Err(Violation::unexpected("root complex", msg)),
         }
         self.pump(rc, ctx);
@@ -123,9 +125,9 @@ impl Pcie {
     fn rc_mmio(&self, rc: &mut Rc, ctx: &mut Ctx<Msg, Ghost>, w: Held) -> Step {
         let dev = self.dev_agent();
         let post = |ctx: &mut Ctx<Msg, Ghost>, w: Held, vc: u8, ack: bool| {
-            ctx.send(dev, vc, Msg::DevWr { core: w.core, seq: w.seq, loc: w.loc, val: w.val });
+            ctx.send(dev, vc, Msg::DevWr { core: w.core, seq: w.seq, rel: w.rel, loc: w.loc, val: w.val });
             if ack {
-                ctx.send(w.core, CPL, Msg::MmioAck);
+                ctx.send(w.core, CPL, Msg::MmioAck { rel: w.rel });
             }
         };
         match self.mmio {

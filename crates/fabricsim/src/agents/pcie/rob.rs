@@ -14,6 +14,8 @@ use crate::workloads::program::Value;
 pub struct Held {
     pub core: AgentId,
     pub seq: Seq,
+    /// Its virtual network: a release (or a relaxed store).
+    pub rel: bool,
     pub loc: Loc,
     pub val: Value,
 }
@@ -27,10 +29,11 @@ pub struct Rob {
 }
 
 impl Rob {
-    /// Take `w` if one of `entries` is free (false: refused, it waits in
-    /// its channel), then release, in order, every write whose turn came.
+    /// Take `w` if one of the `entries` of its virtual network is free
+    /// (false: refused, it waits in its channel), then release, in order,
+    /// every write whose turn came.
     pub fn accept(&mut self, w: Held, entries: usize, mut release: impl FnMut(Held)) -> bool {
-        if self.held.len() >= entries {
+        if self.held.iter().filter(|h| h.rel == w.rel).count() >= entries {
             return false;
         }
         self.held.push(w);
