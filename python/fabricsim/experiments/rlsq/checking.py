@@ -144,7 +144,8 @@ def compare(data: pd.DataFrame) -> list[Row]:
         (
             SINGLE,
             "Single Read",
-            "header, data and footer, the reverse of the host's footer, data, header: a new datum implies a new footer",
+            "the header, data and footer, the reverse of the host's footer, data, header: a new datum implies a new "
+            "footer",
         ),
         (VALIDATION, "Validation", "the second header after the data: a new datum implies a new second version"),
     ):
@@ -277,7 +278,7 @@ def _torn_row(d: pd.DataFrame, name: str, how: str, ordered: list[str], broken: 
             whole and torn,
             detail,
         ),
-        f"Ordered reads see the {how}. Unordered, the host's writes can land between reads that the memory "
+        f"Ordered reads see {how}. Unordered, the host's writes can land between reads that the memory "
         "served out of order.",
     )
 
