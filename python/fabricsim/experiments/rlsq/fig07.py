@@ -55,8 +55,7 @@ def sweep(quick: bool) -> Sweep:
     points = []
     for size in QUICK_SIZES if quick else SIZES:
         for get in GETS:
-            b = system.kvs("rc-opt", get, size, qps=16, batch=32, gets=128 if quick else 320)
-            b["workload"]["serial_reads"] = True
+            b = system.emulation(get, size, quick)
             if get == "farm":
                 b["workload"]["copy_rate"] = COPY_RATE
             sw = build(b, metrics=["sim_time_ps", "throughput_GBps", "outcome"], name="rlsq/fig07")

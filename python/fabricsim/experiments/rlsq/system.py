@@ -169,3 +169,12 @@ def p2p(queues: str | None, object_bytes: int, gets: int = 300) -> dict:
     b["requester"][1]["workload"] = {"batch_gap": "0ns", "requests": 10 * b["workload"]["requests"]}
     b["protocol"]["pcie"].update({"p2p": queues, "switch_entries": 32, "p2p_latency": "100ns"})
     return b
+
+
+def emulation(get: str, object_bytes: int, quick: bool) -> dict:
+    """§6.4's GET setting as the paper simulates it (Figs 7 and 8): 16 QPs,
+    batches of 32, each QP's READs serial as a real NIC issues them, on
+    RC-opt; 320 GETs a QP (quick: 128)."""
+    b = kvs("rc-opt", get, object_bytes, qps=16, batch=32, gets=128 if quick else 320)
+    b["workload"]["serial_reads"] = True
+    return b
