@@ -57,9 +57,10 @@ impl Thread {
         self.pc as usize == len && self.out.is_empty()
     }
 
-    /// Waiting for something: a read, an unflushed line or an answer.
+    /// Waiting for something: a read, an unflushed line, an answer or a
+    /// place at the switch.
     pub fn busy(&self) -> bool {
-        !self.out.is_empty() || !self.wc.is_empty() || self.unacked > 0
+        !self.out.is_empty() || !self.wc.is_empty() || self.unacked > 0 || !self.refused.is_empty()
     }
 }
 

@@ -401,7 +401,7 @@ impl Protocol for Pcie {
             Node::Core(t) => t.busy(),
             Node::Rc(rc) => !rc.rlsq.is_empty() || !rc.rob.is_empty(),
             Node::Dev(d) => !d.rob.is_empty(),
-            Node::Switch(s) => !s.queue.is_empty(),
+            Node::Switch(s) => !s.queue.is_empty() || !s.waiting.is_empty(),
             Node::Mem(_) | Node::P2p => false,
         }
     }
