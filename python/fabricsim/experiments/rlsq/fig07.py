@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ...sweeps import Sweep, build
+from ...sweeps import Sweep
 from .. import Experiment
-from ..plots import figure_legend
 from ..variants import Choice, Mutant, Variant
 from ..verdicts import Row, Tolerance, all_of, greater, text
-from . import system
+from . import gets, system
 
 FIG = "RLSQ Fig 7 (simulated)"
 SECTION = "§6.4, Key-Value Store Emulation"
@@ -52,43 +51,20 @@ Each QP runs 320 GETs (--quick: 128). Throughput is item data.
 
 
 def sweep(quick: bool) -> Sweep:
-    points = []
-    for size in QUICK_SIZES if quick else SIZES:
-        for get in GETS:
-            b = system.emulation(get, size, quick)
-            if get == "farm":
-                b["workload"]["copy_rate"] = COPY_RATE
-            sw = build(b, metrics=["sim_time_ps", "throughput_GBps", "outcome"], name="rlsq/fig07")
-            for p in sw.points:
-                p.labels = {"get": get, "object_bytes": size}
-            points += sw.points
-    return Sweep("rlsq/fig07", points)
+    return gets.sweep("rlsq/fig07", GETS, QUICK_SIZES if quick else SIZES, quick, _farm_copies)
 
 
-def analyze(df: pd.DataFrame) -> pd.DataFrame:
-    d = df.copy()
-    ops = [system.reads_per_get(g, int(s)) for g, s in zip(d["get"], d["object_bytes"])]
-    d["gets_mops"] = d["throughput_GBps"] * 1e9 / 64 / ops / 1e6
-    d["get_gbps"] = d["gets_mops"] * 1e6 * d["object_bytes"] * 8 / 1e9
-    d = d.sort_values(["get", "object_bytes"])
-    return d[["get", "object_bytes", "gets_mops", "get_gbps"]].reset_index(drop=True)
+def _farm_copies(get: str, config: dict) -> None:
+    if get == "farm":
+        config["workload"]["copy_rate"] = COPY_RATE
 
 
 def plot(data: pd.DataFrame, fig) -> None:
-    ax = fig.add_subplot(1, 1, 1)
-    for g in GETS:
-        d = data[data["get"] == g]
-        ax.plot(d["object_bytes"], d["get_gbps"], marker="o", label=LABEL[g])
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("item size (bytes)")
-    ax.set_ylabel("GET throughput (Gb/s of items)")
-    ax.grid(True, alpha=0.3)
-    figure_legend(fig)
-    fig.suptitle("RLSQ Fig 7 in simulation: GET protocols, 16 QPs, batch 32 (RC-opt)")
+    gets.plot(data, fig, LABEL, "RLSQ Fig 7 in simulation: GET protocols, 16 QPs, batch 32 (RC-opt)")
 
 
 def compare(data: pd.DataFrame) -> list[Row]:
-    s = {g: dict(zip(data[data["get"] == g]["object_bytes"], data[data["get"] == g]["get_gbps"])) for g in GETS}
+    s = gets.by_size(data, GETS)
     sizes = sorted(s["validation"])
     small = sizes[0]
     below_4k = [x for x in sizes if x < 4096]
@@ -196,7 +172,7 @@ EXPERIMENT = Experiment(
     figure="fig07",
     title="RLSQ Fig 7 in simulation: GET protocols",
     sweep=sweep,
-    analyze=analyze,
+    analyze=gets.analyze,
     plot=plot,
     compare=compare,
     notes=NOTES,

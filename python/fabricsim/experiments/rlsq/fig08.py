@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ...sweeps import Sweep, build
+from ...sweeps import Sweep
 from .. import Experiment
-from ..plots import figure_legend
 from ..variants import Choice, Mutant, Variant
 from ..verdicts import Row, Tolerance, all_of, at_least, greater, text
-from . import system
+from . import gets, system
 
 FIG = "RLSQ Fig 8"
 SECTION = "§6.4, Key-Value Store Emulation"
@@ -41,41 +40,15 @@ item's bytes.
 
 
 def sweep(quick: bool) -> Sweep:
-    points = []
-    for size in QUICK_SIZES if quick else SIZES:
-        for get in GETS:
-            b = system.emulation(get, size, quick)
-            sw = build(b, metrics=["sim_time_ps", "throughput_GBps", "outcome"], name="rlsq/fig08")
-            for p in sw.points:
-                p.labels = {"get": get, "object_bytes": size}
-            points += sw.points
-    return Sweep("rlsq/fig08", points)
-
-
-def analyze(df: pd.DataFrame) -> pd.DataFrame:
-    d = df.copy()
-    reads = [system.reads_per_get(g, int(s)) for g, s in zip(d["get"], d["object_bytes"])]
-    d["gets_mops"] = d["throughput_GBps"] * 1e9 / 64 / reads / 1e6
-    d["get_gbps"] = d["gets_mops"] * 1e6 * d["object_bytes"] * 8 / 1e9
-    d = d.sort_values(["get", "object_bytes"])
-    return d[["get", "object_bytes", "gets_mops", "get_gbps"]].reset_index(drop=True)
+    return gets.sweep("rlsq/fig08", GETS, QUICK_SIZES if quick else SIZES, quick)
 
 
 def plot(data: pd.DataFrame, fig) -> None:
-    ax = fig.add_subplot(1, 1, 1)
-    for g in GETS:
-        d = data[data["get"] == g]
-        ax.plot(d["object_bytes"], d["get_gbps"], marker="o", label=LABEL[g])
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("item size (bytes)")
-    ax.set_ylabel("GET throughput (Gb/s of items)")
-    ax.grid(True, alpha=0.3)
-    figure_legend(fig)
-    fig.suptitle("RLSQ Fig 8: Single Read vs Validation, 16 QPs, batch 32 (RC-opt)")
+    gets.plot(data, fig, LABEL, "RLSQ Fig 8: Single Read vs Validation, 16 QPs, batch 32 (RC-opt)")
 
 
 def compare(data: pd.DataFrame) -> list[Row]:
-    s = {g: dict(zip(data[data["get"] == g]["object_bytes"], data[data["get"] == g]["get_gbps"])) for g in GETS}
+    s = gets.by_size(data, GETS)
     sizes = sorted(s["validation"])
     ratio = {x: s["single_read"][x] / s["validation"][x] for x in sizes}
     return [
@@ -144,7 +117,7 @@ EXPERIMENT = Experiment(
     figure="fig08",
     title="RLSQ Fig 8: Single Read vs Validation",
     sweep=sweep,
-    analyze=analyze,
+    analyze=gets.analyze,
     plot=plot,
     compare=compare,
     notes=NOTES,

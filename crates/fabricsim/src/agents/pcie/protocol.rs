@@ -112,18 +112,18 @@ pub struct Pcie {
 }
 
 impl Pcie {
-    /// A litmus program: the threads in `qps` are QPs, the others host cores.
-    pub fn running(variant: Variant, program: Arc<Program>, qps: &[usize]) -> Self {
-        let kinds = (0..program.threads.len()).map(|t| if qps.contains(&t) { Kind::Qp } else { Kind::Host }).collect();
+    /// The defaults both constructors share: Table 2's RLSQ and window,
+    /// no MMIO, no P2P, every handler timed by the engine's defaults.
+    fn new(variant: Variant, kinds: Vec<Kind>, locs: usize, program: Option<Arc<Program>>, driven: bool) -> Self {
         Pcie {
             variant,
             mutant: None,
-            locs: program.locations.len(),
-            program: Some(program),
+            program,
             kinds,
+            locs,
             rlsq_entries: 256,
             window: 256,
-            driven: false,
+            driven,
             rc_latency: None,
             host_latency: None,
             host_cached: 0,
@@ -135,6 +135,13 @@ impl Pcie {
             switch_entries: 32,
             p2p_latency: 0,
         }
+    }
+
+    /// A litmus program: the threads in `qps` are QPs, the others host cores.
+    pub fn running(variant: Variant, program: Arc<Program>, qps: &[usize]) -> Self {
+        let kinds = (0..program.threads.len()).map(|t| if qps.contains(&t) { Kind::Qp } else { Kind::Host }).collect();
+        let locs = program.locations.len();
+        Self::new(variant, kinds, locs, Some(program), false)
     }
 
     /// A litmus program whose threads are host cores making MMIO writes,
@@ -151,26 +158,10 @@ impl Pcie {
     pub fn timed(variant: Variant, qps: usize, hosts: usize, locs: usize, rlsq_entries: usize, window: usize) -> Self {
         let mut kinds = vec![Kind::Qp; qps];
         kinds.resize(qps + hosts, Kind::Host);
-        Pcie {
-            variant,
-            mutant: None,
-            program: None,
-            kinds,
-            locs,
-            rlsq_entries: rlsq_entries.max(1),
-            window: window.max(1),
-            driven: true,
-            rc_latency: None,
-            host_latency: None,
-            host_cached: 0,
-            mmio: None,
-            rob_entries: 16,
-            p2p: false,
-            voq: false,
-            p2p_qps: 0,
-            switch_entries: 32,
-            p2p_latency: 0,
-        }
+        let mut p = Self::new(variant, kinds, locs, None, true);
+        p.rlsq_entries = rlsq_entries.max(1);
+        p.window = window.max(1);
+        p
     }
 
     /// Timing: host cores' stores are MMIO writes, ordered by `mode`.
