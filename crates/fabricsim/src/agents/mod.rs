@@ -6,6 +6,7 @@ pub mod cache;
 pub mod coherence;
 pub mod cord;
 pub mod cxl;
+pub mod gcs;
 pub mod memory;
 pub mod pcie;
 pub mod protocol;

@@ -454,6 +454,12 @@ pub trait Protocol {
     fn handler_latency(&self, _id: AgentId, _msg: &Self::Msg) -> Option<Time> {
         None
     }
+    /// Time agent `id` spends on `action` before its sends leave, on top
+    /// of its role's: a thread's critical section before the release that
+    /// ends it.
+    fn action_latency(&self, _id: AgentId, _action: &Self::Action) -> Option<Time> {
+        None
+    }
     /// A name per virtual channel, for traffic tables (default `vcN`).
     fn vc_names(&self) -> Vec<String> {
         (0..self.vc_orders().len()).map(|i| format!("vc{i}")).collect()

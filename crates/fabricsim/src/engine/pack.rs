@@ -261,6 +261,22 @@ where
     }
 }
 
+impl<K: Pack + Ord, V: Pack> Pack for std::collections::BTreeMap<K, V> {
+    #[inline]
+    fn pack(&self, out: &mut Vec<u8>) {
+        put_varint(out, self.len() as u64);
+        for (k, v) in self {
+            k.pack(out);
+            v.pack(out);
+        }
+    }
+    #[inline]
+    fn unpack(src: &mut &[u8]) -> Self {
+        let len = get_varint(src) as usize;
+        (0..len).map(|_| <(K, V)>::unpack(src)).collect()
+    }
+}
+
 /// `Pack` for a struct, field by field in the order given (every field
 /// must be listed: the encoding must determine the value).
 #[macro_export]

@@ -965,7 +965,10 @@ impl<P: Protocol> ProtocolSystem<P> {
             self.discard(a, saved);
             return false;
         }
-        let delay = self.delay(a, None);
+        let delay = match self.p.action_latency(a, &action) {
+            Some(t) => t + self.delay(a, None),
+            None => self.delay(a, None),
+        };
         self.finish(a, delay);
         // Anything waiting in the inbox may now be taken.
         self.serve(a);
