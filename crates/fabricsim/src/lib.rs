@@ -107,6 +107,18 @@ fn run_protocol(
             };
             go(spec, ps, p, progress)
         }
+        "gcs" => {
+            use agents::gcs::Gcs;
+            let g = ps.gcs.expect("resolve() builds the gcs spec");
+            let p = Gcs {
+                region_bytes: g.region,
+                page_bytes: g.page,
+                blade_latency: g.blade_latency,
+                cs: g.critical_section,
+                ..Gcs::timed(g.variant, g.blades, g.threads, g.locks)
+            };
+            go(spec, ps, p, progress)
+        }
         "cord" => {
             use agents::cord::Cord;
             let c = ps.cord.expect("resolve() builds the cord spec");

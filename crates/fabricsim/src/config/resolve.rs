@@ -77,6 +77,21 @@ pub struct ProtocolSpec {
     pub cord: Option<CordSpec>,
     /// pcie: the read ordering and the RLSQ.
     pub pcie: Option<PcieSpec>,
+    /// gcs: the scheme, the blades and the regions.
+    pub gcs: Option<GcsSpec>,
+}
+
+/// The timed GCS system (seed 004).
+#[derive(Debug, Clone, Copy)]
+pub struct GcsSpec {
+    pub variant: crate::agents::gcs::Variant,
+    pub blades: usize,
+    pub threads: usize,
+    pub locks: usize,
+    pub region: u32,
+    pub page: u32,
+    pub blade_latency: Option<crate::engine::Time>,
+    pub critical_section: crate::engine::Time,
 }
 
 /// The timed PCIe read ordering (seed 003).
@@ -458,10 +473,13 @@ impl Builder<'_> {
         if let Some(buffer) = config.fabric.buffer.bytes() {
             let largest = match &protocol {
                 // A DCOH's BIRsp carries a line per line of its InvBlk.
-                Some(p) => {
-                    p.timing.message_bytes(p.dcoh.map_or(1, |d| u32::from(d.max_block))).max(p.timing.control_bytes)
-                        as u64
-                }
+                Some(p) => match p.gcs {
+                    Some(g) => (p.timing.control_bytes + g.region.max(g.page)) as u64,
+                    None => {
+                        p.timing.message_bytes(p.dcoh.map_or(1, |d| u32::from(d.max_block))).max(p.timing.control_bytes)
+                            as u64
+                    }
+                },
                 None => requesters.iter().map(|r| r.workload.max_packet() as u64).max().unwrap_or(0),
             };
             let largest = config.fabric.flit.map_or(largest, |f| f.wire_bytes(largest as u32) as u64);
@@ -519,15 +537,22 @@ impl Builder<'_> {
             Some(d) => d.ps(),
             None => 40 * crate::engine::NS,
         };
-        if !["msi", "mesi", "german", "dcoh", "cord", "pcie"].contains(&pc.name.as_str()) {
+        if !["msi", "mesi", "german", "dcoh", "cord", "pcie", "gcs"].contains(&pc.name.as_str()) {
             return Err(self.err(
                 "protocol.name",
-                format!("{:?}: expected \"msi\", \"mesi\", \"german\", \"dcoh\", \"cord\" or \"pcie\"", pc.name),
+                format!(
+                    "{:?}: expected \"msi\", \"mesi\", \"german\", \"dcoh\", \"cord\", \"pcie\" or \"gcs\"",
+                    pc.name
+                ),
             ));
         }
         let is_pcie = pc.name == "pcie";
         if pc.pcie.is_some() && !is_pcie {
             return Err(self.err("protocol.pcie", format!("applies to name = \"pcie\" only, not {:?}", pc.name)));
+        }
+        let is_gcs = pc.name == "gcs";
+        if pc.gcs.is_some() && !is_gcs {
+            return Err(self.err("protocol.gcs", format!("applies to name = \"gcs\" only, not {:?}", pc.name)));
         }
         let is_dcoh = pc.name == "dcoh";
         let is_cord = pc.name == "cord";
@@ -662,6 +687,43 @@ impl Builder<'_> {
             if pc.cache.is_some() {
                 return Err(self
                     .err("protocol.cache", "pcie's host is one memory in this version; expected no [protocol.cache]"));
+            }
+        } else if is_gcs {
+            use crate::agents::gcs::MAX_BLADES;
+            if dirs < 3 || dirs - 2 > MAX_BLADES {
+                return Err(self.err(
+                    "memory",
+                    format!(
+                        "{dirs} memories: gcs's homes are the blades' controllers, then the switch, then the memory \
+                         blade; expected 3 to {}",
+                        MAX_BLADES + 2
+                    ),
+                ));
+            }
+            if caches % (dirs - 2) != 0 || caches / (dirs - 2) > 64 {
+                return Err(self.err(
+                    "requester",
+                    format!(
+                        "{caches} requesters: gcs's requesters are the threads, the same number on each of the {} \
+                         blades (at most 64 each); expected a multiple of {}",
+                        dirs - 2,
+                        dirs - 2
+                    ),
+                ));
+            }
+            if driver != Driver::Workload {
+                return Err(self.err(
+                    "protocol.driver",
+                    "gcs's timed threads run a workload (the checker explores it small: fabricsim check \
+                     --protocol gcs-VARIANT); expected \"workload\"",
+                ));
+            }
+            if pc.cache.is_some() {
+                return Err(self.err(
+                    "protocol.cache",
+                    "gcs's blades cache every page they are granted (MIND's DRAM cache holds the working set); \
+                     expected no [protocol.cache]",
+                ));
             }
         } else if is_cord {
             if caches + dirs > 255 {
@@ -830,7 +892,7 @@ impl Builder<'_> {
             }
             // Directories hold every line; caches without a capacity do too.
             const LINE_STATE: u64 = 16;
-            let copies = if is_dcoh || is_cord || is_pcie {
+            let copies = if is_dcoh || is_cord || is_pcie || is_gcs {
                 0 // devices hold snoop filters, sized below; cord keeps no line state
             } else if cache.is_none() {
                 caches as u64 + 1
@@ -857,6 +919,7 @@ impl Builder<'_> {
         let cord = if is_cord { Some(self.cord_spec(pc, model, line_bytes as u64)?) } else { None };
         let footprint = requesters.iter().map(|r| r.workload.footprint).max().unwrap_or(0);
         let pcie = if is_pcie { Some(self.pcie_spec(pc, line_bytes as u64, footprint)?) } else { None };
+        let gcs = if is_gcs { Some(self.gcs_spec(pc, caches, dirs, lines)?) } else { None };
         if let Some((_, qps, _, _)) = pcie.as_ref().and_then(|p| p.p2p) {
             if pcie.as_ref().is_some_and(|p| p.host_cores > 0) {
                 return Err(
@@ -895,6 +958,7 @@ impl Builder<'_> {
             dcoh,
             cord,
             pcie,
+            gcs,
             name: pc.name.clone(),
             program,
             model,
@@ -919,6 +983,42 @@ impl Builder<'_> {
             mshrs,
             cores,
             homes,
+        })
+    }
+
+    /// `[protocol.gcs]`: the scheme; the blades, threads and locks from the system's shape.
+    fn gcs_spec(&self, pc: &ProtocolConfig, caches: usize, dirs: usize, lines: u64) -> Result<GcsSpec, ConfigError> {
+        use crate::agents::gcs::Variant;
+        let c = pc.gcs.clone().unwrap_or_default();
+        let name = c.variant.as_deref().unwrap_or("gcs");
+        let variant = Variant::parse(name).ok_or_else(|| {
+            self.err(
+                "protocol.gcs.variant",
+                format!("{name:?}: expected {}", Variant::ALL.map(|v| format!("\"{}\"", v.name())).join(", ")),
+            )
+        })?;
+        // the directory numbers a lock's page after every lock
+        if lines > (u32::MAX / 2) as u64 {
+            return Err(self.err("workload.footprint", format!("{lines} locks: expected at most 2^31")));
+        }
+        let mut sizes = [0u32; 2];
+        for (i, (key, v, default)) in [("region", c.region, 1024), ("page", c.page, 4096)].into_iter().enumerate() {
+            let b = v.map_or(default, |s| s.bytes());
+            if b > 1 << 20 {
+                return Err(self.err(format!("protocol.gcs.{key}"), format!("{b} B: expected at most 1 MiB")));
+            }
+            sizes[i] = b as u32;
+        }
+        let blades = dirs - 2;
+        Ok(GcsSpec {
+            variant,
+            blades,
+            threads: caches / blades,
+            locks: lines.max(1) as usize,
+            region: sizes[0],
+            page: sizes[1],
+            blade_latency: c.blade_latency.map(|d| d.ps()),
+            critical_section: c.critical_section.map_or(0, |d| d.ps()),
         })
     }
 

@@ -108,6 +108,26 @@ pub struct ProtocolConfig {
     pub cord: Option<CordConfig>,
     /// pcie: the root complex's read ordering (`[protocol.pcie]`).
     pub pcie: Option<PcieConfig>,
+    /// gcs: locks folded into the switch directory's coherence (`[protocol.gcs]`).
+    pub gcs: Option<GcsConfig>,
+}
+
+/// `[protocol.gcs]`: GCS's scheme and its blades (seed 004). Requesters
+/// are threads, blade-major; memories are the blades' cache controllers,
+/// then the switch directory, then the memory blade.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct GcsConfig {
+    /// `gcs`, `no-data` (without combined data) or `no-locality`.
+    pub variant: Option<String>,
+    /// The bytes of each lock's region (the shared state; default 1 KiB).
+    pub region: Option<Size>,
+    /// A MIND cache line: a page (default 4 KiB).
+    pub page: Option<Size>,
+    /// The blade controller's time per message (default: `directory_latency`).
+    pub blade_latency: Option<Duration>,
+    /// A critical section's length (default 0).
+    pub critical_section: Option<Duration>,
 }
 
 /// `[protocol.pcie]`: where a NIC's reads are ordered (seed 003).

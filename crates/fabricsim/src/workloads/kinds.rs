@@ -16,6 +16,9 @@ pub enum Pattern {
     Permutation,
     /// YCSB's scrambled Zipfian (θ = 0.99) over the footprint's lines.
     Zipf,
+    /// Requester `i` accesses line `i` modulo the footprint's lines, every
+    /// time (GCS's microbenchmark: thread `i` of every blade uses lock `i`).
+    OwnLine,
     /// Replay of a trace file (see docs/trace-format.md).
     Trace,
     /// Producers store and release, consumers acquire and load (protocol cores).

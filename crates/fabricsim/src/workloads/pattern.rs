@@ -35,7 +35,10 @@ impl Generator {
             read_fraction: spec.read_fraction,
             hot_lines: ((lines as f64 * spec.hot_fraction).round() as u64).clamp(1, lines),
             hot_probability: spec.hot_probability,
-            next_line: region * index as u64,
+            next_line: match spec.pattern {
+                Pattern::OwnLine => index as u64 % lines,
+                _ => region * index as u64,
+            },
             fixed_target: if spec.pattern == Pattern::Permutation && !perm.is_empty() {
                 Some(perm[index as usize % perm.len()])
             } else {
@@ -68,6 +71,7 @@ impl Generator {
             | Pattern::KvsGets
             | Pattern::MmioWrites => rng.below(self.lines),
             Pattern::Zipf => self.zipf.key(rng.unit()),
+            Pattern::OwnLine => self.next_line,
             Pattern::Hotspot => {
                 if rng.unit() < self.hot_probability || self.hot_lines == self.lines {
                     rng.below(self.hot_lines)

@@ -176,12 +176,20 @@ impl Gcs {
         self.to_blade(ctx, from, Msg::Approved { line });
         if readers == 0 {
             match writer {
-                // M -> M: line, data and queue go to the next writer
-                Some(w) => {
+                // M -> M, a lock: line, data and queue go straight to the next writer
+                Some(w) if self.is_lock(line) => {
                     e.holder = Some(w);
                     e.state = Perm::M;
                     e.sharers = bit(w);
                     self.to_blade(ctx, w, Msg::Grant { line, write: true, val: data, queue: rest });
+                }
+                // M -> M, a page (MIND's MSI): the owner's page goes back to the
+                // memory blade, and the next writer's comes from there
+                Some(w) => {
+                    e.holder = Some(w);
+                    self.to_blade(ctx, w, Msg::Holder { line, queue: rest });
+                    ctx.send(self.mem_agent(), MEM, Msg::Wb { line, val });
+                    self.grant_m(e, ctx, line, w);
                 }
                 // given up: memory takes the data back
                 None => {

@@ -40,6 +40,9 @@
 //! - Memory data travels through the switch (the directory answers every
 //!   request; MIND's switch is on every path), and the directory serves a
 //!   line that waits for memory one request at a time.
+//! - A page (MIND's MSI, without combined data) moves from its writer to
+//!   the next through the memory blade: written back, then read; a lock's
+//!   region moves straight from holder to holder in the grant.
 //! - The blade's local lock queue is FIFO, and while its line's queue
 //!   holds requests of other blades, a local acquire waits for the
 //!   hand-off (no local barging).
