@@ -48,6 +48,10 @@ pub struct BLine {
     pub keep: bool,
     /// A request to the switch is out: for M (`Some(true)`) or S.
     pub pending: Option<bool>,
+    /// Its grant came: the local acquire it was made for goes first, even
+    /// before the requests queued behind it (else a busy line would be
+    /// handed on for ever without its requester using it).
+    pub owed: bool,
     /// The region's data (0 while invalid).
     pub val: Value,
     pub waiters: SmallVec<[Waiter; 2]>,
@@ -112,7 +116,7 @@ impl Gcs {
             Msg::Grant { write, val, queue, .. } => {
                 let l = b.lines.entry(line).or_default();
                 l.perm = if write { Perm::M } else { Perm::S };
-                l.pending = None;
+                l.owed = l.pending.take().is_some();
                 if let Some(v) = val {
                     l.val = v;
                 }
@@ -183,7 +187,7 @@ impl Gcs {
                     l.inv = false;
                     l.drop_copy();
                     ctx.send(self.dir_agent(), RESP, Msg::InvAck { line });
-                } else if l.holder && l.perm == Perm::M && !l.transferring && !l.queue.is_empty() {
+                } else if l.holder && l.perm == Perm::M && !l.transferring && !l.queue.is_empty() && !l.owed {
                     self.hand_off(l, ctx, line);
                 } else {
                     evict = !self.locality() && self.is_lock(line) && l.waiters.is_empty();
@@ -237,7 +241,7 @@ impl Gcs {
         if let Some(l) = b.lines.get_mut(&line) {
             while let Some(&w) = l.waiters.first() {
                 // while other blades' requests wait in its queue, the line goes to them first
-                let blocked = l.transferring || (l.holder && !l.queue.is_empty());
+                let blocked = l.transferring || (l.holder && !l.queue.is_empty() && !l.owed);
                 let ok = !blocked
                     && match w.write {
                         true => l.perm == Perm::M && l.readers == 0 && !l.writer,
@@ -253,6 +257,7 @@ impl Gcs {
                     break;
                 }
                 l.waiters.remove(0);
+                l.owed = false;
                 if w.data {
                     // the page of a granted lock: one access, then free again
                     ctx.send(w.thread, LOCAL, Msg::Granted { line: line - self.locks as Line, val: l.val });

@@ -12,7 +12,7 @@ pack_enum!(Perm { I, S, M });
 pack_enum!(St { Idle, Wait, Cs, Rel });
 pack_struct!(Thread { st, line, write, ops });
 pack_struct!(Waiter { thread, write, data });
-pack_struct!(BLine { perm, readers, writer, inv, holder, queue, rcv, transferring, keep, pending, val, waiters });
+pack_struct!(BLine { perm, readers, writer, inv, holder, queue, rcv, transferring, keep, pending, owed, val, waiters });
 pack_struct!(Blade { lines });
 pack_struct!(DEntry { state, sharers, holder, fwd, acks, busy });
 pack_struct!(Dir { lines });
