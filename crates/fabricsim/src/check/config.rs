@@ -19,6 +19,11 @@
 //!                          # result is the same for any number
 //! ```
 //!
+//! `protocol = "gcs"` (seed 004): `caches` are the compute blades (2 to
+//! 4), `addresses` the locks (1 or 2), `blade_threads` the threads per
+//! blade (1 or 2), `variant` one of `gcs`, `no-data`, `no-locality`,
+//! `pthread`, and `mutant` one of GCS's broken variants.
+//!
 //! `protocol = "dcoh"` (ESF's device-managed coherence): `caches` are the
 //! requesters, `directories` the memory devices, `addresses` the lines,
 //! and three more keys apply: `snoop_filter = 2` (entries per device),
@@ -86,6 +91,8 @@ pub struct CheckConfig {
     pub dir_notis: Option<usize>,
     /// cord: SEQ-n's sequence number width (0: CORD's epochs and counters).
     pub seq_bits: Option<u8>,
+    /// gcs: threads per blade.
+    pub blade_threads: Option<usize>,
 }
 
 /// `[check]` keys that only `protocol = "cord"` takes.
@@ -183,9 +190,13 @@ pub fn run_with_stop(
             }
         }
     }
+    if c.protocol != "gcs" && given.iter().any(|g| g == "blade_threads") {
+        return Err(err("blade_threads", "applies to protocol = \"gcs\" only".to_string()));
+    }
     if c.protocol != "cord" {
         for key in CORD_KEYS {
-            if given.iter().any(|g| g == key) {
+            // gcs names its scheme with `variant` too
+            if given.iter().any(|g| g == key) && !(c.protocol == "gcs" && key == "variant") {
                 return Err(err(key, "applies to protocol = \"cord\" only".to_string()));
             }
         }
@@ -294,7 +305,35 @@ pub fn run_with_stop(
             let p = cord_check(&c, &err)?;
             explore(&p, &opts, &mut |_| {})
         }
-        other => return Err(err("protocol", format!("{other:?}: expected msi, mesi, german, dcoh or cord"))),
+        "gcs" => {
+            use crate::agents::gcs::{Gcs, Variant as G, MUTANTS as GM};
+            if !(2..=4).contains(&c.caches) {
+                return Err(err("caches", format!("{}: expected 2 to 4 blades", c.caches)));
+            }
+            if !(1..=2).contains(&c.addresses) {
+                return Err(err("addresses", format!("{}: expected 1 or 2 locks", c.addresses)));
+            }
+            let threads = c.blade_threads.unwrap_or(1);
+            if !(1..=2).contains(&threads) {
+                return Err(err("blade_threads", format!("{threads}: expected 1 or 2 threads per blade")));
+            }
+            let name = c.variant.as_deref().unwrap_or("gcs");
+            let v = G::parse(name).ok_or_else(|| {
+                err("variant", format!("{name:?}: expected {}", G::ALL.map(|v| format!("\"{}\"", v.name())).join(", ")))
+            })?;
+            let mutant = match &c.mutant {
+                None => None,
+                Some(m) => Some(GM.iter().find(|x| x.0 == m).map(|x| x.1).ok_or_else(|| {
+                    err(
+                        "mutant",
+                        format!("{m:?}: expected one of {}", GM.iter().map(|m| m.0).collect::<Vec<_>>().join(", ")),
+                    )
+                })?),
+            };
+            let p = Gcs::checking(v, c.caches, threads, c.addresses, (true, true)).with_mutant(mutant);
+            explore(&p, &opts, &mut |_| {})
+        }
+        other => return Err(err("protocol", format!("{other:?}: expected msi, mesi, german, dcoh, cord or gcs"))),
     };
     let svg = sequence_svg(&report);
     Ok(CheckResult { report, svg })

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use smallvec::SmallVec;
 
-use super::messages::{Line, Msg, Queue, LOCAL, REQ, RESP};
+use super::messages::{Line, Msg, Queue, LOCAL, REQ, RESP, WAKE};
 use super::protocol::{Gcs, Ghost};
 use super::Mutant;
 use crate::agents::protocol::{AgentId, Ctx, Violation};
@@ -20,14 +20,53 @@ pub enum Perm {
     M,
 }
 
-/// A local acquire waiting for its line.
+/// What a waiter wants of its line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Want {
+    /// GCS: the lock itself, for `thread`'s critical section.
+    Lock,
+    /// One access to the page of the lock `thread` now holds (MIND's MSI:
+    /// a critical section of one access).
+    Page,
+    /// pthread: the read-modify-write of the lock word (M, one access)
+    /// that locks, or unlocks (`Unlock`).
+    Word,
+    Unlock,
+}
+
+/// A local request waiting for its line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Waiter {
     pub thread: AgentId,
     pub write: bool,
-    /// Without combined data: the blade's own access to the page of the
-    /// lock `thread` was just granted (a critical section of one access).
-    pub data: bool,
+    pub want: Want,
+}
+
+impl Waiter {
+    /// Whether it needs the line in M.
+    fn needs_m(self) -> bool {
+        self.write || matches!(self.want, Want::Word | Want::Unlock)
+    }
+}
+
+/// pthread's lock word (glibc's rwlock, reduced): readers inside, a writer
+/// inside, and the blades with threads asleep on it (a futex-style queue:
+/// each blade's kernel keeps its sleepers, the word says whom to wake).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct Word {
+    readers: u8,
+    writer: bool,
+    sleeping: u16,
+}
+
+impl Word {
+    fn of(v: Value) -> Self {
+        Word { readers: v as u8, writer: v >> 8 & 1 == 1, sleeping: (v >> 9) as u16 }
+    }
+
+    fn value(self) -> Value {
+        self.readers as Value | (self.writer as Value) << 8 | (self.sleeping as Value) << 9
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
@@ -55,6 +94,8 @@ pub struct BLine {
     /// The region's data (0 while invalid).
     pub val: Value,
     pub waiters: SmallVec<[Waiter; 2]>,
+    /// pthread: local threads asleep until the lock word's holder wakes this blade.
+    pub sleepers: SmallVec<[Waiter; 1]>,
 }
 
 impl BLine {
@@ -85,10 +126,15 @@ impl Gcs {
         let line = msg.line();
         match msg {
             Msg::Acquire { write, .. } => {
-                b.lines.entry(line).or_default().waiters.push(Waiter { thread: from, write, data: false });
+                let want = if self.layered() { Want::Word } else { Want::Lock };
+                b.lines.entry(line).or_default().waiters.push(Waiter { thread: from, write, want });
             }
             Msg::Release { write, val, .. } => {
-                let l = b.lines.get_mut(&line).ok_or_else(|| Violation::unexpected("no line", msg))?;
+                let l = b.lines.entry(line).or_default();
+                if self.layered() {
+                    // unlock: another read-modify-write of the word
+                    l.waiters.push(Waiter { thread: from, write, want: Want::Unlock });
+                }
                 if write {
                     l.writer = false;
                     if self.combined() {
@@ -103,7 +149,7 @@ impl Gcs {
                         }
                         page.val = val;
                     }
-                } else {
+                } else if !self.layered() {
                     l.readers -= 1;
                 }
                 ctx.send(from, LOCAL, Msg::Released { line });
@@ -165,6 +211,12 @@ impl Gcs {
                     l.drop_copy();
                 }
                 l.keep = false;
+            }
+            Msg::Wake { .. } => {
+                // the lock word changed: the sleepers try again
+                let l = b.lines.entry(line).or_default();
+                let woken = std::mem::take(&mut l.sleepers);
+                l.waiters.extend(woken.into_iter().map(|w| Waiter { want: Want::Word, ..w }));
             }
             Msg::Deny { .. } => {
                 let l = b.lines.get_mut(&line).ok_or_else(|| Violation::unexpected("no line", msg))?;
@@ -233,60 +285,94 @@ impl Gcs {
         }
     }
 
-    /// Grant the local acquires at the head of `line`'s waiters (FIFO), or
+    /// Grant the local requests at the head of `line`'s waiters (FIFO), or
     /// ask the switch for what the first of them needs.
     fn serve(&self, b: &mut Blade, ctx: &mut Ctx<Msg, Ghost>, line: Line) {
-        let mut data_for = SmallVec::<[Waiter; 2]>::new();
+        let me = (ctx.me as usize - self.thread_count()) as u8;
+        let mut pages = SmallVec::<[Waiter; 2]>::new();
         let mut one_access = false;
         if let Some(l) = b.lines.get_mut(&line) {
             while let Some(&w) = l.waiters.first() {
                 // while other blades' requests wait in its queue, the line goes to them first
                 let blocked = l.transferring || (l.holder && !l.queue.is_empty() && !l.owed);
                 let ok = !blocked
-                    && match w.write {
+                    && match w.needs_m() {
                         true => l.perm == Perm::M && l.readers == 0 && !l.writer,
                         false => l.perm != Perm::I && !l.writer && !l.inv,
                     };
                 if !ok {
-                    let need = if w.write { l.perm != Perm::M } else { l.perm == Perm::I || l.inv };
+                    let need = if w.needs_m() { l.perm != Perm::M } else { l.perm == Perm::I || l.inv };
                     if need && l.pending.is_none() && !l.holder && !l.transferring {
-                        l.pending = Some(w.write);
-                        let req = if w.write { Msg::ReqM { line } } else { Msg::ReqS { line } };
+                        l.pending = Some(w.needs_m());
+                        let req = if w.needs_m() { Msg::ReqM { line } } else { Msg::ReqS { line } };
                         ctx.send(self.dir_agent(), REQ, req);
                     }
                     break;
                 }
                 l.waiters.remove(0);
                 l.owed = false;
-                if w.data {
+                match w.want {
+                    Want::Lock => {
+                        if w.write {
+                            l.writer = true;
+                        } else {
+                            l.readers += 1;
+                        }
+                        if self.combined() {
+                            ctx.send(w.thread, LOCAL, Msg::Granted { line, val: l.val });
+                        } else {
+                            pages.push(Waiter { want: Want::Page, ..w });
+                        }
+                        continue;
+                    }
                     // the page of a granted lock: one access, then free again
-                    ctx.send(w.thread, LOCAL, Msg::Granted { line: line - self.locks as Line, val: l.val });
-                    one_access = true;
-                    continue;
+                    Want::Page => {
+                        ctx.send(w.thread, LOCAL, Msg::Granted { line: line - self.locks as Line, val: l.val });
+                    }
+                    Want::Word => {
+                        let mut word = Word::of(l.val);
+                        if word.writer || (w.write && word.readers > 0) {
+                            // taken: sleep until its holder wakes this blade
+                            word.sleeping |= 1 << me;
+                            l.sleepers.push(w);
+                        } else {
+                            if w.write {
+                                word.writer = true;
+                            } else {
+                                word.readers += 1;
+                            }
+                            pages.push(Waiter { want: Want::Page, ..w });
+                        }
+                        l.val = word.value();
+                    }
+                    Want::Unlock => {
+                        let mut word = Word::of(l.val);
+                        if w.write {
+                            word.writer = false;
+                        } else {
+                            word.readers = word.readers.wrapping_sub(1);
+                        }
+                        for s in (0..16u8).filter(|s| word.sleeping & (1 << s) != 0) {
+                            ctx.send(self.blade_agent(s), WAKE, Msg::Wake { line });
+                        }
+                        word.sleeping = 0;
+                        l.val = word.value();
+                    }
                 }
-                if w.write {
-                    l.writer = true;
-                } else {
-                    l.readers += 1;
-                }
-                if self.combined() {
-                    ctx.send(w.thread, LOCAL, Msg::Granted { line, val: l.val });
-                } else {
-                    data_for.push(Waiter { data: true, ..w });
-                }
+                one_access = true;
             }
         }
         if one_access {
-            // a request queued behind that access may take the page now
+            // a request queued behind that access may take the line now
             if let Some(l) = b.lines.get_mut(&line) {
-                if l.holder && l.perm == Perm::M && !l.transferring && !l.queue.is_empty() {
+                if l.holder && l.perm == Perm::M && !l.transferring && !l.queue.is_empty() && !l.owed {
                     self.hand_off(l, ctx, line);
                 }
             }
         }
-        if !data_for.is_empty() {
+        if !pages.is_empty() {
             let page = self.data_line(line);
-            b.lines.entry(page).or_default().waiters.extend(data_for);
+            b.lines.entry(page).or_default().waiters.extend(pages);
             self.settle(b, ctx, page);
         }
     }

@@ -22,13 +22,25 @@ pub struct DEntry {
     pub fwd: u8,
     /// Invalidation acknowledgements the holder's M still waits for.
     pub acks: u8,
-    /// A memory read for a grant is out: requests that meet no holder wait.
-    pub busy: bool,
+    /// Blades whose S waits for the memory read out (later readers join
+    /// it; a request for M waits until it returns, so no invalidation can
+    /// overtake a grant).
+    pub reading: u16,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct Dir {
     pub lines: BTreeMap<Line, DEntry>,
+    /// Timing only (zero when checking).
+    pub stats: DirStats,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct DirStats {
+    pub forwards: u64,
+    pub transfers: u64,
+    pub denials: u64,
+    pub memory_reads: u64,
 }
 
 fn bit(b: Blade) -> u16 {
@@ -40,9 +52,10 @@ fn blades(mask: u16) -> impl Iterator<Item = Blade> {
 }
 
 impl Gcs {
-    /// The data a grant of `line` carries: none for a lock without combined data.
+    /// The data a grant of `line` carries: none for a lock without combined
+    /// data (pthread's lock is a word, whose page it carries).
     fn grant_data(&self, line: Line, val: Value) -> Option<Value> {
-        (self.combined() || !self.is_lock(line)).then_some(val)
+        (self.combined() || self.layered() || !self.is_lock(line)).then_some(val)
     }
 
     fn to_blade(&self, ctx: &mut Ctx<Msg, Ghost>, b: Blade, msg: Msg) {
@@ -65,7 +78,6 @@ impl Gcs {
     fn grant_m(&self, e: &mut DEntry, ctx: &mut Ctx<Msg, Ghost>, line: Line, holder: Blade) {
         e.state = Perm::M;
         e.sharers = bit(holder);
-        e.busy = true;
         ctx.send(self.mem_agent(), MEM, Msg::Read { line, to: holder, write: true });
     }
 
@@ -78,6 +90,14 @@ impl Gcs {
     ) -> Result<Step, Violation> {
         let line = msg.line();
         let b = from.wrapping_sub(self.thread_count() as AgentId) as Blade;
+        if ctx.ops.is_some() {
+            let s = &mut d.stats;
+            match msg {
+                Msg::Transfer { .. } => s.transfers += 1,
+                Msg::MemData { .. } => s.memory_reads += 1,
+                _ => {}
+            }
+        }
         let e = d.lines.entry(line).or_default();
         match msg {
             Msg::ReqS { .. } | Msg::ReqM { .. } => {
@@ -88,16 +108,21 @@ impl Gcs {
                     }
                     Some(h) => {
                         e.fwd += 1;
+                        if ctx.ops.is_some() {
+                            d.stats.forwards += 1;
+                        }
                         self.to_blade(ctx, h, Msg::Fwd { line, from: b, write });
                     }
-                    None if e.busy => return Ok(Step::Stall),
                     None if !write => {
-                        // I->S and S->S: no queue, the data from memory
+                        // I->S and S->S: no queue, the data from memory (one read for the readers meanwhile)
                         e.sharers |= bit(b);
                         e.state = Perm::S;
-                        e.busy = true;
-                        ctx.send(self.mem_agent(), MEM, Msg::Read { line, to: b, write: false });
+                        if e.reading == 0 {
+                            ctx.send(self.mem_agent(), MEM, Msg::Read { line, to: b, write: false });
+                        }
+                        e.reading |= bit(b);
                     }
+                    None if e.reading != 0 => return Ok(Step::Stall),
                     None => {
                         // I->M, or S->M: the requester holds the queue while the readers finish
                         // (told at once: forwarded requests may come before its grant)
@@ -133,15 +158,24 @@ impl Gcs {
                 }
                 if rcv != e.fwd && !self.is(Mutant::NoVersionCheck) {
                     // a forwarded request has not reached the holder yet: it hands off later
+                    if ctx.ops.is_some() {
+                        d.stats.denials += 1;
+                    }
                     self.to_blade(ctx, b, Msg::Deny { line });
                 } else {
                     self.transfer(e, ctx, line, b, (readers, writer, rest), val, keep);
                 }
             }
             Msg::MemData { to, write, val, .. } => {
-                e.busy = false;
                 let val = self.grant_data(line, val);
-                self.to_blade(ctx, to, Msg::Grant { line, write, val, queue: Queue::default() });
+                let grant = Msg::Grant { line, write, val, queue: Queue::default() };
+                if write {
+                    self.to_blade(ctx, to, grant);
+                } else {
+                    for r in blades(std::mem::take(&mut e.reading)) {
+                        self.to_blade(ctx, r, grant);
+                    }
+                }
             }
             _ => return Err(Violation::unexpected("switch", msg)),
         }
@@ -193,7 +227,7 @@ impl Gcs {
                 }
                 // given up: memory takes the data back
                 None => {
-                    *e = DEntry { busy: e.busy, ..DEntry::default() };
+                    *e = DEntry::default();
                     ctx.send(self.mem_agent(), MEM, Msg::Wb { line, val });
                 }
             }

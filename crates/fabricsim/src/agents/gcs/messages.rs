@@ -8,6 +8,7 @@
 //! | 3  | fwd     | Grant, Holder, Fwd, Inv, Approved, Deny (switch -> blade) | FIFO |
 //! | 4  | mem     | Read, Wb (switch -> memory blade)                 | FIFO  |
 //! | 5  | memresp | MemData (memory blade -> switch)                  | any   |
+//! | 6  | wake    | Wake (blade -> blade: pthread's futex wake-up)    | any   |
 //!
 //! The switch answers a blade on one ordered channel (MIND's RDMA reliable
 //! connections are), so a grant always arrives before an invalidation the
@@ -23,8 +24,9 @@ pub const RESP: u8 = 2;
 pub const FWD: u8 = 3;
 pub const MEM: u8 = 4;
 pub const MEMRESP: u8 = 5;
+pub const WAKE: u8 = 6;
 
-pub const CHANNELS: [&str; 6] = ["local", "req", "resp", "fwd", "mem", "memresp"];
+pub const CHANNELS: [&str; 7] = ["local", "req", "resp", "fwd", "mem", "memresp", "wake"];
 
 /// A directory line: a lock (`0..locks`) or, without combined data, the
 /// page holding lock `l`'s region (`locks + l`).
@@ -181,6 +183,10 @@ pub enum Msg {
         write: bool,
         val: Value,
     },
+    /// pthread: a lock word this blade's threads sleep on changed.
+    Wake {
+        line: Line,
+    },
 }
 
 impl Msg {
@@ -203,7 +209,8 @@ impl Msg {
             | Msg::Deny { line }
             | Msg::Read { line, .. }
             | Msg::Wb { line, .. }
-            | Msg::MemData { line, .. } => line,
+            | Msg::MemData { line, .. }
+            | Msg::Wake { line } => line,
         }
     }
 

@@ -67,10 +67,14 @@ pub enum Variant {
     NoData,
     /// Without locality: the lock and its data leave the blade at release.
     NoLocality,
+    /// The layered baseline: glibc's `pthread_rwlock` on MIND's MSI. The
+    /// lock word is a line of its own that every lock and unlock (a read
+    /// lock too) writes, then the region's page is read or written.
+    Pthread,
 }
 
 impl Variant {
-    pub const ALL: [Variant; 3] = [Variant::Gcs, Variant::NoData, Variant::NoLocality];
+    pub const ALL: [Variant; 4] = [Variant::Gcs, Variant::NoData, Variant::NoLocality, Variant::Pthread];
 
     pub fn parse(s: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|v| v.name() == s)
@@ -81,6 +85,7 @@ impl Variant {
             Variant::Gcs => "gcs",
             Variant::NoData => "no-data",
             Variant::NoLocality => "no-locality",
+            Variant::Pthread => "pthread",
         }
     }
 }

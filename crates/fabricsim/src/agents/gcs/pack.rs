@@ -1,7 +1,7 @@
 //! Packing GCS's states for the checker's visited set.
 
-use super::blade::{BLine, Blade, Perm, Waiter};
-use super::directory::{DEntry, Dir};
+use super::blade::{BLine, Blade, Perm, Waiter, Want};
+use super::directory::{DEntry, Dir, DirStats};
 use super::messages::{Msg, Queue};
 use super::protocol::{Ghost, Node};
 use super::thread::{St, Thread};
@@ -11,11 +11,28 @@ use crate::{pack_enum, pack_struct};
 pack_enum!(Perm { I, S, M });
 pack_enum!(St { Idle, Wait, Cs, Rel });
 pack_struct!(Thread { st, line, write, ops });
-pack_struct!(Waiter { thread, write, data });
-pack_struct!(BLine { perm, readers, writer, inv, holder, queue, rcv, transferring, keep, pending, owed, val, waiters });
+pack_enum!(Want { Lock, Page, Word, Unlock });
+pack_struct!(Waiter { thread, write, want });
+pack_struct!(BLine {
+    perm,
+    readers,
+    writer,
+    inv,
+    holder,
+    queue,
+    rcv,
+    transferring,
+    keep,
+    pending,
+    owed,
+    val,
+    waiters,
+    sleepers
+});
 pack_struct!(Blade { lines });
-pack_struct!(DEntry { state, sharers, holder, fwd, acks, busy });
-pack_struct!(Dir { lines });
+pack_struct!(DEntry { state, sharers, holder, fwd, acks, reading });
+pack_struct!(DirStats { forwards, transfers, denials, memory_reads });
+pack_struct!(Dir { lines, stats });
 pack_struct!(Ghost { last });
 
 impl Pack for Queue {
@@ -134,6 +151,10 @@ impl Pack for Msg {
                 out.push(17);
                 (line, (to, (write, val))).pack(out);
             }
+            Msg::Wake { line } => {
+                out.push(18);
+                line.pack(out);
+            }
         }
     }
 
@@ -187,6 +208,7 @@ impl Pack for Msg {
                 let (line, (to, (write, val))) = Pack::unpack(src);
                 Msg::MemData { line, to, write, val }
             }
+            18 => Msg::Wake { line: Pack::unpack(src) },
             b => panic!("{b} is not a packed GCS message"),
         }
     }

@@ -122,7 +122,12 @@ impl Gcs {
 
     /// The grant of a lock carries its region (combined data, §3.3).
     pub(super) fn combined(&self) -> bool {
-        self.variant != Variant::NoData
+        !matches!(self.variant, Variant::NoData | Variant::Pthread)
+    }
+
+    /// pthread's rwlock layered on MSI (the baseline).
+    pub(super) fn layered(&self) -> bool {
+        self.variant == Variant::Pthread
     }
 
     pub(super) fn locality(&self) -> bool {
@@ -131,14 +136,12 @@ impl Gcs {
 
     /// Bytes of `line`'s data on the wire.
     fn data_bytes(&self, line: Line) -> u32 {
-        if self.is_lock(line) {
-            if self.combined() {
-                self.region_bytes
-            } else {
-                0
-            }
-        } else {
-            self.page_bytes
+        match (self.is_lock(line), self.variant) {
+            // pthread's lock word sits on a page of its own, which MIND moves whole
+            (true, Variant::Pthread) => self.page_bytes,
+            (true, Variant::NoData) => 0,
+            (true, _) => self.region_bytes,
+            (false, _) => self.page_bytes,
         }
     }
 }
@@ -156,7 +159,7 @@ impl Protocol for Gcs {
 
     fn vc_orders(&self) -> &[ChannelOrder] {
         use ChannelOrder::*;
-        &[Fifo, Fifo, Fifo, Fifo, Fifo, Unordered]
+        &[Fifo, Fifo, Fifo, Fifo, Fifo, Unordered, Unordered]
     }
 
     fn initial(&self) -> Vec<(Vec<Node>, Ghost)> {
@@ -188,9 +191,8 @@ impl Protocol for Gcs {
                     }
                     Msg::Wb { line, val } => {
                         ctx.memory_write(line as u64);
-                        if self.values {
-                            m.insert(line, val);
-                        }
+                        // kept when timed too: pthread's lock words live in memory
+                        m.insert(line, val);
                     }
                     _ => return Err(Violation::unexpected("memory blade", msg)),
                 }
@@ -280,7 +282,7 @@ impl Protocol for Gcs {
         match agent {
             Node::Thread(t) => matches!(t.st, St::Wait | St::Rel),
             Node::Blade(b) => b.lines.values().any(BLine::busy),
-            Node::Dir(d) => d.lines.values().any(|e| e.busy || e.acks > 0),
+            Node::Dir(d) => d.lines.values().any(|e| e.reading != 0 || e.acks > 0),
             Node::Mem(_) => false,
         }
     }
@@ -293,6 +295,17 @@ impl Protocol for Gcs {
             _ if id == self.dir_agent() => "switch".into(),
             _ => "memory".into(),
         }
+    }
+
+    fn stats(&self, agents: &[Node]) -> Vec<(String, f64)> {
+        let Some(Node::Dir(d)) = agents.get(self.dir_agent() as usize) else { return Vec::new() };
+        let s = d.stats;
+        vec![
+            ("forwards".into(), s.forwards as f64),
+            ("transfers".into(), s.transfers as f64),
+            ("denials".into(), s.denials as f64),
+            ("memory_reads".into(), s.memory_reads as f64),
+        ]
     }
 
     fn role(&self, id: AgentId) -> Role {
