@@ -700,7 +700,7 @@ impl Builder<'_> {
                     ),
                 ));
             }
-            if caches % (dirs - 2) != 0 || caches / (dirs - 2) > 64 {
+            if !caches.is_multiple_of(dirs - 2) || caches / (dirs - 2) > 64 {
                 return Err(self.err(
                     "requester",
                     format!(
