@@ -115,6 +115,7 @@ fn run_protocol(
                 page_bytes: g.page,
                 blade_latency: g.blade_latency,
                 cs: g.critical_section,
+                nic_service: g.nic_service,
                 ..Gcs::timed(g.variant, g.blades, g.threads, g.locks)
             };
             go(spec, ps, p, progress)

@@ -25,6 +25,7 @@ SEEDS = {
     "cord": "CORD: directory-ordered release consistency for multi-PU write-through coherence (Yu et al.)",
     "esf": "ESF: an extensible simulation framework for CXL-enabled systems (An et al.)",
     "rlsq": "RLSQ: fast remote memory ordering for PCIe, the root complex's remote load-store queue",
+    "gcs": "GCS: generalized cache coherence for reader-writer synchronization on disaggregated memory",
 }
 
 

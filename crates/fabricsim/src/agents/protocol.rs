@@ -454,6 +454,13 @@ pub trait Protocol {
     fn handler_latency(&self, _id: AgentId, _msg: &Self::Msg) -> Option<Time> {
         None
     }
+    /// How long handling `msg` keeps agent `id` from handling the next
+    /// message (None: the role's, `directory_service` at a home and none
+    /// at a core): a blade's NIC processing unit, which serves its network
+    /// messages one at a time.
+    fn occupancy(&self, _id: AgentId, _msg: &Self::Msg) -> Option<Time> {
+        None
+    }
     /// Time agent `id` spends on `action` before its sends leave, on top
     /// of its role's: a thread's critical section before the release that
     /// ends it.

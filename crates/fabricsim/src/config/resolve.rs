@@ -92,6 +92,7 @@ pub struct GcsSpec {
     pub page: u32,
     pub blade_latency: Option<crate::engine::Time>,
     pub critical_section: crate::engine::Time,
+    pub nic_service: crate::engine::Time,
 }
 
 /// The timed PCIe read ordering (seed 003).
@@ -1019,6 +1020,7 @@ impl Builder<'_> {
             page: sizes[1],
             blade_latency: c.blade_latency.map(|d| d.ps()),
             critical_section: c.critical_section.map_or(0, |d| d.ps()),
+            nic_service: c.nic_service.map_or(0, |d| d.ps()),
         })
     }
 

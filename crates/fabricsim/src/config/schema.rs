@@ -128,6 +128,9 @@ pub struct GcsConfig {
     pub blade_latency: Option<Duration>,
     /// A critical section's length (default 0).
     pub critical_section: Option<Duration>,
+    /// A blade NIC's processing unit: its time per network message, one
+    /// message at a time (default 0: none).
+    pub nic_service: Option<Duration>,
 }
 
 /// `[protocol.pcie]`: where a NIC's reads are ordered (seed 003).

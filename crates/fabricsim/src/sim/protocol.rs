@@ -732,9 +732,14 @@ impl<P: Protocol> ProtocolSystem<P> {
                     let now = self.q.now();
                     self.schedule_step(a, now + delay);
                     taken = true;
-                    if !self.is_core(a) && self.t.service > 0 {
+                    let busy = match self.p.occupancy(a, &w.msg) {
+                        Some(t) => t,
+                        None if self.is_core(a) => 0,
+                        None => self.t.service,
+                    };
+                    if busy > 0 {
                         self.serving[ai] = true;
-                        self.q.schedule(now + self.t.service, Event::Served(a));
+                        self.q.schedule(now + busy, Event::Served(a));
                         return;
                     }
                     break 'vcs;

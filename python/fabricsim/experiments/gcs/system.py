@@ -16,7 +16,10 @@ The paper gives no latency table, only that a coherence transaction takes
   handler: a page fault's entry and exit, about 1 µs on Linux);
 - a thread's own step (the lock call before it reaches the controller, and
   the unlock): 0.1 µs;
-- the memory blade's RDMA read of a line: 1 µs.
+- the memory blade's RDMA read of a line: 1 µs;
+- a blade NIC's processing unit: 1 µs per network message it receives,
+  one at a time (the queueing §5.2 blames for writers' latency rising with
+  threads; local lock calls do not pass it).
 
 A transaction that misses (I→S: blade, switch, memory blade, switch,
 blade) then takes 2 × (2 + 0.3 + 2) + 1 + 2 × 1 ≈ 11.6 µs and one between
@@ -37,6 +40,7 @@ BLADE = "1us"
 SWITCH = "0.3us"
 THREAD = "0.1us"
 MEMORY = "1us"
+NIC = "1us"
 
 
 def mind(
@@ -49,6 +53,7 @@ def mind(
     requests: int = 200,
     region: str = "1KiB",
     critical_section: str = "0us",
+    warmup: int | None = None,
 ) -> dict:
     """``blades`` blades of ``threads`` threads, each thread ``requests``
     acquisitions (after as many for warm-up) of ``locks`` locks (default:
@@ -86,7 +91,7 @@ def mind(
             "footprint": f"{locks * 64}B",
             "line": "64B",
             "requests": requests,
-            "warmup": requests,
+            "warmup": requests if warmup is None else warmup,
             "window": 1,
         },
         "protocol": {
@@ -97,6 +102,52 @@ def mind(
             "issue_interval": "1ns",
             "control_bytes": "64B",
             "data_bytes": "64B",
-            "gcs": {"variant": variant, "region": region, "blade_latency": BLADE, "critical_section": critical_section},
+            "gcs": {
+                "variant": variant,
+                "region": region,
+                "blade_latency": BLADE,
+                "critical_section": critical_section,
+                "nic_service": NIC,
+            },
         },
     }
+
+
+def lock_metrics(result) -> dict:
+    """A sweep ``extract``: acquisitions per second (Mops) over the measured
+    window, and the acquisition latency's mean and quartiles (µs) read off
+    the latency histogram (each bucket at its midpoint)."""
+    s = result.summary
+    lat = s["latency_ns"]
+    out = {
+        "outcome": s["outcome"],
+        "mops": lat["count"] / (s["measured_time_ps"] * 1e-12) / 1e6 if s["measured_time_ps"] else 0.0,
+        "lat_mean_us": lat.get("mean", float("nan")) / 1000,
+    }
+    h = result.latency
+    h = h[h["scope"] == "all"]
+    mid = ((h["lo_ns"] + h["hi_ns"]) / 2 / 1000).tolist()
+    counts = h["count"].tolist()
+    total = sum(counts)
+    for q, name in (
+        (0.05, "lat_p5_us"),
+        (0.25, "lat_q1_us"),
+        (0.5, "lat_med_us"),
+        (0.75, "lat_q3_us"),
+        (0.95, "lat_p95_us"),
+    ):
+        seen, value = 0, float("nan")
+        for m, c in zip(mid, counts):
+            seen += c
+            if total and seen >= q * total:
+                value = m
+                break
+        out[name] = value
+    return out
+
+
+def set_net(cfg: dict, latency: str) -> None:
+    """Edit a MIND configuration: every blade's and the memory blade's link to the switch."""
+    for link in cfg["link"]:
+        if link["b"] == "tor" and link["a"] != "switch":
+            link["latency"] = latency

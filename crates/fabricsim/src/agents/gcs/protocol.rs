@@ -54,6 +54,9 @@ pub struct Gcs {
     /// `directory_latency`), and a critical section's length.
     pub blade_latency: Option<Time>,
     pub cs: Time,
+    /// Timing: a blade's NIC processing unit's time per network message it
+    /// receives, one at a time (0: none).
+    pub nic_service: Time,
     /// Checking: track values (the ghost's last writes).
     pub values: bool,
 }
@@ -72,6 +75,7 @@ impl Gcs {
             page_bytes: 4096,
             blade_latency: None,
             cs: 0,
+            nic_service: 0,
             values: true,
         }
     }
@@ -339,6 +343,12 @@ impl Protocol for Gcs {
             let _ = msg;
             None
         }
+    }
+
+    fn occupancy(&self, id: AgentId, msg: &Msg) -> Option<Time> {
+        let blade = (self.thread_count() as AgentId..self.dir_agent()).contains(&id);
+        let local = matches!(msg, Msg::Acquire { .. } | Msg::Release { .. });
+        (blade && !local).then_some(self.nic_service)
     }
 
     fn action_latency(&self, _id: AgentId, action: &Action) -> Option<Time> {
