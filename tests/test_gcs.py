@@ -4,7 +4,6 @@ complete), and configuration errors by name."""
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_the_experiments_system_is_the_example():
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python < 3.11
+        import tomli as tomllib
     example = tomllib.loads((ROOT / "examples" / "gcs_mind.toml").read_text())
     assert example == system.mind(blades=2, threads=2, requests=200)
 

@@ -76,11 +76,10 @@ def compare(data: pd.DataFrame) -> list[Row]:
 
 MUTANTS = [
     Mutant(
-        "reader-data-refetched",
-        "readers lose locality (every acquisition fetches the region)",
-        set={"protocol.gcs.variant": "no-locality"},
-        when=lambda labels: labels.get("mode") == "read",
-        flips=["readers unaffected by the shared state's size"],
+        "region-size-ignored",
+        "every point grants a 64 B region",
+        set={"protocol.gcs.region": "64B"},
+        flips=["writers decline gently from 64 B to 4 KiB"],
     ),
 ]
 
