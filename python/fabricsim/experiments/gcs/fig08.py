@@ -110,10 +110,10 @@ def compare(data: pd.DataFrame) -> list[Row]:
             Tolerance(0.3),
             "Per lock one writer at a time: a hand-off is the holder's release, its transfer through the "
             "switch (approved when no forwarded request is in flight) and the grant with the region.",
-            "a hand-off here is one transaction of ≈ 6 µs (two 2 µs hops, the switch, the controllers) plus "
-            "the denied transfers and retries of a busy queue, ≈ 12 µs a lock; the paper's ~0.3 Mops for 10 "
-            "locks is ≈ 33 µs a hand-off on MIND's kernel path, which its 5–10 µs per transaction does not "
-            "explain alone.",
+            "a hand-off here is one transaction of ≈ 5.3 µs (two 2 µs hops, the switch, the controller) "
+            "plus, from three blades on, one denied transfer and its retry (≈ 5 µs more): ≈ 12.8 µs a lock; the "
+            "paper's ~0.3 Mops for 10 locks is ≈ 33 µs a hand-off on MIND's kernel path, which its 5–10 µs per "
+            "transaction does not explain alone.",
         ),
         Row(
             FIG,
@@ -126,9 +126,10 @@ def compare(data: pd.DataFrame) -> list[Row]:
             flat(multi, [wg[b] for b in multi], 0.3, "GCS writer throughput, 2 to 8 blades"),
             "Only one writer holds a lock at a time, so the hand-off rate, not the number of waiters, sets "
             "the throughput.",
-            "with two blades a released lock is often re-acquired locally before the other blade's request "
-            "reaches the holder (locality), so 2 blades run ~3× faster than 4; from 4 blades on the queue is "
-            "never empty at release and the throughput is flat.",
+            "with two blades no hand-off is denied; from three on, the previous holder's new request is in "
+            "flight to the holder at almost every hand-off, so the switch denies the transfer once and it goes "
+            "again after a round trip (the run's statistics: denials ≈ forwards ≈ half the transfers at 3 to 8 "
+            "blades, none at 2), so 2 blades run ≈ 2.4× faster than 4; from 3 blades on the throughput is flat.",
         ),
         Row(
             FIG,
