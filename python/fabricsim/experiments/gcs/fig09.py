@@ -13,7 +13,7 @@ import pandas as pd
 
 from .. import Experiment
 from ..variants import Choice, Mutant, Variant
-from ..verdicts import Predicate, Row, Tolerance, all_of, greater, text
+from ..verdicts import Predicate, Row, Tolerance, greater, text
 from . import micro, system
 
 FIG = "GCS Fig 9"
@@ -47,18 +47,31 @@ def compare(data: pd.DataFrame) -> list[Row]:
     return [
         Row(
             FIG,
-            "throughput scales linearly with threads per blade (readers and writers)",
+            "reader throughput scales linearly with threads per blade",
             None,
             text("§5.2", "the throughput for compared schemes scales linearly with the number of threads"),
             rg[top] / rg[ts[0]],
-            all_of(
+            Predicate(
                 f"GCS throughput at {top} threads ≥ 0.8 × {top} × at 1",
-                {
-                    "readers": Predicate("", rg[top] >= 0.8 * top * rg[ts[0]], f"{rg[ts[0]]:.2f} → {rg[top]:.2f}"),
-                    "writers": Predicate("", wg[top] >= 0.8 * top * wg[ts[0]], f"{wg[ts[0]]:.3f} → {wg[top]:.3f}"),
-                },
+                rg[top] >= 0.8 * top * rg[ts[0]],
+                f"{rg[ts[0]]:.2f} → {rg[top]:.2f} Mops",
             ),
             "Each thread index has its own lock, so more threads per blade add locks, not contention.",
+        ),
+        Row(
+            FIG,
+            "writer throughput scales sub-linearly with threads per blade",
+            None,
+            text("§5.2", "writer performance scales sub-linearly due to RDMA NIC PU saturation"),
+            wg[top] / wg[ts[0]],
+            Predicate(
+                f"GCS writer throughput at {top} threads between 0.5 and 0.95 × {top} × at 1",
+                0.5 * top * wg[ts[0]] <= wg[top] <= 0.95 * top * wg[ts[0]],
+                f"{wg[ts[0]]:.3f} → {wg[top]:.3f} Mops",
+            ),
+            "More locks per blade add hand-offs that queue at each blade's NIC processing unit.",
+            "the NIC's 1 µs per message is small against a ≈ 12.8 µs hand-off, so the writers scale almost "
+            "linearly; the paper's saturation needs a slower processing unit or more messages per hand-off.",
         ),
         Row(
             FIG,
@@ -83,7 +96,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             ),
             "Without combined data each hand-off is two sequential transactions (the lock, then its page "
             "through MIND's MSI).",
-            "the page's transaction costs about what the lock's does here (≈ 2×); see GCS Fig 8.",
+            "the page's hand-off adds about one more lock hand-off here (≈ 2×); see GCS Fig 8.",
         ),
         Row(
             FIG,
@@ -105,7 +118,7 @@ MUTANTS = [
         "one-lock-for-all-threads",
         "every thread of a blade uses lock 0 (one lock, so threads contend instead of adding locks)",
         set={"workload.footprint": "64B"},
-        flips=["throughput scales linearly with threads per blade (readers and writers)"],
+        flips=["reader throughput scales linearly with threads per blade"],
     ),
     Mutant(
         "no-nic-queueing",

@@ -19,14 +19,15 @@ The paper gives no latency table, only that a coherence transaction takes
 - the memory blade's RDMA read of a line: 1 µs;
 - a blade NIC's processing unit: 1 µs per network message it receives,
   one at a time (the queueing §5.2 blames for writers' latency rising with
-  threads; local lock calls do not pass it).
+  threads). It is modelled as the blade's occupancy after it handled the
+  message, so a local lock call arriving meanwhile waits too.
 
 A transaction that misses (I→S: blade, switch, memory blade, switch,
 blade) then takes 2 × (2 + 0.3 + 2) + 1 + 2 × 1 ≈ 11.6 µs and one between
 two blades (a hand-off) 2 × 2 + 0.3 + 2 × 1 ≈ 6.3 µs, the paper's 5–10 µs.
 
 Choices the paper does not make: each blade's threads share one
-controller, which handles messages in parallel (no occupancy); the locks'
+controller (busy only for the NIC's time above); the locks'
 regions are 1 KiB (§5.2's shared state) in 4 KiB pages; a lock's data and
 its page are in separate lines only without combined data.
 """

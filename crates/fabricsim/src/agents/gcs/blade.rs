@@ -82,9 +82,11 @@ pub struct BLine {
     pub holder: bool,
     pub queue: Queue,
     pub rcv: u8,
-    /// A hand-off is out (`Transfer`); after approval the blade keeps S if `keep`.
+    /// A hand-off is out (`Transfer`, with `sent` of the requests received);
+    /// after approval the blade keeps S if `keep`.
     pub transferring: bool,
     pub keep: bool,
+    pub sent: u8,
     /// A request to the switch is out: for M (`Some(true)`) or S.
     pub pending: Option<bool>,
     /// Its grant came: the local acquire it was made for goes first, even
@@ -201,6 +203,16 @@ impl Gcs {
             }
             Msg::Approved { .. } => {
                 let l = b.lines.get_mut(&line).ok_or_else(|| Violation::unexpected("no line", msg))?;
+                if l.rcv != l.sent {
+                    return Err(Violation {
+                        kind: "lost request",
+                        detail: format!(
+                            "line {line}'s hand-off was approved with {} forwarded request(s) received after it left",
+                            l.rcv - l.sent
+                        ),
+                    });
+                }
+                l.sent = 0;
                 l.transferring = false;
                 l.holder = false;
                 l.queue = Queue::default();
@@ -222,6 +234,7 @@ impl Gcs {
                 let l = b.lines.get_mut(&line).ok_or_else(|| Violation::unexpected("no line", msg))?;
                 l.transferring = false;
                 l.keep = false;
+                l.sent = 0;
             }
             _ => return Err(Violation::unexpected("blade", msg)),
         }
@@ -262,9 +275,12 @@ impl Gcs {
     /// queue; the switch approves it if no forwarded request is in flight.
     fn hand_off(&self, l: &mut BLine, ctx: &mut Ctx<Msg, Ghost>, line: Line) {
         let (readers, writer, rest) = l.queue.split();
-        let keep = readers != 0 && self.locality();
+        // the old writer reads on with the readers, unless a writer follows (it would be invalidated at once,
+        // and its local readers must not slip in before that writer)
+        let keep = readers != 0 && writer.is_none() && self.locality();
         l.transferring = true;
         l.keep = keep;
+        l.sent = l.rcv;
         let msg = Msg::Transfer { line, rcv: l.rcv, readers, writer, rest, val: l.val, keep };
         ctx.send(self.dir_agent(), RESP, msg);
     }

@@ -211,13 +211,13 @@ impl Gcs {
         if readers == 0 {
             match writer {
                 // M -> M, a lock: line, data and queue go straight to the next writer
-                Some(w) if self.is_lock(line) => {
+                Some(w) if self.is_lock(line) && !self.layered() => {
                     e.holder = Some(w);
                     e.state = Perm::M;
                     e.sharers = bit(w);
                     self.to_blade(ctx, w, Msg::Grant { line, write: true, val: data, queue: rest });
                 }
-                // M -> M, a page (MIND's MSI): the owner's page goes back to the
+                // M -> M, a page (MIND's MSI; pthread's lock word is on one): the owner's page goes back to the
                 // memory blade, and the next writer's comes from there
                 Some(w) => {
                     e.holder = Some(w);

@@ -23,6 +23,7 @@ pack_struct!(BLine {
     rcv,
     transferring,
     keep,
+    sent,
     pending,
     owed,
     val,

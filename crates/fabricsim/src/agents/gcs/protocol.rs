@@ -339,6 +339,9 @@ impl Protocol for Gcs {
             Some(0)
         } else if id < self.dir_agent() {
             self.blade_latency
+        } else if id == self.mem_agent() {
+            // its read costs `memory_latency` alone
+            Some(0)
         } else {
             let _ = msg;
             None
