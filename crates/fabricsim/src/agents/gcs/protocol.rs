@@ -44,7 +44,9 @@ pub struct Gcs {
     /// Threads per blade.
     pub threads: usize,
     pub locks: usize,
-    /// Checking: which acquires a thread may make (read, write).
+    /// Checking: which acquires a thread may make (read, write). Timed
+    /// threads take theirs from the workload, so none are listed (listing
+    /// every lock at every step made the timed run O(locks) an operation).
     pub modes: (bool, bool),
     /// Timing: the bytes of a lock's region (the grant's data) and of a
     /// MIND page (a line's data without combined data).
@@ -82,7 +84,7 @@ impl Gcs {
 
     /// A timed system (values are not kept).
     pub fn timed(variant: Variant, blades: usize, threads: usize, locks: usize) -> Self {
-        Gcs { values: false, ..Self::checking(variant, blades, threads, locks, (true, true)) }
+        Gcs { values: false, ..Self::checking(variant, blades, threads, locks, (false, false)) }
     }
 
     pub fn with_mutant(mut self, m: Option<Mutant>) -> Self {
@@ -208,7 +210,7 @@ impl Protocol for Gcs {
     fn actions(&self, agent: &Node, _me: AgentId, _ghost: &Ghost, out: &mut Vec<Action>) {
         let Node::Thread(t) = agent else { return };
         match t.st {
-            St::Idle => {
+            St::Idle if self.modes.0 || self.modes.1 => {
                 for line in 0..self.locks as Line {
                     for write in [false, true] {
                         if (write && self.modes.1) || (!write && self.modes.0) {
@@ -218,7 +220,7 @@ impl Protocol for Gcs {
                 }
             }
             St::Cs => out.push(Action::Release),
-            St::Wait | St::Rel => {}
+            St::Idle | St::Wait | St::Rel => {}
         }
     }
 
