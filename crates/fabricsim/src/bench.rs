@@ -233,12 +233,70 @@ pub fn protocol_mesi_64(requests: u64) -> serde_json::Value {
     })
 }
 
+/// GCS (seed 004) at the paper's size on the generic protocol timing
+/// engine: Fig 7's MIND cluster (8 blades of 10 threads, the switch
+/// directory, the memory blade, 2 µs RDMA hops) on MIND-KVS, YCSB-C's
+/// Zipfian keys over `buckets` bucket locks, `requests` operations a
+/// thread. The cost of a step must not grow with the number of locks.
+pub fn protocol_gcs(buckets: u64, requests: u64) -> serde_json::Value {
+    const BLADES: usize = 8;
+    const THREADS: usize = 10;
+    let fast =
+        |a: String, b: String| json!({"a": a, "b": b, "latency": "0ns", "bandwidth": "1TB/s", "port_delay": "0ns"});
+    let rdma =
+        |a: String, bw: &str| json!({"a": a, "b": "tor", "latency": "2us", "bandwidth": bw, "port_delay": "0ns"});
+    let mut links = Vec::new();
+    let mut threads = Vec::new();
+    for b in 0..BLADES {
+        for t in 0..THREADS {
+            threads.push(json!({"name": format!("t{b}.{t}")}));
+            links.push(fast(format!("t{b}.{t}"), format!("b{b}")));
+        }
+        links.push(fast(format!("blade{b}"), format!("b{b}")));
+        links.push(rdma(format!("b{b}"), "100Gb/s"));
+    }
+    links.push(json!({"a": "switch", "b": "tor", "latency": "0ns", "bandwidth": "6400Gb/s", "port_delay": "0ns"}));
+    links.push(rdma("memory".into(), "400Gb/s"));
+    let mut switches: Vec<_> = (0..BLADES).map(|b| json!({"name": format!("b{b}"), "latency": "0ns"})).collect();
+    switches.push(json!({"name": "tor", "latency": "0ns"}));
+    let mut memories: Vec<_> = (0..BLADES).map(|b| json!({"name": format!("blade{b}")})).collect();
+    memories.extend([json!({"name": "switch"}), json!({"name": "memory"})]);
+    let cfg = json!({
+        "name": "bench_gcs_mind",
+        "requester": threads,
+        "switch": switches,
+        "memory": memories,
+        "link": links,
+        "workload": {"pattern": "zipf", "read_fraction": 1.0, "footprint": format!("{}B", buckets * 64),
+                     "line": "64B", "requests": requests, "warmup": 0, "window": 1},
+        "protocol": {"name": "gcs", "cache_latency": "0.1us", "directory_latency": "0.3us", "memory_latency": "1us",
+                     "issue_interval": "1ns", "control_bytes": "64B", "data_bytes": "64B",
+                     "gcs": {"variant": "gcs", "region": "1KiB", "blade_latency": "1us", "nic_service": "1us"}},
+    });
+    let spec = config::resolve(&cfg.to_string(), "<bench>", Format::Json, &[], None)
+        .expect("the benchmark configuration is valid");
+    let r = crate::run_spec(&spec, &mut |_| true);
+    let messages: u64 = r.class_packets.iter().map(|c| c.1).sum();
+    let ops: u64 = r.requesters.iter().map(|c| c.completed).sum();
+    json!({
+        "what": format!("GCS on MIND: 8 blades x 10 threads, YCSB-C Zipf 0.99 over {buckets} bucket locks (GCS Fig 7)"),
+        "operations": ops,
+        "protocol_messages": messages,
+        "events": r.events,
+        "wall_s": r.wall_s,
+        "operations_per_s": ops as f64 / r.wall_s,
+        "events_per_s": r.events as f64 / r.wall_s,
+        "outcome": format!("{:?}", r.outcome).to_lowercase(),
+    })
+}
+
 /// All built-in benchmarks as JSON text.
 pub fn run_all(quick: bool) -> Result<String, String> {
     // The checker first: where the peak memory cannot be reset, its
     // figures are the process's peak so far.
     let checker = checker_figures(quick);
     let protocol = protocol_mesi_64(if quick { 200 } else { 2000 });
+    let gcs = protocol_gcs(if quick { 1000 } else { 10_000 }, if quick { 200 } else { 2000 });
     let (n, s) = engine_dispatch(if quick { 2_000_000 } else { 20_000_000 }, 1024);
     let m = mesh(if quick { 300 } else { 3000 });
     let v = json!({
@@ -263,6 +321,7 @@ pub fn run_all(quick: bool) -> Result<String, String> {
         },
         "fabric_mesh_8x8_dor_posted_0.3": booksim_mesh(0.3, if quick { 1000 } else { 18000 }),
         "protocol_mesi_64core": protocol,
+        "protocol_gcs_mind": gcs,
         "checker": checker,
     });
     Ok(serde_json::to_string_pretty(&v).expect("json"))
