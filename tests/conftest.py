@@ -8,6 +8,7 @@ TINY_TOML and TINY_DICT describe the same system; keep them in step with the cor
 from __future__ import annotations
 
 import copy
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -67,6 +68,13 @@ def tiny_file(tmp_path: Path) -> Path:
     path = tmp_path / "tiny.toml"
     path.write_text(TINY_TOML, encoding="utf-8")
     return path
+
+
+def sigint_default() -> None:
+    """A child's SIGINT back to the default before it starts (``preexec_fn``): a shell's
+    background job starts with SIGINT ignored, Python then keeps ignoring it, and a test
+    of Ctrl-C would wait for ever; the tests must not depend on how pytest was started."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def run_cli(*args: str, cwd: Path | None = None, timeout: float = 600) -> subprocess.CompletedProcess:

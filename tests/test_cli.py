@@ -154,6 +154,8 @@ def test_ctrl_c_stops_a_long_run_cleanly(tmp_path):
     import sys
     import time
 
+    from conftest import sigint_default
+
     long_run = tmp_path / "long.toml"
     base = (REPO / "examples" / "spine_leaf.toml").read_text()
     long_run.write_text(base.replace("requests = 10000", "requests = 50000000"))
@@ -162,6 +164,7 @@ def test_ctrl_c_stops_a_long_run_cleanly(tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=sigint_default,
     )
     time.sleep(1.5)
     start = time.monotonic()

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import fabricsim
-from conftest import REPO, TINY_DICT, TINY_TOML
+from conftest import REPO, TINY_DICT, TINY_TOML, sigint_default
 from fabricsim import cli as cli_module
 from fabricsim import sweeps
 
@@ -139,7 +139,11 @@ def test_a_litmus_test_too_large_for_the_oracle_is_refused_quickly(tmp_path: Pat
 # -- item 4: Ctrl-C in check and litmus -------------------------------------------------------
 def _interrupt(args: list[str], tmp_path: Path) -> tuple[subprocess.Popen, str, str, float]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "fabricsim", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, "-m", "fabricsim", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=sigint_default,
     )
     time.sleep(2.0)
     start = time.monotonic()
