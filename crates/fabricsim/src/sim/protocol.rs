@@ -498,7 +498,8 @@ impl<P: Protocol> ProtocolSystem<P> {
             None => None,
         };
         for i in 0..self.sends.len() {
-            let s = Send { delay, ..self.sends[i] };
+            // a send's own extra delay (a handler whose cost depends on its state) adds to the handler's
+            let s = Send { delay: delay + self.sends[i].delay, ..self.sends[i] };
             let slot = match self.free_slots.pop() {
                 Some(i) => {
                     self.leaving[i as usize] = Some((a, s));
@@ -761,9 +762,11 @@ impl<P: Protocol> ProtocolSystem<P> {
         acts.clear();
         self.p.actions(&self.agents[ai], a, &self.ghost, &mut acts);
         let mut own = false;
+        let mut busy = None;
         for &x in &acts {
             if !self.p.is_environment(&x) && self.fire(a, x) {
                 own = true;
+                busy = self.p.action_busy(a, &x);
                 break;
             }
         }
@@ -782,7 +785,7 @@ impl<P: Protocol> ProtocolSystem<P> {
         };
         self.acts = acts;
         if fired {
-            self.schedule_step(a, now + self.t.issue_interval);
+            self.schedule_step(a, now + busy.unwrap_or(self.t.issue_interval));
         }
     }
 
