@@ -500,6 +500,7 @@ impl<P: Protocol> ProtocolSystem<P> {
         for i in 0..self.sends.len() {
             // a send's own extra delay (a handler whose cost depends on its state) adds to the handler's
             let s = Send { delay: delay + self.sends[i].delay, ..self.sends[i] };
+            let at = now + s.delay;
             let slot = match self.free_slots.pop() {
                 Some(i) => {
                     self.leaving[i as usize] = Some((a, s));
@@ -512,7 +513,7 @@ impl<P: Protocol> ProtocolSystem<P> {
             };
             match (read, &mut self.dram[ai]) {
                 (Some((r, _)), Some(d)) => d.hold(r, slot),
-                _ => self.q.schedule(now + delay, Event::Leave(slot)),
+                _ => self.q.schedule(at, Event::Leave(slot)),
             }
         }
         self.sends.clear();

@@ -24,8 +24,13 @@
 //!   cached in a domain stays readable however stale it is, until a flush
 //!   or an eviction drops it.
 //! - **Memory**: a non-coherent global-memory home (one per socket; lines
-//!   are interleaved over them in pages of `interleave` lines). It keeps
-//!   no sharer state: `MemRd` → `MemData`, `MemWr` → `MemWrAck`.
+//!   are interleaved over them in ranges of `interleave` lines, default
+//!   1 GiB: each socket's memory is a contiguous range, as a NUMA node's).
+//!   It keeps no sharer state: `MemRd` → `MemData`, `MemWr` → `MemWrAck`.
+//!   (docs/design/bi.md proposed 4 KiB pages; with the caches indexing
+//!   their sets by line address, one socket's lines would then fall in
+//!   1/8 of the sets of an 8-socket machine's caches, a conflict-miss
+//!   artifact the real machine's address hashing does not have.)
 //!
 //! Explicit cache operations (§2.2, §7.1 of the paper):
 //! - `clflush(line)`: the core drops its copy (a dirty one goes with the

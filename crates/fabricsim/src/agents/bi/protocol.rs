@@ -1062,6 +1062,8 @@ impl Bi {
     /// What a benchmark measured (timing).
     pub fn bench_result(&self, agents: &[Node]) -> Option<Run> {
         match (self.bench, agents.first()) {
+            // a read benchmark runs from its first load's issue to its last load's completion
+            (Some(Bench::Read { .. }), Some(Node::Core(c))) => Some(Run { total: c.run.t_end - c.run.t0, ..c.run }),
             (Some(_), Some(Node::Core(c))) => Some(c.run),
             _ => None,
         }
