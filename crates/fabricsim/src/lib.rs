@@ -107,6 +107,26 @@ fn run_protocol(
             };
             go(spec, ps, p, progress)
         }
+        "bi" => {
+            use agents::bi::Bi;
+            let b = ps.bi.expect("resolve() builds the bi spec");
+            let p = Bi {
+                domains: b.domains,
+                cores: caches / b.domains,
+                mems: dirs - b.domains,
+                interleave: b.interleave,
+                params: b.params,
+                shapes: Some(b.shapes),
+                bench: b.bench,
+                bench_home: b.bench_home,
+                mutant: b.mutant,
+                lines: 0,
+                values: 0,
+                keep_values: false,
+                seed: spec.seed,
+            };
+            go(spec, ps, p, progress)
+        }
         "gcs" => {
             use agents::gcs::Gcs;
             let g = ps.gcs.expect("resolve() builds the gcs spec");

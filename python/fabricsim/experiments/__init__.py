@@ -22,6 +22,7 @@ from .variants import Choice, Mutant, Variant
 from .verdicts import Row
 
 SEEDS = {
+    "bi": "BI: sharing non-cache-coherent memory between coherence domains with bounded incoherence (Ren et al.)",
     "cord": "CORD: directory-ordered release consistency for multi-PU write-through coherence (Yu et al.)",
     "esf": "ESF: an extensible simulation framework for CXL-enabled systems (An et al.)",
     "rlsq": "RLSQ: fast remote memory ordering for PCIe, the root complex's remote load-store queue",

@@ -2,6 +2,7 @@
 //! layers, caches, directories, snoop filters, root complexes and NICs.
 //! Agents talk only through messages carried by the fabric.
 
+pub mod bi;
 pub mod cache;
 pub mod coherence;
 pub mod cord;

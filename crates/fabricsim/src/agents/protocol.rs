@@ -144,7 +144,9 @@ pub struct Ctx<'a, M, G> {
     pub me: AgentId,
     pub ghost: &'a mut G,
     pub sends: &'a mut Vec<Send<M>>,
-    /// Processing delay charged to the sends that follow (timing engine).
+    /// Extra processing delay charged to the sends that follow, on top of
+    /// the handler's (timing engine): a cost that depends on the agent's
+    /// state, which `handler_latency` cannot see.
     pub delay: Time,
     /// Operation events (timing engine); None when checking.
     pub ops: Option<&'a mut Vec<OpEvent>>,
@@ -465,6 +467,12 @@ pub trait Protocol {
     /// of its role's: a thread's critical section before the release that
     /// ends it.
     fn action_latency(&self, _id: AgentId, _action: &Self::Action) -> Option<Time> {
+        None
+    }
+    /// How long agent `id`'s own (non-environment) `action` keeps it from
+    /// its next action (None: the engine's `issue_interval`): an in-order
+    /// core that hits its L1 waits for the hit before its next load.
+    fn action_busy(&self, _id: AgentId, _action: &Self::Action) -> Option<Time> {
         None
     }
     /// A name per virtual channel, for traffic tables (default `vcN`).

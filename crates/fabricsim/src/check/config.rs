@@ -19,6 +19,10 @@
 //!                          # result is the same for any number
 //! ```
 //!
+//! `protocol = "bi"` (seed 001): `domains` coherence domains (1 or 2) of
+//! `caches` cores each (1 or 2), `addresses` lines (1 or 2), `values`
+//! store values (1 or 2); the single-writer invariant inside each domain.
+//!
 //! `protocol = "gcs"` (seed 004): `caches` are the compute blades (2 to
 //! 4), `addresses` the locks (1 or 2), `blade_threads` the threads per
 //! blade (1 or 2), `variant` one of `gcs`, `no-data`, `no-locality`,
@@ -93,6 +97,8 @@ pub struct CheckConfig {
     pub seq_bits: Option<u8>,
     /// gcs: threads per blade.
     pub blade_threads: Option<usize>,
+    /// bi: coherence domains (then `caches` are the cores of each).
+    pub domains: Option<usize>,
 }
 
 /// `[check]` keys that only `protocol = "cord"` takes.
@@ -189,6 +195,9 @@ pub fn run_with_stop(
                 return Err(err(key, "applies to protocol = \"dcoh\" only".to_string()));
             }
         }
+    }
+    if c.protocol != "bi" && given.iter().any(|g| g == "domains") {
+        return Err(err("domains", "applies to protocol = \"bi\" only".to_string()));
     }
     if c.protocol != "gcs" && given.iter().any(|g| g == "blade_threads") {
         return Err(err("blade_threads", "applies to protocol = \"gcs\" only".to_string()));
@@ -333,7 +342,28 @@ pub fn run_with_stop(
             let p = Gcs::checking(v, c.caches, threads, c.addresses, (true, true)).with_mutant(mutant);
             explore(&p, &opts, &mut |_| {})
         }
-        other => return Err(err("protocol", format!("{other:?}: expected msi, mesi, german, dcoh, cord or gcs"))),
+        "bi" => {
+            use crate::agents::bi::Bi;
+            let domains = c.domains.unwrap_or(2);
+            if !(1..=2).contains(&domains) {
+                return Err(err("domains", format!("{domains}: expected 1 or 2 coherence domains")));
+            }
+            if !(1..=2).contains(&c.caches) {
+                return Err(err("caches", format!("{}: expected 1 or 2 cores per domain", c.caches)));
+            }
+            if !(1..=2).contains(&c.addresses) {
+                return Err(err("addresses", format!("{}: expected 1 or 2 lines", c.addresses)));
+            }
+            if !(1..=2).contains(&c.values) {
+                return Err(err("values", format!("{}: expected 1 or 2 store values", c.values)));
+            }
+            if let Some(m) = &c.mutant {
+                return Err(err("mutant", format!("{m:?}: bi's checker has no mutants yet; expected none")));
+            }
+            let p = Bi::checking(domains, c.caches, c.addresses as u64, c.values as u32);
+            explore(&p, &opts, &mut |_| {})
+        }
+        other => return Err(err("protocol", format!("{other:?}: expected msi, mesi, german, dcoh, cord, gcs or bi"))),
     };
     let svg = sequence_svg(&report);
     Ok(CheckResult { report, svg })

@@ -79,6 +79,21 @@ pub struct ProtocolSpec {
     pub pcie: Option<PcieSpec>,
     /// gcs: the scheme, the blades and the regions.
     pub gcs: Option<GcsSpec>,
+    /// bi: the domains, caches, costs and benchmark.
+    pub bi: Option<BiSpec>,
+}
+
+/// The timed BI machine (seed 001).
+#[derive(Debug, Clone, Copy)]
+pub struct BiSpec {
+    pub domains: usize,
+    pub params: crate::agents::bi::Params,
+    pub shapes: crate::agents::bi::Shapes,
+    /// Interleaving over the global memories, in lines.
+    pub interleave: u64,
+    pub bench: Option<crate::agents::bi::Bench>,
+    pub bench_home: Option<usize>,
+    pub mutant: Option<crate::agents::bi::Mutant>,
 }
 
 /// The timed GCS system (seed 004).
@@ -538,14 +553,18 @@ impl Builder<'_> {
             Some(d) => d.ps(),
             None => 40 * crate::engine::NS,
         };
-        if !["msi", "mesi", "german", "dcoh", "cord", "pcie", "gcs"].contains(&pc.name.as_str()) {
+        if !["msi", "mesi", "german", "dcoh", "cord", "pcie", "gcs", "bi"].contains(&pc.name.as_str()) {
             return Err(self.err(
                 "protocol.name",
                 format!(
-                    "{:?}: expected \"msi\", \"mesi\", \"german\", \"dcoh\", \"cord\", \"pcie\" or \"gcs\"",
+                    "{:?}: expected \"msi\", \"mesi\", \"german\", \"dcoh\", \"cord\", \"pcie\", \"gcs\" or \"bi\"",
                     pc.name
                 ),
             ));
+        }
+        let is_bi = pc.name == "bi";
+        if pc.bi.is_some() && !is_bi {
+            return Err(self.err("protocol.bi", format!("applies to name = \"bi\" only, not {:?}", pc.name)));
         }
         let is_pcie = pc.name == "pcie";
         if pc.pcie.is_some() && !is_pcie {
@@ -585,7 +604,16 @@ impl Builder<'_> {
         if pc.directory_queue == 0 {
             return Err(self.err("protocol.directory_queue", "0: expected at least 1 message"));
         }
+        let bench = is_bi && pc.bi.as_ref().is_some_and(|b| b.bench.is_some());
         let driver = match pc.driver.as_deref() {
+            // a BI benchmark's core runs it on its own
+            None if bench => Driver::Own,
+            Some(d) if bench => {
+                return Err(self.err(
+                    "protocol.driver",
+                    format!("{d:?}: with [protocol.bi.bench] the benchmark drives the core; expected no driver"),
+                ))
+            }
             None if pc.program.is_some() => Driver::Own,
             None if pc.name == "german" => Driver::Random,
             None => Driver::Workload,
@@ -598,7 +626,7 @@ impl Builder<'_> {
                 )
             }
         };
-        if (driver == Driver::Own) != pc.program.is_some() {
+        if !bench && (driver == Driver::Own) != pc.program.is_some() {
             return Err(self.err(
                 "protocol.program",
                 "the `program` driver needs a litmus file in `program`, and only it uses one".to_string(),
@@ -688,6 +716,24 @@ impl Builder<'_> {
             if pc.cache.is_some() {
                 return Err(self
                     .err("protocol.cache", "pcie's host is one memory in this version; expected no [protocol.cache]"));
+            }
+        } else if is_bi {
+            if pc.program.is_some() {
+                return Err(
+                    self.err("protocol.program", "bi's cores run a workload or a benchmark; expected no program")
+                );
+            }
+            if driver == Driver::Random {
+                return Err(self.err(
+                    "protocol.driver",
+                    "\"random\": bi's cores run a workload or [protocol.bi.bench]; expected \"workload\"",
+                ));
+            }
+            if pc.cache.is_some() {
+                return Err(self.err(
+                    "protocol.cache",
+                    "bi's caches are [protocol.bi]'s l1_size, l2_size and l3_size; expected no [protocol.cache]",
+                ));
             }
         } else if is_gcs {
             use crate::agents::gcs::MAX_BLADES;
@@ -893,7 +939,7 @@ impl Builder<'_> {
             }
             // Directories hold every line; caches without a capacity do too.
             const LINE_STATE: u64 = 16;
-            let copies = if is_dcoh || is_cord || is_pcie || is_gcs {
+            let copies = if is_dcoh || is_cord || is_pcie || is_gcs || is_bi {
                 0 // devices hold snoop filters, sized below; cord keeps no line state
             } else if cache.is_none() {
                 caches as u64 + 1
@@ -921,6 +967,7 @@ impl Builder<'_> {
         let footprint = requesters.iter().map(|r| r.workload.footprint).max().unwrap_or(0);
         let pcie = if is_pcie { Some(self.pcie_spec(pc, line_bytes as u64, footprint)?) } else { None };
         let gcs = if is_gcs { Some(self.gcs_spec(pc, caches, dirs, lines)?) } else { None };
+        let bi = if is_bi { Some(self.bi_spec(pc, caches, dirs, line_bytes as u64)?) } else { None };
         if let Some((_, qps, _, _)) = pcie.as_ref().and_then(|p| p.p2p) {
             if pcie.as_ref().is_some_and(|p| p.host_cores > 0) {
                 return Err(
@@ -955,11 +1002,16 @@ impl Builder<'_> {
                 ));
             }
         }
+        if is_bi {
+            // every core and home time of bi is its own parameter
+            cache_latency = 0;
+        }
         Ok(ProtocolSpec {
             dcoh,
             cord,
             pcie,
             gcs,
+            bi,
             name: pc.name.clone(),
             program,
             model,
@@ -985,6 +1037,198 @@ impl Builder<'_> {
             cores,
             homes,
         })
+    }
+
+    /// `[protocol.bi]`: the domains from the system's shape, the caches,
+    /// the costs (defaults: `agents::bi::Params`), the benchmark.
+    fn bi_spec(&self, pc: &ProtocolConfig, caches: usize, dirs: usize, line: u64) -> Result<BiSpec, ConfigError> {
+        use crate::agents::bi::{Bench, FlushOp, LineState, Params, Shapes, MAX_DOMAIN_CORES, MUTANTS};
+        use crate::agents::cache::{CacheGeometry, VictimPolicy};
+        use crate::engine::{MS, NS};
+        let c = pc.bi.clone().unwrap_or_default();
+        let key = |k: &str| format!("protocol.bi.{k}");
+        let domains = c.domains.unwrap_or(1) as usize;
+        if domains == 0 || domains > 64 {
+            return Err(self.err(key("domains"), format!("{domains}: expected 1 to 64 coherence domains")));
+        }
+        if caches == 0 || !caches.is_multiple_of(domains) || caches / domains > MAX_DOMAIN_CORES {
+            return Err(self.err(
+                "requester",
+                format!(
+                    "{caches} requesters: bi's requesters are the cores, the same number in each of the {domains} \
+                     domains (at most {MAX_DOMAIN_CORES} each: a domain's sharer set is 64 bits); expected a multiple \
+                     of {domains}"
+                ),
+            ));
+        }
+        if dirs <= domains {
+            return Err(self.err(
+                "memory",
+                format!(
+                    "{dirs} memories: bi's homes are the {domains} domains' LLCs, then the global memories; \
+                     expected more than {domains}"
+                ),
+            ));
+        }
+        // agent ids are one byte engine-wide
+        if caches + dirs > 255 {
+            return Err(self
+                .err("requester", format!("{caches} cores and {dirs} memories: expected at most 255 agents in all")));
+        }
+        let policy = match &c.policy {
+            None => VictimPolicy::Lru,
+            Some(p) => VictimPolicy::parse(p).map_err(|e| self.err(key("policy"), e))?,
+        };
+        let geometry = |name: &str, size: Option<super::units::Size>, ways: Option<u32>, d: (u64, u32)| {
+            let (size, ways) = (size.map_or(d.0, |s| s.bytes()), ways.unwrap_or(d.1));
+            CacheGeometry::new(size, line, ways).map_err(|e| {
+                let k = if e.key() == "ways" { format!("{name}_ways") } else { format!("{name}_size") };
+                self.err(key(&k), e.to_string())
+            })
+        };
+        let shapes = Shapes {
+            l1: geometry("l1", c.l1_size, c.l1_ways, (32 << 10, 8))?,
+            l2: geometry("l2", c.l2_size, c.l2_ways, (1 << 20, 16))?,
+            l3: geometry("l3", c.l3_size, c.l3_ways, (1_375 * (1 << 20) * 28 / 1000, 11))?,
+            policy,
+        };
+        let d = Params::default();
+        let time = |k: &str, v: Option<super::units::Duration>, def: crate::engine::Time| {
+            let t = v.map_or(def, |v| v.ps());
+            if t > MS {
+                return Err(self.err(key(k), format!("{}: expected at most 1ms", super::units::Duration(t))));
+            }
+            Ok(t)
+        };
+        let params = Params {
+            l1_latency: time("l1_latency", c.l1_latency, d.l1_latency)?,
+            l2_latency: time("l2_latency", c.l2_latency, d.l2_latency)?,
+            l3_latency: time("l3_latency", c.l3_latency, d.l3_latency)?,
+            memory_latency: time("memory_latency", c.memory_latency, d.memory_latency)?,
+            memory_write: time("memory_write", c.memory_write, d.memory_write)?,
+            writeback_service: time("writeback_service", c.writeback_service, d.writeback_service)?,
+            flush_issue: time("flush_issue", c.flush_issue, d.flush_issue)?,
+            flush_slots: match c.flush_slots {
+                None => d.flush_slots,
+                Some(n @ 1..=1024) => n as u16,
+                Some(n) => {
+                    return Err(self.err(key("flush_slots"), format!("{n}: expected 1 to 1024 flushes in flight")))
+                }
+            },
+            broadcast: time("broadcast", c.broadcast, d.broadcast)?,
+            fence: time("fence", c.fence, d.fence)?,
+            clwb_invalidates: c.clwb_invalidates.unwrap_or(d.clwb_invalidates),
+            broadcast_on_miss: c.broadcast_on_miss.unwrap_or(d.broadcast_on_miss),
+        };
+        if !(params.l1_latency <= params.l2_latency
+            && params.l2_latency <= params.l3_latency
+            && params.l3_latency <= params.memory_latency)
+        {
+            return Err(self.err(
+                key("l3_latency"),
+                "expected l1_latency <= l2_latency <= l3_latency <= memory_latency (each is a load's total time)",
+            ));
+        }
+        let interleave = match c.interleave {
+            // each memory a contiguous range (a NUMA node's): see agents/bi/mod.rs
+            None => ((1u64 << 30) / line).max(1),
+            Some(g) if g.bytes() >= line && g.bytes().is_multiple_of(line) => g.bytes() / line,
+            Some(g) => {
+                return Err(self.err(
+                    key("interleave"),
+                    format!("{} B: expected a positive multiple of the line ({line} B)", g.bytes()),
+                ))
+            }
+        };
+        let mutant = match &c.mutant {
+            None => None,
+            Some(m) => Some(MUTANTS.iter().find(|x| x.0 == m).map(|x| x.1).ok_or_else(|| {
+                self.err(
+                    key("mutant"),
+                    format!("{m:?}: expected one of {}", MUTANTS.iter().map(|m| m.0).collect::<Vec<_>>().join(", ")),
+                )
+            })?),
+        };
+        let mut bench_home = None;
+        let bench = match &c.bench {
+            None => None,
+            Some(b) => {
+                let bkey = |k: &str| format!("protocol.bi.bench.{k}");
+                let mems = dirs - domains;
+                let home = b.home.unwrap_or(0) as usize;
+                if home >= mems {
+                    return Err(self.err(bkey("home"), format!("{home}: expected a global memory, 0 to {}", mems - 1)));
+                }
+                bench_home = Some(home);
+                let read_keys = [
+                    ("working_set", b.working_set.is_some()),
+                    ("ops", b.ops.is_some()),
+                    ("flush", b.flush.is_some()),
+                    ("sequential", b.sequential.is_some()),
+                    ("warm", b.warm.is_some()),
+                ];
+                let flush_keys = [
+                    ("op", b.op.is_some()),
+                    ("state", b.state.is_some()),
+                    ("lines", b.lines.is_some()),
+                    ("reps", b.reps.is_some()),
+                    ("reread", b.reread.is_some()),
+                ];
+                let refuse = |keys: &[(&str, bool)], kind: &str| -> Result<(), ConfigError> {
+                    match keys.iter().find(|k| k.1) {
+                        Some((k, _)) => Err(self.err(bkey(k), format!("does not apply to kind = {kind:?}"))),
+                        None => Ok(()),
+                    }
+                };
+                match b.kind.as_str() {
+                    "read" => {
+                        refuse(&flush_keys, "read")?;
+                        let ws = b.working_set.map_or(32 << 10, |s| s.bytes());
+                        let lines = ws / line;
+                        if lines == 0 || lines > 1 << 26 {
+                            return Err(self.err(
+                                bkey("working_set"),
+                                format!("{ws} B: expected one line to 4 GiB ({} lines of {line} B)", 1u64 << 26),
+                            ));
+                        }
+                        let ops = b.ops.unwrap_or(10_000);
+                        if ops == 0 || ops > 1 << 32 {
+                            return Err(self.err(bkey("ops"), format!("{ops}: expected 1 to 2^32 loads")));
+                        }
+                        Some(Bench::Read {
+                            lines,
+                            ops,
+                            flush: b.flush.unwrap_or(false),
+                            sequential: b.sequential.unwrap_or(false),
+                            warm: b.warm.unwrap_or(true),
+                        })
+                    }
+                    "flush" => {
+                        refuse(&read_keys, "flush")?;
+                        let name = b.op.as_deref().unwrap_or("clflushopt");
+                        let op = FlushOp::parse(name).ok_or_else(|| {
+                            self.err(bkey("op"), format!("{name:?}: expected \"clflush\", \"clflushopt\" or \"clwb\""))
+                        })?;
+                        let st = b.state.as_deref().unwrap_or("r");
+                        let state = LineState::parse(st).ok_or_else(|| {
+                            self.err(bkey("state"), format!("{st:?}: expected \"r\", \"m\" or \"i\""))
+                        })?;
+                        let lines = b.lines.unwrap_or(64);
+                        if lines == 0 || lines > 1 << 24 {
+                            return Err(self.err(bkey("lines"), format!("{lines}: expected 1 to 2^24 lines")));
+                        }
+                        let reps = b.reps.unwrap_or(4);
+                        if reps == 0 || reps.saturating_mul(lines) > 1 << 28 {
+                            return Err(self.err(bkey("reps"), format!("{reps}: expected 1 to 2^28 / lines")));
+                        }
+                        Some(Bench::Flush { op, state, lines, reps, reread: b.reread.unwrap_or(false) })
+                    }
+                    k => return Err(self.err(bkey("kind"), format!("{k:?}: expected \"read\" or \"flush\""))),
+                }
+            }
+        };
+        let _ = NS;
+        Ok(BiSpec { domains, params, shapes, interleave, bench, bench_home, mutant })
     }
 
     /// `[protocol.gcs]`: the scheme; the blades, threads and locks from the system's shape.

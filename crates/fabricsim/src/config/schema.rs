@@ -110,6 +110,79 @@ pub struct ProtocolConfig {
     pub pcie: Option<PcieConfig>,
     /// gcs: locks folded into the switch directory's coherence (`[protocol.gcs]`).
     pub gcs: Option<GcsConfig>,
+    /// bi: coherence domains, their caches and the explicit cache
+    /// operations' costs (`[protocol.bi]`).
+    pub bi: Option<BiConfig>,
+}
+
+/// `[protocol.bi]`: the Bounded Incoherence machine (seed 001). Requesters
+/// are cores, domain-major (the same number per domain); memories are the
+/// domains' LLCs, then the global memories. Every time and size defaults
+/// to the calibrated Skylake-SP value in `agents::bi::Params` (sources in
+/// docs/config.md and docs/design/bi.md §4).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct BiConfig {
+    /// Coherence domains (sockets); default 1.
+    pub domains: Option<u32>,
+    /// Private L1 (tags: its hit time), private L2 (MESI state), shared L3 per domain.
+    pub l1_size: Option<Size>,
+    pub l1_ways: Option<u32>,
+    pub l2_size: Option<Size>,
+    pub l2_ways: Option<u32>,
+    pub l3_size: Option<Size>,
+    pub l3_ways: Option<u32>,
+    /// Victim policy of the three caches (default `lru`).
+    pub policy: Option<String>,
+    pub l1_latency: Option<Duration>,
+    pub l2_latency: Option<Duration>,
+    pub l3_latency: Option<Duration>,
+    /// A load from the domain's own memory (remote premiums are the links').
+    pub memory_latency: Option<Duration>,
+    /// A memory accepting a written-back line (to its ack).
+    pub memory_write: Option<Duration>,
+    /// A memory's time per line written back, one at a time.
+    pub writeback_service: Option<Duration>,
+    pub flush_issue: Option<Duration>,
+    /// clflushopt/clwb in flight per core.
+    pub flush_slots: Option<u32>,
+    /// Extra cost of a flush of a line the domain does not hold.
+    pub broadcast: Option<Duration>,
+    pub fence: Option<Duration>,
+    pub clwb_invalidates: Option<bool>,
+    pub broadcast_on_miss: Option<bool>,
+    /// Lines interleave over the global memories in ranges of this size (default 1 GiB).
+    pub interleave: Option<Size>,
+    /// A deliberately broken machine (reproduction tests).
+    pub mutant: Option<String>,
+    /// A micro-benchmark run by domain 0's first core instead of a workload.
+    pub bench: Option<BiBenchConfig>,
+}
+
+/// `[protocol.bi.bench]`: the micro-benchmarks of the paper's Figs 3 and 11.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct BiBenchConfig {
+    /// `read` (loads over a working set, each optionally after a clflush)
+    /// or `flush` (an operation on lines left in a state, then mfence).
+    pub kind: String,
+    /// read: the working set; loads; a clflush before each; in order (else
+    /// random); start with the caches warm.
+    pub working_set: Option<Size>,
+    pub ops: Option<u64>,
+    pub flush: Option<bool>,
+    pub sequential: Option<bool>,
+    pub warm: Option<bool>,
+    /// The global memory (0-based) holding the benchmark's lines (default 0, domain 0's).
+    pub home: Option<u32>,
+    /// flush: `clflush`, `clflushopt` or `clwb`; the lines' state before
+    /// it (`r`, `m` or `i`); lines per repetition; repetitions; a measured
+    /// load of each line after the fence.
+    pub op: Option<String>,
+    pub state: Option<String>,
+    pub lines: Option<u64>,
+    pub reps: Option<u64>,
+    pub reread: Option<bool>,
 }
 
 /// `[protocol.gcs]`: GCS's scheme and its blades (seed 004). Requesters

@@ -498,7 +498,9 @@ impl<P: Protocol> ProtocolSystem<P> {
             None => None,
         };
         for i in 0..self.sends.len() {
-            let s = Send { delay, ..self.sends[i] };
+            // a send's own extra delay (a handler whose cost depends on its state) adds to the handler's
+            let s = Send { delay: delay + self.sends[i].delay, ..self.sends[i] };
+            let at = now + s.delay;
             let slot = match self.free_slots.pop() {
                 Some(i) => {
                     self.leaving[i as usize] = Some((a, s));
@@ -511,7 +513,7 @@ impl<P: Protocol> ProtocolSystem<P> {
             };
             match (read, &mut self.dram[ai]) {
                 (Some((r, _)), Some(d)) => d.hold(r, slot),
-                _ => self.q.schedule(now + delay, Event::Leave(slot)),
+                _ => self.q.schedule(at, Event::Leave(slot)),
             }
         }
         self.sends.clear();
@@ -761,9 +763,11 @@ impl<P: Protocol> ProtocolSystem<P> {
         acts.clear();
         self.p.actions(&self.agents[ai], a, &self.ghost, &mut acts);
         let mut own = false;
+        let mut busy = None;
         for &x in &acts {
             if !self.p.is_environment(&x) && self.fire(a, x) {
                 own = true;
+                busy = self.p.action_busy(a, &x);
                 break;
             }
         }
@@ -782,7 +786,7 @@ impl<P: Protocol> ProtocolSystem<P> {
         };
         self.acts = acts;
         if fired {
-            self.schedule_step(a, now + self.t.issue_interval);
+            self.schedule_step(a, now + busy.unwrap_or(self.t.issue_interval));
         }
     }
 

@@ -1,0 +1,232 @@
+//! Bounded Incoherence (seed 001, issue 16): the machine the paper runs on,
+//! coherence domains (sockets) that are coherent inside and **not** across,
+//! sharing a global memory, with the explicit cache operations (clflush,
+//! clflushopt, clwb, mfence) as messages with their costs. The BI runtime
+//! (slice 3 of docs/design/bi.md) is not here yet.
+//!
+//! Agents: cores `0..D*C` (domain-major: core `k` of domain `d` is
+//! `d*C + k`), then one LLC per domain, then the global memories.
+//!
+//! - **Core** (`core` in `protocol.rs`): an in-order core with a private
+//!   L1 (tags only, for its hit time) inside a private L2 that holds the
+//!   line's MESI state and data (L1 ⊂ L2: an L2 victim leaves the L1
+//!   too). One miss at a time; a load or store that hits costs the level's
+//!   latency. A dirty L2 victim is written back (`PutM`) and waits in a
+//!   write-back buffer for its `PutAck`, which answers any recall
+//!   meanwhile. Clean victims leave silently.
+//! - **LLC**: the domain's shared L3 and its MESI directory in one
+//!   inclusive, blocking structure: per line the sharers or the owner, the
+//!   data and whether it is dirty, and at most one transaction (later
+//!   requests on the line wait in their channel). An L3 victim with
+//!   holders in the domain is recalled from them before it is written back
+//!   (back-invalidation); the line's requests wait meanwhile. A miss reads
+//!   the line's home memory: **no other domain is snooped**, so a line
+//!   cached in a domain stays readable however stale it is, until a flush
+//!   or an eviction drops it.
+//! - **Memory**: a non-coherent global-memory home (one per socket; lines
+//!   are interleaved over them in ranges of `interleave` lines, default
+//!   1 GiB: each socket's memory is a contiguous range, as a NUMA node's).
+//!   It keeps no sharer state: `MemRd` → `MemData`, `MemWr` → `MemWrAck`.
+//!   (docs/design/bi.md proposed 4 KiB pages; with the caches indexing
+//!   their sets by line address, one socket's lines would then fall in
+//!   1/8 of the sets of an 8-socket machine's caches, a conflict-miss
+//!   artifact the real machine's address hashing does not have.)
+//!
+//! Explicit cache operations (§2.2, §7.1 of the paper):
+//! - `clflush(line)`: the core drops its copy (a dirty one goes with the
+//!   request and waits in the write-back buffer), and sends `Flush{inv}` to
+//!   its LLC, which invalidates the line in **every cache of the domain**
+//!   (sharers ack; an owner returns its data), writes a dirty line to its
+//!   home memory (`MemWr`, acked by the memory) and answers `FlushAck`. A
+//!   line the domain does not hold is **broadcast** to every other core of
+//!   the domain, and costs `broadcast` more ("the current core is not able
+//!   to ascertain other cores' cache-line status, it has to broadcast",
+//!   §2.2). Serialising: the core issues nothing until its `FlushAck`.
+//! - `clflushopt(line)`: the same transaction, pipelined: up to
+//!   `flush_slots` in flight; the core goes on after `flush_issue`.
+//! - `clwb(line)`: `Flush{inv: false}`: a dirty line is written back and
+//!   every copy stays, clean (`clwb_invalidates` makes it a clflushopt, as
+//!   Intel allows).
+//! - `mfence`: waits for every flush in flight, then costs `fence`.
+//!
+//! Why the MSI/MESI directory of `coherence::directory` is not reused as
+//! is: its home *is* the memory (a miss never leaves the directory), its
+//! caches have one level, and it has no flush transaction. Here the
+//! directory lives in the LLC, which is itself a client of a non-coherent
+//! global memory, must recall private copies on its own evictions, and
+//! must invalidate a domain on a flush, including lines it has no record
+//! of. The same Primer-style blocking directory is written again for that
+//! shape; its stable states are the same MESI states, and the checker
+//! checks the same single-writer invariant inside each domain.
+//!
+//! Modelling choices (also in the experiments' notes):
+//! - The LLC is inclusive of the private caches (Skylake-SP's L3 is not,
+//!   but its snoop filter is; here the L3 is both), and the L2 is
+//!   inclusive of the L1.
+//! - A core issues a load or store of a line only when no flush of that
+//!   line is in flight (x86 orders a clflushopt with later accesses to the
+//!   same line).
+//! - A write-back is complete when the memory has accepted it
+//!   (`memory_write`), and a memory accepts one line at a time
+//!   (`writeback_service`): the bandwidth of one stream of write-backs.
+//! - Fabric bandwidth is that of the system's links; the latencies of a
+//!   load are the protocol's parameters plus the links' latencies (the
+//!   Superdome Flex system of the experiments puts the remote premium on
+//!   the socket and enclosure links).
+
+mod lines;
+mod pack;
+mod protocol;
+
+pub use lines::Lines;
+pub use protocol::{Action, Bi, Core, Ghost, LLine, Level, Llc, Msg, Node, Shapes, CHANNELS};
+
+use crate::engine::{Time, NS, PS};
+
+/// Cores one domain's directory can name (its sharer set is a 64-bit mask).
+pub const MAX_DOMAIN_CORES: usize = 64;
+
+/// Calibrated costs (docs/design/bi.md §4; none is in the paper, which
+/// gives only the cache sizes and the 2.5 GHz clock). Each is a key of
+/// `[protocol.bi]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Params {
+    /// L1 hit: 4 cycles at 2.5 GHz (AnandTech, "Intel Skylake-EP vs AMD
+    /// EPYC 7000", memory latency table, lmbench on Skylake-SP: "L1 Cache
+    /// cycles 4").
+    pub l1_latency: Time,
+    /// L2 hit: 14 cycles (same table: Skylake-SP L2 "14-22" cycles).
+    pub l2_latency: Time,
+    /// L3 hit: 22 ns (same table: 16-32 MB "25-27 ns", 4-8 MB "54-56"
+    /// cycles ≈ 22 ns).
+    pub l3_latency: Time,
+    /// A load from the socket's own memory, idle: 90 ns (same table:
+    /// "89-91 ns", DDR4-2666; qdpma.com: "89ns for local").
+    pub memory_latency: Time,
+    /// A memory accepting a written-back line, from the LLC's request to
+    /// its ack: 30 ns (an estimate: the mesh to the memory controller and
+    /// back, about a third of a read's uncore time; confidence L).
+    pub memory_write: Time,
+    /// A memory's time per line written back, one at a time: 10 ns
+    /// (6.4 GB/s, about one core's write-back stream on Skylake-SP;
+    /// confidence L). Makes clflushopt of modified lines the dearest (§7.1).
+    pub writeback_service: Time,
+    /// The core's time to issue one clflushopt or clwb: 1 ns (the
+    /// clflushopt throughput of 44717 MiB/s ≈ 1.4 ns/line in
+    /// tanakamura's gist a3728e0b; confidence M).
+    pub flush_issue: Time,
+    /// clflushopt/clwb in flight per core: 10 (the L1 fill buffers;
+    /// Intel Optimization Manual §7.4.7: clflushopt's throughput is about
+    /// 9× clflush's; confidence L for the number).
+    pub flush_slots: u16,
+    /// A flush of a line its domain does not hold: 40 ns more for the
+    /// broadcast and every core's answer (isec-tugraz/flush_flush#13:
+    /// "flushing data that is not in the cache takes 100 more cycles";
+    /// the paper's §2.2 explanation).
+    pub broadcast: Time,
+    /// mfence once the flushes it waits for are done: 33 cycles = 13.2 ns
+    /// (Agner Fog's instruction tables, Skylake: MFENCE reciprocal
+    /// throughput ≈ 33; confidence L).
+    pub fence: Time,
+    /// clwb invalidates like clflushopt (Intel: "may retain … may invalidate").
+    pub clwb_invalidates: bool,
+    /// A flush of a line the domain does not hold is broadcast (§2.2).
+    pub broadcast_on_miss: bool,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Params {
+            l1_latency: 1600 * PS,
+            l2_latency: 5600 * PS,
+            l3_latency: 22 * NS,
+            memory_latency: 90 * NS,
+            memory_write: 30 * NS,
+            writeback_service: 10 * NS,
+            flush_issue: NS,
+            flush_slots: 10,
+            broadcast: 40 * NS,
+            fence: 13200 * PS,
+            clwb_invalidates: false,
+            broadcast_on_miss: true,
+        }
+    }
+}
+
+/// The explicit cache operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FlushOp {
+    Clflush,
+    Clflushopt,
+    Clwb,
+}
+
+impl FlushOp {
+    pub const ALL: [FlushOp; 3] = [FlushOp::Clflush, FlushOp::Clflushopt, FlushOp::Clwb];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            FlushOp::Clflush => "clflush",
+            FlushOp::Clflushopt => "clflushopt",
+            FlushOp::Clwb => "clwb",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|o| o.name() == s)
+    }
+}
+
+/// The state a flush benchmark leaves its lines in before the measured
+/// operations (Fig 3B, Fig 11): read (r), modified (m), or not cached (i).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LineState {
+    Read,
+    Modified,
+    Invalid,
+}
+
+impl LineState {
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "r" => Some(LineState::Read),
+            "m" => Some(LineState::Modified),
+            "i" => Some(LineState::Invalid),
+            _ => None,
+        }
+    }
+}
+
+/// A micro-benchmark every core of domain 0's first core runs on its own
+/// (`[protocol.bi.bench]`; timing only). The others stay idle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Bench {
+    /// `ops` loads of lines `0..lines` (random, or in order), each preceded
+    /// by a clflush of its line when `flush`. With `warm`, the caches start
+    /// holding the lines as an earlier pass over them leaves them.
+    Read { lines: u64, ops: u64, flush: bool, sequential: bool, warm: bool },
+    /// `reps` times: leave `lines` lines in `state`, then measure `op` on
+    /// each and one mfence (and, with `reread`, a load of each after).
+    Flush { op: FlushOp, state: LineState, lines: u64, reps: u64, reread: bool },
+}
+
+/// Deliberately broken machines the reproduction tests run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Mutant {
+    /// clflush and clflushopt write back but do not invalidate.
+    FlushKeepsLine,
+    /// clwb leaves a modified line dirty (nothing is written back).
+    ClwbNoWriteback,
+    /// The private caches and the L3 have no capacity: every line a core
+    /// touched stays in its L1.
+    NoCapacity,
+}
+
+pub const MUTANTS: [(&str, Mutant); 3] = [
+    ("flush-keeps-line", Mutant::FlushKeepsLine),
+    ("clwb-no-writeback", Mutant::ClwbNoWriteback),
+    ("no-capacity", Mutant::NoCapacity),
+];
+
+#[cfg(test)]
+mod tests;

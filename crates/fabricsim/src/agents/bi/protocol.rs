@@ -1,0 +1,1314 @@
+//! The BI machine as one [`Protocol`]: cores, the domains' LLCs and the
+//! global memories (see the module doc in `mod.rs`).
+
+use std::collections::BTreeMap;
+
+use smallvec::SmallVec;
+
+use super::lines::Lines;
+use super::{Bench, FlushOp, LineState, Mutant, Params};
+use crate::agents::cache::{CacheGeometry, SetAssoc, VictimPolicy};
+use crate::agents::protocol::{AgentId, ChannelOrder, Ctx, OpKind, Protocol, Role, Step, Violation, WorkOp};
+use crate::engine::Time;
+
+/// A line address.
+pub type Line = u64;
+/// A data value (checking; timed runs carry them too).
+pub type Val = u32;
+
+pub const REQ: u8 = 0;
+pub const DOWN: u8 = 1;
+pub const RESP: u8 = 2;
+pub const MREQ: u8 = 3;
+pub const MRESP: u8 = 4;
+pub const CHANNELS: [&str; 5] = ["req", "down", "resp", "mem_req", "mem_resp"];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Msg {
+    // core -> its LLC (REQ)
+    GetS {
+        line: Line,
+    },
+    GetM {
+        line: Line,
+    },
+    /// A dirty L2 victim.
+    PutM {
+        line: Line,
+        val: Val,
+    },
+    /// clflush/clflushopt (`inv`) or clwb; `data`: the issuer's dirty copy.
+    Flush {
+        line: Line,
+        inv: bool,
+        data: Option<Val>,
+    },
+    // LLC -> core (DOWN, FIFO)
+    Data {
+        line: Line,
+        val: Val,
+        excl: bool,
+    },
+    /// Invalidate (or, with `keep`, downgrade to S and return dirty data).
+    Inv {
+        line: Line,
+        keep: bool,
+    },
+    PutAck {
+        line: Line,
+    },
+    FlushAck {
+        line: Line,
+    },
+    // core -> LLC (RESP)
+    Ack {
+        line: Line,
+        data: Option<Val>,
+        kept: bool,
+    },
+    // LLC <-> memory
+    MemRd {
+        line: Line,
+    },
+    MemWr {
+        line: Line,
+        val: Val,
+    },
+    MemData {
+        line: Line,
+        val: Val,
+    },
+    MemWrAck {
+        line: Line,
+    },
+}
+
+impl Msg {
+    pub fn line(self) -> Line {
+        match self {
+            Msg::GetS { line }
+            | Msg::GetM { line }
+            | Msg::PutM { line, .. }
+            | Msg::Flush { line, .. }
+            | Msg::Data { line, .. }
+            | Msg::Inv { line, .. }
+            | Msg::PutAck { line }
+            | Msg::FlushAck { line }
+            | Msg::Ack { line, .. }
+            | Msg::MemRd { line }
+            | Msg::MemWr { line, .. }
+            | Msg::MemData { line, .. }
+            | Msg::MemWrAck { line } => line,
+        }
+    }
+
+    pub fn vc(self) -> u8 {
+        match self {
+            Msg::GetS { .. } | Msg::GetM { .. } | Msg::PutM { .. } | Msg::Flush { .. } => REQ,
+            Msg::Data { .. } | Msg::Inv { .. } | Msg::PutAck { .. } | Msg::FlushAck { .. } => DOWN,
+            Msg::Ack { .. } => RESP,
+            Msg::MemRd { .. } | Msg::MemWr { .. } => MREQ,
+            Msg::MemData { .. } | Msg::MemWrAck { .. } => MRESP,
+        }
+    }
+
+    pub fn carries_data(self) -> bool {
+        matches!(
+            self,
+            Msg::PutM { .. }
+                | Msg::Flush { data: Some(_), .. }
+                | Msg::Data { .. }
+                | Msg::Ack { data: Some(_), .. }
+                | Msg::MemWr { .. }
+                | Msg::MemData { .. }
+        )
+    }
+}
+
+/// A private line's stable MESI state (I: absent).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum P {
+    S,
+    E,
+    M,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PLine {
+    pub st: P,
+    pub val: Val,
+}
+
+/// An L1 tag (the L1 holds no state of its own: L1 ⊂ L2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Tag;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Wait {
+    #[default]
+    None,
+    /// A load (`store` None) or store miss.
+    Miss { line: Line, store: Option<Val>, id: u64 },
+    /// A clflush: the core issues nothing until its ack.
+    Clflush { line: Line },
+}
+
+/// Where a micro-benchmark is (timing only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Phase {
+    #[default]
+    Prep,
+    PrepFence,
+    Measure,
+    MeasureFence,
+    Reread,
+    RereadFence,
+    Done,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Run {
+    pub phase: Phase,
+    /// The operation's index in its phase, and (read bench) the line index.
+    pub i: u64,
+    pub cur: u64,
+    /// Read bench: the current line was flushed already.
+    pub flushed: bool,
+    pub rep: u64,
+    pub t0: Time,
+    /// When the last load completed.
+    pub t_end: Time,
+    pub total: Time,
+    pub ops: u64,
+    pub reread: Time,
+    pub rng: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Core {
+    /// L1 tags (timing; the checker keeps one private level).
+    pub l1: Option<Lines<Tag>>,
+    pub l2: Lines<PLine>,
+    /// Dirty lines written back (PutM, or a flush's data): the latest
+    /// value and the acks still owed for it (PutAck, or FlushAck of a flush
+    /// that carried data). A recall meanwhile is answered from here.
+    pub wb: SmallVec<[(Line, Val, u8); 2]>,
+    /// Lines with a flush in flight, and whether it carried data.
+    pub flushing: SmallVec<[(Line, bool); 4]>,
+    pub wait: Wait,
+    /// The last load's line and value (tests).
+    pub last: Option<(Line, Val)>,
+    pub ids: u64,
+    pub run: Run,
+}
+
+/// The LLC's line: the L3 copy and the domain directory's entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LLine {
+    pub sharers: u64,
+    pub owner: Option<u8>,
+    pub dirty: bool,
+    pub val: Val,
+    pub busy: Busy,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    GetS,
+    GetM,
+    Flush { inv: bool },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Busy {
+    None,
+    /// Reading memory for core `req`.
+    Mem {
+        req: u8,
+        write: bool,
+    },
+    /// Collecting `acks` from the domain's cores, then finishing `kind` for `req`.
+    Collect {
+        req: u8,
+        kind: Kind,
+        acks: u8,
+    },
+    /// Writing back for `req`'s flush.
+    Wb {
+        req: u8,
+        inv: bool,
+    },
+}
+
+/// A line the LLC no longer holds but still works on: an L3 victim
+/// recalled from the domain's cores, then written back; or a flush of a
+/// line the domain does not hold, broadcast to its cores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Pend {
+    pub line: Line,
+    pub acks: u8,
+    pub dirty: bool,
+    pub val: Val,
+    pub flush_req: Option<u8>,
+    pub writing: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Llc {
+    pub lines: Lines<LLine>,
+    pub pend: SmallVec<[Pend; 2]>,
+}
+
+// a core is the common agent (one per core of the machine); boxing it would cost a pointer chase per message
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Node {
+    Core(Core),
+    Llc(Llc),
+    /// A global memory: the values written to it (kept when checking).
+    Mem(BTreeMap<Line, Val>),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Ghost;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    L1,
+    L2,
+    Miss,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Load {
+        line: Line,
+        level: Level,
+    },
+    Store {
+        line: Line,
+        val: Val,
+        level: Level,
+    },
+    Flush {
+        line: Line,
+        op: FlushOp,
+    },
+    Fence,
+    /// A private (L2) eviction (checking).
+    Evict {
+        line: Line,
+    },
+    /// An L3 eviction (checking).
+    LlcEvict {
+        line: Line,
+    },
+}
+
+/// The caches' shapes (timing); None: no capacity (checking).
+#[derive(Debug, Clone, Copy)]
+pub struct Shapes {
+    pub l1: CacheGeometry,
+    pub l2: CacheGeometry,
+    pub l3: CacheGeometry,
+    pub policy: VictimPolicy,
+}
+
+#[derive(Debug, Clone)]
+pub struct Bi {
+    pub domains: usize,
+    pub cores: usize,
+    pub mems: usize,
+    /// Interleaving of lines over the memories, in lines.
+    pub interleave: u64,
+    pub params: Params,
+    pub shapes: Option<Shapes>,
+    pub bench: Option<Bench>,
+    /// The memory that holds the benchmark's lines (default: its domain's).
+    pub bench_home: Option<usize>,
+    pub mutant: Option<Mutant>,
+    /// Checking: lines, and store values 1..=values.
+    pub lines: u64,
+    pub values: Val,
+    /// Memories keep the values written (checking, tests).
+    pub keep_values: bool,
+    pub seed: u64,
+}
+
+impl Bi {
+    /// A checkable machine: `domains` × `cores`, `lines` lines, no capacity.
+    pub fn checking(domains: usize, cores: usize, lines: u64, values: Val) -> Self {
+        Bi {
+            domains,
+            cores,
+            mems: 1,
+            interleave: 1,
+            params: Params::default(),
+            shapes: None,
+            bench: None,
+            bench_home: None,
+            mutant: None,
+            lines,
+            values,
+            keep_values: true,
+            seed: 0,
+        }
+    }
+
+    pub fn with_mutant(mut self, m: Option<Mutant>) -> Self {
+        self.mutant = m;
+        self
+    }
+
+    fn is(&self, m: Mutant) -> bool {
+        self.mutant == Some(m)
+    }
+
+    pub fn core_count(&self) -> usize {
+        self.domains * self.cores
+    }
+
+    pub fn llc_agent(&self, d: usize) -> AgentId {
+        (self.core_count() + d) as AgentId
+    }
+
+    fn domain_of(&self, core: AgentId) -> usize {
+        core as usize / self.cores
+    }
+
+    /// The memory agent that is `line`'s home.
+    pub fn home(&self, line: Line) -> AgentId {
+        let m = (line / self.interleave.max(1)) % self.mems as u64;
+        (self.core_count() + self.domains + m as usize) as AgentId
+    }
+
+    /// The `i`-th line homed at memory `m`.
+    pub fn line_at(&self, m: usize, i: u64) -> Line {
+        let il = self.interleave.max(1);
+        ((i / il) * self.mems as u64 + m as u64) * il + i % il
+    }
+
+    fn role_of(&self, id: AgentId) -> usize {
+        let id = id as usize;
+        if id < self.core_count() {
+            0
+        } else if id < self.core_count() + self.domains {
+            1
+        } else {
+            2
+        }
+    }
+
+    /// The core running the benchmark (domain 0's first).
+    fn bench_core(&self, id: AgentId) -> bool {
+        self.bench.is_some() && id == 0
+    }
+
+    fn bench_line(&self, i: u64) -> Line {
+        let home = self.bench_home.unwrap_or(0);
+        self.line_at(home, i)
+    }
+
+    fn new_core(&self) -> Core {
+        let (l1, l2) = match (self.shapes, self.is(Mutant::NoCapacity)) {
+            (Some(s), false) => (
+                Some(Lines::Assoc(Box::new(SetAssoc::new(s.l1, s.policy, self.seed)))),
+                Lines::Assoc(Box::new(SetAssoc::new(s.l2, s.policy, self.seed))),
+            ),
+            (Some(_), true) => (Some(Lines::map()), Lines::map()),
+            (None, _) => (None, Lines::map()),
+        };
+        Core {
+            l1,
+            l2,
+            wb: SmallVec::new(),
+            flushing: SmallVec::new(),
+            wait: Wait::None,
+            last: None,
+            ids: 0,
+            run: Run::default(),
+        }
+    }
+
+    fn new_llc(&self) -> Llc {
+        let lines = match self.shapes {
+            Some(s) if !self.is(Mutant::NoCapacity) => Lines::Assoc(Box::new(SetAssoc::new(s.l3, s.policy, self.seed))),
+            _ => Lines::map(),
+        };
+        Llc { lines, pend: SmallVec::new() }
+    }
+
+    /// A warm start for the read benchmark: the caches as one pass over
+    /// the lines, in order, leaves them (only the last lines the caches can
+    /// hold are inserted).
+    fn warm(&self, core: &mut Core, llc: &mut Llc, lines: u64) {
+        let cap = match self.shapes {
+            Some(s) if !self.is(Mutant::NoCapacity) => s.l1.lines() + s.l2.lines() + s.l3.lines(),
+            _ => lines,
+        };
+        for i in lines.saturating_sub(cap)..lines {
+            let line = self.bench_line(i);
+            let e = LLine { sharers: 1, owner: None, dirty: false, val: 0, busy: Busy::None };
+            if let Some((v, _)) = llc.lines.insert(line, e) {
+                core.l2.remove(v);
+                if let Some(l1) = &mut core.l1 {
+                    l1.remove(v);
+                }
+            }
+            if let Some((v, _)) = core.l2.insert(line, PLine { st: P::S, val: 0 }) {
+                if let Some(l1) = &mut core.l1 {
+                    l1.remove(v);
+                }
+            }
+            if let Some(l1) = &mut core.l1 {
+                l1.insert(line, Tag);
+            }
+        }
+    }
+
+    fn level(&self, c: &Core, line: Line) -> Level {
+        if c.l1.as_ref().is_some_and(|l1| l1.contains(line)) {
+            Level::L1
+        } else if c.l2.contains(line) {
+            Level::L2
+        } else {
+            Level::Miss
+        }
+    }
+
+    /// Whether core `c` may access `line` now.
+    fn may_access(&self, c: &Core, line: Line, write: bool) -> bool {
+        if c.wait != Wait::None || c.flushing.iter().any(|f| f.0 == line) {
+            return false;
+        }
+        let hit = match c.l2.get(line) {
+            Some(l) => !write || l.st != P::S,
+            None => false,
+        };
+        hit || !c.wb.iter().any(|w| w.0 == line)
+    }
+
+    fn may_flush(&self, c: &Core, line: Line, op: FlushOp) -> bool {
+        c.wait == Wait::None
+            && !c.flushing.iter().any(|f| f.0 == line)
+            && match op {
+                FlushOp::Clflush => c.flushing.is_empty(),
+                _ => c.flushing.len() < self.params.flush_slots as usize,
+            }
+    }
+
+    // ------------------------------------------------------------ core
+
+    fn install(&self, c: &mut Core, ctx: &mut Ctx<Msg, Ghost>, line: Line, pl: PLine) {
+        if let Some(old) = c.l2.get_mut(line) {
+            *old = pl;
+            c.l2.touch(line);
+        } else if let Some((v, vl)) = c.l2.insert(line, pl) {
+            if let Some(l1) = &mut c.l1 {
+                l1.remove(v);
+            }
+            if vl.st == P::M {
+                push_wb(c, v, vl.val);
+                let llc = self.llc_agent(self.domain_of(ctx.me));
+                ctx.send(llc, REQ, Msg::PutM { line: v, val: vl.val });
+            }
+        }
+        if let Some(l1) = &mut c.l1 {
+            l1.insert(line, Tag);
+        }
+    }
+
+    fn core_message(&self, c: &mut Core, ctx: &mut Ctx<Msg, Ghost>, msg: Msg) -> Result<(), Violation> {
+        let llc = self.llc_agent(self.domain_of(ctx.me));
+        match msg {
+            Msg::Data { line, val, excl } => {
+                let Wait::Miss { line: l, store, id } = c.wait else { return Err(Violation::unexpected(c.wait, msg)) };
+                if l != line {
+                    return Err(Violation::unexpected(c.wait, msg));
+                }
+                let pl = match store {
+                    Some(v) => PLine { st: P::M, val: v },
+                    None => {
+                        c.last = Some((line, val));
+                        PLine { st: if excl { P::E } else { P::S }, val }
+                    }
+                };
+                if store.is_some() && !excl {
+                    return Err(Violation { kind: "store granted S", detail: format!("{msg:?}") });
+                }
+                self.install(c, ctx, line, pl);
+                c.wait = Wait::None;
+                c.run.t_end = ctx.now;
+                ctx.done(id);
+            }
+            Msg::Inv { line, keep } => {
+                let wb = c.wb.iter().find(|w| w.0 == line).map(|w| w.1);
+                let (data, kept) = match c.l2.get(line).copied() {
+                    Some(pl) => {
+                        let data = if pl.st == P::M { Some(pl.val) } else { wb };
+                        if keep {
+                            c.l2.get_mut(line).expect("held").st = P::S;
+                        } else {
+                            c.l2.remove(line);
+                            if let Some(l1) = &mut c.l1 {
+                                l1.remove(line);
+                            }
+                        }
+                        (data, keep)
+                    }
+                    None => (wb, false),
+                };
+                ctx.send(llc, RESP, Msg::Ack { line, data, kept });
+            }
+            Msg::PutAck { line } => pop_wb(c, line),
+            Msg::FlushAck { line } => {
+                let Some(i) = c.flushing.iter().position(|f| f.0 == line) else {
+                    return Err(Violation::unexpected("no flush of the line", msg));
+                };
+                let (_, carried) = c.flushing.swap_remove(i);
+                if carried {
+                    pop_wb(c, line);
+                }
+                if c.wait == (Wait::Clflush { line }) {
+                    c.wait = Wait::None;
+                }
+            }
+            _ => return Err(Violation::unexpected("core", msg)),
+        }
+        Ok(())
+    }
+
+    fn core_act(&self, c: &mut Core, ctx: &mut Ctx<Msg, Ghost>, action: Action) -> Result<(), Violation> {
+        let llc = self.llc_agent(self.domain_of(ctx.me));
+        match action {
+            Action::Load { line, .. } => {
+                let id = c.ids;
+                // (checked states stay finite: operations are numbered when timed only)
+                c.ids += self.shapes.is_some() as u64;
+                ctx.issued(id, OpKind::Load);
+                match self.level(c, line) {
+                    Level::L1 | Level::L2 => {
+                        let lvl = self.level(c, line);
+                        c.l2.touch(line);
+                        if let Some(l1) = &mut c.l1 {
+                            l1.insert(line, Tag);
+                        }
+                        c.last = c.l2.get(line).map(|l| (line, l.val));
+                        c.run.t_end = ctx.now + self.hit_latency(lvl);
+                        ctx.done(id);
+                    }
+                    Level::Miss => {
+                        c.wait = Wait::Miss { line, store: None, id };
+                        ctx.send(llc, REQ, Msg::GetS { line });
+                    }
+                }
+            }
+            Action::Store { line, val, .. } => {
+                let id = c.ids;
+                // (checked states stay finite: operations are numbered when timed only)
+                c.ids += self.shapes.is_some() as u64;
+                ctx.issued(id, OpKind::Store);
+                let lvl = self.level(c, line);
+                match c.l2.get_mut(line) {
+                    Some(pl) if pl.st != P::S => {
+                        pl.st = P::M;
+                        pl.val = val;
+                        c.l2.touch(line);
+                        if let Some(l1) = &mut c.l1 {
+                            l1.insert(line, Tag);
+                        }
+                        c.run.t_end = ctx.now + self.hit_latency(lvl);
+                        ctx.done(id);
+                    }
+                    _ => {
+                        c.wait = Wait::Miss { line, store: Some(val), id };
+                        ctx.send(llc, REQ, Msg::GetM { line });
+                    }
+                }
+            }
+            Action::Flush { line, op } => {
+                let mut inv = op != FlushOp::Clwb || self.params.clwb_invalidates;
+                if op != FlushOp::Clwb && self.is(Mutant::FlushKeepsLine) {
+                    inv = false;
+                }
+                let mut data = None;
+                if let Some(pl) = c.l2.get(line).copied() {
+                    let skip = op == FlushOp::Clwb && self.is(Mutant::ClwbNoWriteback);
+                    if pl.st == P::M && !skip {
+                        data = Some(pl.val);
+                        push_wb(c, line, pl.val);
+                    }
+                    if inv {
+                        c.l2.remove(line);
+                        if let Some(l1) = &mut c.l1 {
+                            l1.remove(line);
+                        }
+                    } else if data.is_some() {
+                        c.l2.get_mut(line).expect("held").st = P::E;
+                    }
+                }
+                c.flushing.push((line, data.is_some()));
+                if op == FlushOp::Clflush {
+                    c.wait = Wait::Clflush { line };
+                }
+                ctx.send(llc, REQ, Msg::Flush { line, inv, data });
+            }
+            Action::Fence => {}
+            Action::Evict { line } => {
+                if let Some(pl) = c.l2.remove(line) {
+                    if let Some(l1) = &mut c.l1 {
+                        l1.remove(line);
+                    }
+                    if pl.st == P::M {
+                        push_wb(c, line, pl.val);
+                        ctx.send(llc, REQ, Msg::PutM { line, val: pl.val });
+                    }
+                }
+            }
+            Action::LlcEvict { .. } => unreachable!("an LLC's action"),
+        }
+        if self.bench_core(ctx.me) {
+            self.bench_advance(c, ctx.now, action);
+        }
+        Ok(())
+    }
+
+    fn hit_latency(&self, lvl: Level) -> Time {
+        match lvl {
+            Level::L1 => self.params.l1_latency,
+            _ => self.params.l2_latency,
+        }
+    }
+
+    // ------------------------------------------------------------ bench
+
+    fn next_random(r: &mut u64) -> u64 {
+        // xorshift64*
+        let mut x = *r;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        *r = x;
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// The benchmark's next action for core `c`, if it may go now.
+    fn bench_next(&self, c: &Core) -> Option<Action> {
+        let b = self.bench?;
+        let r = &c.run;
+        match (b, r.phase) {
+            (_, Phase::Done) => None,
+            (Bench::Read { flush, .. }, _) => {
+                let line = self.bench_line(r.cur);
+                if flush && !r.flushed {
+                    self.may_flush(c, line, FlushOp::Clflush).then_some(Action::Flush { line, op: FlushOp::Clflush })
+                } else {
+                    self.may_access(c, line, false).then(|| Action::Load { line, level: self.level(c, line) })
+                }
+            }
+            (Bench::Flush { op, state, .. }, phase) => {
+                let line = self.bench_line(r.i);
+                match phase {
+                    Phase::Prep => match state {
+                        LineState::Read => {
+                            self.may_access(c, line, false).then(|| Action::Load { line, level: self.level(c, line) })
+                        }
+                        LineState::Modified => self.may_access(c, line, true).then(|| Action::Store {
+                            line,
+                            val: 1 + r.rep as Val,
+                            level: self.level(c, line),
+                        }),
+                        LineState::Invalid => self
+                            .may_flush(c, line, FlushOp::Clflush)
+                            .then_some(Action::Flush { line, op: FlushOp::Clflush }),
+                    },
+                    Phase::Measure => self.may_flush(c, line, op).then_some(Action::Flush { line, op }),
+                    Phase::Reread => {
+                        self.may_access(c, line, false).then(|| Action::Load { line, level: self.level(c, line) })
+                    }
+                    _ => (c.wait == Wait::None && c.flushing.is_empty()).then_some(Action::Fence),
+                }
+            }
+        }
+    }
+
+    fn bench_advance(&self, c: &mut Core, now: Time, action: Action) {
+        let Some(b) = self.bench else { return };
+        let r = &mut c.run;
+        match b {
+            Bench::Read { lines, ops, sequential, .. } => {
+                if r.i == 0 && !r.flushed {
+                    r.t0 = now;
+                }
+                if matches!(action, Action::Flush { .. }) {
+                    r.flushed = true;
+                    return;
+                }
+                r.flushed = false;
+                r.i += 1;
+                r.ops += 1;
+                r.cur = if sequential { r.i % lines.max(1) } else { Self::next_random(&mut r.rng) % lines.max(1) };
+                if r.i >= ops {
+                    r.phase = Phase::Done;
+                }
+            }
+            Bench::Flush { lines, reps, reread, .. } => match r.phase {
+                Phase::Prep | Phase::Measure | Phase::Reread => {
+                    if r.i == 0 {
+                        r.t0 = now;
+                    }
+                    r.i += 1;
+                    if r.i >= lines {
+                        r.i = 0;
+                        r.phase = match r.phase {
+                            Phase::Prep => Phase::PrepFence,
+                            Phase::Measure => Phase::MeasureFence,
+                            _ => Phase::RereadFence,
+                        };
+                    }
+                }
+                Phase::PrepFence => r.phase = Phase::Measure,
+                Phase::MeasureFence => {
+                    r.total += now + self.params.fence - r.t0;
+                    r.ops += lines;
+                    r.phase = if reread { Phase::Reread } else { Self::next_rep(r, reps) };
+                }
+                Phase::RereadFence => {
+                    r.reread += r.t_end.max(now) - r.t0;
+                    r.phase = Self::next_rep(r, reps);
+                }
+                Phase::Done => {}
+            },
+        }
+    }
+
+    fn next_rep(r: &mut Run, reps: u64) -> Phase {
+        r.rep += 1;
+        if r.rep >= reps {
+            Phase::Done
+        } else {
+            Phase::Prep
+        }
+    }
+
+    // ------------------------------------------------------------ LLC
+
+    fn bit(k: u8) -> u64 {
+        1u64 << k
+    }
+
+    fn core_id(&self, d: usize, k: u8) -> AgentId {
+        (d * self.cores + k as usize) as AgentId
+    }
+
+    /// Send `Inv` to every core in `mask` of domain `d`; how many.
+    fn inv_all(&self, ctx: &mut Ctx<Msg, Ghost>, d: usize, mut mask: u64, line: Line, keep: bool) -> u8 {
+        let mut n = 0;
+        while mask != 0 {
+            let k = mask.trailing_zeros() as u8;
+            mask &= mask - 1;
+            ctx.send(self.core_id(d, k), DOWN, Msg::Inv { line, keep });
+            n += 1;
+        }
+        n
+    }
+
+    fn grant(&self, e: &mut LLine, ctx: &mut Ctx<Msg, Ghost>, d: usize, k: u8, line: Line, write: bool) {
+        let excl = write || (e.owner.is_none() && e.sharers & !Self::bit(k) == 0);
+        if excl {
+            e.owner = Some(k);
+            e.sharers = 0;
+        } else {
+            e.sharers |= Self::bit(k);
+        }
+        e.busy = Busy::None;
+        ctx.send(self.core_id(d, k), DOWN, Msg::Data { line, val: e.val, excl });
+    }
+
+    /// The flush's domain is clean of the line: write it back if dirty, then ack.
+    /// Returns whether the entry goes (an invalidating flush that is done).
+    fn finish_flush(&self, e: &mut LLine, ctx: &mut Ctx<Msg, Ghost>, d: usize, k: u8, line: Line, inv: bool) -> bool {
+        if e.dirty {
+            e.dirty = false;
+            e.busy = Busy::Wb { req: k, inv };
+            ctx.send(self.home(line), MREQ, Msg::MemWr { line, val: e.val });
+            false
+        } else {
+            e.busy = Busy::None;
+            ctx.send(self.core_id(d, k), DOWN, Msg::FlushAck { line });
+            inv
+        }
+    }
+
+    /// Drop `line` from the L3: recall it from the domain's cores, then write it back if dirty.
+    fn evict(&self, l: &mut Llc, ctx: &mut Ctx<Msg, Ghost>, d: usize, line: Line) {
+        let Some(e) = l.lines.remove(line) else { return };
+        let holders = e.sharers | e.owner.map_or(0, Self::bit);
+        let acks = self.inv_all(ctx, d, holders, line, false);
+        if acks > 0 {
+            l.pend.push(Pend { line, acks, dirty: e.dirty, val: e.val, flush_req: None, writing: false });
+        } else if e.dirty {
+            ctx.send(self.home(line), MREQ, Msg::MemWr { line, val: e.val });
+            l.pend.push(Pend { line, acks: 0, dirty: false, val: e.val, flush_req: None, writing: true });
+        }
+    }
+
+    fn llc_message(&self, l: &mut Llc, ctx: &mut Ctx<Msg, Ghost>, from: AgentId, msg: Msg) -> Result<Step, Violation> {
+        let d = ctx.me as usize - self.core_count();
+        let k = (from as usize).wrapping_sub(d * self.cores) as u8;
+        let line = msg.line();
+        let pending = l.pend.iter().position(|p| p.line == line);
+        let busy = l.lines.get(line).is_some_and(|e| e.busy != Busy::None);
+        if matches!(msg, Msg::GetS { .. } | Msg::GetM { .. } | Msg::PutM { .. } | Msg::Flush { .. })
+            && (pending.is_some() || busy)
+        {
+            return Ok(Step::Stall);
+        }
+        match msg {
+            Msg::GetS { .. } | Msg::GetM { .. } => {
+                let write = matches!(msg, Msg::GetM { .. });
+                if l.lines.get(line).is_none() {
+                    if l.lines.full(line) {
+                        let Some(v) = l.lines.victim_where(line, |_, e| e.busy == Busy::None) else {
+                            return Ok(Step::Stall);
+                        };
+                        self.evict(l, ctx, d, v);
+                    }
+                    let e = LLine { sharers: 0, owner: None, dirty: false, val: 0, busy: Busy::Mem { req: k, write } };
+                    l.lines.insert(line, e);
+                    ctx.send(self.home(line), MREQ, Msg::MemRd { line });
+                    return Ok(Step::Done);
+                }
+                l.lines.touch(line);
+                let e = l.lines.get_mut(line).expect("held");
+                if e.owner == Some(k) {
+                    // a clean E line the core dropped silently
+                    e.owner = None;
+                }
+                let acks = match (e.owner, write) {
+                    (Some(o), false) => self.inv_all(ctx, d, Self::bit(o), line, true),
+                    (o, true) => {
+                        let mask = (e.sharers | o.map_or(0, Self::bit)) & !Self::bit(k);
+                        self.inv_all(ctx, d, mask, line, false)
+                    }
+                    (None, false) => 0,
+                };
+                if acks > 0 {
+                    let kind = if write { Kind::GetM } else { Kind::GetS };
+                    e.busy = Busy::Collect { req: k, kind, acks };
+                } else {
+                    self.grant(e, ctx, d, k, line, write);
+                }
+            }
+            Msg::PutM { val, .. } => {
+                if let Some(e) = l.lines.get_mut(line) {
+                    if e.owner == Some(k) {
+                        e.val = val;
+                        e.dirty = true;
+                        e.owner = None;
+                    }
+                }
+                ctx.send(from, DOWN, Msg::PutAck { line });
+            }
+            Msg::Flush { inv, data, .. } => {
+                let Some(e) = l.lines.get_mut(line) else {
+                    // the domain holds no copy (a dirty one went with an eviction already)
+                    if self.params.broadcast_on_miss {
+                        ctx.delay = self.params.broadcast;
+                        let others = (u64::MAX >> (64 - self.cores)) & !Self::bit(k);
+                        let acks = if self.cores > 1 { self.inv_all(ctx, d, others, line, false) } else { 0 };
+                        if acks > 0 {
+                            l.pend.push(Pend { line, acks, dirty: false, val: 0, flush_req: Some(k), writing: false });
+                        } else {
+                            ctx.send(from, DOWN, Msg::FlushAck { line });
+                        }
+                        ctx.delay = 0;
+                    } else {
+                        ctx.send(from, DOWN, Msg::FlushAck { line });
+                    }
+                    return Ok(Step::Done);
+                };
+                if e.owner == Some(k) {
+                    if let Some(v) = data {
+                        e.val = v;
+                        e.dirty = true;
+                    }
+                    if inv {
+                        e.owner = None;
+                    }
+                }
+                if inv {
+                    e.sharers &= !Self::bit(k);
+                }
+                let acks = if inv {
+                    let mask = (e.sharers | e.owner.map_or(0, Self::bit)) & !Self::bit(k);
+                    self.inv_all(ctx, d, mask, line, false)
+                } else {
+                    match e.owner {
+                        Some(o) if o != k => self.inv_all(ctx, d, Self::bit(o), line, true),
+                        _ => 0,
+                    }
+                };
+                if acks > 0 {
+                    e.busy = Busy::Collect { req: k, kind: Kind::Flush { inv }, acks };
+                } else if self.finish_flush(e, ctx, d, k, line, inv) {
+                    l.lines.remove(line);
+                }
+            }
+            Msg::Ack { data, kept, .. } => {
+                if let Some(i) = pending {
+                    let p = &mut l.pend[i];
+                    p.acks -= 1;
+                    if let Some(v) = data {
+                        p.val = v;
+                        p.dirty = true;
+                    }
+                    if p.acks == 0 {
+                        if p.dirty {
+                            p.writing = true;
+                            ctx.send(self.home(line), MREQ, Msg::MemWr { line, val: p.val });
+                        } else {
+                            if let Some(r) = p.flush_req {
+                                ctx.send(self.core_id(d, r), DOWN, Msg::FlushAck { line });
+                            }
+                            l.pend.swap_remove(i);
+                        }
+                    }
+                    return Ok(Step::Done);
+                }
+                let Some(e) = l.lines.get_mut(line) else { return Err(Violation::unexpected("no line", msg)) };
+                let Busy::Collect { req, kind, acks } = e.busy else { return Err(Violation::unexpected(e.busy, msg)) };
+                if let Some(v) = data {
+                    e.val = v;
+                    e.dirty = true;
+                }
+                if e.owner == Some(k) {
+                    e.owner = None;
+                }
+                if kept {
+                    e.sharers |= Self::bit(k);
+                } else {
+                    e.sharers &= !Self::bit(k);
+                }
+                if acks > 1 {
+                    e.busy = Busy::Collect { req, kind, acks: acks - 1 };
+                    return Ok(Step::Done);
+                }
+                match kind {
+                    Kind::GetS => self.grant(e, ctx, d, req, line, false),
+                    Kind::GetM => self.grant(e, ctx, d, req, line, true),
+                    Kind::Flush { inv } => {
+                        if self.finish_flush(e, ctx, d, req, line, inv) {
+                            l.lines.remove(line);
+                        }
+                    }
+                }
+            }
+            Msg::MemData { val, .. } => {
+                let Some(e) = l.lines.get_mut(line) else { return Err(Violation::unexpected("no line", msg)) };
+                let Busy::Mem { req, write } = e.busy else { return Err(Violation::unexpected(e.busy, msg)) };
+                e.val = val;
+                e.dirty = false;
+                self.grant(e, ctx, d, req, line, write);
+            }
+            Msg::MemWrAck { .. } => {
+                if let Some(i) = pending {
+                    if let Some(r) = l.pend[i].flush_req {
+                        ctx.send(self.core_id(d, r), DOWN, Msg::FlushAck { line });
+                    }
+                    l.pend.swap_remove(i);
+                    return Ok(Step::Done);
+                }
+                let Some(e) = l.lines.get_mut(line) else { return Err(Violation::unexpected("no line", msg)) };
+                let Busy::Wb { req, inv } = e.busy else { return Err(Violation::unexpected(e.busy, msg)) };
+                e.busy = Busy::None;
+                ctx.send(self.core_id(d, req), DOWN, Msg::FlushAck { line });
+                if inv && e.sharers == 0 && e.owner.is_none() {
+                    l.lines.remove(line);
+                }
+            }
+            _ => return Err(Violation::unexpected("llc", msg)),
+        }
+        Ok(Step::Done)
+    }
+
+    /// Per domain, per line: at most one core with E or M, and then no other with S.
+    fn swmr(&self, agents: &[Node]) -> Result<(), (String, String)> {
+        for d in 0..self.domains {
+            let mut seen: BTreeMap<Line, (u32, u32)> = BTreeMap::new();
+            for a in &agents[d * self.cores..(d + 1) * self.cores] {
+                let Node::Core(c) = a else { continue };
+                for (line, pl) in c.l2.held() {
+                    let e = seen.entry(line).or_default();
+                    if pl.st == P::S {
+                        e.0 += 1;
+                    } else {
+                        e.1 += 1;
+                    }
+                }
+            }
+            for (line, (r, w)) in seen {
+                if w > 1 || (w == 1 && r > 0) {
+                    return Err((
+                        "swmr".into(),
+                        format!("domain {d}, line {line}: {w} cores hold it E/M and {r} hold it S"),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// What a benchmark measured (timing).
+    pub fn bench_result(&self, agents: &[Node]) -> Option<Run> {
+        match (self.bench, agents.first()) {
+            // a read benchmark runs from its first load's issue to its last load's completion
+            (Some(Bench::Read { .. }), Some(Node::Core(c))) => Some(Run { total: c.run.t_end - c.run.t0, ..c.run }),
+            (Some(_), Some(Node::Core(c))) => Some(c.run),
+            _ => None,
+        }
+    }
+}
+
+impl Protocol for Bi {
+    type Agent = Node;
+    type Msg = Msg;
+    type Ghost = Ghost;
+    type Action = Action;
+
+    fn name(&self) -> String {
+        let m = self.mutant.and_then(|m| super::MUTANTS.iter().find(|x| x.1 == m)).map(|m| m.0);
+        format!("bi{}", m.map(|m| format!("+{m}")).unwrap_or_default())
+    }
+
+    fn vc_orders(&self) -> &[ChannelOrder] {
+        use ChannelOrder::*;
+        &[Unordered, Fifo, Unordered, Unordered, Unordered]
+    }
+
+    fn initial(&self) -> Vec<(Vec<Node>, Ghost)> {
+        let mut cores: Vec<Core> = (0..self.core_count()).map(|_| self.new_core()).collect();
+        let mut llcs: Vec<Llc> = (0..self.domains).map(|_| self.new_llc()).collect();
+        if let Some(Bench::Read { lines, warm: true, .. }) = self.bench {
+            self.warm(&mut cores[0], &mut llcs[0], lines);
+        }
+        if let (Some(Bench::Read { lines, sequential: false, .. }), Some(c)) = (self.bench, cores.first_mut()) {
+            c.run.rng = self.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+            c.run.cur = Self::next_random(&mut c.run.rng) % lines.max(1);
+        }
+        let mut agents: Vec<Node> = cores.into_iter().map(Node::Core).collect();
+        agents.extend(llcs.into_iter().map(Node::Llc));
+        agents.extend((0..self.mems).map(|_| Node::Mem(BTreeMap::new())));
+        vec![(agents, Ghost)]
+    }
+
+    fn on_message(
+        &self,
+        agent: &mut Node,
+        ctx: &mut Ctx<Msg, Ghost>,
+        from: AgentId,
+        msg: Msg,
+    ) -> Result<Step, Violation> {
+        match agent {
+            Node::Core(c) => self.core_message(c, ctx, msg).map(|_| Step::Done),
+            Node::Llc(l) => self.llc_message(l, ctx, from, msg),
+            Node::Mem(m) => {
+                match msg {
+                    Msg::MemRd { line } => {
+                        let val = m.get(&line).copied().unwrap_or(0);
+                        ctx.send(from, MRESP, Msg::MemData { line, val });
+                    }
+                    Msg::MemWr { line, val } => {
+                        if self.keep_values {
+                            m.insert(line, val);
+                        }
+                        ctx.send(from, MRESP, Msg::MemWrAck { line });
+                    }
+                    _ => return Err(Violation::unexpected("memory", msg)),
+                }
+                Ok(Step::Done)
+            }
+        }
+    }
+
+    fn actions(&self, agent: &Node, me: AgentId, _ghost: &Ghost, out: &mut Vec<Action>) {
+        match agent {
+            Node::Core(c) if self.bench.is_some() && self.bench_core(me) => out.extend(self.bench_next(c)),
+            Node::Core(_) if self.bench.is_some() => {}
+            Node::Core(c) if self.shapes.is_none() => {
+                for line in 0..self.lines {
+                    if self.may_access(c, line, false) && !c.l2.contains(line) {
+                        out.push(Action::Load { line, level: Level::Miss });
+                    }
+                    if self.may_access(c, line, true) {
+                        for val in 1..=self.values {
+                            if c.l2.get(line) != Some(&PLine { st: P::M, val }) {
+                                out.push(Action::Store { line, val, level: self.level(c, line) });
+                            }
+                        }
+                    }
+                    for op in FlushOp::ALL {
+                        if self.may_flush(c, line, op) {
+                            out.push(Action::Flush { line, op });
+                        }
+                    }
+                    if c.wait == Wait::None && c.l2.contains(line) && !c.flushing.iter().any(|f| f.0 == line) {
+                        out.push(Action::Evict { line });
+                    }
+                }
+            }
+            Node::Llc(l) if self.shapes.is_none() && self.bench.is_none() => {
+                for (line, e) in l.lines.held() {
+                    if e.busy == Busy::None && !l.pend.iter().any(|p| p.line == line) {
+                        out.push(Action::LlcEvict { line });
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn act(&self, agent: &mut Node, ctx: &mut Ctx<Msg, Ghost>, action: Action) -> Result<(), Violation> {
+        match agent {
+            Node::Core(c) => self.core_act(c, ctx, action),
+            Node::Llc(l) => {
+                let Action::LlcEvict { line } = action else { unreachable!("an LLC only evicts") };
+                let d = ctx.me as usize - self.core_count();
+                self.evict(l, ctx, d, line);
+                Ok(())
+            }
+            Node::Mem(_) => unreachable!("memories do not act"),
+        }
+    }
+
+    fn is_environment(&self, _action: &Action) -> bool {
+        self.bench.is_none()
+    }
+
+    fn invariant(&self, agents: &[Node], _ghost: &Ghost) -> Result<(), (String, String)> {
+        self.swmr(agents)
+    }
+
+    fn stats(&self, agents: &[Node]) -> Vec<(String, f64)> {
+        match self.bench_result(agents) {
+            Some(r) => vec![
+                ("bench_ops".into(), r.ops as f64),
+                ("bench_ns_per_op".into(), if r.ops > 0 { r.total as f64 / r.ops as f64 / 1000.0 } else { 0.0 }),
+                (
+                    "bench_reread_ns_per_op".into(),
+                    if r.ops > 0 { r.reread as f64 / r.ops as f64 / 1000.0 } else { 0.0 },
+                ),
+                ("bench_done".into(), (r.phase == Phase::Done) as u8 as f64),
+            ],
+            None => Vec::new(),
+        }
+    }
+
+    fn busy(&self, agent: &Node) -> bool {
+        match agent {
+            Node::Core(c) => c.wait != Wait::None || !c.flushing.is_empty() || !c.wb.is_empty(),
+            Node::Llc(l) => !l.pend.is_empty() || l.lines.held().iter().any(|(_, e)| e.busy != Busy::None),
+            Node::Mem(_) => false,
+        }
+    }
+
+    fn agent_name(&self, id: AgentId) -> String {
+        match self.role_of(id) {
+            0 => format!("core{}.{}", self.domain_of(id), id as usize % self.cores),
+            1 => format!("llc{}", id as usize - self.core_count()),
+            _ => format!("mem{}", id as usize - self.core_count() - self.domains),
+        }
+    }
+
+    fn role(&self, id: AgentId) -> Role {
+        if self.role_of(id) == 0 {
+            Role::Core
+        } else {
+            Role::Home
+        }
+    }
+
+    fn carries_data(&self, msg: &Msg) -> bool {
+        msg.carries_data()
+    }
+
+    fn handler_latency(&self, id: AgentId, msg: &Msg) -> Option<Time> {
+        let p = &self.params;
+        Some(match (self.role_of(id), msg) {
+            (1, Msg::GetS { .. } | Msg::GetM { .. } | Msg::Flush { .. } | Msg::PutM { .. }) => {
+                p.l3_latency.saturating_sub(p.l2_latency)
+            }
+            (2, Msg::MemRd { .. }) => p.memory_latency.saturating_sub(p.l3_latency),
+            (2, Msg::MemWr { .. }) => p.memory_write,
+            _ => 0,
+        })
+    }
+
+    fn occupancy(&self, id: AgentId, msg: &Msg) -> Option<Time> {
+        Some(match (self.role_of(id), msg) {
+            (2, Msg::MemWr { .. }) => self.params.writeback_service,
+            _ => 0,
+        })
+    }
+
+    fn action_latency(&self, _id: AgentId, action: &Action) -> Option<Time> {
+        let p = &self.params;
+        Some(match action {
+            Action::Load { level: Level::L1, .. } | Action::Store { level: Level::L1, .. } => p.l1_latency,
+            Action::Load { .. } | Action::Store { .. } => p.l2_latency,
+            Action::Flush { .. } => p.flush_issue,
+            Action::Fence => p.fence,
+            Action::Evict { .. } | Action::LlcEvict { .. } => 0,
+        })
+    }
+
+    fn action_busy(&self, id: AgentId, action: &Action) -> Option<Time> {
+        self.action_latency(id, action)
+    }
+
+    fn vc_names(&self) -> Vec<String> {
+        CHANNELS.iter().map(|s| s.to_string()).collect()
+    }
+
+    fn workload_action(&self, agent: &Node, _me: AgentId, op: &WorkOp) -> Option<Action> {
+        let Node::Core(c) = agent else { return None };
+        let line = op.line;
+        match op.kind {
+            OpKind::Load => self.may_access(c, line, false).then(|| Action::Load { line, level: self.level(c, line) }),
+            OpKind::Store | OpKind::Rmw => self.may_access(c, line, true).then(|| Action::Store {
+                line,
+                val: op.value as Val,
+                level: self.level(c, line),
+            }),
+            _ => None,
+        }
+    }
+
+    fn has_actions(&self, id: AgentId) -> bool {
+        match self.role_of(id) {
+            0 => true,
+            1 => self.shapes.is_none() && self.bench.is_none(),
+            _ => false,
+        }
+    }
+}
+
+/// A dirty line leaves the core: keep its latest value until every ack owed for it.
+fn push_wb(c: &mut Core, line: Line, val: Val) {
+    match c.wb.iter_mut().find(|w| w.0 == line) {
+        Some(w) => {
+            w.1 = val;
+            w.2 += 1;
+        }
+        None => c.wb.push((line, val, 1)),
+    }
+}
+
+fn pop_wb(c: &mut Core, line: Line) {
+    if let Some(i) = c.wb.iter().position(|w| w.0 == line) {
+        c.wb[i].2 -= 1;
+        if c.wb[i].2 == 0 {
+            c.wb.swap_remove(i);
+        }
+    }
+}
