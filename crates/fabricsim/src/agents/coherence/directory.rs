@@ -1042,7 +1042,7 @@ impl Directory {
     }
 
     /// The actions a cache's core may take now (see [`Protocol::actions`]).
-    pub fn cache_actions(&self, core: &Core, lines: &CacheLines, me: AgentId, out: &mut Vec<Action>) {
+    pub fn cache_actions<A: From<Action>>(&self, core: &Core, lines: &CacheLines, me: AgentId, out: &mut Vec<A>) {
         let Some(program) = &self.program else {
             // An unconstrained core is an in-order core with one miss
             // outstanding at a time (a single MSHR), evictions included.
@@ -1053,12 +1053,12 @@ impl Directory {
                 let line = lines.get(l);
                 match line.st {
                     CState::I => {
-                        out.push(Action::Load(l));
-                        out.extend(self.values.iter().map(|&v| Action::Store(l, v)));
+                        out.push(Action::Load(l).into());
+                        out.extend(self.values.iter().map(|&v| Action::Store(l, v).into()));
                     }
                     CState::S | CState::E | CState::M => {
-                        out.extend(self.values.iter().map(|&v| Action::Store(l, v)));
-                        out.push(Action::Evict(l));
+                        out.extend(self.values.iter().map(|&v| Action::Store(l, v).into()));
+                        out.push(Action::Evict(l).into());
                     }
                     _ => {}
                 }
@@ -1071,7 +1071,7 @@ impl Directory {
         match self.front_end {
             FrontEnd::Sc => {
                 if !core.waiting && (core.pc as usize) < prog.len() && free(prog[core.pc as usize].loc()) {
-                    out.push(Action::Step);
+                    out.push(Action::Step.into());
                 }
             }
             FrontEnd::Tso => {
@@ -1084,17 +1084,17 @@ impl Directory {
                         Op::Fence { order } => !order.is_seq_cst() || core.sb_len == 0,
                     };
                     if ok {
-                        out.push(Action::Step);
+                        out.push(Action::Step.into());
                     }
                 }
                 if core.sb_len > 0 && free(Some(core.sb[0].0)) {
-                    out.push(Action::Drain);
+                    out.push(Action::Drain.into());
                 }
             }
             FrontEnd::Rc => {
                 for j in 0..prog.len() {
                     if core.rc_may_start(prog, j, self.is(Mutant::ReorderRelease)) && free(prog[j].loc()) {
-                        out.push(Action::Perform(j as u8));
+                        out.push(Action::Perform(j as u8).into());
                     }
                 }
             }
