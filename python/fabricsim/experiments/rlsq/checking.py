@@ -74,11 +74,12 @@ EXPECT = {
 
 NOTES = """
 Each point is one exhaustive search of the pcie protocol's agents small:
-MP+rel+acq with P0 a host core (its stores reach memory in order) and P1 a
-NIC queue pair (`pcie-VARIANT@nic=1`): one root complex with the RLSQ, one
-host memory that serves reads in any order and invalidates the root
-complex's copies of a line a host store writes. A point passes when no
-outcome RC forbids is reachable; a broken variant must reach it.
+MP+rel+acq with P0 a host core (its stores leave in program order) and P1
+a NIC queue pair (`pcie-VARIANT@nic=1`): one root complex with the RLSQ,
+one host directory that serves requests for different lines in any order
+and invalidates the root complex's copies of a line a host store writes.
+A point passes when no outcome RC forbids is reachable; a broken variant
+must reach it.
 
 The host is a MESI domain: the host core's stores and loads go through
 its private cache to the one blocking directory, which records the root
