@@ -100,6 +100,7 @@ fn run_protocol(
             let hosts = if c.mmio.is_some() { caches } else { c.host_cores };
             let p = Pcie::timed(c.variant, caches - hosts, hosts, ps.locs, c.rlsq_entries, c.window)
                 .with_latencies(c.rc_latency, c.host_latency, c.host_cached)
+                .with_host_caches(Some(c.host_l2), None)
                 .with_mmio(c.mmio, c.rob_entries);
             let p = match c.p2p {
                 Some((voq, qps, entries, latency)) => p.with_p2p(voq, qps, entries, latency),

@@ -84,6 +84,12 @@ fn bad_pcie_configurations_are_named() {
         ("workload.dma_size=\"100B\"", "workload.dma_size: 100 B: expected a positive multiple of the 64 B line"),
         ("workload.pattern=\"uniform\"", "workload.dma_size: applies to pattern = \"dma_reads\" only"),
         ("protocol.name=\"mesi\"", "protocol.pcie: applies to name = \"pcie\" only"),
+        (
+            "protocol.pcie.host_cores=64",
+            "protocol.pcie.host_cores: 64: the host directory's sharer set holds 63 host cores and the root complex",
+        ),
+        ("protocol.pcie.host_l2=\"100B\"", "protocol.pcie.host_l2: 100B: expected a positive multiple of the line"),
+        ("protocol.pcie.host_l2=\"64B\"", "protocol.pcie.host_l2: 8: expected at most the number of lines (1)"),
     ] {
         let e = table2(&[set]).err().unwrap_or_else(|| panic!("{set} accepted"));
         assert!(e.contains(want), "{set}: {e}");
@@ -119,14 +125,20 @@ fn a_host_writer_squashes_only_rc_opts_speculative_reads() {
         "[[requester]]\nname = \"qp0\"",
         "[[requester]]\nname = \"qp0\"\nworkload = { pattern = \"dma_reads\", ordered = true, dma_size = \"256B\", dma_start = \"random\" }\n\n\
          [[requester]]\nname = \"cpu\"\nworkload = { pattern = \"hotspot\", hot_fraction = 0.05, hot_probability = 1.0, read_fraction = 0.0 }\n\n\
-         [[link]]\na = \"cpu\"\nb = \"io\"\nlatency = \"1ns\"\n",
+         [[link]]\na = \"cpu\"\nb = \"io\"\nlatency = \"1ns\"\nbandwidth = \"64GB/s\"\nport_delay = \"0ns\"\n",
     );
     // the lines the host wrote hit in its cache: their reads overtake earlier misses (L98)
     let text = text
         .replace("pattern = \"dma_reads\"\ndma_size = \"64B\"\nordered = true", "pattern = \"stream\"")
         .replace("footprint = \"64MiB\"", "footprint = \"64KiB\"");
     let run = |v: &str| {
-        let sets = vec![format!("protocol.pcie.variant=\"{v}\""), "protocol.pcie.host_cores=1".to_string()];
+        // the coherence invariants (single writer over the host cache and the root complex, data value)
+        // checked after every event of the timed run
+        let sets = vec![
+            format!("protocol.pcie.variant=\"{v}\""),
+            "protocol.pcie.host_cores=1".to_string(),
+            "protocol.assert_invariants=true".to_string(),
+        ];
         let r = fabricsim::run_text(&text, "writer.toml", fabricsim::Format::Toml, &sets, None, &mut |_| true)
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(r.outcome, fabricsim::sim::system::Outcome::Completed, "{v}");
@@ -140,6 +152,11 @@ fn a_host_writer_squashes_only_rc_opts_speculative_reads() {
     for v in ["rc", "nic", "unordered"] {
         assert_eq!(run(v), 0.0, "{v}");
     }
+    // the host core's store reaches the directory, which invalidates the root complex's copy
+    let sets = vec!["protocol.pcie.host_cores=1".to_string()];
+    let r = fabricsim::run_text(&text, "writer.toml", fabricsim::Format::Toml, &sets, None, &mut |_| true).unwrap();
+    let invs = r.protocol_stats.iter().find(|s| s.0 == "rc_invs").map(|s| s.1).unwrap();
+    assert!(invs > 50.0, "{invs} invalidations reached the root complex");
 }
 
 fn pcie_litmus(name: &str) -> Arc<Program> {
@@ -222,6 +239,10 @@ fn bad_kvs_gets_keys_are_named() {
         ("workload.object_size=\"1MiB\"", "expected the footprint (262144 B) to hold one"),
         ("workload.dma_size=\"64B\"", "workload.dma_size: applies to pattern = \"dma_reads\" only"),
         ("protocol.pcie.host_cached=\"1MiB\"", "protocol.pcie.host_cached: 1048576 B: expected a multiple of the line"),
+        (
+            "protocol.pcie.host_l2=\"128KiB\"",
+            "protocol.pcie.host_cached: 262144 B: expected at most the host's L2 (protocol.pcie.host_l2, 131072 B)",
+        ),
     ] {
         let e = kvs(&[set]).err().unwrap_or_else(|| panic!("{set} accepted"));
         assert!(e.contains(want), "{set}: {e}");
@@ -383,7 +404,16 @@ fn dma_writes_keep_w_to_w_with_release_and_w_to_r_and_the_mutants_break_them() {
         }
     }
     assert!(!run("MP+dmawr", "rc+release-no-wait").forbidden_observed().is_empty(), "a release that does not wait");
-    assert!(!run("WR", "rc+read-passes-write").forbidden_observed().is_empty(), "a read passing the write");
+    // W→R across lines (a store buffering shape with a host core: the NIC writes x then reads y, the
+    // host writes y then reads x; both reading 0 needs a read performed before the write before it).
+    // On one line the host directory keeps W→R anyway: the root complex has one request per line out.
+    let sb = |p: &str| run_on_protocol(pcie_litmus("WR+host"), Model::Sc, &format!("pcie-{p}@nic=0")).unwrap();
+    for v in ["unordered", "nic", "rc", "thread", "rc-opt"] {
+        let r = sb(v);
+        assert!(r.ok() && r.report.complete, "WR+host under {v}: {:?}", r.forbidden_observed());
+    }
+    assert!(!sb("rc+read-passes-write").forbidden_observed().is_empty(), "a read passing the write");
+    assert!(run("WR", "rc+read-passes-write").ok(), "one line: the directory orders the read after the write");
     let e = run_on_protocol(pcie_litmus("WR"), Model::Rc, "pcie-rc+rob-no-credit@nic=0").err().unwrap();
     assert!(e.contains("unknown mutant \"rob-no-credit\""), "{e}");
 }
@@ -403,4 +433,120 @@ fn timed_dma_writes_stream_at_the_io_bus_rate_under_every_variant() {
         let ns = r.sim_time as f64 / 1000.0 / 2000.0;
         assert!((5.0..5.5).contains(&ns), "{v}: {ns} ns per write");
     }
+}
+
+/// The host behind the root complex is a MESI domain: a host core's write reaches the directory,
+/// which invalidates the root complex's copy (the RLSQ is a sharer), and RC-opt squashes only the
+/// entry of that line. Driven by hand, message by message, from the protocol's own handlers.
+#[test]
+fn a_host_write_invalidates_the_root_complex_through_the_directory_and_squashes_only_that_entry() {
+    use fabricsim::agents::coherence::directory::{Action as CohAction, Msg as Coh};
+    use fabricsim::agents::pcie::{Action, Msg, Node, Pcie, St, Variant};
+    use fabricsim::agents::protocol::{AgentId, Ctx, Protocol, Step};
+
+    // P0 a host core (store x, store y release), P1 the NIC (load y acquire, load x, load z)
+    let prog = pcie_litmus("MP+squash");
+    let p = Pcie::running(Variant::RcOpt, prog, &[1]);
+    let (host, nic, rc, home) = (0 as AgentId, 1 as AgentId, 2 as AgentId, 3 as AgentId);
+    let (x, y, z) = (0u32, 1u32, 2u32);
+    let (mut agents, mut ghost) = p.initial().remove(0);
+    let mut mail: Vec<(AgentId, AgentId, Msg)> = Vec::new();
+    let act = |agents: &mut Vec<Node>, ghost: &mut _, mail: &mut Vec<_>, a: AgentId, action: Action| {
+        let mut sends = Vec::new();
+        let mut ctx = Ctx::new(a, ghost, &mut sends);
+        p.act(&mut agents[a as usize], &mut ctx, action).unwrap();
+        mail.extend(sends.into_iter().map(|s| (a, s.to, s.msg)));
+    };
+    // deliver the first message in flight that `pick` accepts
+    let deliver = |agents: &mut Vec<Node>,
+                   ghost: &mut _,
+                   mail: &mut Vec<(AgentId, AgentId, Msg)>,
+                   pick: &dyn Fn(AgentId, &Msg) -> bool| {
+        let i =
+            mail.iter().position(|(_, to, m)| pick(*to, m)).unwrap_or_else(|| panic!("no such message in {mail:?}"));
+        let (from, to, msg) = mail.remove(i);
+        let mut sends = Vec::new();
+        let mut ctx = Ctx::new(to, ghost, &mut sends);
+        assert_eq!(p.on_message(&mut agents[to as usize], &mut ctx, from, msg).unwrap(), Step::Done, "{msg:?}");
+        mail.extend(sends.into_iter().map(|s| (to, s.to, s.msg)));
+    };
+    let rlsq = |agents: &Vec<Node>| match &agents[rc as usize] {
+        Node::Rc(r) => r.rlsq.iter().map(|e| (e.loc, e.st)).collect::<Vec<_>>(),
+        _ => unreachable!(),
+    };
+    // the NIC's three reads reach the root complex; RC-opt sends all three GetS at once
+    for _ in 0..3 {
+        act(&mut agents, &mut ghost, &mut mail, nic, Action::Step);
+    }
+    for _ in 0..3 {
+        deliver(&mut agents, &mut ghost, &mut mail, &|to, m| to == rc && matches!(m, Msg::MemRd { .. }));
+    }
+    assert_eq!(rlsq(&agents), vec![(y, St::Reading), (x, St::Reading), (z, St::Reading)]);
+    // the directory answers x and z (the root complex never gets Exclusive); y is still out
+    for l in [x, z] {
+        deliver(&mut agents, &mut ghost, &mut mail, &|to, m| to == home && *m == Msg::Coh(Coh::GetS { loc: l }));
+        deliver(&mut agents, &mut ghost, &mut mail, &|to, m| {
+            to == rc && *m == Msg::Coh(Coh::Data { loc: l, data: 0, acks: 0, excl: false })
+        });
+        deliver(&mut agents, &mut ghost, &mut mail, &|to, m| to == home && *m == Msg::Coh(Coh::Unblock { loc: l }));
+    }
+    // x and z hold data but wait behind y's acquire
+    assert_eq!(rlsq(&agents), vec![(y, St::Reading), (x, St::Data(0)), (z, St::Data(0))]);
+    assert!(!mail.iter().any(|(_, to, _)| *to == nic), "nothing completes before the acquire");
+    // the host core stores x: its GetM reaches the directory, which invalidates the sharers: the root complex
+    act(&mut agents, &mut ghost, &mut mail, host, Action::Host(CohAction::Step));
+    deliver(&mut agents, &mut ghost, &mut mail, &|to, m| to == home && *m == Msg::Coh(Coh::GetM { loc: x }));
+    assert!(mail.contains(&(home, host, Msg::Coh(Coh::Data { loc: x, data: 0, acks: 1, excl: false }))));
+    deliver(&mut agents, &mut ghost, &mut mail, &|to, m| to == rc && *m == Msg::Coh(Coh::Inv { loc: x, req: host }));
+    // only x's entry is squashed (and reads again at once); z keeps its data; the host gets the ack
+    assert_eq!(rlsq(&agents), vec![(y, St::Reading), (x, St::Reading), (z, St::Data(0))]);
+    assert!(mail.contains(&(rc, host, Msg::Coh(Coh::InvAck { loc: x }))));
+    assert!(mail.contains(&(rc, home, Msg::Coh(Coh::GetS { loc: x }))));
+    // the host's store completes (M) before the directory serves the re-read: it returns the new value
+    deliver(&mut agents, &mut ghost, &mut mail, &|to, m| to == host && matches!(m, Msg::Coh(Coh::Data { .. })));
+    deliver(&mut agents, &mut ghost, &mut mail, &|to, m| to == host && matches!(m, Msg::Coh(Coh::InvAck { .. })));
+    deliver(&mut agents, &mut ghost, &mut mail, &|to, m| to == home && *m == Msg::Coh(Coh::Unblock { loc: x }));
+    deliver(&mut agents, &mut ghost, &mut mail, &|to, m| to == home && *m == Msg::Coh(Coh::GetS { loc: x }));
+    deliver(&mut agents, &mut ghost, &mut mail, &|to, m| {
+        to == host && *m == Msg::Coh(Coh::FwdGetS { loc: x, req: rc })
+    });
+    deliver(&mut agents, &mut ghost, &mut mail, &|to, m| to == rc && matches!(m, Msg::Coh(Coh::Data { .. })));
+    assert_eq!(rlsq(&agents), vec![(y, St::Reading), (x, St::Data(1)), (z, St::Data(0))]);
+    assert!(p.invariant(&agents, &ghost).is_ok());
+
+    // exhaustively: MP with a third read is never broken under RC-opt, and is without the squash
+    let r = run_on_protocol(pcie_litmus("MP+squash"), Model::Rc, "pcie-rc-opt@nic=1").unwrap();
+    assert!(r.ok() && r.report.complete, "{:?}", r.forbidden_observed());
+    let r = run_on_protocol(pcie_litmus("MP+squash"), Model::Rc, "pcie-rc-opt+no-squash@nic=1").unwrap();
+    assert!(!r.forbidden_observed().is_empty(), "without the squash the stale x completes");
+}
+
+/// Single writer, multiple readers over the host caches and the root complex's copies (a read entry
+/// holding data, a write entry owning its line), and every host copy holding the last value: checked
+/// in every reachable state of two host cores and a NIC reading and DMA-writing the same lines.
+#[test]
+fn host_caches_and_the_root_complex_keep_a_single_writer_and_a_directory_that_forgets_the_rc_is_caught() {
+    let swmr = pcie_litmus("SWMR");
+    for v in ["unordered", "nic", "rc", "thread", "rc-opt"] {
+        let r = run_on_protocol(swmr.clone(), Model::Rc, &format!("pcie-{v}@nic=2")).unwrap();
+        assert!(r.report.complete && r.report.violation.is_none(), "{v}: {:?}", r.report.violation);
+        eprintln!("SWMR {v}: {} states", r.report.states);
+    }
+    // a directory that never records the root complex as a sharer: a host core takes M while the
+    // RLSQ holds the old value of the line (RC-opt's speculative read): the checker names it
+    let r = run_on_protocol(litmus("MP+rel+acq"), Model::Rc, "pcie-rc-opt+forget-rc@nic=1").unwrap();
+    let v = r.report.violation.as_ref().expect("the forgotten sharer is caught");
+    assert_eq!(v.kind, "single-writer-multiple-readers", "{v:?}");
+    let trace = r.report.trace_text();
+    assert!(trace.contains("GetS") && trace.contains("GetM"), "a counterexample: {trace}");
+    // and the GETs, whose reads RC-opt holds behind the header's acquire
+    for test in ["SingleRead", "Validation"] {
+        let r = run_on_protocol(pcie_litmus(test), Model::Rc, "pcie-rc-opt+forget-rc@nic=1").unwrap();
+        let kind = r.report.violation.as_ref().map(|v| v.kind.as_str());
+        assert_eq!(kind, Some("single-writer-multiple-readers"), "{test}: forget-rc not caught");
+    }
+    // where the RLSQ holds no data across a host write (RC completes each read as its data
+    // arrives) the forgotten sharer changes nothing
+    let r = run_on_protocol(litmus("MP+rel+acq"), Model::Rc, "pcie-rc+forget-rc@nic=1").unwrap();
+    assert!(r.ok() && r.report.violation.is_none());
 }

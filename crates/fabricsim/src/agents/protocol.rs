@@ -190,6 +190,16 @@ impl<'a, M, G> Ctx<'a, M, G> {
         }
     }
 
+    /// The memory reads this handler reported are not made after all (a
+    /// home that found the line in its own cache): its sends do not wait
+    /// for memory (timing only).
+    #[inline]
+    pub fn forget_memory_reads(&mut self) {
+        if let Some(ops) = self.ops.as_deref_mut() {
+            ops.retain(|o| !matches!(o, OpEvent::MemoryRead { .. }));
+        }
+    }
+
     /// A home writes `line` back to its memory (timing only).
     #[inline]
     pub fn memory_write(&mut self, line: u64) {

@@ -120,8 +120,10 @@ pub struct PcieSpec {
     pub host_cores: usize,
     pub rc_latency: Option<crate::engine::Time>,
     pub host_latency: Option<crate::engine::Time>,
-    /// Lines that start in the host's cache.
+    /// Lines that start in the host's L2.
     pub host_cached: u64,
+    /// The host's L2.
+    pub host_l2: crate::agents::cache::CacheGeometry,
     pub mmio: Option<crate::agents::pcie::Mmio>,
     pub rob_entries: usize,
     /// P2P: VOQs (or one shared queue), queue pairs to the device, switch entries, device time.
@@ -714,8 +716,11 @@ impl Builder<'_> {
                 ));
             }
             if pc.cache.is_some() {
-                return Err(self
-                    .err("protocol.cache", "pcie's host is one memory in this version; expected no [protocol.cache]"));
+                return Err(self.err(
+                    "protocol.cache",
+                    "pcie's host cores' private caches hold every line they touch and its queue pairs have no \
+                     cache (cache_latency is the NIC's issue time); expected no [protocol.cache]",
+                ));
             }
         } else if is_bi {
             if pc.program.is_some() {
@@ -1292,6 +1297,25 @@ impl Builder<'_> {
                 ),
             ));
         }
+        let l2_bytes = c.host_l2.map_or(256 << 10, |s| s.bytes());
+        let host_l2 = crate::agents::cache::CacheGeometry::new(l2_bytes, line, 8)
+            .map_err(|e| self.err("protocol.pcie.host_l2", format!("{e} (the L2 has 8 ways of {line} B lines)")))?;
+        if host_cached > l2_bytes {
+            return Err(self.err(
+                "protocol.pcie.host_cached",
+                format!("{host_cached} B: expected at most the host's L2 (protocol.pcie.host_l2, {l2_bytes} B)"),
+            ));
+        }
+        // the host directory's sharer set: a bit per host core and one for the root complex
+        if c.host_cores > 63 {
+            return Err(self.err(
+                "protocol.pcie.host_cores",
+                format!(
+                    "{}: the host directory's sharer set holds 63 host cores and the root complex; expected 0 to 63",
+                    c.host_cores
+                ),
+            ));
+        }
         use crate::agents::pcie::Mmio;
         let mmio = match c.mmio.as_deref() {
             None => None,
@@ -1358,6 +1382,7 @@ impl Builder<'_> {
             rc_latency: c.rc_latency.map(|d| d.0),
             host_latency: c.host_latency.map(|d| d.0),
             host_cached: host_cached / line,
+            host_l2,
         })
     }
 

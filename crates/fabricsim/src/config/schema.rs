@@ -226,12 +226,15 @@ pub struct PcieConfig {
     /// The root complex's time for a request from the PCIe link (its other
     /// handlers cost nothing); default: `directory_latency` for every handler.
     pub rc_latency: Option<Duration>,
-    /// The host cache's hit time (a miss adds `memory_latency`); default:
+    /// The home's time per message: the host directory and its L2 (a read
+    /// that misses the L2 adds `memory_latency`); default:
     /// `directory_latency`.
     pub host_latency: Option<Duration>,
-    /// Bytes of the footprint, from its start, that sit in the host's cache
+    /// Bytes of the footprint, from its start, that sit in the host's L2
     /// from the beginning (a table the host wrote before the run).
     pub host_cached: Option<Size>,
+    /// The host's L2 at the home, 8 ways (default 256 KiB, Table 2).
+    pub host_l2: Option<Size>,
     /// MMIO mode: every requester is a host core whose stores are MMIO
     /// writes to the NIC (the third memory), ordered by `"fence"`, `"rob"`
     /// or not at all (`"unordered"`).

@@ -5,7 +5,12 @@ must never see the new flag with the old data when the NIC, the RLSQ or
 the speculative RLSQ orders the reads, and does on today's unordered PCIe
 ("a data read that hits in the cache can pass the lock read that misses",
 §3). Two broken root complexes must be caught: an acquire that does not
-hold back later reads, and speculation without the squash. The Single
+hold back later reads, and speculation without the squash. Behind the
+root complex the host is a MESI domain (host cores' caches, one
+directory); the root complex is one of its sharers ("the RLSQ is a
+sharer", §5.1): every state keeps one writer or many readers over the
+host caches and the root complex's copies, and a directory that forgets
+the root complex as a sharer is caught. The Single
 Read GET (§6.4: the host writes footer, data, header; the NIC reads them
 back) must never return a torn object when every line is ordered, and
 does when only the header carries acquire.
@@ -37,7 +42,13 @@ SINGLE_HDR = "pcie/SingleRead+hdr.litmus"
 VALIDATION = "pcie/Validation.litmus"
 MMIO = "pcie/MMIO.litmus"
 DMA_WRITE = "pcie/MP+dmawr.litmus"
-WR = "pcie/WR.litmus"
+WR = "pcie/WR+host.litmus"
+SWMR = "pcie/SWMR.litmus"
+SQUASH = "pcie/MP+squash.litmus"
+#: the litmus model a test's forbidden outcomes come from (WR+host: a store buffering shape, forbidden by SC)
+MODEL = {WR: "sc"}
+#: the variants whose host-coherence searches must keep the invariants
+COHERENT = ["unordered", "nic", "rc", "thread", "rc-opt"]
 #: variant -> whether the DMA-write tests' forbidden outcomes must stay unreachable
 WRITE_EXPECT = {
     "unordered": True,
@@ -63,11 +74,28 @@ EXPECT = {
 
 NOTES = """
 Each point is one exhaustive search of the pcie protocol's agents small:
-MP+rel+acq with P0 a host core (its stores reach memory in order) and P1 a
-NIC queue pair (`pcie-VARIANT@nic=1`): one root complex with the RLSQ, one
-host memory that serves reads in any order and invalidates the root
-complex's copies of a line a host store writes. A point passes when no
-outcome RC forbids is reachable; a broken variant must reach it.
+MP+rel+acq with P0 a host core (its stores leave in program order) and P1
+a NIC queue pair (`pcie-VARIANT@nic=1`): one root complex with the RLSQ,
+one host directory that serves requests for different lines in any order
+and invalidates the root complex's copies of a line a host store writes.
+A point passes when no outcome RC forbids is reachable; a broken variant
+must reach it.
+
+The host is a MESI domain: the host core's stores and loads go through
+its private cache to the one blocking directory, which records the root
+complex as a sharer of what it read (never as an owner: it gets no
+Exclusive) and invalidates it when a host core writes; the root complex
+squashes the entries of that line that hold data (only RC-opt keeps data
+while waiting) and acknowledges. SWMR (two host cores, the NIC reading
+and DMA-writing the same lines, `@nic=2`) and MP+squash (MP with a third
+NIC read that the host does not write) are searched with the coherence
+invariants checked in every state; `forget-rc` is the directory that
+never records the root complex.
+
+W→R is checked across lines (WR+host, under SC: the NIC writes x then
+reads y, a host core writes y then reads x): on one line the directory
+already orders the NIC's read after its write (the root complex has one
+request per line out).
 
 The MMIO test (`pcie-mmio-MODE`) has one host core write two messages
 (data, doorbell with release, fence) to the same device registers; its
@@ -80,9 +108,10 @@ the first message's data last is the forbidden outcome.
 
 def _point(test: str, variant: str, nic: int = 1) -> Point:
     protocol = f"pcie-{variant}" if variant.startswith("mmio-") else f"pcie-{variant}@nic={nic}"
+    model = MODEL.get(test, "rc")
     return Point(
         sweep="rlsq/checking",
-        text=json.dumps({"litmus": {"test": test, "protocol": protocol}}, sort_keys=True),
+        text=json.dumps({"litmus": {"test": test, "protocol": protocol, "model": model}}, sort_keys=True),
         source="<rlsq checking>",
         fmt="json",
         params={},
@@ -99,6 +128,8 @@ def sweep(quick: bool) -> Sweep:
     points.append(_point(SINGLE_HDR, "rc-opt"))
     points += [_point(MMIO, f"mmio-{m}") for m in [*MMIO_EXPECT, "rob+rob-no-credit"]]
     points += [_point(t, v, nic=0) for t in (DMA_WRITE, WR) for v in WRITE_EXPECT]
+    points += [_point(SWMR, v, nic=2) for v in COHERENT]
+    points += [_point(SQUASH, v) for v in ("rc-opt", "rc-opt+forget-rc")]
     return Sweep("rlsq/checking", points)
 
 
@@ -108,7 +139,7 @@ def run(point: Point) -> dict[str, Any]:
 
     s = json.loads(point.text)["litmus"]
     protocol = point.params.get("litmus.protocol", s["protocol"])
-    r = fabricsim.litmus(LITMUS / s["test"], "rc", protocol)
+    r = fabricsim.litmus(LITMUS / s["test"], s.get("model", "rc"), protocol)
     # the Single Read tests' torn object: header and footer old (their versions match), data new
     torn = any("1:r0=0" in o and "1:r1=1" in o and "1:r2=0" in o for o in r["observed"])
     return {
@@ -118,13 +149,27 @@ def run(point: Point) -> dict[str, Any]:
         "complete": bool(r["complete"]),
         "forbidden_seen": len(r["forbidden_observed"]),
         "deadlock": (r.get("violation") or {}).get("kind") == "deadlock",
+        "violation": (r.get("violation") or {}).get("kind") or "",
         "states": int(r["states"]),
         "seconds": float(r["seconds"]),
     }
 
 
 def analyze(df: pd.DataFrame) -> pd.DataFrame:
-    cols = ["test", "variant", "name", "ok", "complete", "forbidden_seen", "deadlock", "torn", "states", "seconds"]
+    cols = [
+        "test",
+        "variant",
+        "name",
+        "ok",
+        "complete",
+        "forbidden_seen",
+        "deadlock",
+        "violation",
+        "torn",
+        "states",
+        "seconds",
+    ]
+    df = df.assign(violation=df["violation"].fillna("").astype(str))
     return df[cols].reset_index(drop=True)
 
 
@@ -179,14 +224,44 @@ def compare(data: pd.DataFrame) -> list[Row]:
         ),
         _write_row(
             data[data["test"] == WR].set_index("variant"),
-            "DMA write then read of a line: the read sees the write (W→R kept)",
+            "DMA write then read of another line: a host core sees W→R kept",
             "rc+read-passes-write",
             text("§1", "PCIe provides strong ordering for *posted* writes"),
-            "A read waits in the RLSQ for its QP's earlier writes to be performed; without that the memory serves "
-            "the read first.",
+            "A read waits in the RLSQ for its QP's earlier writes to be performed (the root complex owns the "
+            "line with the value); without that the directory serves the read first and a host core's store "
+            "and load fit between.",
         ),
+        _coherence_row(data[data["test"].isin([SWMR, SQUASH])]),
     ]
     return rows
+
+
+def _coherence_row(d: pd.DataFrame) -> Row:
+    """The host MESI domain: the invariants hold in every state; the forgetful directory is caught."""
+    d = d.assign(key=d["test"] + " " + d["variant"]).set_index("key")
+    held = [f"{SWMR} {v}" for v in COHERENT] + [f"{SQUASH} rc-opt"]
+    caught = f"{SQUASH} rc-opt+forget-rc"
+    detail = ", ".join(
+        f"{n}: {v or 'invariants hold'} ({s:,} states)" for n, v, s in zip(d["name"], d["violation"], d["states"])
+    )
+    ok = all(k in d.index and bool(d.loc[k, "complete"]) and not d.loc[k, "violation"] for k in held)
+    found = caught in d.index and d.loc[caught, "violation"] == "single-writer-multiple-readers"
+    return Row(
+        FIG,
+        "Host coherence: one writer or many readers over host caches and the root complex; a directory that "
+        "forgets the root complex is caught",
+        None,
+        text("§5.1", "the RLSQ is a sharer"),
+        float(sum(k in d.index and not d.loc[k, "violation"] for k in held)),
+        Predicate(
+            "every search of SWMR and MP+squash keeps the invariants; forget-rc breaks single-writer",
+            ok and found,
+            detail,
+        ),
+        "The directory records the root complex as a sharer of each line it reads and invalidates it before a "
+        "host core may write; the root complex squashes its reads of the line and acknowledges. A directory "
+        "that never records it lets a host core take M while the RLSQ holds the old value.",
+    )
 
 
 def _write_row(d: pd.DataFrame, metric: str, broken: str, source, why: str) -> Row:
@@ -335,6 +410,16 @@ MUTANTS = [
         ],
     ),
     Mutant(
+        "directory-forgets-the-rc",
+        "the host directory never records the root complex as a sharer (RC-opt's MP+squash search)",
+        set={"litmus.protocol": "pcie-rc-opt+forget-rc@nic=1"},
+        when=lambda labels: labels.get("variant") == "rc-opt" and labels.get("test") == SQUASH,
+        flips=[
+            "Host coherence: one writer or many readers over host caches and the root complex; a directory that "
+            "forgets the root complex is caught"
+        ],
+    ),
+    Mutant(
         "rob-posts-on-arrival",
         "the ROB's searches post every write on arrival (no reordering)",
         set={"litmus.protocol": "pcie-mmio-rob+rob-on-arrival"},
@@ -359,7 +444,7 @@ MUTANTS = [
 
 
 def _nic(labels) -> int:
-    return 0 if labels.get("test") in (DMA_WRITE, WR) else 1
+    return {DMA_WRITE: 0, WR: 0, SWMR: 2}.get(labels.get("test"), 1)
 
 
 EXPERIMENT = Experiment(

@@ -7,10 +7,14 @@ sit 1 ns from the hub. Choices the paper does not make:
 
 - the I/O bus is 128 bits at 1 GHz (16 GB/s); a completion carries a
   64 B line and a 16 B header;
-- the host is one agent: its L2 (Table 2: 20 cycles at 3 GHz, 7 ns) in
-  front of DDR3-1600; a miss costs 75 ns more (tRP + tRCD + CL = 41 ns,
-  the controller's front and back end, 20 ns, and the L2's response);
-  reads that miss are served in any order and a hit overtakes a miss;
+- the host is a MESI domain (host cores' private caches, none in these
+  runs, and one blocking directory) whose home holds Table 2's L2 (256 KiB,
+  8 ways, 20 cycles at 3 GHz: 7 ns) in front of DDR3-1600; a read that
+  misses the L2 costs 75 ns more (tRP + tRCD + CL = 41 ns, the controller's
+  front and back end, 20 ns, and the L2's response); reads are served in
+  any order and a hit overtakes a miss. The root complex reads coherently
+  (GetS, a sharer until invalidated, its reads do not allocate in the L2)
+  and has one request per line out at a time;
 - the root complex pays its 17 ns once per request, on arrival from the
   bus; its answers from the host and its completions cost nothing more;
 - each queue pair issues a read every 3 ns (Table 2's DMA request issue).

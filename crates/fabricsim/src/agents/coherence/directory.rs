@@ -572,6 +572,15 @@ pub struct Directory {
     pub driven: bool,
     /// Consecutive lines homed at one directory (1: line interleaving).
     pub granule: usize,
+    /// Another protocol's coherence domain (see [`Directory::domain`]): the
+    /// agent whose sharer bit is bit 0 (agent `a` has bit `a - first`), the
+    /// virtual channel of `REQ` (`FWD` and `RESP` follow), the requesters
+    /// that never take Exclusive (read-only sharers), and those the
+    /// directory forgets to record as sharers (a mutant). All 0 here.
+    pub first: AgentId,
+    pub vc_base: u8,
+    pub reader_only: u64,
+    pub forget: u64,
 }
 
 /// Operation ids of merged stores (a workload operation's id is its line;
@@ -604,6 +613,10 @@ impl Directory {
             mshrs: 1,
             driven: false,
             granule: 1,
+            first: 0,
+            vc_base: 0,
+            reader_only: 0,
+            forget: 0,
         }
     }
 
@@ -643,7 +656,51 @@ impl Directory {
             mshrs: 1,
             driven: false,
             granule: 1,
+            first: 0,
+            vc_base: 0,
+            reader_only: 0,
+            forget: 0,
         }
+    }
+
+    /// The coherence domain inside another protocol (pcie's host): caches
+    /// run by SC program threads or a workload, one directory that is agent
+    /// `home`, sharer bits counted from agent `first`, the three virtual
+    /// networks from `vc_base`. Each agent of `first..home` whose messages
+    /// reach the handlers below is a coherent requester; the others never
+    /// send to the directory.
+    pub fn domain(home: AgentId, first: AgentId, vc_base: u8, locs: usize, program: Option<Arc<Program>>) -> Self {
+        Directory {
+            variant: Variant::Mesi,
+            caches: home as usize,
+            dirs: 1,
+            locs,
+            values: Vec::new(),
+            program,
+            front_end: FrontEnd::Sc,
+            mutant: None,
+            symmetry: false,
+            cache: None,
+            mshrs: 1,
+            driven: false,
+            granule: 1,
+            first,
+            vc_base,
+            reader_only: 0,
+            forget: 0,
+        }
+    }
+
+    /// The sharer bit of agent `a`.
+    #[inline]
+    pub fn bit(&self, a: AgentId) -> u64 {
+        1u64 << (a - self.first)
+    }
+
+    /// Send `m` on its virtual network.
+    #[inline]
+    fn put<M: From<Msg>, G>(&self, ctx: &mut Ctx<M, G>, to: AgentId, m: Msg) {
+        ctx.send(to, self.vc_base + m.vc(), m.into());
     }
 
     /// Home `granule` consecutive lines at each directory in turn (timing:
@@ -732,11 +789,11 @@ impl Directory {
 
     /// Try to perform a memory operation at the cache now. Returns
     /// Ok(true) if done, Ok(false) if a miss was started.
-    fn access(
+    fn access<M: From<Msg>, G: CohGhost>(
         &self,
         core: &mut Core,
         line: &mut Line,
-        ctx: &mut Ctx<Msg, Ghost>,
+        ctx: &mut Ctx<M, G>,
         loc: Loc,
         op: Op,
         waiter: Waiter,
@@ -744,7 +801,7 @@ impl Directory {
         match op {
             Op::Load { reg, .. } => {
                 if line.st.readable() {
-                    check_value(ctx.ghost, loc, line.data)?;
+                    check_value(ctx.ghost.coh(), loc, line.data)?;
                     core.regs[reg as usize] = line.data;
                     return Ok(true);
                 }
@@ -752,17 +809,17 @@ impl Directory {
             }
             Op::Store { value, .. } => {
                 if line.st.writable() {
-                    write(line, ctx.ghost, loc, value);
+                    write(line, ctx.ghost.coh(), loc, value);
                     return Ok(true);
                 }
                 self.get_m(core, line, ctx, loc);
             }
             Op::Rmw { reg, kind, .. } => {
                 if line.st.writable() {
-                    check_value(ctx.ghost, loc, line.data)?;
+                    check_value(ctx.ghost.coh(), loc, line.data)?;
                     core.regs[reg as usize] = line.data;
                     if let Some(new) = kind.apply(line.data) {
-                        write(line, ctx.ghost, loc, new);
+                        write(line, ctx.ghost.coh(), loc, new);
                     }
                     return Ok(true);
                 }
@@ -774,24 +831,29 @@ impl Directory {
         Ok(false)
     }
 
-    fn get_s(&self, core: &mut Core, line: &mut Line, ctx: &mut Ctx<Msg, Ghost>, loc: Loc) {
+    fn get_s<M: From<Msg>, G: CohGhost>(&self, core: &mut Core, line: &mut Line, ctx: &mut Ctx<M, G>, loc: Loc) {
         core.misses += 1;
         line.st = CState::IS_D;
-        ctx.send(self.home(loc), REQ, Msg::GetS { loc });
+        self.put(ctx, self.home(loc), Msg::GetS { loc });
     }
 
-    fn get_m(&self, core: &mut Core, line: &mut Line, ctx: &mut Ctx<Msg, Ghost>, loc: Loc) {
+    fn get_m<M: From<Msg>, G: CohGhost>(&self, core: &mut Core, line: &mut Line, ctx: &mut Ctx<M, G>, loc: Loc) {
         core.misses += 1;
         line.st = if line.st == CState::S { CState::SM_AD } else { CState::IM_AD };
         line.got_data = false;
         line.acks_needed = 0;
         line.acks_got = 0;
-        ctx.send(self.home(loc), REQ, Msg::GetM { loc });
+        self.put(ctx, self.home(loc), Msg::GetM { loc });
     }
 
     /// The line for a miss on `loc`, allocated in its set; a timed cache
     /// whose set is full writes a stable victim back first.
-    fn alloc<'l>(&self, lines: &'l mut CacheLines, ctx: &mut Ctx<Msg, Ghost>, loc: Loc) -> &'l mut Line {
+    fn alloc<'l, M: From<Msg>, G: CohGhost>(
+        &self,
+        lines: &'l mut CacheLines,
+        ctx: &mut Ctx<M, G>,
+        loc: Loc,
+    ) -> &'l mut Line {
         if let Some((v, mut victim)) = lines.make_room(loc) {
             self.write_back(&mut victim, ctx, v);
             lines.evicting(v, victim);
@@ -800,26 +862,26 @@ impl Directory {
     }
 
     /// Give up a stable line: PutS for a shared copy, PutM with the data otherwise.
-    fn write_back(&self, line: &mut Line, ctx: &mut Ctx<Msg, Ghost>, l: Loc) {
+    fn write_back<M: From<Msg>, G: CohGhost>(&self, line: &mut Line, ctx: &mut Ctx<M, G>, l: Loc) {
         match line.st {
             CState::S => {
                 line.st = CState::SI_A;
-                ctx.send(self.home(l), REQ, Msg::PutS { loc: l });
+                self.put(ctx, self.home(l), Msg::PutS { loc: l });
             }
             _ => {
                 line.st = CState::MI_A;
-                ctx.send(self.home(l), REQ, Msg::PutM { loc: l, data: line.data });
+                self.put(ctx, self.home(l), Msg::PutM { loc: l, data: line.data });
             }
         }
     }
 
     /// The line's transaction finished: let whatever waited go on.
-    fn wake(
+    fn wake<M: From<Msg>, G: CohGhost>(
         &self,
         me: AgentId,
         core: &mut Core,
         lines: &mut CacheLines,
-        ctx: &mut Ctx<Msg, Ghost>,
+        ctx: &mut Ctx<M, G>,
         loc: Loc,
     ) -> Result<(), Violation> {
         core.misses = core.misses.saturating_sub(1);
@@ -828,16 +890,16 @@ impl Directory {
         match waiter {
             Waiter::None => {}
             Waiter::Load => {
-                check_value(ctx.ghost, loc, line.data)?;
+                check_value(ctx.ghost.coh(), loc, line.data)?;
                 ctx.done(loc as u64);
             }
             Waiter::Acquire => {
-                check_value(ctx.ghost, loc, line.data)?;
+                check_value(ctx.ghost.coh(), loc, line.data)?;
                 ctx.done(loc as u64);
                 core.waiting = false;
             }
             Waiter::Store(v) => {
-                write(line, ctx.ghost, loc, v);
+                write(line, ctx.ghost.coh(), loc, v);
                 ctx.done(loc as u64);
             }
             Waiter::Op(i) => {
@@ -859,19 +921,19 @@ impl Directory {
             Waiter::Drain => {
                 let (l, v) = core.sb[0];
                 debug_assert_eq!(l as Loc, loc);
-                write(line, ctx.ghost, loc, v);
+                write(line, ctx.ghost.coh(), loc, v);
                 core.sb_pop();
             }
         }
         Ok(())
     }
 
-    fn finish_m(
+    fn finish_m<M: From<Msg>, G: CohGhost>(
         &self,
         me: AgentId,
         core: &mut Core,
         lines: &mut CacheLines,
-        ctx: &mut Ctx<Msg, Ghost>,
+        ctx: &mut Ctx<M, G>,
         loc: Loc,
     ) -> Result<(), Violation> {
         let line = lines.get_mut(loc).expect("a line being filled is held");
@@ -879,16 +941,16 @@ impl Directory {
         line.got_data = false;
         line.acks_needed = 0;
         line.acks_got = 0;
-        ctx.send(self.home(loc), RESP, Msg::Unblock { loc });
+        self.put(ctx, self.home(loc), Msg::Unblock { loc });
         self.wake(me, core, lines, ctx, loc)
     }
 
-    fn cache_message(
+    pub fn cache_message<M: From<Msg>, G: CohGhost>(
         &self,
         me: AgentId,
         core: &mut Core,
         lines: &mut CacheLines,
-        ctx: &mut Ctx<Msg, Ghost>,
+        ctx: &mut Ctx<M, G>,
         msg: Msg,
     ) -> Result<Step, Violation> {
         use CState::*;
@@ -900,7 +962,7 @@ impl Directory {
                     IS_D => {
                         line.st = if excl { E } else { S };
                         line.data = data;
-                        ctx.send(home(loc), RESP, Msg::Unblock { loc });
+                        self.put(ctx, home(loc), Msg::Unblock { loc });
                         self.wake(me, core, lines, ctx, loc)?;
                     }
                     IM_AD | SM_AD => {
@@ -940,7 +1002,7 @@ impl Directory {
                     lines.release(loc);
                 }
                 if !self.is(Mutant::InvWithoutAck) {
-                    ctx.send(req, RESP, Msg::InvAck { loc });
+                    self.put(ctx, req, Msg::InvAck { loc });
                 }
             }
             Msg::FwdGetS { loc, req } => {
@@ -950,8 +1012,8 @@ impl Directory {
                     MI_A => SI_A,
                     st => return Err(Violation::unexpected(st, msg)),
                 };
-                ctx.send(req, RESP, Msg::Data { loc, data: line.data, acks: 0, excl: false });
-                ctx.send(home(loc), RESP, Msg::CopyBack { loc, data: line.data });
+                self.put(ctx, req, Msg::Data { loc, data: line.data, acks: 0, excl: false });
+                self.put(ctx, home(loc), Msg::CopyBack { loc, data: line.data });
             }
             Msg::FwdGetM { loc, req } => {
                 let Some(line) = lines.get_mut(loc) else { return Err(Violation::unexpected(CState::I, msg)) };
@@ -964,7 +1026,7 @@ impl Directory {
                 if line.st == I {
                     lines.release(loc);
                 }
-                ctx.send(req, RESP, Msg::Data { loc, data, acks: 0, excl: false });
+                self.put(ctx, req, Msg::Data { loc, data, acks: 0, excl: false });
             }
             Msg::PutAck { loc } => {
                 let Some(line) = lines.get_mut(loc) else { return Err(Violation::unexpected(CState::I, msg)) };
@@ -979,16 +1041,230 @@ impl Directory {
         Ok(Step::Done)
     }
 
+    /// The actions a cache's core may take now (see [`Protocol::actions`]).
+    pub fn cache_actions<A: From<Action>>(&self, core: &Core, lines: &CacheLines, me: AgentId, out: &mut Vec<A>) {
+        let Some(program) = &self.program else {
+            // An unconstrained core is an in-order core with one miss
+            // outstanding at a time (a single MSHR), evictions included.
+            if self.driven || lines.any_transient() {
+                return;
+            }
+            for l in 0..self.locs as Loc {
+                let line = lines.get(l);
+                match line.st {
+                    CState::I => {
+                        out.push(Action::Load(l).into());
+                        out.extend(self.values.iter().map(|&v| Action::Store(l, v).into()));
+                    }
+                    CState::S | CState::E | CState::M => {
+                        out.extend(self.values.iter().map(|&v| Action::Store(l, v).into()));
+                        out.push(Action::Evict(l).into());
+                    }
+                    _ => {}
+                }
+            }
+            return;
+        };
+        let prog = &program.threads[me as usize];
+        let free =
+            |loc: Option<u8>| loc.is_none_or(|l| lines.get(l as Loc).st.stable() && lines.can_allocate(l as Loc));
+        match self.front_end {
+            FrontEnd::Sc => {
+                if !core.waiting && (core.pc as usize) < prog.len() && free(prog[core.pc as usize].loc()) {
+                    out.push(Action::Step.into());
+                }
+            }
+            FrontEnd::Tso => {
+                if !core.waiting && (core.pc as usize) < prog.len() {
+                    let op = prog[core.pc as usize];
+                    let ok = match op {
+                        Op::Load { loc, .. } => core.forward(loc).is_some() || free(Some(loc)),
+                        Op::Store { .. } => (core.sb_len as usize) < super::core::SB_SIZE,
+                        Op::Rmw { loc, .. } => core.sb_len == 0 && free(Some(loc)),
+                        Op::Fence { order } => !order.is_seq_cst() || core.sb_len == 0,
+                    };
+                    if ok {
+                        out.push(Action::Step.into());
+                    }
+                }
+                if core.sb_len > 0 && free(Some(core.sb[0].0)) {
+                    out.push(Action::Drain.into());
+                }
+            }
+            FrontEnd::Rc => {
+                for j in 0..prog.len() {
+                    if core.rc_may_start(prog, j, self.is(Mutant::ReorderRelease)) && free(prog[j].loc()) {
+                        out.push(Action::Perform(j as u8).into());
+                    }
+                }
+            }
+        }
+    }
+
+    /// A cache's core takes `action` (see [`Protocol::act`]).
+    pub fn cache_act<M: From<Msg>, G: CohGhost>(
+        &self,
+        core: &mut Core,
+        lines: &mut CacheLines,
+        ctx: &mut Ctx<M, G>,
+        action: Action,
+    ) -> Result<(), Violation> {
+        let me = ctx.me;
+        match action {
+            Action::Hit(l) => {
+                ctx.issued(l as u64, OpKind::Load);
+                lines.touch(l);
+                check_value(ctx.ghost.coh(), l, lines.get(l).data)?;
+                ctx.done(l as u64);
+            }
+            Action::Load(l) => {
+                ctx.issued(l as u64, OpKind::Load);
+                let line = self.alloc(lines, ctx, l);
+                line.waiter = Waiter::Load;
+                self.get_s(core, line, ctx, l);
+            }
+            Action::Acquire(l) => {
+                ctx.issued(l as u64, OpKind::Load);
+                let line = self.alloc(lines, ctx, l);
+                line.waiter = Waiter::Acquire;
+                core.waiting = true;
+                self.get_s(core, line, ctx, l);
+            }
+            Action::Store(l, v) => {
+                ctx.issued(l as u64, OpKind::Store);
+                let line = self.alloc(lines, ctx, l);
+                if line.st.writable() {
+                    write(line, ctx.ghost.coh(), l, v);
+                    ctx.done(l as u64);
+                } else {
+                    self.get_m(core, line, ctx, l);
+                    line.waiter = Waiter::Store(v);
+                }
+            }
+            Action::Merge(l, v) => {
+                // its own operation id: the miss it joins is open under the line's
+                let id = MERGED | l as u64;
+                ctx.issued(id, OpKind::Store);
+                let line = lines.get_mut(l).expect("a merged store's line has a miss in flight");
+                line.waiter = Waiter::Store(v);
+                ctx.done(id);
+            }
+            Action::Evict(l) => {
+                let line = lines.get_mut(l).expect("only a held line is evicted");
+                self.write_back(line, ctx, l);
+            }
+            Action::Step => {
+                let i = core.pc;
+                let op = self.prog(me)[i as usize];
+                ctx.issued(i as u64, op_kind(op));
+                if self.front_end == FrontEnd::Tso {
+                    match op {
+                        Op::Store { loc, value, .. } => {
+                            core.sb_push(loc, value);
+                            core.pc += 1;
+                            ctx.done(i as u64);
+                            return Ok(());
+                        }
+                        Op::Load { loc, reg, .. } => {
+                            if let Some(v) = core.forward(loc) {
+                                core.regs[reg as usize] = v;
+                                core.pc += 1;
+                                ctx.done(i as u64);
+                                return Ok(());
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                match op.loc() {
+                    None => {
+                        core.pc += 1;
+                        ctx.done(i as u64);
+                    }
+                    Some(l) => {
+                        if self.access(core, self.alloc(lines, ctx, l as Loc), ctx, l as Loc, op, Waiter::Op(i))? {
+                            core.pc += 1;
+                            ctx.done(i as u64);
+                        } else {
+                            core.waiting = true;
+                        }
+                    }
+                }
+            }
+            Action::Drain => {
+                let (l, v) = core.sb[0];
+                let l = l as Loc;
+                let line = self.alloc(lines, ctx, l);
+                if line.st.writable() {
+                    write(line, ctx.ghost.coh(), l, v);
+                    core.sb_pop();
+                } else {
+                    self.get_m(core, line, ctx, l);
+                    line.waiter = Waiter::Drain;
+                }
+            }
+            Action::Perform(j) => {
+                let op = self.prog(me)[j as usize];
+                ctx.issued(j as u64, op_kind(op));
+                let done = match op.loc() {
+                    None => true,
+                    Some(l) => self.access(core, self.alloc(lines, ctx, l as Loc), ctx, l as Loc, op, Waiter::Op(j))?,
+                };
+                if done {
+                    core.done |= 1 << j;
+                    ctx.done(j as u64);
+                } else {
+                    core.inflight |= 1 << j;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The action a workload-driven cache's next operation maps to, if it
+    /// may start now (see [`Protocol::workload_action`]).
+    pub fn cache_workload_action(&self, core: &Core, lines: &CacheLines, op: &WorkOp) -> Option<Action> {
+        let locs = self.locs as u64;
+        let l = if locs.is_power_of_two() { op.line & (locs - 1) } else { op.line % locs } as Loc;
+        let line = lines.get(l);
+        let v = (op.value % 2) as Value;
+        // A line with a transaction in flight waits, but under RC a relaxed store joins a store miss
+        // in flight to its line (MSHR merging: the word stores of one line take one miss); a miss with
+        // every MSHR busy or no way free waits.
+        if !line.st.stable() {
+            let merge = self.front_end == FrontEnd::Rc
+                && op.kind == OpKind::Store
+                && op.order == OpOrder::Relaxed
+                && !core.waiting
+                && matches!(line.waiter, Waiter::Store(_));
+            return merge.then_some(Action::Merge(l, v));
+        }
+        // SC: one operation at a time, hits included; RC (relaxed workload operations): hits under misses,
+        // misses in parallel up to the MSHRs, one transaction per line. An acquire holds back every later
+        // operation until it completes; a release waits for every earlier one.
+        if core.waiting || (self.front_end == FrontEnd::Sc || op.order == OpOrder::Release) && core.misses > 0 {
+            return None;
+        }
+        match op.kind {
+            OpKind::Load if line.st.readable() => Some(Action::Hit(l)),
+            OpKind::Store | OpKind::Rmw if line.st.writable() => Some(Action::Store(l, v)),
+            _ if core.misses >= self.mshrs || !lines.can_allocate(l) => None,
+            OpKind::Load if op.order == OpOrder::Acquire => Some(Action::Acquire(l)),
+            OpKind::Load => Some(Action::Load(l)),
+            _ => Some(Action::Store(l, v)),
+        }
+    }
+
     // ------------------------------------------------------------ directory side
 
-    fn dir_message(
+    pub fn dir_message<M: From<Msg>, G: CohGhost>(
         &self,
         lines: &mut DirLines,
-        ctx: &mut Ctx<Msg, Ghost>,
+        ctx: &mut Ctx<M, G>,
         from: AgentId,
         msg: Msg,
     ) -> Result<Step, Violation> {
-        let bit = |a: AgentId| 1u64 << a;
+        let bit = |a: AgentId| self.bit(a);
         match msg {
             Msg::GetS { loc } | Msg::GetM { loc } | Msg::PutS { loc } | Msg::PutM { loc, .. }
                 if lines[self.idx(loc)].wait > 0 =>
@@ -999,22 +1275,22 @@ impl Directory {
                 let d = &mut lines[self.idx(loc)];
                 match d.owner {
                     Some(o) if o != from => {
-                        ctx.send(o, FWD, Msg::FwdGetS { loc, req: from });
+                        self.put(ctx, o, Msg::FwdGetS { loc, req: from });
                         d.owner = None;
                         d.sharers = bit(o) | bit(from);
                         d.wait = 2; // the requester's Unblock and the owner's CopyBack
                     }
                     Some(_) => return Err(Violation::unexpected("owner asking to read its own line", msg)),
-                    None if d.sharers == 0 && self.variant == Variant::Mesi => {
+                    None if d.sharers == 0 && self.variant == Variant::Mesi && self.reader_only & bit(from) == 0 => {
                         ctx.memory_read(self.idx(loc) as u64);
-                        ctx.send(from, RESP, Msg::Data { loc, data: d.mem, acks: 0, excl: true });
+                        self.put(ctx, from, Msg::Data { loc, data: d.mem, acks: 0, excl: true });
                         d.owner = Some(from);
                         d.wait = 1;
                     }
                     None => {
                         ctx.memory_read(self.idx(loc) as u64);
-                        ctx.send(from, RESP, Msg::Data { loc, data: d.mem, acks: 0, excl: false });
-                        if !self.is(Mutant::ForgetSharer) {
+                        self.put(ctx, from, Msg::Data { loc, data: d.mem, acks: 0, excl: false });
+                        if !self.is(Mutant::ForgetSharer) && self.forget & bit(from) == 0 {
                             d.sharers |= bit(from);
                         }
                         d.wait = 1;
@@ -1025,20 +1301,21 @@ impl Directory {
             Msg::GetM { loc } => {
                 let d = &mut lines[self.idx(loc)];
                 match d.owner {
-                    Some(o) if o != from => ctx.send(o, FWD, Msg::FwdGetM { loc, req: from }),
+                    Some(o) if o != from => self.put(ctx, o, Msg::FwdGetM { loc, req: from }),
                     Some(_) => return Err(Violation::unexpected("owner asking for its own line", msg)),
                     None => {
                         ctx.memory_read(self.idx(loc) as u64);
                         let others = d.sharers & !bit(from);
-                        ctx.send(
+                        self.put(
+                            ctx,
                             from,
-                            RESP,
                             Msg::Data { loc, data: d.mem, acks: others.count_ones() as u8, excl: false },
                         );
-                        for s in 0..self.caches as AgentId {
-                            if others & bit(s) != 0 {
-                                ctx.send(s, FWD, Msg::Inv { loc, req: from });
-                            }
+                        let mut rest = others;
+                        while rest != 0 {
+                            let s = self.first + rest.trailing_zeros() as AgentId;
+                            self.put(ctx, s, Msg::Inv { loc, req: from });
+                            rest &= rest - 1;
                         }
                     }
                 }
@@ -1049,7 +1326,7 @@ impl Directory {
             }
             Msg::PutS { loc } => {
                 lines[self.idx(loc)].sharers &= !bit(from);
-                ctx.send(from, FWD, Msg::PutAck { loc });
+                self.put(ctx, from, Msg::PutAck { loc });
                 Ok(Step::Done)
             }
             Msg::PutM { loc, data } => {
@@ -1064,7 +1341,7 @@ impl Directory {
                     // A stale put: the line was taken away while the write-back was in flight.
                     d.sharers &= !bit(from);
                 }
-                ctx.send(from, FWD, Msg::PutAck { loc });
+                self.put(ctx, from, Msg::PutAck { loc });
                 Ok(Step::Done)
             }
             Msg::Unblock { loc } | Msg::CopyBack { loc, .. } => {
@@ -1097,6 +1374,19 @@ fn op_kind(op: Op) -> OpKind {
 
 /// A store performed with write permission: the line becomes M and holds
 /// the newest value in coherence order.
+/// A protocol's ghost state that holds this protocol's: the last value
+/// written to each location, in coherence order.
+pub trait CohGhost {
+    fn coh(&mut self) -> &mut Ghost;
+}
+
+impl CohGhost for Ghost {
+    #[inline]
+    fn coh(&mut self) -> &mut Ghost {
+        self
+    }
+}
+
 fn write(line: &mut Line, ghost: &mut Ghost, loc: Loc, v: Value) {
     line.st = CState::M;
     line.data = v;
@@ -1176,176 +1466,12 @@ impl Protocol for Directory {
 
     fn actions(&self, agent: &Node, me: AgentId, _ghost: &Ghost, out: &mut Vec<Action>) {
         let Node::Cache { core, lines } = agent else { return };
-        let Some(program) = &self.program else {
-            // An unconstrained core is an in-order core with one miss
-            // outstanding at a time (a single MSHR), evictions included.
-            if self.driven || lines.any_transient() {
-                return;
-            }
-            for l in 0..self.locs as Loc {
-                let line = lines.get(l);
-                match line.st {
-                    CState::I => {
-                        out.push(Action::Load(l));
-                        out.extend(self.values.iter().map(|&v| Action::Store(l, v)));
-                    }
-                    CState::S | CState::E | CState::M => {
-                        out.extend(self.values.iter().map(|&v| Action::Store(l, v)));
-                        out.push(Action::Evict(l));
-                    }
-                    _ => {}
-                }
-            }
-            return;
-        };
-        let prog = &program.threads[me as usize];
-        let free =
-            |loc: Option<u8>| loc.is_none_or(|l| lines.get(l as Loc).st.stable() && lines.can_allocate(l as Loc));
-        match self.front_end {
-            FrontEnd::Sc => {
-                if !core.waiting && (core.pc as usize) < prog.len() && free(prog[core.pc as usize].loc()) {
-                    out.push(Action::Step);
-                }
-            }
-            FrontEnd::Tso => {
-                if !core.waiting && (core.pc as usize) < prog.len() {
-                    let op = prog[core.pc as usize];
-                    let ok = match op {
-                        Op::Load { loc, .. } => core.forward(loc).is_some() || free(Some(loc)),
-                        Op::Store { .. } => (core.sb_len as usize) < super::core::SB_SIZE,
-                        Op::Rmw { loc, .. } => core.sb_len == 0 && free(Some(loc)),
-                        Op::Fence { order } => !order.is_seq_cst() || core.sb_len == 0,
-                    };
-                    if ok {
-                        out.push(Action::Step);
-                    }
-                }
-                if core.sb_len > 0 && free(Some(core.sb[0].0)) {
-                    out.push(Action::Drain);
-                }
-            }
-            FrontEnd::Rc => {
-                for j in 0..prog.len() {
-                    if core.rc_may_start(prog, j, self.is(Mutant::ReorderRelease)) && free(prog[j].loc()) {
-                        out.push(Action::Perform(j as u8));
-                    }
-                }
-            }
-        }
+        self.cache_actions(core, lines, me, out);
     }
 
     fn act(&self, agent: &mut Node, ctx: &mut Ctx<Msg, Ghost>, action: Action) -> Result<(), Violation> {
-        let me = ctx.me;
         let Node::Cache { core, lines } = agent else { unreachable!("directories have no actions") };
-        match action {
-            Action::Hit(l) => {
-                ctx.issued(l as u64, OpKind::Load);
-                lines.touch(l);
-                check_value(ctx.ghost, l, lines.get(l).data)?;
-                ctx.done(l as u64);
-            }
-            Action::Load(l) => {
-                ctx.issued(l as u64, OpKind::Load);
-                let line = self.alloc(lines, ctx, l);
-                line.waiter = Waiter::Load;
-                self.get_s(core, line, ctx, l);
-            }
-            Action::Acquire(l) => {
-                ctx.issued(l as u64, OpKind::Load);
-                let line = self.alloc(lines, ctx, l);
-                line.waiter = Waiter::Acquire;
-                core.waiting = true;
-                self.get_s(core, line, ctx, l);
-            }
-            Action::Store(l, v) => {
-                ctx.issued(l as u64, OpKind::Store);
-                let line = self.alloc(lines, ctx, l);
-                if line.st.writable() {
-                    write(line, ctx.ghost, l, v);
-                    ctx.done(l as u64);
-                } else {
-                    self.get_m(core, line, ctx, l);
-                    line.waiter = Waiter::Store(v);
-                }
-            }
-            Action::Merge(l, v) => {
-                // its own operation id: the miss it joins is open under the line's
-                let id = MERGED | l as u64;
-                ctx.issued(id, OpKind::Store);
-                let line = lines.get_mut(l).expect("a merged store's line has a miss in flight");
-                line.waiter = Waiter::Store(v);
-                ctx.done(id);
-            }
-            Action::Evict(l) => {
-                let line = lines.get_mut(l).expect("only a held line is evicted");
-                self.write_back(line, ctx, l);
-            }
-            Action::Step => {
-                let i = core.pc;
-                let op = self.prog(me)[i as usize];
-                ctx.issued(i as u64, op_kind(op));
-                if self.front_end == FrontEnd::Tso {
-                    match op {
-                        Op::Store { loc, value, .. } => {
-                            core.sb_push(loc, value);
-                            core.pc += 1;
-                            ctx.done(i as u64);
-                            return Ok(());
-                        }
-                        Op::Load { loc, reg, .. } => {
-                            if let Some(v) = core.forward(loc) {
-                                core.regs[reg as usize] = v;
-                                core.pc += 1;
-                                ctx.done(i as u64);
-                                return Ok(());
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-                match op.loc() {
-                    None => {
-                        core.pc += 1;
-                        ctx.done(i as u64);
-                    }
-                    Some(l) => {
-                        if self.access(core, self.alloc(lines, ctx, l as Loc), ctx, l as Loc, op, Waiter::Op(i))? {
-                            core.pc += 1;
-                            ctx.done(i as u64);
-                        } else {
-                            core.waiting = true;
-                        }
-                    }
-                }
-            }
-            Action::Drain => {
-                let (l, v) = core.sb[0];
-                let l = l as Loc;
-                let line = self.alloc(lines, ctx, l);
-                if line.st.writable() {
-                    write(line, ctx.ghost, l, v);
-                    core.sb_pop();
-                } else {
-                    self.get_m(core, line, ctx, l);
-                    line.waiter = Waiter::Drain;
-                }
-            }
-            Action::Perform(j) => {
-                let op = self.prog(me)[j as usize];
-                ctx.issued(j as u64, op_kind(op));
-                let done = match op.loc() {
-                    None => true,
-                    Some(l) => self.access(core, self.alloc(lines, ctx, l as Loc), ctx, l as Loc, op, Waiter::Op(j))?,
-                };
-                if done {
-                    core.done |= 1 << j;
-                    ctx.done(j as u64);
-                } else {
-                    core.inflight |= 1 << j;
-                }
-            }
-        }
-        Ok(())
+        self.cache_act(core, lines, ctx, action)
     }
 
     fn is_environment(&self, action: &Action) -> bool {
@@ -1628,35 +1754,7 @@ impl Protocol for Directory {
 
     fn workload_action(&self, agent: &Node, _me: AgentId, op: &WorkOp) -> Option<Action> {
         let Node::Cache { core, lines } = agent else { return None };
-        let locs = self.locs as u64;
-        let l = if locs.is_power_of_two() { op.line & (locs - 1) } else { op.line % locs } as Loc;
-        let line = lines.get(l);
-        let v = (op.value % 2) as Value;
-        // A line with a transaction in flight waits, but under RC a relaxed store joins a store miss
-        // in flight to its line (MSHR merging: the word stores of one line take one miss); a miss with
-        // every MSHR busy or no way free waits.
-        if !line.st.stable() {
-            let merge = self.front_end == FrontEnd::Rc
-                && op.kind == OpKind::Store
-                && op.order == OpOrder::Relaxed
-                && !core.waiting
-                && matches!(line.waiter, Waiter::Store(_));
-            return merge.then_some(Action::Merge(l, v));
-        }
-        // SC: one operation at a time, hits included; RC (relaxed workload operations): hits under misses,
-        // misses in parallel up to the MSHRs, one transaction per line. An acquire holds back every later
-        // operation until it completes; a release waits for every earlier one.
-        if core.waiting || (self.front_end == FrontEnd::Sc || op.order == OpOrder::Release) && core.misses > 0 {
-            return None;
-        }
-        match op.kind {
-            OpKind::Load if line.st.readable() => Some(Action::Hit(l)),
-            OpKind::Store | OpKind::Rmw if line.st.writable() => Some(Action::Store(l, v)),
-            _ if core.misses >= self.mshrs || !lines.can_allocate(l) => None,
-            OpKind::Load if op.order == OpOrder::Acquire => Some(Action::Acquire(l)),
-            OpKind::Load => Some(Action::Load(l)),
-            _ => Some(Action::Store(l, v)),
-        }
+        self.cache_workload_action(core, lines, op)
     }
 }
 

@@ -1,27 +1,29 @@
 //! PCIe transactions between a NIC's queue pairs and the host, and the
-//! host side behind the root complex (seed 003, Table 1 as channels).
+//! host's coherence behind the root complex (seed 003, Table 1 as channels).
 //!
-//! | VC | name      | messages                              | order                |
-//! |----|-----------|---------------------------------------|----------------------|
-//! | 0  | host      | HostWr, HostRd (host core -> memory)  | FIFO per (core, mem) |
-//! | 1  | nonposted | MemRd (QP -> RC or switch), Fwd       | FIFO per (src, dst)  |
-//! | 2  | cpl       | Cpl, HostData, MmioAck, Nack, P2pFree | any                  |
-//! | 3  | rd        | Rd (RC -> memory)                     | any                  |
-//! | 4  | coh       | Data, Inv (memory -> RC)              | FIFO per (mem, RC)   |
-//! | 5  | wc        | MmioWr (host core -> RC)              | FIFO per (core, RC)  |
-//! | 6  | posted    | DevWr (RC -> the NIC's device)        | FIFO per (RC, dev)   |
-//! | 7  | wr        | Wr, ordered (RC -> memory)            | FIFO per (RC, mem)   |
-//! | 8  | relaxed   | DevWr to a ROB at the NIC             | any                  |
+//! | VC | name      | messages                                   | order               |
+//! |----|-----------|--------------------------------------------|---------------------|
+//! | 0  | nonposted | MemRd, MemWr (QP -> RC or switch), Fwd     | FIFO per (src, dst) |
+//! | 1  | cpl       | Cpl, MmioAck, Nack, Retry, P2pFree         | any                 |
+//! | 2  | wc        | MmioWr (host core -> RC)                   | FIFO per (core, RC) |
+//! | 3  | posted    | DevWr (RC -> the NIC's device)             | FIFO per (RC, dev)  |
+//! | 4  | creq      | GetS, GetM, PutS, PutM (-> the directory)  | any                 |
+//! | 5  | cfwd      | FwdGetS, FwdGetM, Inv, PutAck (directory ->) | any               |
+//! | 6  | cresp     | Data, InvAck, CopyBack, Unblock            | any                 |
+//! | 7  | relaxed   | DevWr to a ROB at the NIC                  | any                 |
 //!
 //! A QP's reads and DMA writes reach the root complex in the order it
 //! issued them (one link, one VC: a posted write is passed by nothing),
-//! but the host serves reads in any order (a hit overtakes
-//! a miss, L98), so R→R is not kept (Table 1) unless the RLSQ keeps it. A
-//! host core's accesses reach memory in program order (its stores and
-//! loads share one ordered channel: the host side is kept simple here, see
-//! `mod.rs`). Memory answers the root complex and invalidates its
-//! speculative copies on one ordered channel, so an Inv for a write that
-//! followed a read arrives after that read's Data.
+//! but the host serves reads in any order (a hit overtakes a miss, L98),
+//! so R→R is not kept (Table 1) unless the RLSQ keeps it.
+//!
+//! Behind the root complex the host is a MESI domain (`host.rs`): host
+//! cores' private caches and the root complex are requesters of one
+//! blocking directory, on the three unordered virtual networks of
+//! `coherence::directory` (`creq`, `cfwd`, `cresp`), carried as
+//! [`Msg::Coh`]. The blocking directory serialises each line's
+//! transactions, so an Inv for a host write that followed the root
+//! complex's read of the line is sent after that read's Data arrived.
 //!
 //! MMIO (§5.2): a host core's write-combining buffers drain in any order
 //! (the core picks the line to flush), then the lines travel in order to
@@ -34,21 +36,21 @@
 //! queue pair sends it again (`Resend`) when the switch has a place for it
 //! (`Retry`).
 
+use crate::agents::coherence::directory;
 use crate::agents::protocol::AgentId;
 use crate::workloads::program::Value;
 
-pub const HOST: u8 = 0;
-pub const NONPOSTED: u8 = 1;
-pub const CPL: u8 = 2;
-pub const RD: u8 = 3;
+pub const NONPOSTED: u8 = 0;
+pub const CPL: u8 = 1;
+pub const WC: u8 = 2;
+pub const POSTED: u8 = 3;
+/// The first of the host domain's three virtual networks (requests,
+/// forwarded requests, responses: `directory::REQ`, `FWD`, `RESP` from here).
 pub const COH: u8 = 4;
-pub const WC: u8 = 5;
-pub const POSTED: u8 = 6;
-pub const WR: u8 = 7;
-pub const RELAXED: u8 = 8;
+pub const RELAXED: u8 = 7;
 
 /// Channel names, by VC (for traffic tables).
-pub const CHANNELS: [&str; 9] = ["host", "nonposted", "cpl", "rd", "coh", "wc", "posted", "wr", "relaxed"];
+pub const CHANNELS: [&str; 8] = ["nonposted", "cpl", "wc", "posted", "creq", "cfwd", "cresp", "relaxed"];
 
 /// An MMIO write's sequence number (per core).
 pub type Seq = u16;
@@ -62,112 +64,43 @@ pub type Tag = u16;
 pub enum Msg {
     /// A DMA read of one line; `acq`: the acquire bit (§4.1): later reads
     /// observe memory at or after it.
-    MemRd {
-        tag: Tag,
-        loc: Loc,
-        acq: bool,
-    },
+    MemRd { tag: Tag, loc: Loc, acq: bool },
     /// A DMA write of one line (posted: no completion); `rel`: the
     /// relaxed-ordering bit read as release (§4.1): it is performed after
     /// every earlier request of the QP. Without `rel` a write may be
     /// performed in any order under the RLSQ; today's PCIe keeps W→W.
-    MemWr {
-        tag: Tag,
-        loc: Loc,
-        val: Value,
-        rel: bool,
-    },
+    MemWr { tag: Tag, loc: Loc, val: Value, rel: bool },
     /// Its completion with the line's value.
-    Cpl {
-        tag: Tag,
-        val: Value,
-    },
-    /// The root complex reads a line for an RLSQ entry (`qp`, `tag`).
-    Rd {
-        qp: AgentId,
-        tag: Tag,
-        loc: Loc,
-    },
-    /// The root complex performs an RLSQ entry's write (on `wr` in order
-    /// under today's PCIe, on `rd` in any order under the RLSQ).
-    Wr {
-        qp: AgentId,
-        tag: Tag,
-        loc: Loc,
-        val: Value,
-    },
-    /// Memory applied it.
-    WrAck {
-        qp: AgentId,
-        tag: Tag,
-    },
-    /// Memory's answer to `Rd`.
-    Data {
-        qp: AgentId,
-        tag: Tag,
-        val: Value,
-    },
-    /// A host write to a line the root complex read since the last Inv:
-    /// its speculative copies are stale (the RLSQ as a sharer, §5.1).
-    Inv {
-        loc: Loc,
-    },
-    /// A host core's store (posted) and load.
-    HostWr {
-        loc: Loc,
-        val: Value,
-    },
-    HostRd {
-        loc: Loc,
-    },
-    HostData {
-        val: Value,
-    },
+    Cpl { tag: Tag, val: Value },
+    /// The host's coherence (host cores' caches, the root complex and the
+    /// directory): MESI's messages, on `COH + directory::Msg::vc()`.
+    Coh(directory::Msg),
     /// A host core's 64 B MMIO write (a flushed write-combining line), with
     /// its sequence number and virtual network (§5.2: relaxed stores and
     /// releases apart).
-    MmioWr {
-        seq: Seq,
-        rel: bool,
-        loc: Loc,
-        val: Value,
-    },
+    MmioWr { seq: Seq, rel: bool, loc: Loc, val: Value },
     /// The root complex took an MMIO write (fence mode) or let it leave the
     /// ROB (a credit of the write's virtual network: `rel`).
-    MmioAck {
-        rel: bool,
-    },
+    MmioAck { rel: bool },
     /// The write posted to the device (with its core's sequence number, for
     /// a ROB at the NIC).
-    DevWr {
-        core: AgentId,
-        seq: Seq,
-        rel: bool,
-        loc: Loc,
-        val: Value,
-    },
+    DevWr { core: AgentId, seq: Seq, rel: bool, loc: Loc, val: Value },
     /// P2P: the switch forwards a queue pair's read to its destination.
-    Fwd {
-        qp: AgentId,
-        tag: Tag,
-        loc: Loc,
-        acq: bool,
-    },
+    Fwd { qp: AgentId, tag: Tag, loc: Loc, acq: bool },
     /// P2P: the switch's queue is full; the queue pair keeps the read and
     /// sends nothing new until the switch invites it back (`Retry`).
-    Nack {
-        tag: Tag,
-        loc: Loc,
-        acq: bool,
-    },
+    Nack { tag: Tag, loc: Loc, acq: bool },
     /// P2P: the switch holds a place for one refused read of this queue pair.
     Retry,
     /// P2P: that read, sent again into its place.
-    Resend {
-        tag: Tag,
-        loc: Loc,
-        acq: bool,
-    },
+    Resend { tag: Tag, loc: Loc, acq: bool },
     /// P2P: the device finished a read; the switch may send it the next.
     P2pFree,
+}
+
+impl From<directory::Msg> for Msg {
+    #[inline]
+    fn from(m: directory::Msg) -> Self {
+        Msg::Coh(m)
+    }
 }

@@ -5,15 +5,17 @@
 //!
 //! Agents: cores `0..C`, each a NIC queue pair (QP) or a host core (a
 //! litmus program names the QP threads), then the root complex (RC, agent
-//! `C`) and the host memory (agent `C + 1`).
+//! `C`) and the host's home (agent `C + 1`: its directory, L2 and DRAM).
 //!
 //! - **QP** (`nic.rs`): issues DMA reads of one line, `MemRd` with the
-//!   acquire bit (§4.1), and takes their `Cpl`s in any order. Under the
-//!   `nic` variant (today's way to order reads) a read waits for the
-//!   completion of every earlier acquire read: the NIC stops and waits.
+//!   acquire bit (§4.1), and takes their `Cpl`s in any order; and DMA
+//!   writes, `MemWr` (posted) with the release bit. Under the `nic`
+//!   variant (today's way to order reads) a read waits for the completion
+//!   of every earlier acquire read: the NIC stops and waits.
 //! - **Root complex** (`rc.rs`): the RLSQ, in arrival order, at most
-//!   `rlsq_entries` (a full RLSQ leaves a read in its channel). Each entry
-//!   reads memory (`Rd`/`Data`) and completes to its QP (§5.1):
+//!   `rlsq_entries` (a full RLSQ leaves a request in its channel). Each
+//!   read entry reads the line coherently (`GetS` to the host directory)
+//!   and completes to its QP (§5.1):
 //!   - `unordered` and `nic`: every entry reads at once and completes when
 //!     its data returns (R→R not kept, Table 1);
 //!   - `rc` (Release-Acquire): an entry reads only when no earlier acquire
@@ -22,23 +24,31 @@
 //!     only the later reads of its own queue pair (the TLP's thread ID);
 //!   - `rc-opt` (speculative): every entry reads at once; an entry
 //!     completes when it has its data and no earlier acquire is still in
-//!     the RLSQ. The RC is a sharer of what it read: a host write to such
-//!     a line invalidates it (`Inv`) and every entry of that line holding
-//!     data reads again — the squash, only of the conflicting reads.
-//! - **Host memory** (`memory.rs`): serves reads in any order (a hit
-//!   overtakes a miss), applies host cores' stores, and invalidates the
-//!   RC's copies on a write to a line it read since the last `Inv`. Timed,
-//!   a line a host core wrote stays in the host's cache: reading it costs
-//!   no `memory_latency`, so it overtakes earlier misses (L98).
-//! - **Host core** (`nic.rs`): a program thread whose stores and loads
-//!   reach memory in program order.
+//!     the RLSQ. The RC is a sharer of what it read: a host core's write
+//!     to such a line reaches the directory, whose `Inv` makes every entry
+//!     of that line holding data read again — the squash, only of the
+//!     conflicting reads.
+//!
+//!   A write entry asks for ownership (`GetM`), collects the invalidation
+//!   acks, commits its value when the ordering rules let it (`Unblock`,
+//!   `PutM`: today in order among writes, W→W) and leaves at the `PutAck`.
+//! - **Host** (`host.rs`): MESI (Sorin, Hill and Wood's Primer, the
+//!   blocking directory of `coherence::directory`, whose handlers run it
+//!   unchanged): each host core has a private write-back cache and runs
+//!   its program in order (SC) or a workload; the home is the directory
+//!   with the memory behind it. Timed, the home's L2 (Table 2: 256 KiB, 8
+//!   ways) decides a read's cost: `host_latency` for a line on chip,
+//!   `memory_latency` more from DRAM; a host core's fill and every
+//!   write-back allocate, the RC's reads do not, and `host_cached` lines
+//!   start there. A line a host core holds in M is served from its cache
+//!   (`FwdGetS`).
 //!
 //! - **MMIO** (`nic.rs`, `rc.rs`, `dev.rs`; `mmio` mode): host cores'
 //!   stores are MMIO writes; their write-combining lines leave in any
 //!   order; the root complex posts them to the NIC's device (agent `C + 2`)
 //!   on arrival (`fence`: the core's sfence waits for the root complex's
 //!   answers; `unordered`) or in sequence-number order from its ROB
-//!   (`rob`, with credits).
+//!   (`rob`, with credits). The host's memory is idle.
 //! - **P2P** (`switch.rs`; `p2p` mode): the QPs' reads cross a switch
 //!   (agent `C + 2`), with one shared queue or VOQs, to the root complex or
 //!   a slow P2P device (agent `C + 3`); a full queue refuses a read and
@@ -46,20 +56,38 @@
 //!
 //! Modelling choices the paper does not make, stated here and in the
 //! experiment files:
-//! - The host is one memory agent: host cores write it in program order
-//!   (a TSO or SC host's stores reach the coherence point in order); the
-//!   RC's coherent access is one read of that memory (`Rd`), and the RC's
-//!   sharer state is one bit per line at the memory. Timed, it is the
-//!   host's L2 (`host_latency`) in front of DRAM (`memory_latency` more on
-//!   a miss); MESI caches and a directory behind the root complex are not
-//!   modelled.
+//! - The RC is a coherent requester of the host directory, reusing MESI's
+//!   messages and the directory's handlers as they are (the directory is
+//!   `Directory::domain`: sharer bits from the first host core, the RC
+//!   included; the RC never granted Exclusive). The RC's own side is not
+//!   MESI's cache: an RLSQ entry is not a cache line (several entries may
+//!   read one line, a squashed entry reads again, a write commits in
+//!   RLSQ order), so `rc.rs` handles the same messages for its entries.
+//!   The RC is a sharer of a line from its read until the directory
+//!   invalidates it: it keeps no data once an entry completes (a later
+//!   read asks the directory again, so reads cost what they cost before
+//!   the host had caches), and an `Inv` finding no entry of the line is
+//!   acknowledged at once — the directory's sharer set over-approximates
+//!   the RLSQ's lines, as with caches that drop clean lines silently.
+//! - One request per line is out from the RC at a time (as a cache's one
+//!   MSHR per line): a later entry of the line waits for the earlier one's
+//!   data (read) or `PutAck` (write). A read after its QP's write waits
+//!   for that write's commit (W→R).
+//! - A write holds its line at the directory from ownership to commit (the
+//!   RC sends `Unblock` with its `PutM`), so no request reaches an RC that
+//!   owns a line it has not written yet; a committed write answers a
+//!   forwarded request with its value until the `PutAck`. Committing a
+//!   write squashes the RC's own reads of the line that hold data.
+//! - Host cores' caches hold every line they touch (no capacity); the
+//!   directory is a full map over the footprint (`host_cores` ≤ 63: one
+//!   sharer bit each and one for the RC); the L2 is non-inclusive and
+//!   keeps no dirty state (a line's value lives in the directory's memory).
 //! - The RC's 17 ns (Table 2) is paid once per request from the PCIe bus
-//!   (`rc_latency`); its other handlers cost nothing.
-//! - QPs read only (DMA writes from the NIC are not modelled; the host's
-//!   W→W order to the NIC is MMIO's).
+//!   (`rc_latency`); its other handlers cost nothing. The home pays
+//!   `host_latency` per message it handles.
 
 mod dev;
-mod memory;
+mod host;
 pub mod messages;
 mod nic;
 mod pack;
@@ -68,8 +96,10 @@ mod rc;
 mod rob;
 mod switch;
 
+pub use host::{Home, HostCore};
 pub use messages::{Loc, Msg, Tag, CHANNELS};
 pub use protocol::{Action, Ghost, Kind, Node, Pcie};
+pub use rc::{Entry, Rc, St};
 
 /// Where reads of one QP are ordered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -160,18 +190,22 @@ pub enum Mutant {
     /// Every variant: a read is performed before the QP's earlier writes
     /// (W→R, kept by PCIe, broken).
     ReadPassesWrite,
+    /// The host directory never records the root complex as a sharer: a
+    /// host write does not invalidate the RLSQ's copies.
+    ForgetRc,
 }
 
 /// The read and write mutants (`pcie-VARIANT+M@nic=T`), then the MMIO ones
 /// (`pcie-mmio-rob+M`).
-pub const MUTANTS: [(&str, Mutant); 6] = [
+pub const MUTANTS: [(&str, Mutant); 7] = [
     ("acquire-no-block", Mutant::AcquireNoBlock),
     ("no-squash", Mutant::NoSquash),
     ("release-no-wait", Mutant::ReleaseNoWait),
     ("read-passes-write", Mutant::ReadPassesWrite),
+    ("forget-rc", Mutant::ForgetRc),
     ("rob-no-credit", Mutant::RobNoCredit),
     ("rob-on-arrival", Mutant::RobOnArrival),
 ];
 
 /// How many of [`MUTANTS`] are read and write mutants (the rest are MMIO's).
-pub const RW_MUTANTS: usize = 4;
+pub const RW_MUTANTS: usize = 5;

@@ -1,10 +1,11 @@
-//! The cores: a NIC's queue pair (DMA reads through the root complex) or
-//! a host core (a program thread whose accesses reach memory in order, or,
-//! in MMIO mode, whose stores are MMIO writes to the NIC's device).
+//! The cores without a cache: a NIC's queue pair (DMA reads and writes
+//! through the root complex) or, in MMIO mode, a host core whose stores are
+//! MMIO writes to the NIC's device. (A coherent host core is a
+//! `directory` cache: `host.rs`.)
 
 use smallvec::SmallVec;
 
-use super::messages::{Loc, Msg, Seq, Tag, HOST, NONPOSTED, WC};
+use super::messages::{Loc, Msg, Seq, Tag, NONPOSTED, WC};
 use super::protocol::{Ghost, Kind, Pcie};
 use super::{Mmio, Mutant, Variant};
 use crate::agents::coherence::core::MAX_REGS;
@@ -25,7 +26,7 @@ pub struct Thread {
     /// Program: the next operation.
     pub pc: u8,
     pub regs: [Value; MAX_REGS],
-    /// Reads in flight, with their acquire bits (a host core: its one load).
+    /// Reads in flight, with their acquire bits.
     pub out: SmallVec<[(Tag, bool); 4]>,
     /// Workload: the next read's tag.
     pub next_tag: Tag,
@@ -66,7 +67,7 @@ impl Thread {
 
 impl Pcie {
     /// May this core start a read now? A QP under `nic` waits for every
-    /// earlier acquire's completion; a host core does one load at a time.
+    /// earlier acquire's completion.
     pub(super) fn may_read(&self, t: &Thread, kind: Kind) -> bool {
         match kind {
             Kind::Host => t.out.is_empty(),
@@ -88,16 +89,8 @@ impl Pcie {
                 t.out.push((pc as Tag, acq));
                 ctx.send(self.first_hop(), NONPOSTED, Msg::MemRd { tag: pc as Tag, loc: loc as Loc, acq });
             }
-            (Kind::Host, Op::Load { loc, .. }) => {
-                t.out.push((pc as Tag, false));
-                ctx.send(self.mem_agent(), HOST, Msg::HostRd { loc: loc as Loc });
-            }
             (Kind::Host, Op::Store { loc, value, order }) if self.mmio.is_some() => {
                 self.mmio_store(t, ctx, loc as Loc, value, order.is_release());
-                ctx.done(pc as u64);
-            }
-            (Kind::Host, Op::Store { loc, value, .. }) => {
-                ctx.send(self.mem_agent(), HOST, Msg::HostWr { loc: loc as Loc, val: value });
                 ctx.done(pc as u64);
             }
             (Kind::Qp, Op::Store { loc, value, order }) => {
@@ -105,7 +98,7 @@ impl Pcie {
                 ctx.send(self.first_hop(), NONPOSTED, Msg::MemWr { tag: pc as Tag, loc: loc as Loc, val: value, rel });
                 ctx.done(pc as u64);
             }
-            // a host core's accesses are already in order; programs are checked for what a QP runs
+            // an MMIO core's fence (its stalls are `may_fence`'s) and what a QP does not run
             _ => ctx.done(pc as u64),
         }
         t.pc += 1;
@@ -117,14 +110,6 @@ impl Pcie {
         ctx.issued(tag as u64, OpKind::Load);
         t.out.push((tag, acq));
         ctx.send(self.first_hop(), NONPOSTED, Msg::MemRd { tag, loc, acq });
-    }
-
-    /// A host core's workload store: posted, done when sent.
-    pub(super) fn host_store(&self, t: &mut Thread, ctx: &mut Ctx<Msg, Ghost>, loc: Loc) {
-        let tag = t.take_tag();
-        ctx.issued(tag as u64, OpKind::Store);
-        ctx.send(self.mem_agent(), HOST, Msg::HostWr { loc, val: 1 });
-        ctx.done(tag as u64);
     }
 
     /// May a QP make a DMA write now? Under `nic` it waits for its acquire
@@ -202,14 +187,6 @@ impl Pcie {
         ctx.done(tag as u64);
     }
 
-    /// A host core's workload load: one at a time.
-    pub(super) fn host_load(&self, t: &mut Thread, ctx: &mut Ctx<Msg, Ghost>, loc: Loc) {
-        let tag = t.take_tag();
-        ctx.issued(tag as u64, OpKind::Load);
-        t.out.push((tag, false));
-        ctx.send(self.mem_agent(), HOST, Msg::HostRd { loc });
-    }
-
     pub(super) fn core_message(
         &self,
         t: &mut Thread,
@@ -241,7 +218,6 @@ impl Pcie {
                 return Ok(());
             }
             Msg::Cpl { tag, val } => (tag, val),
-            Msg::HostData { val } => (t.out.first().map_or(0, |o| o.0), val),
             _ => return Err(Violation::unexpected("core", msg)),
         };
         let i = t.out.iter().position(|o| o.0 == tag).ok_or_else(|| Violation::unexpected("no read out", msg))?;

@@ -1,7 +1,7 @@
 //! Packing the PCIe family's states for the checker's visited set.
 
 use super::dev::Dev;
-use super::memory::Mem;
+use super::host::{Home, HostCore, L2};
 use super::messages::Msg;
 use super::nic::{Thread, WcLine};
 use super::protocol::{Ghost, Node};
@@ -21,29 +21,9 @@ impl Pack for Msg {
                 out.push(1);
                 (tag, val).pack(out);
             }
-            Msg::Rd { qp, tag, loc } => {
+            Msg::Coh(m) => {
                 out.push(2);
-                (qp, (tag, loc)).pack(out);
-            }
-            Msg::Data { qp, tag, val } => {
-                out.push(3);
-                (qp, (tag, val)).pack(out);
-            }
-            Msg::Inv { loc } => {
-                out.push(4);
-                loc.pack(out);
-            }
-            Msg::HostWr { loc, val } => {
-                out.push(5);
-                (loc, val).pack(out);
-            }
-            Msg::HostRd { loc } => {
-                out.push(6);
-                loc.pack(out);
-            }
-            Msg::HostData { val } => {
-                out.push(7);
-                val.pack(out);
+                m.pack(out);
             }
             Msg::MmioWr { seq, rel, loc, val } => {
                 out.push(8);
@@ -70,14 +50,6 @@ impl Pack for Msg {
                 out.push(16);
                 (tag, (loc, (val, rel))).pack(out);
             }
-            Msg::Wr { qp, tag, loc, val } => {
-                out.push(17);
-                (qp, (tag, (loc, val))).pack(out);
-            }
-            Msg::WrAck { qp, tag } => {
-                out.push(18);
-                (qp, tag).pack(out);
-            }
             Msg::Retry => out.push(14),
             Msg::Resend { tag, loc, acq } => {
                 out.push(15);
@@ -96,21 +68,7 @@ impl Pack for Msg {
                 let (tag, val) = Pack::unpack(src);
                 Msg::Cpl { tag, val }
             }
-            2 => {
-                let (qp, (tag, loc)) = Pack::unpack(src);
-                Msg::Rd { qp, tag, loc }
-            }
-            3 => {
-                let (qp, (tag, val)) = Pack::unpack(src);
-                Msg::Data { qp, tag, val }
-            }
-            4 => Msg::Inv { loc: Pack::unpack(src) },
-            5 => {
-                let (loc, val) = Pack::unpack(src);
-                Msg::HostWr { loc, val }
-            }
-            6 => Msg::HostRd { loc: Pack::unpack(src) },
-            7 => Msg::HostData { val: Pack::unpack(src) },
+            2 => Msg::Coh(Pack::unpack(src)),
             8 => {
                 let (seq, (rel, (loc, val))) = Pack::unpack(src);
                 Msg::MmioWr { seq, rel, loc, val }
@@ -133,14 +91,6 @@ impl Pack for Msg {
                 let (tag, (loc, (val, rel))) = Pack::unpack(src);
                 Msg::MemWr { tag, loc, val, rel }
             }
-            17 => {
-                let (qp, (tag, (loc, val))) = Pack::unpack(src);
-                Msg::Wr { qp, tag, loc, val }
-            }
-            18 => {
-                let (qp, tag) = Pack::unpack(src);
-                Msg::WrAck { qp, tag }
-            }
             14 => Msg::Retry,
             15 => {
                 let (tag, (loc, acq)) = Pack::unpack(src);
@@ -160,6 +110,16 @@ impl Pack for St {
                 out.push(2);
                 v.pack(out);
             }
+            St::Stale(v) => {
+                out.push(3);
+                v.pack(out);
+            }
+            St::Owning { data, need, got } => {
+                out.push(4);
+                (data, (need, got)).pack(out);
+            }
+            St::Owned => out.push(5),
+            St::Committed => out.push(6),
         }
     }
 
@@ -168,30 +128,43 @@ impl Pack for St {
             0 => St::Waiting,
             1 => St::Reading,
             2 => St::Data(Pack::unpack(src)),
+            3 => St::Stale(Pack::unpack(src)),
+            4 => {
+                let (data, (need, got)) = Pack::unpack(src);
+                St::Owning { data, need, got }
+            }
+            5 => St::Owned,
+            6 => St::Committed,
             k => panic!("{k} is not a packed RLSQ entry state"),
         }
     }
 }
 
 crate::pack_struct!(Entry { qp, tag, loc, acq, wr, st });
-crate::pack_struct!(RcStats { squashes, rlsq_high });
+crate::pack_struct!(RcStats { squashes, rlsq_high, invs });
 crate::pack_struct!(Held { core, seq, rel, loc, val });
 crate::pack_struct!(Rob { held, next });
 crate::pack_struct!(Rc { rlsq, stats, rob });
 crate::pack_struct!(Dev { mem, rob });
 crate::pack_struct!(Waiting { qp, tag, loc, acq });
 crate::pack_struct!(Switch { queue, p2p_busy, waiting, invited, nacks });
-crate::pack_struct!(Mem { mem, shared, cached });
+crate::pack_struct!(HostCore { core, lines });
+crate::pack_struct!(Home { lines, l2 });
+
+/// Not packed: the checker keeps no L2 (see `host.rs`).
+impl Pack for L2 {
+    fn pack(&self, _out: &mut Vec<u8>) {
+        debug_assert!(self.0.is_none(), "the checker keeps no L2");
+    }
+
+    fn unpack(_src: &mut &[u8]) -> Self {
+        L2(None)
+    }
+}
 crate::pack_struct!(WcLine { seq, rel, loc, val });
 crate::pack_struct!(Thread { pc, regs, out, next_tag, wc, seq, unacked, unacked_rel, refused, faa });
 
-impl Pack for Ghost {
-    fn pack(&self, _out: &mut Vec<u8>) {}
-
-    fn unpack(_src: &mut &[u8]) -> Self {
-        Ghost
-    }
-}
+crate::pack_struct!(Ghost { coh });
 
 impl Pack for Node {
     fn pack(&self, out: &mut Vec<u8>) {
@@ -204,9 +177,13 @@ impl Pack for Node {
                 out.push(1);
                 rc.pack(out);
             }
-            Node::Mem(m) => {
+            Node::Home(h) => {
                 out.push(2);
-                m.pack(out);
+                h.pack(out);
+            }
+            Node::Host(h) => {
+                out.push(6);
+                h.pack(out);
             }
             Node::Dev(d) => {
                 out.push(3);
@@ -224,7 +201,8 @@ impl Pack for Node {
         match get_byte(src) {
             0 => Node::Core(Pack::unpack(src)),
             1 => Node::Rc(Pack::unpack(src)),
-            2 => Node::Mem(Pack::unpack(src)),
+            2 => Node::Home(Pack::unpack(src)),
+            6 => Node::Host(Pack::unpack(src)),
             3 => Node::Dev(Pack::unpack(src)),
             4 => Node::Switch(Pack::unpack(src)),
             5 => Node::P2p,
@@ -243,12 +221,8 @@ mod tests {
         for m in [
             Msg::MemRd { tag: 300, loc: 7, acq: true },
             Msg::Cpl { tag: 1, val: 2 },
-            Msg::Rd { qp: 3, tag: 9, loc: 1 },
-            Msg::Data { qp: 3, tag: 9, val: 1 },
-            Msg::Inv { loc: 2 },
-            Msg::HostWr { loc: 1, val: 1 },
-            Msg::HostRd { loc: 0 },
-            Msg::HostData { val: 1 },
+            Msg::Coh(crate::agents::coherence::directory::Msg::Inv { loc: 2, req: 3 }),
+            Msg::Coh(crate::agents::coherence::directory::Msg::Data { loc: 1, data: 1, acks: 2, excl: false }),
             Msg::MmioWr { seq: 7, rel: true, loc: 1, val: 2 },
             Msg::MmioAck { rel: true },
             Msg::DevWr { core: 0, seq: 4, rel: false, loc: 1, val: 2 },
@@ -258,14 +232,21 @@ mod tests {
             Msg::Retry,
             Msg::Resend { tag: 5, loc: 1, acq: true },
             Msg::MemWr { tag: 3, loc: 2, val: 1, rel: true },
-            Msg::Wr { qp: 1, tag: 3, loc: 2, val: 1 },
-            Msg::WrAck { qp: 1, tag: 3 },
         ] {
             assert_eq!(round_trip(&m).0, m);
         }
         let mut rc = Rc::default();
         rc.rlsq.push(Entry { qp: 1, tag: 2, loc: 3, acq: true, wr: None, st: St::Data(1) });
         rc.rlsq.push(Entry { qp: 1, tag: 4, loc: 3, acq: false, wr: Some((1, true)), st: St::Reading });
+        rc.rlsq.push(Entry {
+            qp: 1,
+            tag: 5,
+            loc: 2,
+            acq: false,
+            wr: Some((1, false)),
+            st: St::Owning { data: true, need: 2, got: 1 },
+        });
+        rc.rlsq.push(Entry { qp: 2, tag: 6, loc: 2, acq: false, wr: None, st: St::Stale(1) });
         rc.rob.held.push(Held { core: 1, seq: 3, rel: false, loc: 0, val: 1 });
         rc.rob.next.push((1, 2));
         let n = Node::Rc(rc);

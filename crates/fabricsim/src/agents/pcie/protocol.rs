@@ -4,13 +4,17 @@
 use std::sync::Arc;
 
 use super::dev::Dev;
-use super::memory::Mem;
-use super::messages::{Loc, Msg, CHANNELS};
+use super::host::{Home, HostCore, L2};
+use super::messages::{Loc, Msg, CHANNELS, COH};
 use super::nic::Thread;
 use super::rc::Rc;
 use super::rob::Rob;
 use super::switch::Switch;
 use super::{Mmio, Mutant, Variant};
+use crate::agents::cache::CacheGeometry;
+use crate::agents::coherence::core::Core;
+use crate::agents::coherence::directory::{self, CacheShape, DirLine, Directory};
+use crate::agents::coherence::lines::{CacheLines, DirLines};
 use crate::agents::protocol::{AgentId, ChannelOrder, Ctx, OpKind, OpOrder, Protocol, Role, Step, Violation, WorkOp};
 use crate::engine::Time;
 use crate::workloads::program::{Outcome, Program};
@@ -20,23 +24,31 @@ use crate::workloads::program::{Outcome, Program};
 pub enum Kind {
     /// A NIC queue pair: DMA reads through the root complex.
     Qp,
-    /// A host core: stores and loads straight to memory, in order.
+    /// A host core: stores and loads through its private MESI cache (or,
+    /// in MMIO mode, MMIO writes to the NIC's device).
     Host,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Node {
+    /// A queue pair, or a host core making MMIO writes.
     Core(Thread),
+    /// A host core with its cache (not in MMIO mode).
+    Host(HostCore),
     Rc(Rc),
-    Mem(Mem),
+    Home(Home),
     Dev(Dev),
     Switch(Switch),
     P2p,
 }
 
-/// No global bookkeeping: the litmus outcome is read off the agents.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct Ghost;
+/// The host domain's coherence order (the last value written to each
+/// location), for its data-value invariant; the litmus outcome is read off
+/// the agents.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Ghost {
+    pub coh: directory::Ghost,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
@@ -56,13 +68,9 @@ pub enum Action {
         loc: Loc,
         acq: bool,
     },
-    /// A host core's workload store (posted) and load (a timed run).
-    HostStore {
-        loc: Loc,
-    },
-    HostLoad {
-        loc: Loc,
-    },
+    /// A host core's action: its program's next operation (checking), a
+    /// workload's load or store (timing).
+    Host(directory::Action),
     /// MMIO: a write-combining buffer flushes its `i`-th line (checking).
     Flush(u8),
     /// A host core's workload MMIO write, and fence (a timed run).
@@ -109,13 +117,39 @@ pub struct Pcie {
     pub p2p_qps: usize,
     pub switch_entries: usize,
     pub p2p_latency: Time,
+    /// The host's MESI domain: host cores' caches and the root complex are
+    /// requesters of its one directory, the home (see `host.rs`).
+    pub coh: Directory,
+    /// Timing: the host's L2 at the home (Table 2: 256 KiB, 8 ways).
+    pub host_l2: CacheGeometry,
+}
+
+/// Table 2's L2: 256 KiB, 8 ways, 64 B lines.
+pub fn table2_l2() -> CacheGeometry {
+    CacheGeometry::new(256 << 10, 64, 8).expect("a valid geometry")
+}
+
+impl From<directory::Action> for Action {
+    #[inline]
+    fn from(a: directory::Action) -> Self {
+        Action::Host(a)
+    }
 }
 
 impl Pcie {
     /// The defaults both constructors share: Table 2's RLSQ and window,
     /// no MMIO, no P2P, every handler timed by the engine's defaults.
     fn new(variant: Variant, kinds: Vec<Kind>, locs: usize, program: Option<Arc<Program>>, driven: bool) -> Self {
+        // sharer bits from the first host core (QPs never send to the directory) to the root complex
+        let rc = kinds.len() as AgentId;
+        let first = kinds.iter().position(|k| *k == Kind::Host).map_or(rc, |i| i as AgentId);
+        let mut coh = Directory::domain(rc + 1, first, COH, locs, program.clone());
+        coh.driven = driven;
+        // the root complex reads for the RLSQ: a sharer, never Exclusive (it keeps no line to write silently)
+        coh.reader_only = coh.bit(rc);
         Pcie {
+            coh,
+            host_l2: table2_l2(),
             variant,
             mutant: None,
             program,
@@ -181,8 +215,8 @@ impl Pcie {
         self
     }
 
-    /// Timing: the root complex's and the host cache's handler times, and
-    /// the lines that start in the host's cache.
+    /// Timing: the root complex's and the home's handler times, and the
+    /// lines that start in the host's L2.
     pub fn with_latencies(mut self, rc: Option<Time>, host: Option<Time>, host_cached: u64) -> Self {
         self.rc_latency = rc;
         self.host_latency = host;
@@ -190,9 +224,26 @@ impl Pcie {
         self
     }
 
+    /// Timing: the host's L2 (default Table 2's) and the host cores'
+    /// private caches (None: each holds every line it touches).
+    pub fn with_host_caches(mut self, l2: Option<CacheGeometry>, cache: Option<CacheShape>) -> Self {
+        if let Some(g) = l2 {
+            self.host_l2 = g;
+        }
+        self.coh.cache = cache;
+        self
+    }
+
     pub fn with_mutant(mut self, m: Option<Mutant>) -> Self {
         self.mutant = m;
+        // the directory that forgets the root complex as a sharer
+        self.coh.forget = if m == Some(Mutant::ForgetRc) { self.coh.bit(self.rc_agent()) } else { 0 };
         self
+    }
+
+    /// Whether core agent `a` is a coherent host core (not a QP, not MMIO).
+    pub(super) fn coherent_host(&self, a: usize) -> bool {
+        self.kinds.get(a) == Some(&Kind::Host) && self.mmio.is_none()
     }
 
     pub(super) fn is(&self, m: Mutant) -> bool {
@@ -238,12 +289,22 @@ impl Pcie {
             .enumerate()
             .map(|(t, a)| match a {
                 Node::Core(c) => c.regs[..p.registers[t].len()].to_vec(),
+                Node::Host(h) => h.core.regs[..p.registers[t].len()].to_vec(),
                 _ => unreachable!("cores come first"),
             })
             .collect();
         let mem = match (&agents[self.mem_agent() as usize], agents.get(self.dev_agent() as usize)) {
             (_, Some(Node::Dev(d))) => d.mem.clone(),
-            (Node::Mem(m), _) => m.mem.clone(),
+            // a host cache's M or E copy, else the directory's memory
+            (Node::Home(h), _) => (0..p.locations.len() as Loc)
+                .map(|l| {
+                    let owned = agents[..self.kinds.len()].iter().find_map(|a| match a {
+                        Node::Host(c) if c.lines.get(l).st.writable() => Some(c.lines.get(l).data),
+                        _ => None,
+                    });
+                    owned.unwrap_or(h.lines[l as usize].mem)
+                })
+                .collect(),
             _ => unreachable!("memory follows the root complex"),
         };
         Outcome { regs, mem }
@@ -263,41 +324,46 @@ impl Protocol for Pcie {
 
     fn vc_orders(&self) -> &[ChannelOrder] {
         use ChannelOrder::*;
-        &[Fifo, Fifo, Unordered, Unordered, Fifo, Fifo, Fifo, Fifo, Unordered]
+        // nonposted, cpl, wc, posted, then MESI's three networks, relaxed
+        &[Fifo, Unordered, Fifo, Fifo, Unordered, Unordered, Unordered, Unordered]
     }
 
     fn initial(&self) -> Vec<(Vec<Node>, Ghost)> {
-        let mut agents: Vec<Node> = self.kinds.iter().map(|_| Node::Core(Thread::default())).collect();
+        let init = |l: usize| self.program.as_ref().map_or(0, |p| p.init[l]);
+        let mut agents: Vec<Node> = (0..self.kinds.len())
+            .map(|t| {
+                if !self.coherent_host(t) {
+                    return Node::Core(Thread::default());
+                }
+                let len = self.program.as_ref().map_or(0, |p| p.threads[t].len());
+                let lines = match &self.coh.cache {
+                    None => CacheLines::dense(self.locs),
+                    Some(c) => CacheLines::assoc(crate::agents::cache::SetAssoc::new(
+                        c.geometry,
+                        c.policy,
+                        c.seed.wrapping_add(t as u64),
+                    )),
+                };
+                Node::Host(HostCore { core: Core { len: len as u8, ..Core::default() }, lines })
+            })
+            .collect();
         agents.push(Node::Rc(Rc::default()));
-        let mem = match &self.program {
-            Some(p) => p.init.clone(),
-            None => Vec::new(),
-        };
-        // the root complex's sharer bits: one word when checking; timed, only if host cores write
-        let hosts = self.kinds.contains(&Kind::Host);
-        let words = if self.driven && !hosts { 0 } else { self.locs.div_ceil(64).max(1) };
-        let mut cached = Vec::new();
-        if self.driven && (hosts || self.host_cached > 0) {
-            cached = vec![0u64; self.locs.div_ceil(64).max(1)];
-            let full = (self.host_cached / 64) as usize;
-            cached[..full].fill(!0);
-            if !self.host_cached.is_multiple_of(64) {
-                cached[full] = (1 << (self.host_cached % 64)) - 1;
-            }
-        }
+        let ghost = Ghost { coh: directory::Ghost { last: (0..self.locs).map(init).collect() } };
         if self.mmio.is_some() {
-            // the host memory is idle; the device holds what the program writes
-            agents.push(Node::Mem(Mem::default()));
+            // the host is idle; the device holds what the program writes
+            agents.push(Node::Home(Home::default()));
             let dev = self.program.as_ref().map_or_else(Vec::new, |p| p.init.clone());
             agents.push(Node::Dev(Dev { mem: dev, rob: Rob::default() }));
-            return vec![(agents, Ghost)];
+            return vec![(agents, ghost)];
         }
-        agents.push(Node::Mem(Mem { mem, shared: smallvec::smallvec![0; words], cached }));
+        let lines: DirLines = (0..self.locs).map(|l| DirLine { mem: init(l), ..DirLine::default() }).collect();
+        let l2 = if self.driven { L2::new(self.host_l2, self.host_cached) } else { L2::default() };
+        agents.push(Node::Home(Home { lines, l2 }));
         if self.p2p {
             agents.push(Node::Switch(Switch::default()));
             agents.push(Node::P2p);
         }
-        vec![(agents, Ghost)]
+        vec![(agents, ghost)]
     }
 
     fn on_message(
@@ -313,8 +379,12 @@ impl Protocol for Pcie {
                 self.core_message(t, ctx, me, msg)?;
                 Ok(Step::Done)
             }
+            Node::Host(h) => match msg {
+                Msg::Coh(m) => self.coh.cache_message(ctx.me, &mut h.core, &mut h.lines, ctx, m),
+                _ => Err(Violation::unexpected("host core", msg)),
+            },
             Node::Rc(rc) => self.rc_message(rc, ctx, from, msg),
-            Node::Mem(m) => self.mem_message(m, ctx, from, msg),
+            Node::Home(h) => self.home_message(h, ctx, from, msg),
             Node::Dev(d) => self.dev_message(d, ctx, msg),
             Node::Switch(s) => self.switch_message(s, ctx, from, msg),
             Node::P2p => self.p2p_message(ctx, from, msg),
@@ -322,6 +392,11 @@ impl Protocol for Pcie {
     }
 
     fn actions(&self, agent: &Node, me: AgentId, _ghost: &Ghost, out: &mut Vec<Action>) {
+        if let Node::Host(h) = agent {
+            // a program's next operation, in order (SC), through the cache
+            self.coh.cache_actions(&h.core, &h.lines, me, out);
+            return;
+        }
         if let Node::Core(t) = agent {
             // MMIO (checking): any line in the write-combining buffers may leave next
             out.extend((0..t.wc.len()).map(|i| Action::Flush(i as u8)));
@@ -336,7 +411,6 @@ impl Protocol for Pcie {
             Op::Store { order, .. } if self.mmio.is_some() => self.may_mmio_store(t, order.is_release()),
             Op::Store { .. } if kind == Kind::Qp => self.may_write(t),
             Op::Fence { .. } if self.mmio.is_some() => self.may_fence(t),
-            // a host core's store waits for its load before it (in order)
             _ => kind == Kind::Qp || t.out.is_empty(),
         };
         if ready {
@@ -345,6 +419,9 @@ impl Protocol for Pcie {
     }
 
     fn act(&self, agent: &mut Node, ctx: &mut Ctx<Msg, Ghost>, action: Action) -> Result<(), Violation> {
+        if let (Node::Host(h), Action::Host(a)) = (&mut *agent, action) {
+            return self.coh.cache_act(&mut h.core, &mut h.lines, ctx, a);
+        }
         let Node::Core(t) = agent else { unreachable!("only cores act") };
         let me = ctx.me as usize;
         match action {
@@ -356,8 +433,7 @@ impl Protocol for Pcie {
             Action::Read { loc, acq } => self.read(t, ctx, loc, acq),
             Action::Write { loc, rel } => self.write(t, ctx, loc, rel),
             Action::FetchAdd { loc, acq } => self.fetch_add(t, ctx, loc, acq),
-            Action::HostStore { loc } => self.host_store(t, ctx, loc),
-            Action::HostLoad { loc } => self.host_load(t, ctx, loc),
+            Action::Host(a) => return Err(Violation::unexpected("a core without a cache", a)),
             Action::Flush(i) => self.flush(t, ctx, i as usize),
             Action::MmioStore { loc, rel } => self.workload_mmio(t, ctx, Some((loc, rel))),
             Action::Fence => self.workload_mmio(t, ctx, None),
@@ -371,29 +447,40 @@ impl Protocol for Pcie {
             Action::Read { .. }
                 | Action::Write { .. }
                 | Action::FetchAdd { .. }
-                | Action::HostStore { .. }
-                | Action::HostLoad { .. }
+                | Action::Host(
+                    directory::Action::Load(_)
+                        | directory::Action::Acquire(_)
+                        | directory::Action::Hit(_)
+                        | directory::Action::Store(..)
+                        | directory::Action::Merge(..)
+                        | directory::Action::Evict(_)
+                )
                 | Action::MmioStore { .. }
                 | Action::Fence
         )
     }
 
-    fn invariant(&self, agents: &[Node], _ghost: &Ghost) -> Result<(), (String, String)> {
-        match &agents[self.rc_agent() as usize] {
-            Node::Rc(rc) if rc.rlsq.len() > self.rlsq_entries => {
-                Err(("rlsq bound".into(), format!("{} entries in an RLSQ of {}", rc.rlsq.len(), self.rlsq_entries)))
+    fn invariant(&self, agents: &[Node], ghost: &Ghost) -> Result<(), (String, String)> {
+        if let Node::Rc(rc) = &agents[self.rc_agent() as usize] {
+            if rc.rlsq.len() > self.rlsq_entries {
+                return Err((
+                    "rlsq bound".into(),
+                    format!("{} entries in an RLSQ of {}", rc.rlsq.len(), self.rlsq_entries),
+                ));
             }
-            _ => Ok(()),
         }
+        self.coherence_invariant(agents, ghost)
     }
 
     fn busy(&self, agent: &Node) -> bool {
         match agent {
             Node::Core(t) => t.busy(),
+            Node::Host(h) => h.lines.any_transient() || !h.core.finished(),
             Node::Rc(rc) => !rc.rlsq.is_empty() || !rc.rob.is_empty(),
+            Node::Home(h) => h.lines.iter().any(|d| d.wait > 0),
             Node::Dev(d) => !d.rob.is_empty(),
             Node::Switch(s) => !s.queue.is_empty() || !s.waiting.is_empty(),
-            Node::Mem(_) | Node::P2p => false,
+            Node::P2p => false,
         }
     }
 
@@ -414,6 +501,7 @@ impl Protocol for Pcie {
         if let Node::Rc(rc) = &agents[self.rc_agent() as usize] {
             out.push(("squashes".into(), rc.stats.squashes as f64));
             out.push(("rlsq_high".into(), rc.stats.rlsq_high as f64));
+            out.push(("rc_invs".into(), rc.stats.invs as f64));
         }
         if let Some(Node::Switch(s)) = agents.get(self.switch_agent() as usize) {
             out.push(("switch_nacks".into(), s.nacks as f64));
@@ -430,17 +518,10 @@ impl Protocol for Pcie {
     }
 
     fn carries_data(&self, msg: &Msg) -> bool {
-        matches!(
-            msg,
-            Msg::Cpl { .. }
-                | Msg::Data { .. }
-                | Msg::HostWr { .. }
-                | Msg::HostData { .. }
-                | Msg::MmioWr { .. }
-                | Msg::DevWr { .. }
-                | Msg::MemWr { .. }
-                | Msg::Wr { .. }
-        )
+        if let Msg::Coh(m) = msg {
+            return m.carries_data();
+        }
+        matches!(msg, Msg::Cpl { .. } | Msg::MmioWr { .. } | Msg::DevWr { .. } | Msg::MemWr { .. })
     }
 
     fn handler_latency(&self, id: AgentId, msg: &Msg) -> Option<Time> {
@@ -469,6 +550,9 @@ impl Protocol for Pcie {
     }
 
     fn workload_action(&self, agent: &Node, me: AgentId, op: &WorkOp) -> Option<Action> {
+        if let Node::Host(h) = agent {
+            return self.coh.cache_workload_action(&h.core, &h.lines, op).map(Action::Host);
+        }
         let Node::Core(t) = agent else { return None };
         let kind = self.kinds[me as usize];
         let loc = (op.line % self.locs.max(1) as u64) as Loc;
@@ -482,7 +566,6 @@ impl Protocol for Pcie {
                 self.may_mmio_store(t, rel).then_some(Action::MmioStore { loc, rel })
             }
             (Kind::Host, OpKind::Fence) => self.may_fence(t).then_some(Action::Fence),
-            (Kind::Host, OpKind::Load) => self.may_read(t, kind).then_some(Action::HostLoad { loc }),
             (Kind::Qp, OpKind::Rmw) => self.may_read(t, kind).then_some(Action::FetchAdd {
                 loc,
                 acq: op.order == OpOrder::Acquire && self.variant != Variant::Unordered,
@@ -491,8 +574,6 @@ impl Protocol for Pcie {
                 loc,
                 rel: op.order == OpOrder::Release && self.variant != Variant::Unordered,
             }),
-            // a host store waits for the host's load before it (in order)
-            (Kind::Host, OpKind::Store) => t.out.is_empty().then_some(Action::HostStore { loc }),
             _ => None,
         }
     }
