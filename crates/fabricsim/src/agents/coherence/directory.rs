@@ -643,23 +643,11 @@ impl Directory {
     /// One core per thread of `program`, behind `front_end`.
     pub fn running(variant: Variant, program: Arc<Program>, front_end: FrontEnd, dirs: usize) -> Self {
         Directory {
-            variant,
             caches: program.threads.len(),
-            dirs,
             locs: program.locations.len(),
-            values: Vec::new(),
             program: Some(program),
             front_end,
-            mutant: None,
-            symmetry: false,
-            cache: None,
-            mshrs: 1,
-            driven: false,
-            granule: 1,
-            first: 0,
-            vc_base: 0,
-            reader_only: 0,
-            forget: 0,
+            ..Directory::free(variant, 0, dirs, 0, 0)
         }
     }
 
@@ -670,25 +658,7 @@ impl Directory {
     /// reach the handlers below is a coherent requester; the others never
     /// send to the directory.
     pub fn domain(home: AgentId, first: AgentId, vc_base: u8, locs: usize, program: Option<Arc<Program>>) -> Self {
-        Directory {
-            variant: Variant::Mesi,
-            caches: home as usize,
-            dirs: 1,
-            locs,
-            values: Vec::new(),
-            program,
-            front_end: FrontEnd::Sc,
-            mutant: None,
-            symmetry: false,
-            cache: None,
-            mshrs: 1,
-            driven: false,
-            granule: 1,
-            first,
-            vc_base,
-            reader_only: 0,
-            forget: 0,
-        }
+        Directory { caches: home as usize, locs, program, first, vc_base, ..Directory::free(Variant::Mesi, 0, 1, 0, 0) }
     }
 
     /// The sharer bit of agent `a`.
