@@ -162,6 +162,107 @@ fn check(
     Ok((r.to_json().to_string(), r.report.trace_text(), r.svg))
 }
 
+/// A stop test for the graph workload: asks Python, at most every 100 ms,
+/// whether a signal (Ctrl-C) arrived, and leaves the KeyboardInterrupt
+/// pending so it is raised when the call returns.
+fn python_interrupted() -> impl Fn() -> bool {
+    let last = std::sync::Mutex::new(Instant::now());
+    move || {
+        let mut l = last.lock().unwrap_or_else(|e| e.into_inner());
+        if l.elapsed() < Duration::from_millis(100) {
+            return false;
+        }
+        *l = Instant::now();
+        Python::attach(|py| match py.check_signals() {
+            Ok(()) => false,
+            Err(e) => {
+                e.restore(py);
+                true
+            }
+        })
+    }
+}
+
+fn graph_err(py: Python<'_>, e: String) -> PyErr {
+    PyErr::take(py).unwrap_or_else(|| {
+        if e == "interrupted" {
+            PyKeyboardInterrupt::new_err(e)
+        } else {
+            PyValueError::new_err(e)
+        }
+    })
+}
+
+/// An R-MAT graph (BI Fig 13's PageRank input), held on the Rust side.
+#[pyclass(name = "RmatGraph", frozen)]
+struct RmatGraph {
+    graph: fabricsim::workloads::graph::Graph,
+}
+
+#[pymethods]
+impl RmatGraph {
+    #[new]
+    #[pyo3(signature = (scale, edge_factor = 35, seed = 1))]
+    fn new(py: Python<'_>, scale: u32, edge_factor: u32, seed: u64) -> PyResult<Self> {
+        use fabricsim::workloads::graph::{Graph, Rmat};
+        let r = Rmat { edge_factor, ..Rmat::twitter_like(scale) };
+        let stop = python_interrupted();
+        let graph = py.detach(|| Graph::rmat(&r, seed, &stop)).map_err(|e| graph_err(py, e))?;
+        Ok(RmatGraph { graph })
+    }
+
+    #[getter]
+    fn vertices(&self) -> usize {
+        self.graph.vertices()
+    }
+
+    #[getter]
+    fn edges(&self) -> usize {
+        self.graph.edges()
+    }
+
+    /// PowerGraph's random vertex cut over `sockets`: JSON text of the
+    /// per-socket edges, masters, mirrors, replica pairs and replication.
+    #[pyo3(signature = (sockets, seed = 1))]
+    fn cut(&self, py: Python<'_>, sockets: usize, seed: u64) -> PyResult<String> {
+        use fabricsim::workloads::graph::VertexCut;
+        let st = py
+            .detach(|| VertexCut::random(&self.graph, sockets, seed).map(|c| c.stats(&self.graph)))
+            .map_err(PyValueError::new_err)?;
+        Ok(serde_json::json!({
+            "sockets": st.sockets, "vertices": st.vertices, "edges": st.edges, "masters": st.masters,
+            "mirrors": st.mirrors, "pairs": st.pairs, "replication": st.replication,
+            "replication_expected": st.replication_expected,
+        })
+        .to_string())
+    }
+
+    /// PageRank to `tolerance` on the cut over `sockets`, a remote read
+    /// returning the previous iteration's value with probability `p_stale`.
+    #[pyo3(signature = (sockets, p_stale = 0.0, tolerance = 1e-3, max_iterations = 500, seed = 1))]
+    fn pagerank(
+        &self,
+        py: Python<'_>,
+        sockets: usize,
+        p_stale: f64,
+        tolerance: f64,
+        max_iterations: u32,
+        seed: u64,
+    ) -> PyResult<String> {
+        use fabricsim::workloads::graph::{PageRank, VertexCut};
+        let stop = python_interrupted();
+        let pr = PageRank { tolerance, max_iterations, p_stale };
+        let r = py
+            .detach(|| VertexCut::random(&self.graph, sockets, seed).and_then(|c| pr.run(&self.graph, &c, seed, &stop)))
+            .map_err(|e| graph_err(py, e))?;
+        Ok(serde_json::json!({
+            "iterations": r.iterations, "converged": r.converged, "remote_reads": r.remote_reads,
+            "stale_reads": r.stale_reads, "rank_sum": r.ranks.iter().sum::<f64>(),
+        })
+        .to_string())
+    }
+}
+
 /// The TOML of the 8x8 mesh benchmark system.
 #[pyfunction]
 fn bench_config() -> &'static str {
@@ -178,5 +279,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bench_config, m)?)?;
     m.add_function(wrap_pyfunction!(litmus, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_class::<RmatGraph>()?;
     Ok(())
 }

@@ -2,6 +2,7 @@
 //! trace replay.
 
 pub mod dma_reads;
+pub mod graph;
 pub mod kinds;
 pub mod kvs_gets;
 pub mod litmus;
