@@ -221,6 +221,12 @@ impl RmatGraph {
         self.graph.edges()
     }
 
+    /// The share of edges whose source is among the `fraction` of vertices
+    /// with the most out-edges.
+    fn hot_coverage(&self, fraction: f64) -> f64 {
+        self.graph.hot_coverage(fraction)
+    }
+
     /// PowerGraph's random vertex cut over `sockets`: JSON text of the
     /// per-socket edges, masters, mirrors, replica pairs and replication.
     #[pyo3(signature = (sockets, seed = 1))]
@@ -231,7 +237,7 @@ impl RmatGraph {
             .map_err(PyValueError::new_err)?;
         Ok(serde_json::json!({
             "sockets": st.sockets, "vertices": st.vertices, "edges": st.edges, "masters": st.masters,
-            "mirrors": st.mirrors, "pairs": st.pairs, "replication": st.replication,
+            "mirrors": st.mirrors, "pairs": st.pairs, "edge_sources": st.edge_sources, "replication": st.replication,
             "replication_expected": st.replication_expected,
         })
         .to_string())

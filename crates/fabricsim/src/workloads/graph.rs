@@ -157,6 +157,21 @@ impl Graph {
         self.sources.len()
     }
 
+    /// The share of edges whose source is among the `fraction` of vertices
+    /// with the most out-edges: the gather's reads a cache holding those
+    /// vertices' data serves (the power law makes it large).
+    pub fn hot_coverage(&self, fraction: f64) -> f64 {
+        let mut d: Vec<u32> = self.out_degree.clone();
+        d.sort_unstable_by(|a, b| b.cmp(a));
+        let k = ((fraction.clamp(0.0, 1.0) * d.len() as f64).round() as usize).min(d.len());
+        let hot: u64 = d[..k].iter().map(|&x| x as u64).sum();
+        if self.edges() == 0 {
+            0.0
+        } else {
+            hot as f64 / self.edges() as f64
+        }
+    }
+
     /// In-edges plus out-edges of `v`.
     pub fn degree(&self, v: usize) -> u64 {
         self.offsets[v + 1] - self.offsets[v] + self.out_degree[v] as u64
@@ -191,6 +206,10 @@ pub struct CutStats {
     /// gather message s → t and one apply message t → s per iteration in
     /// stock PowerGraph; one remote read each way under BI).
     pub pairs: Vec<Vec<u64>>,
+    /// `edge_sources[s][t]`: edges on `s` whose source is mastered on `t`
+    /// (under BI a mirror reads its vertex's data at the master, so these
+    /// are the gather's reads of socket `t`'s memory from socket `s`).
+    pub edge_sources: Vec<Vec<u64>>,
     /// Replicas per vertex with an edge.
     pub replication: f64,
     /// The closed form for a random cut, E[|A(v)|] = p(1 − (1 − 1/p)^deg v),
@@ -236,11 +255,13 @@ impl VertexCut {
             masters: vec![0; p],
             mirrors: vec![0; p],
             pairs: vec![vec![0; p]; p],
+            edge_sources: vec![vec![0; p]; p],
             replication: 0.0,
             replication_expected: 0.0,
         };
-        for &s in &self.edge_socket {
+        for (e, &s) in self.edge_socket.iter().enumerate() {
             st.edges[s as usize] += 1;
+            st.edge_sources[s as usize][self.master[g.sources[e] as usize] as usize] += 1;
         }
         let (mut total, mut expected) = (0u64, 0.0f64);
         let miss = 1.0 - 1.0 / p as f64;
@@ -404,7 +425,18 @@ mod tests {
             assert_eq!(st.masters.iter().sum::<u64>() + st.mirrors.iter().sum::<u64>(), replicas);
             let diag: u64 = (0..p).map(|s| st.pairs[s][s]).sum();
             assert_eq!(diag, 0);
+            let by_source: Vec<u64> = st.edge_sources.iter().map(|r| r.iter().sum()).collect();
+            assert_eq!(by_source, st.edges);
         }
+    }
+
+    #[test]
+    fn hot_vertices_cover_most_edges() {
+        let g = small();
+        assert_eq!(g.hot_coverage(0.0), 0.0);
+        assert_eq!(g.hot_coverage(1.0), 1.0);
+        // R-MAT's skew: a tenth of the vertices are the sources of most edges
+        assert!(g.hot_coverage(0.1) > 0.5, "{}", g.hot_coverage(0.1));
     }
 
     #[test]
