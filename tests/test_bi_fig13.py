@@ -74,3 +74,53 @@ def test_latency_classes_follow_the_enclosures():
     assert M.latency(0, 0, 8) == 100
     assert M.latency(0, 3, 8) == 150 and M.latency(4, 7, 8) == 150
     assert M.latency(0, 4, 8) == 400 and M.latency(0, 1, 2) == 400
+
+
+def test_che_approximation_analytic_cases():
+    import numpy as np
+
+    uniform = np.full(100, 0.01)
+    # LRU under uniform references: a cache of k of n items misses 1 − k/n
+    assert gm.lru_miss_share(uniform, 25) == pytest.approx(0.75, abs=0.01)
+    assert gm.lru_miss_share(uniform, 100) == 0.0
+    skewed = np.array([0.5] + [0.5 / 99] * 99)
+    assert gm.lru_miss_share(skewed, 10) < gm.lru_miss_share(uniform, 10)
+
+
+def test_count_model_gather_matches_an_event_level_gather(tmp_path):
+    """Socket 0's gather reads of a 4-socket cut, replayed on the event-level machine with its L3 scaled to
+    the same share of the graph's vertices as the paper's L3 of Twitter's: the mean read time agrees with
+    the count model's (1 − μ) × L3 hit + μ × memory latency, for stock (local replicas) and for BI (the
+    masters' memories), within 15%."""
+    import json
+
+    import fabricsim
+    from fabricsim.experiments.bi import system
+
+    scale, p, seed = 14, 4, 1
+    g = gm.graph(scale, seed)
+    c = json.loads(g.cut(p, seed=seed))
+    sources, masters = g.gather_reads(p, 0, seed=seed)
+    l3_lines = 11 * 16  # 11 ways of 16 sets: about 1.3 % of the graph's vertices (Twitter's L3 share: 1.5 %)
+    caches = {"l1_size": "1KiB", "l1_ways": 8, "l2_size": "4KiB", "l2_ways": 16, "l3_size": "11KiB", "l3_ways": 11}
+    mu = gm.miss_share(scale, seed, c, l3_lines=l3_lines, vertices=c["vertices"])
+    machine = gm.Machine(local=system.LOCAL_NS, same=system.REMOTE_NS, cross=system.CROSS_NS, flush=0.0)
+    mix = sum(c["edge_sources"][0][t] * machine.latency(0, t, p) for t in range(p)) / c["edges"][0]
+    for variant, memory_ns in (("stock", machine.local), ("bi", mix)):
+        trace = tmp_path / f"{variant}.trace"
+        trace.write_text(
+            "".join(
+                f"0 c0.0 R {hex((m if variant == 'bi' else 0) * (1 << 30) + u * 64)} 64\n"
+                for u, m in zip(sources, masters)
+            )
+        )
+        cfg = system.superdome(
+            sockets=p,
+            bi=caches,
+            workload={"pattern": "trace", "trace": str(trace), "line": "64B", "footprint": f"{p}GiB"},
+            max_time="1s",
+        )
+        s = fabricsim.run(cfg).summary
+        assert s["outcome"] == "completed"
+        model = (1 - mu) * 22.0 + mu * memory_ns
+        assert s["latency_ns"]["mean"] == pytest.approx(model, rel=0.15), variant

@@ -221,10 +221,9 @@ impl RmatGraph {
         self.graph.edges()
     }
 
-    /// The share of edges whose source is among the `fraction` of vertices
-    /// with the most out-edges.
-    fn hot_coverage(&self, fraction: f64) -> f64 {
-        self.graph.hot_coverage(fraction)
+    /// Each vertex's out-degree (its data's read count in one gather).
+    fn out_degrees(&self) -> Vec<u32> {
+        self.graph.out_degree.clone()
     }
 
     /// PowerGraph's random vertex cut over `sockets`: JSON text of the
@@ -241,6 +240,20 @@ impl RmatGraph {
             "replication_expected": st.replication_expected,
         })
         .to_string())
+    }
+
+    /// The gather's vertex reads on `socket` of the cut over `sockets`, in
+    /// visiting order: (sources, their masters' sockets).
+    #[pyo3(signature = (sockets, socket, seed = 1))]
+    fn gather_reads(&self, py: Python<'_>, sockets: usize, socket: usize, seed: u64) -> PyResult<(Vec<u32>, Vec<u8>)> {
+        use fabricsim::workloads::graph::VertexCut;
+        if socket >= sockets {
+            return Err(PyValueError::new_err(format!("socket {socket}: expected below sockets ({sockets})")));
+        }
+        let reads = py
+            .detach(|| VertexCut::random(&self.graph, sockets, seed).map(|c| c.gather_reads(&self.graph, socket)))
+            .map_err(PyValueError::new_err)?;
+        Ok(reads.into_iter().unzip())
     }
 
     /// PageRank to `tolerance` on the cut over `sockets`, a remote read

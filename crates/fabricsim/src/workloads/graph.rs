@@ -157,21 +157,6 @@ impl Graph {
         self.sources.len()
     }
 
-    /// The share of edges whose source is among the `fraction` of vertices
-    /// with the most out-edges: the gather's reads a cache holding those
-    /// vertices' data serves (the power law makes it large).
-    pub fn hot_coverage(&self, fraction: f64) -> f64 {
-        let mut d: Vec<u32> = self.out_degree.clone();
-        d.sort_unstable_by(|a, b| b.cmp(a));
-        let k = ((fraction.clamp(0.0, 1.0) * d.len() as f64).round() as usize).min(d.len());
-        let hot: u64 = d[..k].iter().map(|&x| x as u64).sum();
-        if self.edges() == 0 {
-            0.0
-        } else {
-            hot as f64 / self.edges() as f64
-        }
-    }
-
     /// In-edges plus out-edges of `v`.
     pub fn degree(&self, v: usize) -> u64 {
         self.offsets[v + 1] - self.offsets[v] + self.out_degree[v] as u64
@@ -244,6 +229,15 @@ impl VertexCut {
             })
             .collect();
         Ok(VertexCut { sockets, edge_socket, replicas, master })
+    }
+
+    /// The gather's vertex reads on `socket`, in the order it visits its
+    /// edges (by destination): each edge's source and the source's master.
+    pub fn gather_reads(&self, g: &Graph, socket: usize) -> Vec<(u32, u8)> {
+        (0..g.edges())
+            .filter(|&e| self.edge_socket[e] as usize == socket)
+            .map(|e| (g.sources[e], self.master[g.sources[e] as usize]))
+            .collect()
     }
 
     pub fn stats(&self, g: &Graph) -> CutStats {
@@ -427,16 +421,15 @@ mod tests {
             assert_eq!(diag, 0);
             let by_source: Vec<u64> = st.edge_sources.iter().map(|r| r.iter().sum()).collect();
             assert_eq!(by_source, st.edges);
+            let cut = VertexCut::random(&g, p, 3).unwrap();
+            let reads = cut.gather_reads(&g, 1);
+            assert_eq!(reads.len() as u64, st.edges[1]);
+            let mut by_master = vec![0u64; p];
+            for &(_, m) in &reads {
+                by_master[m as usize] += 1;
+            }
+            assert_eq!(by_master, st.edge_sources[1]);
         }
-    }
-
-    #[test]
-    fn hot_vertices_cover_most_edges() {
-        let g = small();
-        assert_eq!(g.hot_coverage(0.0), 0.0);
-        assert_eq!(g.hot_coverage(1.0), 1.0);
-        // R-MAT's skew: a tenth of the vertices are the sources of most edges
-        assert!(g.hot_coverage(0.1) > 0.5, "{}", g.hot_coverage(0.1));
     }
 
     #[test]

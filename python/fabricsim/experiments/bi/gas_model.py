@@ -24,7 +24,8 @@ costs:
 Per socket s and iteration (E_s edges on s, R_s mirrors on s, X_s mirrors
 elsewhere of s's masters, E_st edges on s whose source is mastered on t,
 L(s, t) a load of socket t's memory from s, μ the share of vertex reads that
-miss the socket's caches, m the misses a core overlaps, C cores):
+miss the socket's L3 (LRU, by Che's approximation over the vertices'
+read counts), m the misses a core overlaps, C cores):
 
 - gather work, every variant: E_s × (edge + μ × L_v / m) / C, where L_v is
   L(s, s) for stock (the replica is local) and the E_st-weighted L(s, t)
@@ -122,12 +123,41 @@ def _cut(scale: int, seed: int, sockets: int) -> dict:
     return json.loads(graph(scale, seed).cut(sockets, seed=seed))
 
 
-def miss_share(g, sockets: int, cut: dict) -> float:
-    """μ: the share of the gather's vertex reads that miss the socket's L3, which holds the hottest of
-    the socket's replicas (one line each) at Twitter's size."""
-    replicas_per_socket = cut["replication"] * TWITTER_V / sockets
-    hot = min(1.0, (L3_BYTES / LINE) / replicas_per_socket)
-    return 1.0 - g.hot_coverage(hot)
+@lru_cache(maxsize=8)
+def _popularity(scale: int, seed: int):
+    """Each vertex's share of the gather's reads (its out-degree over the edges), vertices with an edge."""
+    import numpy as np
+
+    d = np.asarray(graph(scale, seed).out_degrees(), dtype=float)
+    d = d[d > 0]
+    return d / d.sum()
+
+
+def lru_miss_share(p, lines: float) -> float:
+    """The miss ratio of an LRU cache of ``lines`` lines under independent references with popularities
+    ``p``, by Che's approximation (Che, Tung and Wang, IEEE JSAC 2002): the characteristic time T solves
+    Σ (1 − e^(−p T)) = lines, and an item hits with probability 1 − e^(−p T)."""
+    import numpy as np
+
+    if lines >= len(p):
+        return 0.0
+    lo, hi = 0.0, 1.0
+    while np.sum(1.0 - np.exp(-p * hi)) < lines:
+        hi *= 2.0
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if np.sum(1.0 - np.exp(-p * mid)) < lines else (lo, mid)
+    return 1.0 - float(np.sum(p * (1.0 - np.exp(-p * lo))))
+
+
+def miss_share(
+    scale: int, seed: int, cut: dict, l3_lines: float = L3_BYTES / LINE, vertices: float = TWITTER_V
+) -> float:
+    """μ: the share of the gather's vertex reads that miss the socket's L3 (LRU, a line a vertex), for a
+    ``vertices``-vertex graph the R-MAT graph stands for (the L3 holds the same share of its vertices).
+    Reads follow the out-degrees wherever the socket count: the vertices read most have a replica on
+    every socket. An event-level gather checks this against the machine's caches (tests/test_bi_fig13.py)."""
+    return lru_miss_share(_popularity(scale, seed), l3_lines * cut["vertices"] / vertices)
 
 
 def iteration(cut: dict, mu: float, machine: Machine, sw: Software, variant: str) -> Iteration:
@@ -152,16 +182,12 @@ def iteration(cut: dict, mu: float, machine: Machine, sw: Software, variant: str
             exchange = (records * sw.record + transfer) / CORES
             total = gather + exchange
         else:
-            exchange = (
-                sum(cut["pairs"][t][s] * machine.latency(s, t, p) for t in range(p)) * k_v / sw.mlp / CORES
-            )
+            exchange = sum(cut["pairs"][t][s] * machine.latency(s, t, p) for t in range(p)) * k_v / sw.mlp / CORES
             if variant == "bi-on-demand":
                 flush = (mirrors + remote_mirrors) * machine.flush
                 total = gather + exchange + flush
             else:
-                lines = (
-                    TWITTER_V * (1 + cut["replication"]) if sw.periodic_flush == "all" else mirrors + remote_mirrors
-                )
+                lines = TWITTER_V * (1 + cut["replication"]) if sw.periodic_flush == "all" else mirrors + remote_mirrors
                 flush = lines * machine.flush
                 total = max((gather + exchange) * CORES / (CORES - 1), flush)
         it = Iteration(p, variant, total, gather, exchange, flush, 0.0)
@@ -193,11 +219,10 @@ def stale_probability(p: float) -> float:
 
 def runtimes(scale: int, sockets: list[int], machine: Machine, sw: Software, seed: int = 1) -> list[dict]:
     """Per socket count and variant: the iteration's parts, the iterations PageRank takes, the run time."""
-    g = graph(scale, seed)
     rows = []
     for p in sockets:
         cut = _cut(scale, seed, p)
-        mu = miss_share(g, p, cut)
+        mu = miss_share(scale, seed, cut)
         for v in VARIANTS:
             it = iteration(cut, mu, machine, sw, v)
             # without stale reads the run is the same on any cut
