@@ -74,12 +74,14 @@
 //!   Superdome Flex system of the experiments puts the remote premium on
 //!   the socket and enclosure links).
 
+mod home;
 mod lines;
 mod pack;
 mod protocol;
 
 pub use lines::Lines;
-pub use protocol::{Action, Bi, Core, Ghost, LLine, Level, Llc, Msg, Node, Shapes, CHANNELS};
+pub use home::{HLine, Home};
+pub use protocol::{Action, Bi, Core, Ghost, LLine, Level, Llc, Mp, Msg, Node, Shapes, CHANNELS};
 
 use crate::engine::{Time, NS, PS};
 
@@ -220,12 +222,16 @@ pub enum Mutant {
     /// The private caches and the L3 have no capacity: every line a core
     /// touched stays in its L1.
     NoCapacity,
+    /// Coherent mode: the home grants M without invalidating the domains
+    /// that share the line (it still recalls an owner's).
+    HomeForgetsSharer,
 }
 
-pub const MUTANTS: [(&str, Mutant); 3] = [
+pub const MUTANTS: [(&str, Mutant); 4] = [
     ("flush-keeps-line", Mutant::FlushKeepsLine),
     ("clwb-no-writeback", Mutant::ClwbNoWriteback),
     ("no-capacity", Mutant::NoCapacity),
+    ("home-forgets-sharer", Mutant::HomeForgetsSharer),
 ];
 
 #[cfg(test)]
