@@ -278,11 +278,13 @@ impl Bi {
             Msg::Flush { inv, data, .. } => {
                 match l.lines.get_mut(line) {
                     Some(e) => {
-                        if e.owner == Some(k) {
-                            if let Some(v) = data {
-                                e.val = v;
-                                e.dirty = true;
-                            }
+                        // An owner's flush without data: its clean E copy left silently,
+                        // or its dirty copy is in a PutM this flush overtook. It stays the
+                        // owner, so that the home's snoop recalls the data from its
+                        // write-back buffer (the PutM waits while the line is busy).
+                        if let (Some(v), true) = (data, e.owner == Some(k)) {
+                            e.val = v;
+                            e.dirty = true;
                             if inv {
                                 e.owner = None;
                             }
