@@ -324,7 +324,8 @@ fn coherent_a_flush_acts_on_every_domain() {
 #[test]
 fn coherent_machine_wide_swmr_under_the_checker() {
     let p = Bi::checking(2, 1, 1, 1).with_coherent(true);
-    let r = check(&p);
+    let opts = Options { check_deadlock: true, threads: 2, ..Options::default() };
+    let r = explore(&p, &opts, &mut |_| {});
     eprintln!("{}: {} states complete {} depth {}", p.name(), r.states, r.complete, r.depth);
     assert!(r.violation.is_none(), "{:?}", r.violation);
     assert!(r.complete, "{} states", r.states);
