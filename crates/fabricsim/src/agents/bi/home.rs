@@ -76,9 +76,16 @@ pub enum HBusy {
     None,
     /// Waiting for `acks` snoop acks, then finishing `kind` for domain
     /// `req`; `data`: the dirty data a snoop returned.
-    Snoop { req: u8, kind: HKind, acks: u8, data: Option<Val> },
+    Snoop {
+        req: u8,
+        kind: HKind,
+        acks: u8,
+        data: Option<Val>,
+    },
     /// Granted to domain `req`: waiting for its `MemDone`.
-    Grant { req: u8 },
+    Grant {
+        req: u8,
+    },
 }
 
 /// The home directory's entry of a line.

@@ -79,8 +79,8 @@ mod lines;
 mod pack;
 mod protocol;
 
-pub use lines::Lines;
 pub use home::{HLine, Home};
+pub use lines::Lines;
 pub use protocol::{Action, Bi, Core, Ghost, LLine, Level, Llc, Mp, Msg, Node, Shapes, CHANNELS};
 
 use crate::engine::{Time, NS, PS};

@@ -997,7 +997,8 @@ impl Bi {
         {
             return Ok(Step::Stall);
         }
-        if self.coherent && matches!(msg, Msg::Flush { .. } | Msg::Snoop { .. } | Msg::Grant { .. } | Msg::MemFlushAck { .. })
+        if self.coherent
+            && matches!(msg, Msg::Flush { .. } | Msg::Snoop { .. } | Msg::Grant { .. } | Msg::MemFlushAck { .. })
         {
             return self.llc_coherent(l, ctx, d, k, msg);
         }
