@@ -32,6 +32,20 @@
 //!   1/8 of the sets of an 8-socket machine's caches, a conflict-miss
 //!   artifact the real machine's address hashing does not have.)
 //!
+//! **Coherent mode** (`coherent = true`, `home.rs`): the machine the paper
+//! runs its baselines on (U-RCU, stock PowerGraph), coherent across
+//! domains. Each global memory is also the **home directory** of its
+//! lines (per line: the owning domain, or the sharer domains), and each
+//! LLC's directory is its client: an LLC miss asks the home for S
+//! (`MemRd`) or M (`MemRdX`), a store to a line the domain holds S is an
+//! upgrade, the home snoops the owner (downgrade) or every sharer domain
+//! (invalidate), a snooped LLC recalls the line from its cores before it
+//! answers, and the data goes through the home (`Grant`, then `MemDone`).
+//! Clean L3 victims leave silently (the home tolerates stale records);
+//! flushes act on every domain. Channels `snoop` and `home_resp` are added
+//! (the non-coherent machine keeps its five). The user front ends of the
+//! baselines (U-RCU, MPI-like rings) are not here yet.
+//!
 //! Explicit cache operations (§2.2, §7.1 of the paper):
 //! - `clflush(line)`: the core drops its copy (a dirty one goes with the
 //!   request and waits in the write-back buffer), and sends `Flush{inv}` to
@@ -58,6 +72,10 @@
 //! of. The same Primer-style blocking directory is written again for that
 //! shape; its stable states are the same MESI states, and the checker
 //! checks the same single-writer invariant inside each domain.
+//!
+//! In coherent mode a flush acts on the whole machine (x86: every cache of
+//! the coherence domain): the LLC sends it to the line's home, which snoops
+//! every domain holding the line (`home.rs`); nothing is broadcast.
 //!
 //! Modelling choices (also in the experiments' notes):
 //! - The LLC is inclusive of the private caches (Skylake-SP's L3 is not,
