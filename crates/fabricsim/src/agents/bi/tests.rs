@@ -334,3 +334,78 @@ fn coherent_machine_wide_swmr_under_the_checker() {
     let v = r.violation.expect("the mutant breaks coherence");
     eprintln!("{}: {v:?}", p.name());
 }
+
+/// Random walks over a machine the exhaustive search cannot finish (two
+/// domains of two cores over two lines): any core's or LLC's action, or the
+/// delivery of any message in flight (the `down` channel in order), checking
+/// the invariants after every step and that something can always progress.
+fn random_walks(p: Bi, walks: u64, steps: usize) -> u64 {
+    use crate::agents::protocol::ChannelOrder;
+    let mut delivered = 0;
+    for seed in 1..=walks {
+        let mut rng = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let mut next = |n: usize| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            (rng % n as u64) as usize
+        };
+        let mut h = H::new(p.clone());
+        for _ in 0..steps {
+            // messages that may arrive next: any, but a FIFO channel's oldest per (from, to)
+            let ready: Vec<usize> = (0..h.q.len())
+                .filter(|&i| {
+                    let (to, from, m) = h.q[i];
+                    p.vc_orders()[m.vc() as usize] == ChannelOrder::Unordered
+                        || !h.q.iter().take(i).any(|&(t, f, x)| t == to && f == from && x.vc() == m.vc())
+                })
+                .collect();
+            let mut acts = Vec::new();
+            for a in 0..h.agents.len() {
+                let mut out = Vec::new();
+                p.actions(&h.agents[a], a as AgentId, &h.g, &mut out);
+                acts.extend(out.into_iter().map(|x| (a as AgentId, x)));
+            }
+            // favour deliveries so that transactions finish
+            if !ready.is_empty() && (acts.is_empty() || next(4) != 0) {
+                let mut tried = ready.clone();
+                let mut done = false;
+                while !tried.is_empty() && !done {
+                    let j = tried.swap_remove(next(tried.len()));
+                    let (to, from, msg) = h.q[j];
+                    let mut sends = Vec::new();
+                    let mut ctx = Ctx::new(to, &mut h.g, &mut sends);
+                    let step = p.on_message(&mut h.agents[to as usize], &mut ctx, from, msg).expect("no violation");
+                    if step == Step::Done {
+                        h.q.remove(j);
+                        h.q.extend(sends.into_iter().map(|s| (s.to, to, s.msg)));
+                        done = true;
+                        delivered += 1;
+                    }
+                }
+                assert!(done, "seed {seed}: deadlock: every message in flight stalls: {:?}", h.q);
+                if done {
+                    p.invariant(&h.agents, &h.g).unwrap_or_else(|e| panic!("seed {seed}: {e:?}"));
+                    continue;
+                }
+            }
+            if acts.is_empty() {
+                break;
+            }
+            let (a, action) = acts[next(acts.len())];
+            h.act(a, action);
+            p.invariant(&h.agents, &h.g).unwrap_or_else(|e| panic!("seed {seed}: {e:?}"));
+        }
+    }
+    delivered
+}
+
+#[test]
+fn coherent_random_walks_over_two_domains_of_two_cores_and_two_lines() {
+    let n = random_walks(Bi::checking(2, 2, 2, 2).with_coherent(true), 300, 3_000);
+    assert!(n > 300_000, "{n} deliveries");
+    // and they catch the mutant
+    let p = Bi::checking(2, 2, 2, 2).with_coherent(true).with_mutant(Some(super::Mutant::HomeForgetsSharer));
+    let caught = std::panic::catch_unwind(|| random_walks(p, 300, 3_000)).is_err();
+    assert!(caught, "the walks find the mutant's stale copy");
+}
