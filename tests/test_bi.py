@@ -115,6 +115,8 @@ def test_a_bench_with_caches_without_capacity_hits_l1_everywhere():
         ("protocol.bi.colour", '"red"', "colour"),
         ("protocol.bi.l3_latency", '"1ns"', "l1_latency <= l2_latency <= l3_latency"),
         ("protocol.bi.bench.kind", '"write"', 'expected "read" or "flush"'),
+        ("protocol.bi.coherent", '"yes"', "protocol.bi.coherent"),
+        ("protocol.bi.mutant", '"home-forgets-sharer"', "coherent = true only"),
     ],
 )
 def test_bad_bi_settings_are_named(key, value, want):
@@ -137,3 +139,13 @@ def test_the_checker_explores_a_domain_of_two_cores(cli):
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert report["ok"] and report["complete"] and report["states"] > 100_000
+
+
+def test_the_checker_finds_a_home_that_forgets_a_sharer_domain():
+    base = {"protocol": "bi", "coherent": True, "domains": 2, "caches": 1, "addresses": 1, "values": 1}
+    r = fabricsim.check({"check": {**base, "mutant": "home-forgets-sharer"}})
+    assert not r["ok"] and r["violation"]["kind"] == "stale", r["violation"]
+    with pytest.raises(fabricsim.ConfigError, match="coherent"):
+        fabricsim.check({"check": {"protocol": "msi", "coherent": True}})
+    with pytest.raises(fabricsim.ConfigError, match="with coherent = true"):
+        fabricsim.check({"check": {**base, "coherent": False, "mutant": "home-forgets-sharer"}})

@@ -125,6 +125,7 @@ fn run_protocol(
                 values: 0,
                 keep_values: false,
                 seed: spec.seed,
+                coherent: b.coherent,
             };
             go(spec, ps, p, progress)
         }

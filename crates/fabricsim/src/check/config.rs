@@ -22,6 +22,10 @@
 //! `protocol = "bi"` (seed 001): `domains` coherence domains (1 or 2) of
 //! `caches` cores each (1 or 2), `addresses` lines (1 or 2), `values`
 //! store values (1 or 2); the single-writer invariant inside each domain.
+//! With `coherent = true`, the machine coherent across domains (a home
+//! directory at the memory): the single-writer invariant over the whole
+//! machine, and every cached copy holds the last value written; `mutant =
+//! "home-forgets-sharer"` breaks it.
 //!
 //! `protocol = "gcs"` (seed 004): `caches` are the compute blades (2 to
 //! 4), `addresses` the locks (1 or 2), `blade_threads` the threads per
@@ -99,6 +103,8 @@ pub struct CheckConfig {
     pub blade_threads: Option<usize>,
     /// bi: coherence domains (then `caches` are the cores of each).
     pub domains: Option<usize>,
+    /// bi: coherent across domains (a home directory at the memory).
+    pub coherent: Option<bool>,
 }
 
 /// `[check]` keys that only `protocol = "cord"` takes.
@@ -196,8 +202,10 @@ pub fn run_with_stop(
             }
         }
     }
-    if c.protocol != "bi" && given.iter().any(|g| g == "domains") {
-        return Err(err("domains", "applies to protocol = \"bi\" only".to_string()));
+    for key in ["domains", "coherent"] {
+        if c.protocol != "bi" && given.iter().any(|g| g == key) {
+            return Err(err(key, "applies to protocol = \"bi\" only".to_string()));
+        }
     }
     if c.protocol != "gcs" && given.iter().any(|g| g == "blade_threads") {
         return Err(err("blade_threads", "applies to protocol = \"gcs\" only".to_string()));
@@ -357,10 +365,21 @@ pub fn run_with_stop(
             if !(1..=2).contains(&c.values) {
                 return Err(err("values", format!("{}: expected 1 or 2 store values", c.values)));
             }
-            if let Some(m) = &c.mutant {
-                return Err(err("mutant", format!("{m:?}: bi's checker has no mutants yet; expected none")));
-            }
-            let p = Bi::checking(domains, c.caches, c.addresses as u64, c.values as u32);
+            let coherent = c.coherent.unwrap_or(false);
+            let mutant = match &c.mutant {
+                None => None,
+                // the one mutant the checker can tell from the machine: the timed ones change only costs
+                Some(m) if m == "home-forgets-sharer" && coherent => Some(crate::agents::bi::Mutant::HomeForgetsSharer),
+                Some(m) => {
+                    return Err(err(
+                        "mutant",
+                        format!("{m:?}: bi's checker has one mutant, \"home-forgets-sharer\" (with coherent = true)"),
+                    ))
+                }
+            };
+            let p = Bi::checking(domains, c.caches, c.addresses as u64, c.values as u32)
+                .with_coherent(coherent)
+                .with_mutant(mutant);
             explore(&p, &opts, &mut |_| {})
         }
         other => return Err(err("protocol", format!("{other:?}: expected msi, mesi, german, dcoh, cord, gcs or bi"))),

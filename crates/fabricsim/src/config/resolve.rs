@@ -94,6 +94,8 @@ pub struct BiSpec {
     pub bench: Option<crate::agents::bi::Bench>,
     pub bench_home: Option<usize>,
     pub mutant: Option<crate::agents::bi::Mutant>,
+    /// Coherent across domains (the baselines' machine).
+    pub coherent: bool,
 }
 
 /// The timed GCS system (seed 004).
@@ -1233,7 +1235,11 @@ impl Builder<'_> {
             }
         };
         let _ = NS;
-        Ok(BiSpec { domains, params, shapes, interleave, bench, bench_home, mutant })
+        let coherent = c.coherent.unwrap_or(false);
+        if mutant == Some(crate::agents::bi::Mutant::HomeForgetsSharer) && !coherent {
+            return Err(self.err(key("mutant"), "\"home-forgets-sharer\": applies to coherent = true only"));
+        }
+        Ok(BiSpec { domains, params, shapes, interleave, bench, bench_home, mutant, coherent })
     }
 
     /// `[protocol.gcs]`: the scheme; the blades, threads and locks from the system's shape.

@@ -155,6 +155,9 @@ pub struct BiConfig {
     pub interleave: Option<Size>,
     /// A deliberately broken machine (reproduction tests).
     pub mutant: Option<String>,
+    /// Coherent across domains: each LLC's directory is a client of a home
+    /// directory at the line's global memory (default false).
+    pub coherent: Option<bool>,
     /// A micro-benchmark run by domain 0's first core instead of a workload.
     pub bench: Option<BiBenchConfig>,
 }

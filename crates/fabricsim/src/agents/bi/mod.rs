@@ -32,6 +32,20 @@
 //!   1/8 of the sets of an 8-socket machine's caches, a conflict-miss
 //!   artifact the real machine's address hashing does not have.)
 //!
+//! **Coherent mode** (`coherent = true`, `home.rs`): the machine the paper
+//! runs its baselines on (U-RCU, stock PowerGraph), coherent across
+//! domains. Each global memory is also the **home directory** of its
+//! lines (per line: the owning domain, or the sharer domains), and each
+//! LLC's directory is its client: an LLC miss asks the home for S
+//! (`MemRd`) or M (`MemRdX`), a store to a line the domain holds S is an
+//! upgrade, the home snoops the owner (downgrade) or every sharer domain
+//! (invalidate), a snooped LLC recalls the line from its cores before it
+//! answers, and the data goes through the home (`Grant`, then `MemDone`).
+//! Clean L3 victims leave silently (the home tolerates stale records);
+//! flushes act on every domain. Channels `snoop` and `home_resp` are added
+//! (the non-coherent machine keeps its five). The user front ends of the
+//! baselines (U-RCU, MPI-like rings) are not here yet.
+//!
 //! Explicit cache operations (§2.2, §7.1 of the paper):
 //! - `clflush(line)`: the core drops its copy (a dirty one goes with the
 //!   request and waits in the write-back buffer), and sends `Flush{inv}` to
@@ -59,6 +73,10 @@
 //! shape; its stable states are the same MESI states, and the checker
 //! checks the same single-writer invariant inside each domain.
 //!
+//! In coherent mode a flush acts on the whole machine (x86: every cache of
+//! the coherence domain): the LLC sends it to the line's home, which snoops
+//! every domain holding the line (`home.rs`); nothing is broadcast.
+//!
 //! Modelling choices (also in the experiments' notes):
 //! - The LLC is inclusive of the private caches (Skylake-SP's L3 is not,
 //!   but its snoop filter is; here the L3 is both), and the L2 is
@@ -74,12 +92,14 @@
 //!   Superdome Flex system of the experiments puts the remote premium on
 //!   the socket and enclosure links).
 
+mod home;
 mod lines;
 mod pack;
 mod protocol;
 
+pub use home::{HLine, Home};
 pub use lines::Lines;
-pub use protocol::{Action, Bi, Core, Ghost, LLine, Level, Llc, Msg, Node, Shapes, CHANNELS};
+pub use protocol::{Action, Bi, Core, Ghost, LLine, Level, Llc, Mp, Msg, Node, Shapes, CHANNELS};
 
 use crate::engine::{Time, NS, PS};
 
@@ -220,12 +240,16 @@ pub enum Mutant {
     /// The private caches and the L3 have no capacity: every line a core
     /// touched stays in its L1.
     NoCapacity,
+    /// Coherent mode: the home grants M without invalidating the domains
+    /// that share the line (it still recalls an owner's).
+    HomeForgetsSharer,
 }
 
-pub const MUTANTS: [(&str, Mutant); 3] = [
+pub const MUTANTS: [(&str, Mutant); 4] = [
     ("flush-keeps-line", Mutant::FlushKeepsLine),
     ("clwb-no-writeback", Mutant::ClwbNoWriteback),
     ("no-capacity", Mutant::NoCapacity),
+    ("home-forgets-sharer", Mutant::HomeForgetsSharer),
 ];
 
 #[cfg(test)]

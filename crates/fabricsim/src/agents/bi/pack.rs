@@ -1,6 +1,7 @@
 //! Packing BI's states for the checker's visited set.
 
-use super::protocol::{Busy, Core, Ghost, Kind, LLine, Llc, Msg, Node, PLine, Pend, Phase, Run, Tag, Wait, P};
+use super::home::{HBusy, HKind, HLine, Home};
+use super::protocol::{Busy, Core, Ghost, Kind, LLine, Llc, Mp, Msg, Node, PLine, Pend, Phase, Run, Snp, Tag, Wait, P};
 use crate::engine::pack::{get_byte, get_varint, put_varint, Pack};
 use crate::{pack_enum, pack_struct};
 
@@ -8,7 +9,11 @@ pack_enum!(P { S, E, M });
 pack_enum!(Phase { Prep, PrepFence, Measure, MeasureFence, Reread, RereadFence, Done });
 pack_struct!(PLine { st, val });
 pack_struct!(Run { phase, i, cur, flushed, rep, t0, t_end, total, ops, reread, rng });
-pack_struct!(LLine { sharers, owner, dirty, val, busy });
+pack_enum!(Mp { I, S, M });
+pack_struct!(Snp { acks, inv });
+pack_struct!(LLine { sharers, owner, dirty, val, busy, mp, snoop });
+pack_struct!(HLine { owner, sharers, busy });
+pack_struct!(Home { mem, dir });
 pack_struct!(Pend { line, acks, dirty, val, flush_req, writing });
 pack_struct!(Llc { lines, pend });
 
@@ -20,9 +25,53 @@ impl Pack for Tag {
 }
 
 impl Pack for Ghost {
-    fn pack(&self, _out: &mut Vec<u8>) {}
-    fn unpack(_src: &mut &[u8]) -> Self {
-        Ghost
+    fn pack(&self, out: &mut Vec<u8>) {
+        self.last.pack(out);
+    }
+    fn unpack(src: &mut &[u8]) -> Self {
+        Ghost { last: Pack::unpack(src) }
+    }
+}
+
+impl Pack for HKind {
+    fn pack(&self, out: &mut Vec<u8>) {
+        out.push(match self {
+            HKind::GetS => 0,
+            HKind::GetM => 1,
+            HKind::Flush { inv: false } => 2,
+            HKind::Flush { inv: true } => 3,
+        });
+    }
+    fn unpack(src: &mut &[u8]) -> Self {
+        match get_byte(src) {
+            0 => HKind::GetS,
+            1 => HKind::GetM,
+            b => HKind::Flush { inv: b == 3 },
+        }
+    }
+}
+
+impl Pack for HBusy {
+    fn pack(&self, out: &mut Vec<u8>) {
+        match *self {
+            HBusy::None => out.push(0),
+            HBusy::Snoop { req, kind, acks, data } => {
+                out.extend_from_slice(&[1, req, acks]);
+                kind.pack(out);
+                data.pack(out);
+            }
+            HBusy::Grant { req } => out.extend_from_slice(&[2, req]),
+        }
+    }
+    fn unpack(src: &mut &[u8]) -> Self {
+        match get_byte(src) {
+            0 => HBusy::None,
+            1 => {
+                let (req, acks) = (get_byte(src), get_byte(src));
+                HBusy::Snoop { req, acks, kind: Pack::unpack(src), data: Pack::unpack(src) }
+            }
+            _ => HBusy::Grant { req: get_byte(src) },
+        }
     }
 }
 
@@ -81,6 +130,7 @@ impl Pack for Busy {
                 kind.pack(out);
             }
             Busy::Wb { req, inv } => out.extend_from_slice(&[3, req, inv as u8]),
+            Busy::Home { req } => out.extend_from_slice(&[4, req]),
         }
     }
     fn unpack(src: &mut &[u8]) -> Self {
@@ -91,7 +141,8 @@ impl Pack for Busy {
                 let (req, acks) = (get_byte(src), get_byte(src));
                 Busy::Collect { req, acks, kind: Pack::unpack(src) }
             }
-            _ => Busy::Wb { req: get_byte(src), inv: get_byte(src) == 1 },
+            3 => Busy::Wb { req: get_byte(src), inv: get_byte(src) == 1 },
+            _ => Busy::Home { req: get_byte(src) },
         }
     }
 }
@@ -145,6 +196,10 @@ impl Pack for Node {
                 out.push(2);
                 m.pack(out);
             }
+            Node::Home(h) => {
+                out.push(3);
+                h.pack(out);
+            }
         }
     }
     fn unpack(src: &mut &[u8]) -> Self {
@@ -152,6 +207,7 @@ impl Pack for Node {
             0 => Node::Core(Pack::unpack(src)),
             1 => Node::Llc(Pack::unpack(src)),
             2 => Node::Mem(Pack::unpack(src)),
+            3 => Node::Home(Pack::unpack(src)),
             b => panic!("{b} is not a packed BI node"),
         }
     }
@@ -173,6 +229,13 @@ impl Pack for Msg {
             Msg::MemWr { line, val } => (10, line, val as u64, 0),
             Msg::MemData { line, val } => (11, line, val as u64, 0),
             Msg::MemWrAck { line } => (12, line, 0, 0),
+            Msg::MemRdX { line } => (13, line, 0, 0),
+            Msg::MemFlush { line, inv } => (14, line, inv as u64, 0),
+            Msg::Grant { line, val, excl } => (15, line, val as u64, excl as u64),
+            Msg::MemFlushAck { line } => (16, line, 0, 0),
+            Msg::Snoop { line, inv } => (17, line, inv as u64, 0),
+            Msg::SnoopAck { line, data } => (18, line, data.map_or(0, |v| v as u64 + 1), 0),
+            Msg::MemDone { line } => (19, line, 0, 0),
         };
         out.push(tag);
         put_varint(out, line);
@@ -198,7 +261,14 @@ impl Pack for Msg {
             9 => Msg::MemRd { line },
             10 => Msg::MemWr { line, val: a as u32 },
             11 => Msg::MemData { line, val: a as u32 },
-            _ => Msg::MemWrAck { line },
+            12 => Msg::MemWrAck { line },
+            13 => Msg::MemRdX { line },
+            14 => Msg::MemFlush { line, inv: a == 1 },
+            15 => Msg::Grant { line, val: a as u32, excl: b == 1 },
+            16 => Msg::MemFlushAck { line },
+            17 => Msg::Snoop { line, inv: a == 1 },
+            18 => Msg::SnoopAck { line, data: opt(a) },
+            _ => Msg::MemDone { line },
         }
     }
 }
@@ -216,6 +286,12 @@ mod tests {
             Msg::Ack { line: 300, data: Some(7), kept: true },
             Msg::Data { line: 1, val: 2, excl: true },
             Msg::MemWrAck { line: 9 },
+            Msg::Grant { line: 2, val: 1, excl: true },
+            Msg::SnoopAck { line: 1, data: Some(0) },
+            Msg::SnoopAck { line: 1, data: None },
+            Msg::MemFlush { line: 0, inv: true },
+            Msg::Snoop { line: 1, inv: false },
+            Msg::MemDone { line: 5 },
         ] {
             assert_eq!(round_trip(&m).0, m);
         }

@@ -21,7 +21,11 @@ pub const DOWN: u8 = 1;
 pub const RESP: u8 = 2;
 pub const MREQ: u8 = 3;
 pub const MRESP: u8 = 4;
-pub const CHANNELS: [&str; 5] = ["req", "down", "resp", "mem_req", "mem_resp"];
+/// Coherent mode only (`home.rs`): the home's snoops to an LLC, and the LLC's
+/// answers to the home (snoop acks, a grant's completion).
+pub const SNOOP: u8 = 5;
+pub const HRESP: u8 = 6;
+pub const CHANNELS: [&str; 7] = ["req", "down", "resp", "mem_req", "mem_resp", "snoop", "home_resp"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Msg {
@@ -81,6 +85,42 @@ pub enum Msg {
     MemWrAck {
         line: Line,
     },
+    // coherent mode (home.rs): LLC -> home (MREQ)
+    /// A miss or an upgrade that wants M permission for the domain.
+    MemRdX {
+        line: Line,
+    },
+    /// A flush, machine-wide: the home snoops every domain holding the line.
+    MemFlush {
+        line: Line,
+        inv: bool,
+    },
+    // home -> LLC (MRESP)
+    /// The line with the domain's permission: M (`excl`) or S.
+    Grant {
+        line: Line,
+        val: Val,
+        excl: bool,
+    },
+    MemFlushAck {
+        line: Line,
+    },
+    // home -> LLC (SNOOP)
+    /// Recall the line from the domain's cores: invalidate it (`inv`) or
+    /// downgrade the domain to S; return dirty data.
+    Snoop {
+        line: Line,
+        inv: bool,
+    },
+    // LLC -> home (HRESP)
+    SnoopAck {
+        line: Line,
+        data: Option<Val>,
+    },
+    /// A grant arrived: the home's transaction on the line is over.
+    MemDone {
+        line: Line,
+    },
 }
 
 impl Msg {
@@ -98,7 +138,14 @@ impl Msg {
             | Msg::MemRd { line }
             | Msg::MemWr { line, .. }
             | Msg::MemData { line, .. }
-            | Msg::MemWrAck { line } => line,
+            | Msg::MemWrAck { line }
+            | Msg::MemRdX { line }
+            | Msg::MemFlush { line, .. }
+            | Msg::Grant { line, .. }
+            | Msg::MemFlushAck { line }
+            | Msg::Snoop { line, .. }
+            | Msg::SnoopAck { line, .. }
+            | Msg::MemDone { line } => line,
         }
     }
 
@@ -107,8 +154,10 @@ impl Msg {
             Msg::GetS { .. } | Msg::GetM { .. } | Msg::PutM { .. } | Msg::Flush { .. } => REQ,
             Msg::Data { .. } | Msg::Inv { .. } | Msg::PutAck { .. } | Msg::FlushAck { .. } => DOWN,
             Msg::Ack { .. } => RESP,
-            Msg::MemRd { .. } | Msg::MemWr { .. } => MREQ,
-            Msg::MemData { .. } | Msg::MemWrAck { .. } => MRESP,
+            Msg::MemRd { .. } | Msg::MemWr { .. } | Msg::MemRdX { .. } | Msg::MemFlush { .. } => MREQ,
+            Msg::MemData { .. } | Msg::MemWrAck { .. } | Msg::Grant { .. } | Msg::MemFlushAck { .. } => MRESP,
+            Msg::Snoop { .. } => SNOOP,
+            Msg::SnoopAck { .. } | Msg::MemDone { .. } => HRESP,
         }
     }
 
@@ -121,6 +170,8 @@ impl Msg {
                 | Msg::Ack { data: Some(_), .. }
                 | Msg::MemWr { .. }
                 | Msg::MemData { .. }
+                | Msg::Grant { .. }
+                | Msg::SnoopAck { data: Some(_), .. }
         )
     }
 }
@@ -210,6 +261,27 @@ pub struct LLine {
     pub dirty: bool,
     pub val: Val,
     pub busy: Busy,
+    /// Coherent mode: the domain's permission at the home (always M when
+    /// not coherent); I while a miss is in flight or after a snoop
+    /// invalidated a line that is still busy.
+    pub mp: Mp,
+    /// Coherent mode: a home's snoop collecting the domain cores' acks.
+    pub snoop: Option<Snp>,
+}
+
+/// A domain's machine-level permission on a line (coherent mode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Mp {
+    I,
+    S,
+    M,
+}
+
+/// A snoop in progress at an LLC: acks still owed by its cores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Snp {
+    pub acks: u8,
+    pub inv: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -237,6 +309,11 @@ pub enum Busy {
     Wb {
         req: u8,
         inv: bool,
+    },
+    /// Coherent mode: `req`'s flush is at the home, which snoops every
+    /// domain holding the line (this one too).
+    Home {
+        req: u8,
     },
 }
 
@@ -267,10 +344,18 @@ pub enum Node {
     Llc(Llc),
     /// A global memory: the values written to it (kept when checking).
     Mem(BTreeMap<Line, Val>),
+    /// Coherent mode: a global memory with the machine's home directory.
+    Home(super::home::Home),
 }
 
+/// Lines whose last written value the checker follows (coherent mode).
+pub const GHOST_LINES: usize = 2;
+
+/// Checking, coherent mode: the last value stored to each line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub struct Ghost;
+pub struct Ghost {
+    pub last: [Val; GHOST_LINES],
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Level {
@@ -333,6 +418,8 @@ pub struct Bi {
     /// Memories keep the values written (checking, tests).
     pub keep_values: bool,
     pub seed: u64,
+    /// Coherent across domains (`home.rs`): the baselines' machine.
+    pub coherent: bool,
 }
 
 impl Bi {
@@ -352,7 +439,14 @@ impl Bi {
             values,
             keep_values: true,
             seed: 0,
+            coherent: false,
         }
+    }
+
+    /// The same machine, coherent across domains or not.
+    pub fn with_coherent(mut self, coherent: bool) -> Self {
+        self.coherent = coherent;
+        self
     }
 
     pub fn with_mutant(mut self, m: Option<Mutant>) -> Self {
@@ -448,7 +542,7 @@ impl Bi {
         };
         for i in lines.saturating_sub(cap)..lines {
             let line = self.bench_line(i);
-            let e = LLine { sharers: 1, owner: None, dirty: false, val: 0, busy: Busy::None };
+            let e = LLine { sharers: 1, owner: None, dirty: false, val: 0, busy: Busy::None, mp: Mp::M, snoop: None };
             if let Some((v, _)) = llc.lines.insert(line, e) {
                 core.l2.remove(v);
                 if let Some(l1) = &mut core.l1 {
@@ -536,6 +630,9 @@ impl Bi {
                 if store.is_some() && !excl {
                     return Err(Violation { kind: "store granted S", detail: format!("{msg:?}") });
                 }
+                if let Some(v) = store {
+                    self.wrote(ctx, line, v);
+                }
                 self.install(c, ctx, line, pl);
                 c.wait = Wait::None;
                 c.run.t_end = ctx.now;
@@ -613,6 +710,7 @@ impl Bi {
                     Some(pl) if pl.st != P::S => {
                         pl.st = P::M;
                         pl.val = val;
+                        self.wrote(ctx, line, val);
                         c.l2.touch(line);
                         if let Some(l1) = &mut c.l1 {
                             l1.insert(line, Tag);
@@ -793,16 +891,16 @@ impl Bi {
 
     // ------------------------------------------------------------ LLC
 
-    fn bit(k: u8) -> u64 {
+    pub(super) fn bit(k: u8) -> u64 {
         1u64 << k
     }
 
-    fn core_id(&self, d: usize, k: u8) -> AgentId {
+    pub(super) fn core_id(&self, d: usize, k: u8) -> AgentId {
         (d * self.cores + k as usize) as AgentId
     }
 
     /// Send `Inv` to every core in `mask` of domain `d`; how many.
-    fn inv_all(&self, ctx: &mut Ctx<Msg, Ghost>, d: usize, mut mask: u64, line: Line, keep: bool) -> u8 {
+    pub(super) fn inv_all(&self, ctx: &mut Ctx<Msg, Ghost>, d: usize, mut mask: u64, line: Line, keep: bool) -> u8 {
         let mut n = 0;
         while mask != 0 {
             let k = mask.trailing_zeros() as u8;
@@ -813,8 +911,43 @@ impl Bi {
         n
     }
 
+    /// A core's request on a line the domain may serve: recall what
+    /// conflicts from the domain's cores, or grant now.
+    pub(super) fn serve(&self, e: &mut LLine, ctx: &mut Ctx<Msg, Ghost>, d: usize, k: u8, line: Line, write: bool) {
+        if e.owner == Some(k) {
+            // a clean E line the core dropped silently
+            e.owner = None;
+        }
+        let acks = match (e.owner, write) {
+            (Some(o), false) => self.inv_all(ctx, d, Self::bit(o), line, true),
+            (o, true) => {
+                let mask = (e.sharers | o.map_or(0, Self::bit)) & !Self::bit(k);
+                self.inv_all(ctx, d, mask, line, false)
+            }
+            (None, false) => 0,
+        };
+        if acks > 0 {
+            let kind = if write { Kind::GetM } else { Kind::GetS };
+            e.busy = Busy::Collect { req: k, kind, acks };
+        } else {
+            self.grant(e, ctx, d, k, line, write);
+        }
+    }
+
+    /// No transaction and no snoop on the line.
+    pub(super) fn idle(e: &LLine) -> bool {
+        e.busy == Busy::None && e.snoop.is_none()
+    }
+
+    /// Checking, coherent mode: follow the last value stored to a line.
+    fn wrote(&self, ctx: &mut Ctx<Msg, Ghost>, line: Line, val: Val) {
+        if self.coherent && self.shapes.is_none() && (line as usize) < GHOST_LINES {
+            ctx.ghost.last[line as usize] = val;
+        }
+    }
+
     fn grant(&self, e: &mut LLine, ctx: &mut Ctx<Msg, Ghost>, d: usize, k: u8, line: Line, write: bool) {
-        let excl = write || (e.owner.is_none() && e.sharers & !Self::bit(k) == 0);
+        let excl = write || (e.mp == Mp::M && e.owner.is_none() && e.sharers & !Self::bit(k) == 0);
         if excl {
             e.owner = Some(k);
             e.sharers = 0;
@@ -858,47 +991,50 @@ impl Bi {
         let k = (from as usize).wrapping_sub(d * self.cores) as u8;
         let line = msg.line();
         let pending = l.pend.iter().position(|p| p.line == line);
-        let busy = l.lines.get(line).is_some_and(|e| e.busy != Busy::None);
+        let busy = l.lines.get(line).is_some_and(|e| !Self::idle(e));
         if matches!(msg, Msg::GetS { .. } | Msg::GetM { .. } | Msg::PutM { .. } | Msg::Flush { .. })
             && (pending.is_some() || busy)
         {
             return Ok(Step::Stall);
+        }
+        if self.coherent
+            && matches!(msg, Msg::Flush { .. } | Msg::Snoop { .. } | Msg::Grant { .. } | Msg::MemFlushAck { .. })
+        {
+            return self.llc_coherent(l, ctx, d, k, msg);
         }
         match msg {
             Msg::GetS { .. } | Msg::GetM { .. } => {
                 let write = matches!(msg, Msg::GetM { .. });
                 if l.lines.get(line).is_none() {
                     if l.lines.full(line) {
-                        let Some(v) = l.lines.victim_where(line, |_, e| e.busy == Busy::None) else {
+                        let Some(v) = l.lines.victim_where(line, |_, e| Self::idle(e)) else {
                             return Ok(Step::Stall);
                         };
                         self.evict(l, ctx, d, v);
                     }
-                    let e = LLine { sharers: 0, owner: None, dirty: false, val: 0, busy: Busy::Mem { req: k, write } };
+                    let e = LLine {
+                        sharers: 0,
+                        owner: None,
+                        dirty: false,
+                        val: 0,
+                        busy: Busy::Mem { req: k, write },
+                        mp: Mp::I,
+                        snoop: None,
+                    };
                     l.lines.insert(line, e);
-                    ctx.send(self.home(line), MREQ, Msg::MemRd { line });
+                    let rd = if self.coherent && write { Msg::MemRdX { line } } else { Msg::MemRd { line } };
+                    ctx.send(self.home(line), MREQ, rd);
                     return Ok(Step::Done);
                 }
                 l.lines.touch(line);
                 let e = l.lines.get_mut(line).expect("held");
-                if e.owner == Some(k) {
-                    // a clean E line the core dropped silently
-                    e.owner = None;
+                if write && e.mp != Mp::M {
+                    // coherent: the domain holds the line shared; the home upgrades it first
+                    e.busy = Busy::Mem { req: k, write };
+                    ctx.send(self.home(line), MREQ, Msg::MemRdX { line });
+                    return Ok(Step::Done);
                 }
-                let acks = match (e.owner, write) {
-                    (Some(o), false) => self.inv_all(ctx, d, Self::bit(o), line, true),
-                    (o, true) => {
-                        let mask = (e.sharers | o.map_or(0, Self::bit)) & !Self::bit(k);
-                        self.inv_all(ctx, d, mask, line, false)
-                    }
-                    (None, false) => 0,
-                };
-                if acks > 0 {
-                    let kind = if write { Kind::GetM } else { Kind::GetS };
-                    e.busy = Busy::Collect { req: k, kind, acks };
-                } else {
-                    self.grant(e, ctx, d, k, line, write);
-                }
+                self.serve(e, ctx, d, k, line, write);
             }
             Msg::PutM { val, .. } => {
                 if let Some(e) = l.lines.get_mut(line) {
@@ -977,6 +1113,12 @@ impl Bi {
                     return Ok(Step::Done);
                 }
                 let Some(e) = l.lines.get_mut(line) else { return Err(Violation::unexpected("no line", msg)) };
+                if e.snoop.is_some() {
+                    if self.snoop_ack(e, ctx, line, k, data, kept) {
+                        l.lines.remove(line);
+                    }
+                    return Ok(Step::Done);
+                }
                 let Busy::Collect { req, kind, acks } = e.busy else { return Err(Violation::unexpected(e.busy, msg)) };
                 if let Some(v) = data {
                     e.val = v;
@@ -1009,6 +1151,7 @@ impl Bi {
                 let Busy::Mem { req, write } = e.busy else { return Err(Violation::unexpected(e.busy, msg)) };
                 e.val = val;
                 e.dirty = false;
+                e.mp = Mp::M;
                 self.grant(e, ctx, d, req, line, write);
             }
             Msg::MemWrAck { .. } => {
@@ -1078,12 +1221,15 @@ impl Protocol for Bi {
 
     fn name(&self) -> String {
         let m = self.mutant.and_then(|m| super::MUTANTS.iter().find(|x| x.1 == m)).map(|m| m.0);
-        format!("bi{}", m.map(|m| format!("+{m}")).unwrap_or_default())
+        let c = if self.coherent { "-coherent" } else { "" };
+        format!("bi{c}{}", m.map(|m| format!("+{m}")).unwrap_or_default())
     }
 
     fn vc_orders(&self) -> &[ChannelOrder] {
         use ChannelOrder::*;
-        &[Unordered, Fifo, Unordered, Unordered, Unordered]
+        const ORDERS: [ChannelOrder; 7] = [Unordered, Fifo, Unordered, Unordered, Unordered, Unordered, Unordered];
+        // the coherent mode's two channels only when coherent: the other machine is unchanged
+        &ORDERS[..if self.coherent { 7 } else { 5 }]
     }
 
     fn initial(&self) -> Vec<(Vec<Node>, Ghost)> {
@@ -1098,8 +1244,12 @@ impl Protocol for Bi {
         }
         let mut agents: Vec<Node> = cores.into_iter().map(Node::Core).collect();
         agents.extend(llcs.into_iter().map(Node::Llc));
-        agents.extend((0..self.mems).map(|_| Node::Mem(BTreeMap::new())));
-        vec![(agents, Ghost)]
+        if self.coherent {
+            agents.extend((0..self.mems).map(|_| Node::Home(super::home::Home::default())));
+        } else {
+            agents.extend((0..self.mems).map(|_| Node::Mem(BTreeMap::new())));
+        }
+        vec![(agents, Ghost::default())]
     }
 
     fn on_message(
@@ -1112,6 +1262,7 @@ impl Protocol for Bi {
         match agent {
             Node::Core(c) => self.core_message(c, ctx, msg).map(|_| Step::Done),
             Node::Llc(l) => self.llc_message(l, ctx, from, msg),
+            Node::Home(h) => self.home_message(h, ctx, from, msg),
             Node::Mem(m) => {
                 match msg {
                     Msg::MemRd { line } => {
@@ -1159,7 +1310,7 @@ impl Protocol for Bi {
             }
             Node::Llc(l) if self.shapes.is_none() && self.bench.is_none() => {
                 for (line, e) in l.lines.held() {
-                    if e.busy == Busy::None && !l.pend.iter().any(|p| p.line == line) {
+                    if Self::idle(&e) && !l.pend.iter().any(|p| p.line == line) {
                         out.push(Action::LlcEvict { line });
                     }
                 }
@@ -1177,7 +1328,7 @@ impl Protocol for Bi {
                 self.evict(l, ctx, d, line);
                 Ok(())
             }
-            Node::Mem(_) => unreachable!("memories do not act"),
+            Node::Mem(_) | Node::Home(_) => unreachable!("memories do not act"),
         }
     }
 
@@ -1185,8 +1336,12 @@ impl Protocol for Bi {
         self.bench.is_none()
     }
 
-    fn invariant(&self, agents: &[Node], _ghost: &Ghost) -> Result<(), (String, String)> {
-        self.swmr(agents)
+    fn invariant(&self, agents: &[Node], ghost: &Ghost) -> Result<(), (String, String)> {
+        if self.coherent {
+            self.coherent_swmr(agents, ghost)
+        } else {
+            self.swmr(agents)
+        }
     }
 
     fn stats(&self, agents: &[Node]) -> Vec<(String, f64)> {
@@ -1207,8 +1362,9 @@ impl Protocol for Bi {
     fn busy(&self, agent: &Node) -> bool {
         match agent {
             Node::Core(c) => c.wait != Wait::None || !c.flushing.is_empty() || !c.wb.is_empty(),
-            Node::Llc(l) => !l.pend.is_empty() || l.lines.held().iter().any(|(_, e)| e.busy != Busy::None),
+            Node::Llc(l) => !l.pend.is_empty() || l.lines.held().iter().any(|(_, e)| !Self::idle(e)),
             Node::Mem(_) => false,
+            Node::Home(h) => h.busy(),
         }
     }
 
@@ -1238,7 +1394,12 @@ impl Protocol for Bi {
             (1, Msg::GetS { .. } | Msg::GetM { .. } | Msg::Flush { .. } | Msg::PutM { .. }) => {
                 p.l3_latency.saturating_sub(p.l2_latency)
             }
-            (2, Msg::MemRd { .. }) => p.memory_latency.saturating_sub(p.l3_latency),
+            // coherent: the home's directory is read with the line (Intel keeps it in DRAM)
+            (2, Msg::MemRd { .. } | Msg::MemRdX { .. } | Msg::MemFlush { .. }) => {
+                p.memory_latency.saturating_sub(p.l3_latency)
+            }
+            // a snoop looks the line up in the L3 and its directory
+            (1, Msg::Snoop { .. }) => p.l3_latency.saturating_sub(p.l2_latency),
             (2, Msg::MemWr { .. }) => p.memory_write,
             _ => 0,
         })
@@ -1267,7 +1428,7 @@ impl Protocol for Bi {
     }
 
     fn vc_names(&self) -> Vec<String> {
-        CHANNELS.iter().map(|s| s.to_string()).collect()
+        CHANNELS[..self.vc_orders().len()].iter().map(|s| s.to_string()).collect()
     }
 
     fn workload_action(&self, agent: &Node, _me: AgentId, op: &WorkOp) -> Option<Action> {

@@ -14,18 +14,18 @@ struct H {
     q: VecDeque<(AgentId, AgentId, Msg)>,
     /// Every message delivered, in order.
     log: Vec<(AgentId, AgentId, Msg)>,
+    g: Ghost,
 }
 
 impl H {
     fn new(p: Bi) -> Self {
         let (agents, _) = p.initial().remove(0);
-        H { p, agents, q: VecDeque::new(), log: Vec::new() }
+        H { p, agents, q: VecDeque::new(), log: Vec::new(), g: Ghost::default() }
     }
 
     fn act(&mut self, a: AgentId, action: Action) {
         let mut sends = Vec::new();
-        let mut g = Ghost;
-        let mut ctx = Ctx::new(a, &mut g, &mut sends);
+        let mut ctx = Ctx::new(a, &mut self.g, &mut sends);
         self.p.act(&mut self.agents[a as usize], &mut ctx, action).expect("no violation");
         self.q.extend(sends.into_iter().map(|s| (s.to, a, s.msg)));
     }
@@ -37,8 +37,7 @@ impl H {
             guard += 1;
             assert!(guard < 10_000, "no progress");
             let mut sends = Vec::new();
-            let mut g = Ghost;
-            let mut ctx = Ctx::new(to, &mut g, &mut sends);
+            let mut ctx = Ctx::new(to, &mut self.g, &mut sends);
             match self.p.on_message(&mut self.agents[to as usize], &mut ctx, from, msg).expect("no violation") {
                 Step::Stall => self.q.push_back((to, from, msg)),
                 Step::Done => {
@@ -46,7 +45,7 @@ impl H {
                     self.q.extend(sends.into_iter().map(|s| (s.to, to, s.msg)));
                 }
             }
-            self.p.invariant(&self.agents, &Ghost).expect("swmr");
+            self.p.invariant(&self.agents, &self.g).expect("swmr");
         }
     }
 
@@ -167,13 +166,13 @@ fn clflush_serialises_and_clflushopt_overlaps_up_to_the_slots() {
     let mut h = H::new(p);
     let flushes = |h: &H| {
         let mut out = Vec::new();
-        h.p.actions(&h.agents[0], 0, &Ghost, &mut out);
+        h.p.actions(&h.agents[0], 0, &Ghost::default(), &mut out);
         out.into_iter().filter(|a| matches!(a, Action::Flush { .. })).collect::<Vec<_>>()
     };
     h.act(0, Action::Flush { line: 0, op: FlushOp::Clflush });
     assert!(flushes(&h).is_empty(), "nothing issues behind a clflush");
     let mut out = Vec::new();
-    h.p.actions(&h.agents[0], 0, &Ghost, &mut out);
+    h.p.actions(&h.agents[0], 0, &Ghost::default(), &mut out);
     assert!(out.is_empty(), "not even a load");
     h.drain();
     h.act(0, Action::Flush { line: 0, op: FlushOp::Clflushopt });
@@ -210,4 +209,203 @@ fn one_writer_per_line_inside_a_domain_under_the_checker() {
         assert!(r.complete, "{} states", r.states);
         assert!(r.states > 100, "{} states", r.states);
     }
+}
+
+// ------------------------------------------------------------ coherent mode
+
+fn coherent(cores: usize) -> H {
+    H::new(Bi::checking(2, cores, 2, 2).with_coherent(true))
+}
+
+fn home_value(h: &H, line: u64) -> Option<u32> {
+    let Node::Home(m) = h.agents.last().expect("a memory") else { panic!("not a home") };
+    m.mem.get(&line).copied()
+}
+
+#[test]
+fn coherent_a_load_sees_the_store_of_another_domain() {
+    // the same steps as a_stale_read_across_domains_is_returned_until_a_flush, coherent
+    let mut h = coherent(1);
+    let (c0, c1) = (0, 1);
+    assert_eq!(h.load(c1, 0), 0);
+    h.store(c0, 0, 5);
+    assert_eq!(h.holds(c1, 0), None, "the store invalidated domain 1's copy");
+    assert_eq!(h.load(c1, 0), 5, "the modified line comes from domain 0 through the home");
+    assert_eq!(h.holds(c0, 0), Some(P::S), "domain 0 keeps a shared copy");
+    assert_eq!(home_value(&h, 0), Some(5), "the home wrote the dirty data back");
+    assert!(h.log.iter().any(|(to, _, m)| *to == 2 && matches!(m, Msg::Snoop { inv: false, .. })));
+    // and the non-coherent machine returns the stale value on the same steps
+    let mut n = two_domains(1);
+    assert_eq!(n.load(c1, 0), 0);
+    n.store(c0, 0, 5);
+    assert_eq!(n.load(c1, 0), 0, "not coherent: stale");
+}
+
+#[test]
+fn coherent_an_upgrade_invalidates_the_other_domains() {
+    let mut h = coherent(2);
+    for c in 0..4 {
+        h.load(c, 1);
+    }
+    assert_eq!(h.holds(3, 1), Some(P::S), "four sharers: S everywhere");
+    h.act(1, Action::Store { line: 1, val: 2, level: Level::L2 });
+    h.drain();
+    assert_eq!(h.holds(1, 1), Some(P::M));
+    for c in [0, 2, 3] {
+        assert_eq!(h.holds(c, 1), None, "core {c} lost its copy");
+    }
+    assert_eq!(h.load(2, 1), 2);
+}
+
+#[test]
+fn coherent_an_exclusive_line_moves_between_domains_and_back() {
+    let mut h = coherent(1);
+    assert_eq!(h.load(0, 0), 0);
+    assert_eq!(h.holds(0, 0), Some(P::E), "no other holder: exclusive at both levels");
+    h.store(0, 0, 1); // a silent E -> M
+    h.store(1, 0, 2);
+    assert_eq!(h.holds(0, 0), None);
+    h.store(0, 0, 1);
+    assert_eq!(h.holds(1, 0), None);
+    assert_eq!(h.load(1, 0), 1);
+}
+
+#[test]
+fn coherent_a_clean_line_leaves_silently_and_a_stale_record_is_answered() {
+    let mut h = coherent(1);
+    h.load(0, 0);
+    h.log.clear();
+    h.act(0, Action::Evict { line: 0 });
+    h.act(2, Action::LlcEvict { line: 0 });
+    h.drain();
+    assert!(!h.log.iter().any(|(to, _, _)| *to == 4), "a clean eviction tells the home nothing");
+    h.store(1, 0, 3);
+    assert!(
+        h.log.iter().any(|(to, _, m)| *to == 4 && matches!(m, Msg::SnoopAck { data: None, .. })),
+        "the stale owner answers with no data"
+    );
+    assert_eq!(h.load(0, 0), 3);
+    // a dirty L3 victim is written back, and the home drops the owner
+    h.store(0, 0, 4);
+    h.act(0, Action::Evict { line: 0 });
+    h.drain();
+    h.act(2, Action::LlcEvict { line: 0 });
+    h.drain();
+    assert_eq!(home_value(&h, 0), Some(4));
+    let Node::Home(m) = &h.agents[4] else { panic!() };
+    assert!(!m.dir.contains_key(&0), "no holder left: {:?}", m.dir);
+    assert_eq!(h.load(1, 0), 4);
+}
+
+#[test]
+fn coherent_a_flush_acts_on_every_domain() {
+    let mut h = coherent(2);
+    for c in 0..4 {
+        h.load(c, 1);
+    }
+    h.flush(0, 1, FlushOp::Clflushopt);
+    for c in 0..4 {
+        assert_eq!(h.holds(c, 1), None, "core {c} lost the line: the coherence domain is the machine");
+    }
+    // clwb of a line another domain modified writes it back and keeps copies clean
+    h.store(3, 0, 2);
+    h.flush(0, 0, FlushOp::Clwb);
+    assert_eq!(home_value(&h, 0), Some(2));
+    assert_eq!(h.holds(3, 0), Some(P::S), "clwb keeps the line, clean");
+    // clflush of a line the domain does not hold: no broadcast, the home snoops the holder
+    h.store(2, 0, 1);
+    h.log.clear();
+    h.flush(0, 0, FlushOp::Clflush);
+    assert_eq!(h.holds(2, 0), None);
+    assert_eq!(home_value(&h, 0), Some(1));
+    assert!(!h.log.iter().any(|(to, _, m)| *to == 1 && matches!(m, Msg::Inv { .. })), "no broadcast in domain 0");
+}
+
+#[test]
+fn coherent_machine_wide_swmr_under_the_checker() {
+    let p = Bi::checking(2, 1, 1, 1).with_coherent(true);
+    let opts = Options { check_deadlock: true, threads: 2, ..Options::default() };
+    let r = explore(&p, &opts, &mut |_| {});
+    eprintln!("{}: {} states complete {} depth {}", p.name(), r.states, r.complete, r.depth);
+    assert!(r.violation.is_none(), "{:?}", r.violation);
+    assert!(r.complete, "{} states", r.states);
+    let p = p.with_mutant(Some(super::Mutant::HomeForgetsSharer));
+    let r = check(&p);
+    let v = r.violation.expect("the mutant breaks coherence");
+    eprintln!("{}: {v:?}", p.name());
+}
+
+/// Random walks over a machine the exhaustive search cannot finish (two
+/// domains of two cores over two lines): any core's or LLC's action, or the
+/// delivery of any message in flight (the `down` channel in order), checking
+/// the invariants after every step and that something can always progress.
+fn random_walks(p: Bi, walks: u64, steps: usize) -> u64 {
+    use crate::agents::protocol::ChannelOrder;
+    let mut delivered = 0;
+    for seed in 1..=walks {
+        let mut rng = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let mut next = |n: usize| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            (rng % n as u64) as usize
+        };
+        let mut h = H::new(p.clone());
+        for _ in 0..steps {
+            // messages that may arrive next: any, but a FIFO channel's oldest per (from, to)
+            let ready: Vec<usize> = (0..h.q.len())
+                .filter(|&i| {
+                    let (to, from, m) = h.q[i];
+                    p.vc_orders()[m.vc() as usize] == ChannelOrder::Unordered
+                        || !h.q.iter().take(i).any(|&(t, f, x)| t == to && f == from && x.vc() == m.vc())
+                })
+                .collect();
+            let mut acts = Vec::new();
+            for a in 0..h.agents.len() {
+                let mut out = Vec::new();
+                p.actions(&h.agents[a], a as AgentId, &h.g, &mut out);
+                acts.extend(out.into_iter().map(|x| (a as AgentId, x)));
+            }
+            // favour deliveries so that transactions finish
+            if !ready.is_empty() && (acts.is_empty() || next(4) != 0) {
+                let mut tried = ready.clone();
+                let mut done = false;
+                while !tried.is_empty() && !done {
+                    let j = tried.swap_remove(next(tried.len()));
+                    let (to, from, msg) = h.q[j];
+                    let mut sends = Vec::new();
+                    let mut ctx = Ctx::new(to, &mut h.g, &mut sends);
+                    let step = p.on_message(&mut h.agents[to as usize], &mut ctx, from, msg).expect("no violation");
+                    if step == Step::Done {
+                        h.q.remove(j);
+                        h.q.extend(sends.into_iter().map(|s| (s.to, to, s.msg)));
+                        done = true;
+                        delivered += 1;
+                    }
+                }
+                assert!(done, "seed {seed}: deadlock: every message in flight stalls: {:?}", h.q);
+                if done {
+                    p.invariant(&h.agents, &h.g).unwrap_or_else(|e| panic!("seed {seed}: {e:?}"));
+                    continue;
+                }
+            }
+            if acts.is_empty() {
+                break;
+            }
+            let (a, action) = acts[next(acts.len())];
+            h.act(a, action);
+            p.invariant(&h.agents, &h.g).unwrap_or_else(|e| panic!("seed {seed}: {e:?}"));
+        }
+    }
+    delivered
+}
+
+#[test]
+fn coherent_random_walks_over_two_domains_of_two_cores_and_two_lines() {
+    let n = random_walks(Bi::checking(2, 2, 2, 2).with_coherent(true), 300, 3_000);
+    assert!(n > 300_000, "{n} deliveries");
+    // and they catch the mutant
+    let p = Bi::checking(2, 2, 2, 2).with_coherent(true).with_mutant(Some(super::Mutant::HomeForgetsSharer));
+    let caught = std::panic::catch_unwind(|| random_walks(p, 300, 3_000)).is_err();
+    assert!(caught, "the walks find the mutant's stale copy");
 }
