@@ -4,7 +4,7 @@ import pytest
 
 from fabricsim.experiments.bi import gas_model as gm
 
-M = gm.Machine(local=100.0, same=150.0, cross=400.0, flush=5.0)
+M = gm.Machine(local=100.0, same=150.0, cross=400.0, flush=5.0, coherent_same=300.0, coherent_cross=450.0)
 SW = gm.Software(edge=20.0, record=100.0, mlp=4.0)
 
 
@@ -33,7 +33,7 @@ def test_stock_iteration_is_gather_plus_records():
     e = c["edges"][0] * gm.TWITTER_E / sum(c["edges"])
     assert it.gather_ns == pytest.approx(e * (20 + 0.5 * 100 / 4) / gm.CORES)
     records = 2 * (1000 + 1000)
-    transfer = 2000 * gm.RECORD_BYTES / gm.LINE * 400 / 4  # two sockets sit in different enclosures
+    transfer = 2000 * gm.RECORD_BYTES / gm.LINE * 450 / 4  # a dirty hit across the enclosures
     assert it.exchange_ns == pytest.approx((records * 100 + transfer) / gm.CORES)
     assert it.flush_ns == 0 and it.ns == pytest.approx(it.gather_ns + it.exchange_ns)
 
@@ -74,6 +74,7 @@ def test_latency_classes_follow_the_enclosures():
     assert M.latency(0, 0, 8) == 100
     assert M.latency(0, 3, 8) == 150 and M.latency(4, 7, 8) == 150
     assert M.latency(0, 4, 8) == 400 and M.latency(0, 1, 2) == 400
+    assert M.dirty_hit(0, 1, 8) == 300 and M.dirty_hit(0, 4, 8) == 450 and M.dirty_hit(2, 2, 8) == 100
 
 
 def test_che_approximation_analytic_cases():

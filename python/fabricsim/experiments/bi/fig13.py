@@ -19,6 +19,10 @@ other values."""
 
 from __future__ import annotations
 
+import hashlib
+import os
+from pathlib import Path
+
 import pandas as pd
 
 from ...sweeps import Sweep, build
@@ -35,6 +39,9 @@ SCALE, SCALE_QUICK = 18, 16
 #: a load of each memory from socket 0's core on the 8-socket machine: 0 local, 1 same enclosure, 4 the other
 HOMES = {"local": 0, "same": 1, "cross": 4}
 FLUSH_LINES = 4096
+#: coherent mode: a load of a line another socket's core has modified, the writer in the same enclosure or not
+DIRTY = {"coherent_same": 1, "coherent_cross": 4}
+DIRTY_LINES = 16
 #: alternative software costs the report re-runs (Choices) and the broken ones the tests run (mutants)
 MODELS = {
     "": gm.Software(),
@@ -60,6 +67,29 @@ def _point(bench: dict, labels: dict):
     return p
 
 
+def dirty_hit_trace(writer: int, lines: int = DIRTY_LINES) -> Path:
+    """A trace in fabricsim's cache: socket ``writer``'s core stores each of ``lines`` lines of socket 0's
+    memory, and 1 µs later socket 0's core loads it (2 µs apart: every load is unloaded)."""
+    text = "".join(
+        f"{2000 * i}ns c{writer}.0 W {hex(64 * i)} 64\n{2000 * i + 1000}ns c0.0 R {hex(64 * i)} 64\n"
+        for i in range(lines)
+    )
+    root = Path(os.environ.get("FABRICSIM_CACHE", Path.home() / ".cache" / "fabricsim"))
+    path = root / "traces" / f"bi-dirty-hit-{hashlib.sha256(text.encode()).hexdigest()[:16]}.trace"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    return path
+
+
+def read_metrics(result) -> dict:
+    """A sweep ``extract``: the mean load time (ns) of a traced run."""
+    s = result.summary
+    return {"outcome": s["outcome"], "ns_per_op": s["read_latency_ns"]["mean"]}
+
+
 def sweep(quick: bool) -> Sweep:
     scale = SCALE_QUICK if quick else SCALE
     pts = []
@@ -68,12 +98,29 @@ def sweep(quick: bool) -> Sweep:
         pts.append(_point(cold, {"cost": name, "scale": scale}))
     flush = {"kind": "flush", "op": "clflushopt", "state": "i", "lines": FLUSH_LINES, "reps": 2}
     pts.append(_point(flush, {"cost": "flush", "scale": scale}))
+    for name, writer in DIRTY.items():
+        trace = {"pattern": "trace", "trace": str(dirty_hit_trace(writer)), "line": "64B", "footprint": "8GiB"}
+        (p,) = build(
+            system.superdome(sockets=8, bi={"coherent": True}, workload=trace),
+            metrics=[],
+            name="bi/fig13",
+            extract="fabricsim.experiments.bi.fig13:read_metrics",
+        ).points
+        p.labels = {"cost": name, "scale": scale}
+        pts.append(p)
     return Sweep("bi/fig13", pts)
 
 
 def machine(df: pd.DataFrame) -> gm.Machine:
     c = dict(zip(df["cost"], df["ns_per_op"]))
-    return gm.Machine(local=c["local"], same=c["same"], cross=c["cross"], flush=c["flush"])
+    return gm.Machine(
+        local=c["local"],
+        same=c["same"],
+        cross=c["cross"],
+        flush=c["flush"],
+        coherent_same=c["coherent_same"],
+        coherent_cross=c["coherent_cross"],
+    )
 
 
 def analyze(df: pd.DataFrame) -> pd.DataFrame:
@@ -329,7 +376,10 @@ NOTES = f"""
 Calibration (event level, the 8-socket Superdome machine, one core a
 socket): 200 loads of lines no cache holds from socket 0's memory, socket
 1's (same enclosure) and socket 4's (the other enclosure); {FLUSH_LINES}
-clflushopts of lines socket 0 does not hold, and one mfence, per line.
+clflushopts of lines socket 0 does not hold, and one mfence, per line; in
+coherent mode (stock's machine), {DIRTY_LINES} loads by socket 0 of lines
+of its memory that socket 1's or socket 4's core has just modified (a
+cross-socket dirty hit through the home directory).
 Graph: R-MAT scale {SCALE} (--quick {SCALE_QUICK}), edge factor 35,
 Graph500's initiator; counts scaled to Twitter-2010 (41.7 M vertices, 1.47 G
 edges). Sockets {SOCKETS}, split evenly over the two enclosures (2 sockets:

@@ -33,7 +33,8 @@ read counts), m the misses a core overlaps, C cores):
 - stock: every mirror sends its partial sum to the master and every master
   its new value to each mirror: 2 (R_s + X_s) records, each serialised on
   one side and deserialised on the other (record), plus the receiver's
-  coherent transfer of the bytes, 16 B a record;
+  coherent transfer of the bytes, 16 B a record, each line a cross-socket
+  dirty hit (measured in coherent mode);
 - BI: the masters read their mirrors' gather fields: X_s remote loads;
 - BI-on-demand: at the two barriers one core per socket clflushopts the
   lines the phase modified that the socket reads (its mirrors' masters'
@@ -81,12 +82,22 @@ class Machine:
     same: float
     cross: float
     flush: float
+    #: coherent mode (stock): a load of a line another socket's core modified
+    coherent_same: float = 0.0
+    coherent_cross: float = 0.0
 
     def latency(self, s: int, t: int, sockets: int) -> float:
         if s == t:
             return self.local
         per = max(1, sockets // 2)
         return self.same if s // per == t // per else self.cross
+
+    def dirty_hit(self, s: int, t: int, sockets: int) -> float:
+        """A load on socket ``s`` of a line socket ``t``'s core just wrote, with coherence on."""
+        if s == t:
+            return self.local
+        per = max(1, sockets // 2)
+        return self.coherent_same if s // per == t // per else self.coherent_cross
 
 
 @dataclass(frozen=True)
@@ -177,7 +188,8 @@ def iteration(cut: dict, mu: float, machine: Machine, sw: Software, variant: str
         flush = 0.0
         if variant == "stock":
             records = 2 * (mirrors + remote_mirrors)
-            far = [machine.latency(s, t, p) for t in range(p) if t != s] or [machine.local]
+            # the receiver copies the sender's freshly written buffer: cross-socket dirty hits
+            far = [machine.dirty_hit(s, t, p) for t in range(p) if t != s] or [machine.local]
             transfer = (mirrors + remote_mirrors) * RECORD_BYTES / LINE * (sum(far) / len(far)) / sw.mlp
             exchange = (records * sw.record + transfer) / CORES
             total = gather + exchange
