@@ -197,8 +197,9 @@ impl LineState {
     }
 }
 
-/// A micro-benchmark every core of domain 0's first core runs on its own
-/// (`[protocol.bi.bench]`; timing only). The others stay idle.
+/// A micro-benchmark domain 0's first core runs on its own (with, for
+/// Fig 12B, domain 0's second core as the flusher; `[protocol.bi.bench]`;
+/// timing only). The others stay idle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Bench {
     /// `ops` loads of lines `0..lines` (random, or in order), each preceded
@@ -208,6 +209,46 @@ pub enum Bench {
     /// `reps` times: leave `lines` lines in `state`, then measure `op` on
     /// each and one mfence (and, with `reread`, a load of each after).
     Flush { op: FlushOp, state: LineState, lines: u64, reps: u64, reread: bool },
+    /// Fig 12: random loads over lines `0..lines` by domain 0's first core
+    /// for `periods` periods of `period`, with every line of the working
+    /// set invalidated (`op` on each, then mfence) at the start of each
+    /// period, by the loading core or by domain 0's second core (`mode`).
+    /// The first period only brings the caches to the state the periodic
+    /// invalidation keeps them in; the rest are measured. With `settle` > 0,
+    /// a loader that has made `settle` loads since the last invalidation
+    /// (its refills are over) idles to the next one: the time it idles is
+    /// reported, and the figure counts it at the steady load rate.
+    Periodic { lines: u64, mode: FlushMode, op: FlushOp, period: Time, periods: u64, settle: u64, warm: bool },
+}
+
+/// Who invalidates the working set, and when (BI Fig 12).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FlushMode {
+    /// No invalidation: the steady load rate.
+    NoFlush,
+    /// Every period, on the loading core (12A: its time is taken from the loads).
+    Same,
+    /// Every period, on another core of the domain (12B).
+    Other,
+    /// Each line right after its load, by the loading core (a flush then an mfence).
+    Aggressive,
+}
+
+impl FlushMode {
+    pub const ALL: [FlushMode; 4] = [FlushMode::NoFlush, FlushMode::Same, FlushMode::Other, FlushMode::Aggressive];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            FlushMode::NoFlush => "noflush",
+            FlushMode::Same => "same",
+            FlushMode::Other => "other",
+            FlushMode::Aggressive => "aggressive",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|m| m.name() == s)
+    }
 }
 
 /// Deliberately broken machines the reproduction tests run.
@@ -220,12 +261,17 @@ pub enum Mutant {
     /// The private caches and the L3 have no capacity: every line a core
     /// touched stays in its L1.
     NoCapacity,
+    /// A flush invalidates (and writes back) the issuing core's private
+    /// copy only: the domain's other cores and its L3 keep theirs (BI Fig
+    /// 12B's loss comes from the other cores' copies going).
+    FlushCoreLocal,
 }
 
-pub const MUTANTS: [(&str, Mutant); 3] = [
+pub const MUTANTS: [(&str, Mutant); 4] = [
     ("flush-keeps-line", Mutant::FlushKeepsLine),
     ("clwb-no-writeback", Mutant::ClwbNoWriteback),
     ("no-capacity", Mutant::NoCapacity),
+    ("flush-core-local", Mutant::FlushCoreLocal),
 ];
 
 #[cfg(test)]

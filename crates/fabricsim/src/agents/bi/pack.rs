@@ -5,9 +5,43 @@ use crate::engine::pack::{get_byte, get_varint, put_varint, Pack};
 use crate::{pack_enum, pack_struct};
 
 pack_enum!(P { S, E, M });
-pack_enum!(Phase { Prep, PrepFence, Measure, MeasureFence, Reread, RereadFence, Done });
+pack_enum!(Phase {
+    Prep,
+    PrepFence,
+    Measure,
+    MeasureFence,
+    Reread,
+    RereadFence,
+    Done,
+    Load,
+    Flushing,
+    FlushFence,
+    Idle,
+    AggrFlush,
+    AggrFence
+});
 pack_struct!(PLine { st, val });
-pack_struct!(Run { phase, i, cur, flushed, rep, t0, t_end, total, ops, reread, rng });
+pack_struct!(Run {
+    phase,
+    i,
+    cur,
+    flushed,
+    rep,
+    t0,
+    t_end,
+    total,
+    ops,
+    reread,
+    rng,
+    clock,
+    next_flush,
+    since_flush,
+    prev,
+    idle,
+    flush_total,
+    flushes,
+    flush_t0
+});
 pack_struct!(LLine { sharers, owner, dirty, val, busy });
 pack_struct!(Pend { line, acks, dirty, val, flush_req, writing });
 pack_struct!(Llc { lines, pend });
