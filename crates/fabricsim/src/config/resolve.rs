@@ -1183,7 +1183,9 @@ impl Builder<'_> {
                     ("mode", b.mode.is_some()),
                     ("period", b.period.is_some()),
                     ("periods", b.periods.is_some()),
+                    ("skip", b.skip.is_some()),
                     ("settle", b.settle.is_some()),
+                    ("mlp", b.mlp.is_some()),
                 ];
                 let ws_lines = |def: u64| -> Result<u64, ConfigError> {
                     let ws = b.working_set.map_or(def, |s| s.bytes());
@@ -1291,11 +1293,36 @@ impl Builder<'_> {
                                 ),
                             ));
                         }
+                        let skip = b.skip.unwrap_or((periods > 1) as u64);
+                        if skip >= periods {
+                            return Err(self.err(
+                                bkey("skip"),
+                                format!("{skip}: expected fewer than the {periods} periods (one must be measured)"),
+                            ));
+                        }
+                        let mlp = match b.mlp.unwrap_or(1) {
+                            n @ 1..=64 => n as u16,
+                            n => {
+                                return Err(
+                                    self.err(bkey("mlp"), format!("{n}: expected 1 to 64 load misses in flight"))
+                                )
+                            }
+                        };
                         let settle = b.settle.unwrap_or(0);
                         if settle > 1 << 40 {
                             return Err(self.err(bkey("settle"), format!("{settle}: expected 0 to 2^40 loads")));
                         }
-                        Some(Bench::Periodic { lines, mode, op, period, periods, settle, warm: b.warm.unwrap_or(true) })
+                        Some(Bench::Periodic {
+                            lines,
+                            mode,
+                            op,
+                            period,
+                            periods,
+                            skip,
+                            settle,
+                            mlp,
+                            warm: b.warm.unwrap_or(true),
+                        })
                     }
                     k => {
                         return Err(

@@ -186,13 +186,16 @@ pub struct BiBenchConfig {
     pub reread: Option<bool>,
     /// periodic (also `working_set`, `warm`, and `op`: `clflushopt` or
     /// `clflush`): who invalidates (`noflush`, `same` core, `other` core,
-    /// `aggressive`: each line after its load); the period; periods run
-    /// (the first is not measured); loads after an invalidation after
-    /// which the loader idles to the next (0: never).
+    /// `aggressive`: each line after its load); the period; periods run,
+    /// and of them those not measured (default 1 of 2 or more); loads
+    /// after an invalidation after which the loader idles to the next (0:
+    /// never); the loader's load misses in flight (default 1).
     pub mode: Option<String>,
     pub period: Option<Duration>,
     pub periods: Option<u64>,
+    pub skip: Option<u64>,
     pub settle: Option<u64>,
+    pub mlp: Option<u32>,
 }
 
 /// `[protocol.gcs]`: GCS's scheme and its blades (seed 004). Requesters

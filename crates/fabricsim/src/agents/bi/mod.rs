@@ -213,12 +213,25 @@ pub enum Bench {
     /// for `periods` periods of `period`, with every line of the working
     /// set invalidated (`op` on each, then mfence) at the start of each
     /// period, by the loading core or by domain 0's second core (`mode`).
-    /// The first period only brings the caches to the state the periodic
-    /// invalidation keeps them in; the rest are measured. With `settle` > 0,
+    /// With `settle` > 0,
     /// a loader that has made `settle` loads since the last invalidation
     /// (its refills are over) idles to the next one: the time it idles is
-    /// reported, and the figure counts it at the steady load rate.
-    Periodic { lines: u64, mode: FlushMode, op: FlushOp, period: Time, periods: u64, settle: u64, warm: bool },
+    /// reported, and the figure counts it at the steady load rate. The
+    /// first `skip` periods are not measured (they bring the caches to the
+    /// state the periodic invalidation keeps them in). The loader has up to
+    /// `mlp` load misses in flight (an out-of-order core's fill buffers;
+    /// the other benchmarks' cores have one).
+    Periodic {
+        lines: u64,
+        mode: FlushMode,
+        op: FlushOp,
+        period: Time,
+        periods: u64,
+        skip: u64,
+        settle: u64,
+        mlp: u16,
+        warm: bool,
+    },
 }
 
 /// Who invalidates the working set, and when (BI Fig 12).

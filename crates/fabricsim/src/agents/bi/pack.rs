@@ -141,6 +141,7 @@ impl Pack for Core {
             out.push(n);
         }
         self.flushing.pack(out);
+        self.loads.pack(out);
         self.wait.pack(out);
         self.last.pack(out);
         self.ids.pack(out);
@@ -156,6 +157,7 @@ impl Pack for Core {
             l2,
             wb,
             flushing: Pack::unpack(src),
+            loads: Pack::unpack(src),
             wait: Pack::unpack(src),
             last: Pack::unpack(src),
             ids: Pack::unpack(src),

@@ -221,6 +221,9 @@ pub struct Core {
     pub wb: SmallVec<[(Line, Val, u8); 2]>,
     /// Lines with a flush in flight, and whether it carried data.
     pub flushing: SmallVec<[(Line, bool); 4]>,
+    /// Load misses in flight and their operation ids, when the benchmark
+    /// lets the core have more than one (Fig 12's loader); else a miss is `wait`.
+    pub loads: SmallVec<[(Line, u64); 4]>,
     pub wait: Wait,
     /// The last load's line and value (tests).
     pub last: Option<(Line, Val)>,
@@ -458,6 +461,7 @@ impl Bi {
             l2,
             wb: SmallVec::new(),
             flushing: SmallVec::new(),
+            loads: SmallVec::new(),
             wait: Wait::None,
             last: None,
             ids: 0,
@@ -511,21 +515,33 @@ impl Bi {
         }
     }
 
+    /// Load misses a core may have in flight.
+    fn mlp(&self) -> usize {
+        match self.bench {
+            Some(Bench::Periodic { mlp, .. }) => mlp as usize,
+            _ => 1,
+        }
+    }
+
     /// Whether core `c` may access `line` now.
     fn may_access(&self, c: &Core, line: Line, write: bool) -> bool {
-        if c.wait != Wait::None || c.flushing.iter().any(|f| f.0 == line) {
+        if c.wait != Wait::None || c.flushing.iter().any(|f| f.0 == line) || c.loads.iter().any(|l| l.0 == line) {
             return false;
         }
         let hit = match c.l2.get(line) {
             Some(l) => !write || l.st != P::S,
             None => false,
         };
+        if !hit && c.loads.len() >= self.mlp() {
+            return false;
+        }
         hit || !c.wb.iter().any(|w| w.0 == line)
     }
 
     fn may_flush(&self, c: &Core, line: Line, op: FlushOp) -> bool {
         c.wait == Wait::None
             && !c.flushing.iter().any(|f| f.0 == line)
+            && !c.loads.iter().any(|l| l.0 == line)
             && match op {
                 FlushOp::Clflush => c.flushing.is_empty(),
                 _ => c.flushing.len() < self.params.flush_slots as usize,
@@ -560,6 +576,14 @@ impl Bi {
             c.run.clock = c.run.clock.max(ctx.now);
         }
         match msg {
+            Msg::Data { line, val, excl } if c.loads.iter().any(|l| l.0 == line) => {
+                let i = c.loads.iter().position(|l| l.0 == line).expect("pending");
+                let (_, id) = c.loads.swap_remove(i);
+                c.last = Some((line, val));
+                self.install(c, ctx, line, PLine { st: if excl { P::E } else { P::S }, val });
+                c.run.t_end = ctx.now;
+                ctx.done(id);
+            }
             Msg::Data { line, val, excl } => {
                 let Wait::Miss { line: l, store, id } = c.wait else { return Err(Violation::unexpected(c.wait, msg)) };
                 if l != line {
@@ -637,7 +661,12 @@ impl Bi {
                         ctx.done(id);
                     }
                     Level::Miss => {
-                        c.wait = Wait::Miss { line, store: None, id };
+                        if self.mlp() > 1 {
+                            // an out-of-order core goes on to its next load
+                            c.loads.push((line, id));
+                        } else {
+                            c.wait = Wait::Miss { line, store: None, id };
+                        }
                         ctx.send(llc, REQ, Msg::GetS { line });
                     }
                 }
@@ -791,7 +820,8 @@ impl Bi {
                     Phase::Flushing => flush(r.i),
                     Phase::AggrFlush => flush(r.prev),
                     Phase::FlushFence | Phase::AggrFence => {
-                        (c.wait == Wait::None && c.flushing.is_empty()).then_some(Action::Fence)
+                        // an mfence orders the loads in flight too
+                        (c.wait == Wait::None && c.flushing.is_empty() && c.loads.is_empty()).then_some(Action::Fence)
                     }
                     _ if r.clock >= end => None,
                     Phase::Idle if r.clock >= r.next_flush => flush(0),
@@ -834,9 +864,9 @@ impl Bi {
                     r.phase = Phase::Done;
                 }
             }
-            Bench::Periodic { lines, mode, period, periods, .. } => {
-                // the first period brings the caches to the periodic state; the rest are measured
-                let measured = if periods > 1 { period } else { 0 };
+            Bench::Periodic { lines, mode, period, skip, .. } => {
+                // the first periods bring the caches to the periodic state; the rest are measured
+                let measured = period.saturating_mul(skip);
                 match action {
                     Action::Wait { dur } if now >= measured => r.idle += dur,
                     Action::Load { .. } => {
@@ -1331,7 +1361,7 @@ impl Protocol for Bi {
     }
 
     fn stats(&self, agents: &[Node]) -> Vec<(String, f64)> {
-        if let Some(Bench::Periodic { mode, period, periods, .. }) = self.bench {
+        if let Some(Bench::Periodic { mode, period, periods, skip, .. }) = self.bench {
             let core = |i: usize| match agents.get(i) {
                 Some(Node::Core(c)) => Some(&c.run),
                 _ => None,
@@ -1340,7 +1370,7 @@ impl Protocol for Bi {
                 return Vec::new();
             };
             let end = period.saturating_mul(periods);
-            let measured = end - if periods > 1 { period } else { 0 };
+            let measured = end.saturating_sub(period.saturating_mul(skip));
             let ns = |t: Time| t as f64 / 1000.0;
             let busy = measured.saturating_sub(l.idle);
             return vec![
@@ -1369,7 +1399,7 @@ impl Protocol for Bi {
 
     fn busy(&self, agent: &Node) -> bool {
         match agent {
-            Node::Core(c) => c.wait != Wait::None || !c.flushing.is_empty() || !c.wb.is_empty(),
+            Node::Core(c) => c.wait != Wait::None || !c.flushing.is_empty() || !c.wb.is_empty() || !c.loads.is_empty(),
             Node::Llc(l) => !l.pend.is_empty() || l.lines.held().iter().any(|(_, e)| e.busy != Busy::None),
             Node::Mem(_) => false,
         }

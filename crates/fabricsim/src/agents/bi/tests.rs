@@ -219,7 +219,8 @@ fn periodic(bench: &str, extra: &[&str]) -> crate::RunResult {
     let mut o: Vec<String> = vec!["sim.max_time=\"1s\"".into()];
     o.extend(bench.split(',').map(|kv| format!("protocol.bi.bench.{kv}")));
     o.extend(extra.iter().map(|s| s.to_string()));
-    let spec = crate::config::resolve(toml, "test.toml", crate::Format::Toml, &o, None).unwrap_or_else(|e| panic!("{e}"));
+    let spec =
+        crate::config::resolve(toml, "test.toml", crate::Format::Toml, &o, None).unwrap_or_else(|e| panic!("{e}"));
     let r = crate::System::build(&spec).run(&mut |_| true);
     assert_eq!(r.outcome, crate::Outcome::Completed, "{:?}", r.warnings);
     r
@@ -280,7 +281,8 @@ fn the_flusher_invalidates_once_a_period_and_the_loader_pays_for_it() {
     assert!(s < o, "same core: {s} vs other core {o} loads");
     assert!(stat(&same, "bench_flush_ns") > 1024.0, "a flush costs the loader ≥ 1 ns a line");
     // with flush-core-local, the other core's flushes leave the loader's copies: no loss
-    let local = periodic(&format!("kind=\"periodic\",mode=\"other\",{ws}"), &["protocol.bi.mutant=\"flush-core-local\""]);
+    let local =
+        periodic(&format!("kind=\"periodic\",mode=\"other\",{ws}"), &["protocol.bi.mutant=\"flush-core-local\""]);
     assert!(stat(&local, "bench_ops") > 0.99 * n, "{} vs {n}", stat(&local, "bench_ops"));
 }
 
