@@ -1274,7 +1274,7 @@ impl Builder<'_> {
                             }
                         };
                         let period = b.period.map_or(MS, |d| d.ps());
-                        if period < NS || period > 1000 * MS {
+                        if !(NS..=1000 * MS).contains(&period) {
                             return Err(self.err(
                                 bkey("period"),
                                 format!("{}: expected 1ns to 1s", super::units::Duration(period)),
@@ -1325,9 +1325,10 @@ impl Builder<'_> {
                         })
                     }
                     k => {
-                        return Err(
-                            self.err(bkey("kind"), format!("{k:?}: expected \"read\", \"flush\" or \"periodic\""))
-                        )
+                        return Err(self.err(
+                            bkey("kind"),
+                            format!("{k:?}: expected \"read\" or \"flush\" (Figs 3 and 11) or \"periodic\" (Fig 12)"),
+                        ))
                     }
                 }
             }

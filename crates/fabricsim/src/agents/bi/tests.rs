@@ -221,7 +221,7 @@ fn periodic(bench: &str, extra: &[&str]) -> crate::RunResult {
     o.extend(extra.iter().map(|s| s.to_string()));
     let spec =
         crate::config::resolve(toml, "test.toml", crate::Format::Toml, &o, None).unwrap_or_else(|e| panic!("{e}"));
-    let r = crate::System::build(&spec).run(&mut |_| true);
+    let r = crate::run_spec(&spec, &mut |_| true);
     assert_eq!(r.outcome, crate::Outcome::Completed, "{:?}", r.warnings);
     r
 }
