@@ -483,9 +483,11 @@ policy 2, read as every line a uniform loop over the working set touches).
 At 1/{SCALE} scale (caches {_size(L1 // SCALE)}, {_size(L2 // SCALE)},
 {L3 // SCALE} B; working sets and periods /{SCALE}). Windows: the steady
 rate over {STEADY_NS // 1000} µs from warm caches; each periodic point runs
-two periods and measures the second (100 ms: one, from the steady state);
-after {SETTLE} loads a line since the invalidation the loader idles to the
-next, counted at the steady rate. Readings of the text: the 64 MB sentence
+unmeasured periods until its invalidations reach their periodic state (back
+to back when one outlasts the period), then measures one (100 ms: one, from
+the steady state); the loader has {MLP} load misses in flight; after
+{SETTLE} loads a line since the invalidation the loader idles to the next,
+counted at the steady rate. Readings of the text: the 64 MB sentence
 at {READ_MS} ms, the 12B period sentence at {_size(READ_WS)} (Choices).
 
 {system.__doc__}"""
