@@ -1049,7 +1049,7 @@ impl Builder<'_> {
     /// `[protocol.bi]`: the domains from the system's shape, the caches,
     /// the costs (defaults: `agents::bi::Params`), the benchmark.
     fn bi_spec(&self, pc: &ProtocolConfig, caches: usize, dirs: usize, line: u64) -> Result<BiSpec, ConfigError> {
-        use crate::agents::bi::{Bench, FlushOp, LineState, Params, Shapes, MAX_DOMAIN_CORES, MUTANTS};
+        use crate::agents::bi::{Bench, FlushMode, FlushOp, LineState, Params, Shapes, MAX_DOMAIN_CORES, MUTANTS};
         use crate::agents::cache::{CacheGeometry, VictimPolicy};
         use crate::engine::{MS, NS};
         let c = pc.bi.clone().unwrap_or_default();
@@ -1181,6 +1181,25 @@ impl Builder<'_> {
                     ("reps", b.reps.is_some()),
                     ("reread", b.reread.is_some()),
                 ];
+                let periodic_keys = [
+                    ("mode", b.mode.is_some()),
+                    ("period", b.period.is_some()),
+                    ("periods", b.periods.is_some()),
+                    ("skip", b.skip.is_some()),
+                    ("settle", b.settle.is_some()),
+                    ("mlp", b.mlp.is_some()),
+                ];
+                let ws_lines = |def: u64| -> Result<u64, ConfigError> {
+                    let ws = b.working_set.map_or(def, |s| s.bytes());
+                    let lines = ws / line;
+                    if lines == 0 || lines > 1 << 26 {
+                        return Err(self.err(
+                            bkey("working_set"),
+                            format!("{ws} B: expected one line to 4 GiB ({} lines of {line} B)", 1u64 << 26),
+                        ));
+                    }
+                    Ok(lines)
+                };
                 let refuse = |keys: &[(&str, bool)], kind: &str| -> Result<(), ConfigError> {
                     match keys.iter().find(|k| k.1) {
                         Some((k, _)) => Err(self.err(bkey(k), format!("does not apply to kind = {kind:?}"))),
@@ -1190,14 +1209,8 @@ impl Builder<'_> {
                 match b.kind.as_str() {
                     "read" => {
                         refuse(&flush_keys, "read")?;
-                        let ws = b.working_set.map_or(32 << 10, |s| s.bytes());
-                        let lines = ws / line;
-                        if lines == 0 || lines > 1 << 26 {
-                            return Err(self.err(
-                                bkey("working_set"),
-                                format!("{ws} B: expected one line to 4 GiB ({} lines of {line} B)", 1u64 << 26),
-                            ));
-                        }
+                        refuse(&periodic_keys, "read")?;
+                        let lines = ws_lines(32 << 10)?;
                         let ops = b.ops.unwrap_or(10_000);
                         if ops == 0 || ops > 1 << 32 {
                             return Err(self.err(bkey("ops"), format!("{ops}: expected 1 to 2^32 loads")));
@@ -1212,6 +1225,7 @@ impl Builder<'_> {
                     }
                     "flush" => {
                         refuse(&read_keys, "flush")?;
+                        refuse(&periodic_keys, "flush")?;
                         let name = b.op.as_deref().unwrap_or("clflushopt");
                         let op = FlushOp::parse(name).ok_or_else(|| {
                             self.err(bkey("op"), format!("{name:?}: expected \"clflush\", \"clflushopt\" or \"clwb\""))
@@ -1230,7 +1244,94 @@ impl Builder<'_> {
                         }
                         Some(Bench::Flush { op, state, lines, reps, reread: b.reread.unwrap_or(false) })
                     }
-                    k => return Err(self.err(bkey("kind"), format!("{k:?}: expected \"read\" or \"flush\""))),
+                    "periodic" => {
+                        refuse(&read_keys[1..4], "periodic")?;
+                        refuse(&[flush_keys[1], flush_keys[2], flush_keys[3], flush_keys[4]], "periodic")?;
+                        let lines = ws_lines(1 << 20)?;
+                        let name = b.mode.as_deref().unwrap_or("same");
+                        let mode = FlushMode::parse(name).ok_or_else(|| {
+                            self.err(
+                                bkey("mode"),
+                                format!("{name:?}: expected \"noflush\", \"same\", \"other\" or \"aggressive\""),
+                            )
+                        })?;
+                        let cores = caches / domains;
+                        if mode == FlushMode::Other && cores < 2 {
+                            return Err(self.err(
+                                bkey("mode"),
+                                format!(
+                                    "\"other\": the flusher is domain 0's second core, and a domain has {cores}; \
+                                     expected at least 2 cores per domain"
+                                ),
+                            ));
+                        }
+                        let name = b.op.as_deref().unwrap_or("clflushopt");
+                        let op = match FlushOp::parse(name) {
+                            Some(op @ (FlushOp::Clflushopt | FlushOp::Clflush)) => op,
+                            _ => {
+                                return Err(self.err(
+                                    bkey("op"),
+                                    format!("{name:?}: expected \"clflushopt\" or \"clflush\" (an invalidation)"),
+                                ))
+                            }
+                        };
+                        let period = b.period.map_or(MS, |d| d.ps());
+                        if !(NS..=1000 * MS).contains(&period) {
+                            return Err(self.err(
+                                bkey("period"),
+                                format!("{}: expected 1ns to 1s", super::units::Duration(period)),
+                            ));
+                        }
+                        let periods = b.periods.unwrap_or(2);
+                        if periods == 0 || periods > 1000 {
+                            return Err(self.err(bkey("periods"), format!("{periods}: expected 1 to 1000 periods")));
+                        }
+                        if period.checked_mul(periods).is_none_or(|t| t > 10_000 * MS) {
+                            return Err(self.err(
+                                bkey("periods"),
+                                format!(
+                                    "{periods} periods of {}: expected at most 10s in all",
+                                    super::units::Duration(period)
+                                ),
+                            ));
+                        }
+                        let skip = b.skip.unwrap_or((periods > 1) as u64);
+                        if skip >= periods {
+                            return Err(self.err(
+                                bkey("skip"),
+                                format!("{skip}: expected fewer than the {periods} periods (one must be measured)"),
+                            ));
+                        }
+                        let mlp = match b.mlp.unwrap_or(1) {
+                            n @ 1..=64 => n as u16,
+                            n => {
+                                return Err(
+                                    self.err(bkey("mlp"), format!("{n}: expected 1 to 64 load misses in flight"))
+                                )
+                            }
+                        };
+                        let settle = b.settle.unwrap_or(0);
+                        if settle > 1 << 40 {
+                            return Err(self.err(bkey("settle"), format!("{settle}: expected 0 to 2^40 loads")));
+                        }
+                        Some(Bench::Periodic {
+                            lines,
+                            mode,
+                            op,
+                            period,
+                            periods,
+                            skip,
+                            settle,
+                            mlp,
+                            warm: b.warm.unwrap_or(true),
+                        })
+                    }
+                    k => {
+                        return Err(self.err(
+                            bkey("kind"),
+                            format!("{k:?}: expected \"read\" or \"flush\" (Figs 3 and 11) or \"periodic\" (Fig 12)"),
+                        ))
+                    }
                 }
             }
         };

@@ -162,12 +162,13 @@ pub struct BiConfig {
     pub bench: Option<BiBenchConfig>,
 }
 
-/// `[protocol.bi.bench]`: the micro-benchmarks of the paper's Figs 3 and 11.
+/// `[protocol.bi.bench]`: the micro-benchmarks of the paper's Figs 3, 11 and 12.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, Default)]
 #[serde(deny_unknown_fields)]
 pub struct BiBenchConfig {
-    /// `read` (loads over a working set, each optionally after a clflush)
-    /// or `flush` (an operation on lines left in a state, then mfence).
+    /// `read` (loads over a working set, each optionally after a clflush),
+    /// `flush` (an operation on lines left in a state, then mfence) or
+    /// `periodic` (random loads under periodic invalidation, Fig 12).
     pub kind: String,
     /// read: the working set; loads; a clflush before each; in order (else
     /// random); start with the caches warm.
@@ -186,6 +187,18 @@ pub struct BiBenchConfig {
     pub lines: Option<u64>,
     pub reps: Option<u64>,
     pub reread: Option<bool>,
+    /// periodic (also `working_set`, `warm`, and `op`: `clflushopt` or
+    /// `clflush`): who invalidates (`noflush`, `same` core, `other` core,
+    /// `aggressive`: each line after its load); the period; periods run,
+    /// and of them those not measured (default 1 of 2 or more); loads
+    /// after an invalidation after which the loader idles to the next (0:
+    /// never); the loader's load misses in flight (default 1).
+    pub mode: Option<String>,
+    pub period: Option<Duration>,
+    pub periods: Option<u64>,
+    pub skip: Option<u64>,
+    pub settle: Option<u64>,
+    pub mlp: Option<u32>,
 }
 
 /// `[protocol.gcs]`: GCS's scheme and its blades (seed 004). Requesters

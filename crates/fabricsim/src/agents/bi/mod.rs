@@ -217,8 +217,9 @@ impl LineState {
     }
 }
 
-/// A micro-benchmark every core of domain 0's first core runs on its own
-/// (`[protocol.bi.bench]`; timing only). The others stay idle.
+/// A micro-benchmark domain 0's first core runs on its own (with, for
+/// Fig 12B, domain 0's second core as the flusher; `[protocol.bi.bench]`;
+/// timing only). The others stay idle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Bench {
     /// `ops` loads of lines `0..lines` (random, or in order), each preceded
@@ -228,6 +229,59 @@ pub enum Bench {
     /// `reps` times: leave `lines` lines in `state`, then measure `op` on
     /// each and one mfence (and, with `reread`, a load of each after).
     Flush { op: FlushOp, state: LineState, lines: u64, reps: u64, reread: bool },
+    /// Fig 12: random loads over lines `0..lines` by domain 0's first core
+    /// for `periods` periods of `period`, with every line of the working
+    /// set invalidated (`op` on each, then mfence) at the start of each
+    /// period, by the loading core or by domain 0's second core (`mode`).
+    /// With `settle` > 0,
+    /// a loader that has made `settle` loads since the last invalidation
+    /// (its refills are over) idles to the next one: the time it idles is
+    /// reported, and the figure counts it at the steady load rate. The
+    /// first `skip` periods are not measured (they bring the caches to the
+    /// state the periodic invalidation keeps them in). The loader has up to
+    /// `mlp` load misses in flight (an out-of-order core's fill buffers;
+    /// the other benchmarks' cores have one).
+    Periodic {
+        lines: u64,
+        mode: FlushMode,
+        op: FlushOp,
+        period: Time,
+        periods: u64,
+        skip: u64,
+        settle: u64,
+        mlp: u16,
+        warm: bool,
+    },
+}
+
+/// Who invalidates the working set, and when (BI Fig 12).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FlushMode {
+    /// No invalidation: the steady load rate.
+    NoFlush,
+    /// Every period, on the loading core (12A: its time is taken from the loads).
+    Same,
+    /// Every period, on another core of the domain (12B).
+    Other,
+    /// Each line right after its load, by the loading core (a flush then an mfence).
+    Aggressive,
+}
+
+impl FlushMode {
+    pub const ALL: [FlushMode; 4] = [FlushMode::NoFlush, FlushMode::Same, FlushMode::Other, FlushMode::Aggressive];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            FlushMode::NoFlush => "noflush",
+            FlushMode::Same => "same",
+            FlushMode::Other => "other",
+            FlushMode::Aggressive => "aggressive",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|m| m.name() == s)
+    }
 }
 
 /// Deliberately broken machines the reproduction tests run.
@@ -243,13 +297,18 @@ pub enum Mutant {
     /// Coherent mode: the home grants M without invalidating the domains
     /// that share the line (it still recalls an owner's).
     HomeForgetsSharer,
+    /// A flush invalidates (and writes back) the issuing core's private
+    /// copy only: the domain's other cores and its L3 keep theirs (BI Fig
+    /// 12B's loss comes from the other cores' copies going).
+    FlushCoreLocal,
 }
 
-pub const MUTANTS: [(&str, Mutant); 4] = [
+pub const MUTANTS: [(&str, Mutant); 5] = [
     ("flush-keeps-line", Mutant::FlushKeepsLine),
     ("clwb-no-writeback", Mutant::ClwbNoWriteback),
     ("no-capacity", Mutant::NoCapacity),
     ("home-forgets-sharer", Mutant::HomeForgetsSharer),
+    ("flush-core-local", Mutant::FlushCoreLocal),
 ];
 
 #[cfg(test)]

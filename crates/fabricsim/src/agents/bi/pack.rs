@@ -6,9 +6,43 @@ use crate::engine::pack::{get_byte, get_varint, put_varint, Pack};
 use crate::{pack_enum, pack_struct};
 
 pack_enum!(P { S, E, M });
-pack_enum!(Phase { Prep, PrepFence, Measure, MeasureFence, Reread, RereadFence, Done });
+pack_enum!(Phase {
+    Prep,
+    PrepFence,
+    Measure,
+    MeasureFence,
+    Reread,
+    RereadFence,
+    Done,
+    Load,
+    Flushing,
+    FlushFence,
+    Idle,
+    AggrFlush,
+    AggrFence
+});
 pack_struct!(PLine { st, val });
-pack_struct!(Run { phase, i, cur, flushed, rep, t0, t_end, total, ops, reread, rng });
+pack_struct!(Run {
+    phase,
+    i,
+    cur,
+    flushed,
+    rep,
+    t0,
+    t_end,
+    total,
+    ops,
+    reread,
+    rng,
+    clock,
+    next_flush,
+    since_flush,
+    prev,
+    idle,
+    flush_total,
+    flushes,
+    flush_t0
+});
 pack_enum!(Mp { I, S, M });
 pack_struct!(Snp { acks, inv });
 pack_struct!(LLine { sharers, owner, dirty, val, busy, mp, snoop });
@@ -158,6 +192,7 @@ impl Pack for Core {
             out.push(n);
         }
         self.flushing.pack(out);
+        self.loads.pack(out);
         self.wait.pack(out);
         self.last.pack(out);
         self.ids.pack(out);
@@ -173,6 +208,7 @@ impl Pack for Core {
             l2,
             wb,
             flushing: Pack::unpack(src),
+            loads: Pack::unpack(src),
             wait: Pack::unpack(src),
             last: Pack::unpack(src),
             ids: Pack::unpack(src),

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use smallvec::SmallVec;
 
 use super::lines::Lines;
-use super::{Bench, FlushOp, LineState, Mutant, Params};
+use super::{Bench, FlushMode, FlushOp, LineState, Mutant, Params};
 use crate::agents::cache::{CacheGeometry, SetAssoc, VictimPolicy};
 use crate::agents::protocol::{AgentId, ChannelOrder, Ctx, OpKind, Protocol, Role, Step, Violation, WorkOp};
 use crate::engine::Time;
@@ -215,6 +215,16 @@ pub enum Phase {
     Reread,
     RereadFence,
     Done,
+    /// Fig 12's loader: loads (and, on the same core, the invalidation when due).
+    Load,
+    /// A periodic invalidation: flushing line `i`, then the fence.
+    Flushing,
+    FlushFence,
+    /// Fig 12B's flusher between invalidations.
+    Idle,
+    /// Aggressive: the flush of the line just loaded, then the fence.
+    AggrFlush,
+    AggrFence,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -233,6 +243,22 @@ pub struct Run {
     pub ops: u64,
     pub reread: Time,
     pub rng: u64,
+    /// Fig 12 (timing): when this core's next step is (its last action's
+    /// time plus the time it keeps the core, or a later message's), so a
+    /// core can tell the time without the engine's clock.
+    pub clock: Time,
+    /// When the next periodic invalidation is due (loader: the next period's start).
+    pub next_flush: Time,
+    /// Loads since the last invalidation.
+    pub since_flush: u64,
+    /// The line of the last load (aggressive flushes it).
+    pub prev: u64,
+    /// In the measured periods: the loader's idle time (its refills over),
+    /// the invalidations' time (first flush to the fence's end) and number.
+    pub idle: Time,
+    pub flush_total: Time,
+    pub flushes: u64,
+    pub flush_t0: Time,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -246,6 +272,9 @@ pub struct Core {
     pub wb: SmallVec<[(Line, Val, u8); 2]>,
     /// Lines with a flush in flight, and whether it carried data.
     pub flushing: SmallVec<[(Line, bool); 4]>,
+    /// Load misses in flight and their operation ids, when the benchmark
+    /// lets the core have more than one (Fig 12's loader); else a miss is `wait`.
+    pub loads: SmallVec<[(Line, u64); 4]>,
     pub wait: Wait,
     /// The last load's line and value (tests).
     pub last: Option<(Line, Val)>,
@@ -388,6 +417,11 @@ pub enum Action {
     LlcEvict {
         line: Line,
     },
+    /// A benchmark core waits `dur` (timing: Fig 12's flusher between
+    /// invalidations, or a loader whose refills are over).
+    Wait {
+        dur: Time,
+    },
 }
 
 /// The caches' shapes (timing); None: no capacity (checking).
@@ -493,9 +527,13 @@ impl Bi {
         }
     }
 
-    /// The core running the benchmark (domain 0's first).
+    /// A core running the benchmark: domain 0's first, and its second as Fig 12B's flusher.
     fn bench_core(&self, id: AgentId) -> bool {
-        self.bench.is_some() && id == 0
+        match self.bench {
+            Some(Bench::Periodic { mode: FlushMode::Other, .. }) => id <= 1,
+            Some(_) => id == 0,
+            None => false,
+        }
     }
 
     fn bench_line(&self, i: u64) -> Line {
@@ -517,6 +555,7 @@ impl Bi {
             l2,
             wb: SmallVec::new(),
             flushing: SmallVec::new(),
+            loads: SmallVec::new(),
             wait: Wait::None,
             last: None,
             ids: 0,
@@ -570,21 +609,33 @@ impl Bi {
         }
     }
 
+    /// Load misses a core may have in flight.
+    fn mlp(&self) -> usize {
+        match self.bench {
+            Some(Bench::Periodic { mlp, .. }) => mlp as usize,
+            _ => 1,
+        }
+    }
+
     /// Whether core `c` may access `line` now.
     fn may_access(&self, c: &Core, line: Line, write: bool) -> bool {
-        if c.wait != Wait::None || c.flushing.iter().any(|f| f.0 == line) {
+        if c.wait != Wait::None || c.flushing.iter().any(|f| f.0 == line) || c.loads.iter().any(|l| l.0 == line) {
             return false;
         }
         let hit = match c.l2.get(line) {
             Some(l) => !write || l.st != P::S,
             None => false,
         };
+        if !hit && c.loads.len() >= self.mlp() {
+            return false;
+        }
         hit || !c.wb.iter().any(|w| w.0 == line)
     }
 
     fn may_flush(&self, c: &Core, line: Line, op: FlushOp) -> bool {
         c.wait == Wait::None
             && !c.flushing.iter().any(|f| f.0 == line)
+            && !c.loads.iter().any(|l| l.0 == line)
             && match op {
                 FlushOp::Clflush => c.flushing.is_empty(),
                 _ => c.flushing.len() < self.params.flush_slots as usize,
@@ -614,7 +665,19 @@ impl Bi {
 
     fn core_message(&self, c: &mut Core, ctx: &mut Ctx<Msg, Ghost>, msg: Msg) -> Result<(), Violation> {
         let llc = self.llc_agent(self.domain_of(ctx.me));
+        if self.bench.is_some() {
+            // a message steps the core now, unless a step is due later already
+            c.run.clock = c.run.clock.max(ctx.now);
+        }
         match msg {
+            Msg::Data { line, val, excl } if c.loads.iter().any(|l| l.0 == line) => {
+                let i = c.loads.iter().position(|l| l.0 == line).expect("pending");
+                let (_, id) = c.loads.swap_remove(i);
+                c.last = Some((line, val));
+                self.install(c, ctx, line, PLine { st: if excl { P::E } else { P::S }, val });
+                c.run.t_end = ctx.now;
+                ctx.done(id);
+            }
             Msg::Data { line, val, excl } => {
                 let Wait::Miss { line: l, store, id } = c.wait else { return Err(Violation::unexpected(c.wait, msg)) };
                 if l != line {
@@ -695,7 +758,12 @@ impl Bi {
                         ctx.done(id);
                     }
                     Level::Miss => {
-                        c.wait = Wait::Miss { line, store: None, id };
+                        if self.mlp() > 1 {
+                            // an out-of-order core goes on to its next load
+                            c.loads.push((line, id));
+                        } else {
+                            c.wait = Wait::Miss { line, store: None, id };
+                        }
                         ctx.send(llc, REQ, Msg::GetS { line });
                     }
                 }
@@ -764,11 +832,23 @@ impl Bi {
                 }
             }
             Action::LlcEvict { .. } => unreachable!("an LLC's action"),
+            Action::Wait { .. } => {}
+        }
+        if self.bench.is_some() {
+            c.run.clock = ctx.now + self.busy_time(&action);
         }
         if self.bench_core(ctx.me) {
             self.bench_advance(c, ctx.now, action);
         }
         Ok(())
+    }
+
+    /// How long an action keeps its core from the next (an in-order core waits for its hit).
+    fn busy_time(&self, action: &Action) -> Time {
+        match action {
+            Action::Wait { dur } => *dur,
+            a => self.action_latency(0, a).unwrap_or(0),
+        }
     }
 
     fn hit_latency(&self, lvl: Level) -> Time {
@@ -827,6 +907,38 @@ impl Bi {
                     _ => (c.wait == Wait::None && c.flushing.is_empty()).then_some(Action::Fence),
                 }
             }
+            (Bench::Periodic { mode, op, period, periods, settle, .. }, phase) => {
+                let end = period.saturating_mul(periods);
+                let flush = |i: u64| {
+                    let line = self.bench_line(i);
+                    self.may_flush(c, line, op).then_some(Action::Flush { line, op })
+                };
+                match phase {
+                    // an invalidation in progress finishes, even past the end
+                    Phase::Flushing => flush(r.i),
+                    Phase::AggrFlush => flush(r.prev),
+                    Phase::FlushFence | Phase::AggrFence => {
+                        // an mfence orders the loads in flight too
+                        (c.wait == Wait::None && c.flushing.is_empty() && c.loads.is_empty()).then_some(Action::Fence)
+                    }
+                    _ if r.clock >= end => None,
+                    Phase::Idle if r.clock >= r.next_flush => flush(0),
+                    Phase::Idle => Some(Action::Wait { dur: r.next_flush.min(end) - r.clock }),
+                    _ if mode == FlushMode::Same && r.clock >= r.next_flush => flush(0),
+                    _ if settle > 0
+                        && r.since_flush >= settle
+                        && matches!(mode, FlushMode::Same | FlushMode::Other)
+                        && r.clock < r.next_flush =>
+                    {
+                        // the refills are over: the rest of the period runs at the steady rate
+                        Some(Action::Wait { dur: r.next_flush.min(end) - r.clock })
+                    }
+                    _ => {
+                        let line = self.bench_line(r.cur);
+                        self.may_access(c, line, false).then(|| Action::Load { line, level: self.level(c, line) })
+                    }
+                }
+            }
         }
     }
 
@@ -848,6 +960,54 @@ impl Bi {
                 r.cur = if sequential { r.i % lines.max(1) } else { Self::next_random(&mut r.rng) % lines.max(1) };
                 if r.i >= ops {
                     r.phase = Phase::Done;
+                }
+            }
+            Bench::Periodic { lines, mode, period, skip, .. } => {
+                // the first periods bring the caches to the periodic state; the rest are measured
+                let measured = period.saturating_mul(skip);
+                match action {
+                    Action::Wait { dur } if now >= measured => r.idle += dur,
+                    Action::Load { .. } => {
+                        if mode == FlushMode::Other {
+                            while now >= r.next_flush {
+                                r.next_flush += period;
+                                r.since_flush = 0;
+                            }
+                        }
+                        r.ops += (now >= measured) as u64;
+                        r.since_flush += 1;
+                        r.prev = r.cur;
+                        r.cur = Self::next_random(&mut r.rng) % lines.max(1);
+                        if mode == FlushMode::Aggressive {
+                            r.phase = Phase::AggrFlush;
+                        }
+                    }
+                    Action::Flush { .. } => match r.phase {
+                        Phase::AggrFlush => r.phase = Phase::AggrFence,
+                        Phase::Flushing => {
+                            r.i += 1;
+                            if r.i >= lines {
+                                r.phase = Phase::FlushFence;
+                            }
+                        }
+                        _ => {
+                            // an invalidation starts; the next is due a period after this one's start
+                            r.flush_t0 = now;
+                            r.next_flush += period;
+                            r.since_flush = 0;
+                            r.i = 1;
+                            r.phase = if lines > 1 { Phase::Flushing } else { Phase::FlushFence };
+                        }
+                    },
+                    Action::Fence if r.phase == Phase::AggrFence => r.phase = Phase::Load,
+                    Action::Fence => {
+                        if r.flush_t0 >= measured {
+                            r.flush_total += now + self.params.fence - r.flush_t0;
+                            r.flushes += 1;
+                        }
+                        r.phase = if mode == FlushMode::Other { Phase::Idle } else { Phase::Load };
+                    }
+                    _ => {}
                 }
             }
             Bench::Flush { lines, reps, reread, .. } => match r.phase {
@@ -875,7 +1035,7 @@ impl Bi {
                     r.reread += r.t_end.max(now) - r.t0;
                     r.phase = Self::next_rep(r, reps);
                 }
-                Phase::Done => {}
+                _ => {}
             },
         }
     }
@@ -1047,9 +1207,10 @@ impl Bi {
                 ctx.send(from, DOWN, Msg::PutAck { line });
             }
             Msg::Flush { inv, data, .. } => {
+                let local = self.is(Mutant::FlushCoreLocal);
                 let Some(e) = l.lines.get_mut(line) else {
                     // the domain holds no copy (a dirty one went with an eviction already)
-                    if self.params.broadcast_on_miss {
+                    if self.params.broadcast_on_miss && !local {
                         ctx.delay = self.params.broadcast;
                         let others = (u64::MAX >> (64 - self.cores)) & !Self::bit(k);
                         let acks = if self.cores > 1 { self.inv_all(ctx, d, others, line, false) } else { 0 };
@@ -1076,7 +1237,9 @@ impl Bi {
                 if inv {
                     e.sharers &= !Self::bit(k);
                 }
-                let acks = if inv {
+                let acks = if inv && local {
+                    0
+                } else if inv {
                     let mask = (e.sharers | e.owner.map_or(0, Self::bit)) & !Self::bit(k);
                     self.inv_all(ctx, d, mask, line, false)
                 } else {
@@ -1087,7 +1250,7 @@ impl Bi {
                 };
                 if acks > 0 {
                     e.busy = Busy::Collect { req: k, kind: Kind::Flush { inv }, acks };
-                } else if self.finish_flush(e, ctx, d, k, line, inv) {
+                } else if self.finish_flush(e, ctx, d, k, line, inv && !local) {
                     l.lines.remove(line);
                 }
             }
@@ -1235,12 +1398,20 @@ impl Protocol for Bi {
     fn initial(&self) -> Vec<(Vec<Node>, Ghost)> {
         let mut cores: Vec<Core> = (0..self.core_count()).map(|_| self.new_core()).collect();
         let mut llcs: Vec<Llc> = (0..self.domains).map(|_| self.new_llc()).collect();
-        if let Some(Bench::Read { lines, warm: true, .. }) = self.bench {
+        if let Some(Bench::Read { lines, warm: true, .. } | Bench::Periodic { lines, warm: true, .. }) = self.bench {
             self.warm(&mut cores[0], &mut llcs[0], lines);
         }
-        if let (Some(Bench::Read { lines, sequential: false, .. }), Some(c)) = (self.bench, cores.first_mut()) {
+        if let (Some(Bench::Read { lines, sequential: false, .. } | Bench::Periodic { lines, .. }), Some(c)) =
+            (self.bench, cores.first_mut())
+        {
             c.run.rng = self.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
             c.run.cur = Self::next_random(&mut c.run.rng) % lines.max(1);
+        }
+        if let Some(Bench::Periodic { mode, .. }) = self.bench {
+            cores[0].run.phase = Phase::Load;
+            if mode == FlushMode::Other {
+                cores[1].run.phase = Phase::Idle;
+            }
         }
         let mut agents: Vec<Node> = cores.into_iter().map(Node::Core).collect();
         agents.extend(llcs.into_iter().map(Node::Llc));
@@ -1345,6 +1516,28 @@ impl Protocol for Bi {
     }
 
     fn stats(&self, agents: &[Node]) -> Vec<(String, f64)> {
+        if let Some(Bench::Periodic { mode, period, periods, skip, .. }) = self.bench {
+            let core = |i: usize| match agents.get(i) {
+                Some(Node::Core(c)) => Some(&c.run),
+                _ => None,
+            };
+            let (Some(l), Some(f)) = (core(0), core(if mode == FlushMode::Other { 1 } else { 0 })) else {
+                return Vec::new();
+            };
+            let end = period.saturating_mul(periods);
+            let measured = end.saturating_sub(period.saturating_mul(skip));
+            let ns = |t: Time| t as f64 / 1000.0;
+            let busy = measured.saturating_sub(l.idle);
+            return vec![
+                ("bench_ops".into(), l.ops as f64),
+                ("bench_ns_per_op".into(), if l.ops > 0 { ns(busy) / l.ops as f64 } else { f64::NAN }),
+                ("bench_measured_ns".into(), ns(measured)),
+                ("bench_idle_ns".into(), ns(l.idle)),
+                ("bench_flush_ns".into(), ns(f.flush_total)),
+                ("bench_flushes".into(), f.flushes as f64),
+                ("bench_done".into(), (l.clock >= end && f.clock >= end) as u8 as f64),
+            ];
+        }
         match self.bench_result(agents) {
             Some(r) => vec![
                 ("bench_ops".into(), r.ops as f64),
@@ -1361,7 +1554,7 @@ impl Protocol for Bi {
 
     fn busy(&self, agent: &Node) -> bool {
         match agent {
-            Node::Core(c) => c.wait != Wait::None || !c.flushing.is_empty() || !c.wb.is_empty(),
+            Node::Core(c) => c.wait != Wait::None || !c.flushing.is_empty() || !c.wb.is_empty() || !c.loads.is_empty(),
             Node::Llc(l) => !l.pend.is_empty() || l.lines.held().iter().any(|(_, e)| !Self::idle(e)),
             Node::Mem(_) => false,
             Node::Home(h) => h.busy(),
@@ -1419,12 +1612,12 @@ impl Protocol for Bi {
             Action::Load { .. } | Action::Store { .. } => p.l2_latency,
             Action::Flush { .. } => p.flush_issue,
             Action::Fence => p.fence,
-            Action::Evict { .. } | Action::LlcEvict { .. } => 0,
+            Action::Evict { .. } | Action::LlcEvict { .. } | Action::Wait { .. } => 0,
         })
     }
 
-    fn action_busy(&self, id: AgentId, action: &Action) -> Option<Time> {
-        self.action_latency(id, action)
+    fn action_busy(&self, _id: AgentId, action: &Action) -> Option<Time> {
+        Some(self.busy_time(action))
     }
 
     fn vc_names(&self) -> Vec<String> {

@@ -409,3 +409,102 @@ fn coherent_random_walks_over_two_domains_of_two_cores_and_two_lines() {
     let caught = std::panic::catch_unwind(|| random_walks(p, 300, 3_000)).is_err();
     assert!(caught, "the walks find the mutant's stale copy");
 }
+
+// ------------------------------------------------------------ Fig 12's periodic invalidation, timed
+
+fn periodic(bench: &str, extra: &[&str]) -> crate::RunResult {
+    let toml = include_str!("../../../../../examples/bi_superdome.toml");
+    let mut o: Vec<String> = vec!["sim.max_time=\"1s\"".into()];
+    o.extend(bench.split(',').map(|kv| format!("protocol.bi.bench.{kv}")));
+    o.extend(extra.iter().map(|s| s.to_string()));
+    let spec =
+        crate::config::resolve(toml, "test.toml", crate::Format::Toml, &o, None).unwrap_or_else(|e| panic!("{e}"));
+    let r = crate::run_spec(&spec, &mut |_| true);
+    assert_eq!(r.outcome, crate::Outcome::Completed, "{:?}", r.warnings);
+    r
+}
+
+fn stat(r: &crate::RunResult, k: &str) -> f64 {
+    r.protocol_stats.iter().find(|s| s.0 == k).unwrap_or_else(|| panic!("no {k}: {:?}", r.protocol_stats)).1
+}
+
+#[test]
+fn a_flush_on_another_core_makes_the_loaders_next_load_miss() {
+    // cores 0 and 1 share domain 0: core 1's clflushopt drops core 0's copy, so core 0 refills from memory
+    let mut h = two_domains(2);
+    h.load(0, 1);
+    assert_eq!(h.holds(0, 1), Some(P::E));
+    h.flush(1, 1, FlushOp::Clflushopt);
+    assert_eq!(h.holds(0, 1), None, "the loader's private copy went");
+    let before = h.log.len();
+    h.load(0, 1);
+    assert!(
+        h.log[before..].iter().any(|(_, _, m)| matches!(m, Msg::MemRd { line: 1 })),
+        "the next load misses to memory: the L3 copy went too"
+    );
+}
+
+#[test]
+fn with_flush_core_local_another_cores_flush_leaves_the_loaders_copy() {
+    let mut h = H::new(Bi::checking(2, 2, 2, 2).with_mutant(Some(super::Mutant::FlushCoreLocal)));
+    h.load(0, 1);
+    h.flush(1, 1, FlushOp::Clflushopt);
+    assert_eq!(h.holds(0, 1), Some(P::E), "only the issuer's private caches are flushed");
+    h.flush(0, 1, FlushOp::Clflushopt);
+    assert_eq!(h.holds(0, 1), None);
+    let before = h.log.len();
+    h.load(0, 1);
+    assert!(!h.log[before..].iter().any(|(_, _, m)| matches!(m, Msg::MemRd { .. })), "the L3 kept it");
+}
+
+#[test]
+fn the_flusher_invalidates_once_a_period_and_the_loader_pays_for_it() {
+    // 64 KiB (1024 lines) fits L2; periods of 20 µs, 5 of them, the first not measured
+    let ws = "working_set=\"64KiB\",period=\"20us\",periods=5";
+    let none = periodic(&format!("kind=\"periodic\",mode=\"noflush\",{ws}"), &[]);
+    let other = periodic(&format!("kind=\"periodic\",mode=\"other\",{ws}"), &[]);
+    let same = periodic(&format!("kind=\"periodic\",mode=\"same\",{ws}"), &[]);
+    for r in [&none, &other, &same] {
+        assert_eq!(stat(r, "bench_done"), 1.0);
+        assert_eq!(stat(r, "bench_measured_ns"), 80_000.0);
+    }
+    assert_eq!(stat(&none, "bench_flushes"), 0.0);
+    // one invalidation per measured period, whoever runs it: the period is respected
+    assert_eq!(stat(&other, "bench_flushes"), 4.0);
+    assert_eq!(stat(&same, "bench_flushes"), 4.0);
+    let (n, o, s) = (stat(&none, "bench_ops"), stat(&other, "bench_ops"), stat(&same, "bench_ops"));
+    // each period the loader refills its 1024 lines from memory (≈ 85 ns more each, ≈ 87 µs of 20)...
+    assert!(o < 0.9 * n, "other core: {o} vs {n} loads");
+    // ... and on the same core it also runs the flushes
+    assert!(s < o, "same core: {s} vs other core {o} loads");
+    assert!(stat(&same, "bench_flush_ns") > 1024.0, "a flush costs the loader ≥ 1 ns a line");
+    // with flush-core-local, the other core's flushes leave the loader's copies: no loss
+    let local =
+        periodic(&format!("kind=\"periodic\",mode=\"other\",{ws}"), &["protocol.bi.mutant=\"flush-core-local\""]);
+    assert!(stat(&local, "bench_ops") > 0.99 * n, "{} vs {n}", stat(&local, "bench_ops"));
+}
+
+#[test]
+fn a_loader_whose_refills_are_over_idles_to_the_next_invalidation() {
+    let r = periodic("kind=\"periodic\",mode=\"other\",working_set=\"4KiB\",period=\"20us\",periods=3,settle=500", &[]);
+    // 64 lines: 500 loads (≈ 64 refills and 436 L1 hits) take ≈ 6 µs of each 20 µs period
+    let idle = stat(&r, "bench_idle_ns");
+    assert!(idle > 2.0 * 12_000.0 && idle < 40_000.0, "idle {idle} ns");
+    assert_eq!(stat(&r, "bench_ops"), 1000.0, "500 loads a measured period");
+}
+
+#[test]
+fn aggressive_invalidation_makes_every_load_a_miss() {
+    let r = periodic("kind=\"periodic\",mode=\"aggressive\",working_set=\"16KiB\",period=\"20us\",periods=2", &[]);
+    // a miss to memory (90 ns), then the flush's issue and round trip and the fence
+    let per = stat(&r, "bench_ns_per_op");
+    assert!(per > 90.0 && per < 140.0, "{per} ns a load");
+}
+
+#[test]
+fn the_periodic_bench_is_deterministic() {
+    let b = "kind=\"periodic\",mode=\"other\",working_set=\"256KiB\",period=\"10us\",periods=3";
+    let (a, c) = (periodic(b, &[]), periodic(b, &[]));
+    assert_eq!(a.protocol_stats, c.protocol_stats);
+    assert_eq!(a.events, c.events);
+}
