@@ -812,6 +812,14 @@ impl Bi {
                     } else if data.is_some() {
                         c.l2.get_mut(line).expect("held").st = P::E;
                     }
+                } else if let Some(&(_, val, _)) = c.wb.iter().find(|w| w.0 == line) {
+                    // the line left with an eviction whose PutM may still be on its way: the flush
+                    // can overtake it, and the LLC, which still counts this core the owner, would
+                    // drop the PutM that follows, so the flush carries the data too
+                    if !(op == FlushOp::Clwb && self.is(Mutant::ClwbNoWriteback)) {
+                        data = Some(val);
+                        push_wb(c, line, val);
+                    }
                 }
                 c.flushing.push((line, data.is_some()));
                 if op == FlushOp::Clflush {

@@ -508,3 +508,19 @@ fn the_periodic_bench_is_deterministic() {
     assert_eq!(a.protocol_stats, c.protocol_stats);
     assert_eq!(a.events, c.events);
 }
+
+#[test]
+fn a_flush_that_overtakes_the_cores_own_write_back_keeps_the_data() {
+    // core 0 writes the line, evicts it (its PutM goes out), then clflushes it; the LLC gets the
+    // flush first, while it still counts core 0 the owner, and drops the PutM that follows
+    let mut h = two_domains(1);
+    h.store(0, 0, 5);
+    h.act(0, Action::Evict { line: 0 });
+    h.act(0, Action::Flush { line: 0, op: FlushOp::Clflush });
+    let flush = h.q.pop_back().expect("the flush");
+    assert!(matches!(flush.2, Msg::Flush { data: Some(5), .. }), "{flush:?}");
+    h.q.push_front(flush);
+    h.drain();
+    assert!(h.core(0).wb.is_empty(), "both the PutM and the flush were answered");
+    assert_eq!(h.load(0, 0), 5, "memory has the written value");
+}
