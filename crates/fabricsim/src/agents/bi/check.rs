@@ -63,7 +63,7 @@ use std::fmt;
 
 use super::runtime::{
     ptr_obj, ptr_tag, ptr_word, Call, Layout, MicroOp, RtConfig, RtMutant, Runtime, Thread, Word, ENTER, EXIT,
-    FREE_MARK, HEAD, PAYLOAD, TAIL,
+    FREE_MARK, HEAD, TAIL,
 };
 use crate::agents::protocol::{AgentId, ChannelOrder, Ctx, Protocol, Step, Violation};
 use crate::engine::pack::{get_byte, Pack};
@@ -211,6 +211,9 @@ pub struct BiRuntimeCheck {
     pub skew: u8,
     pub period: u8,
     pub horizon: u8,
+    /// Objects the writer allocates in all (then it stops): 3 is the least
+    /// that reuses a slot (O0, O1, O0 again).
+    pub allocs: u8,
     pub mutant: Option<Mutant>,
     rt: Runtime,
 }
@@ -241,7 +244,12 @@ impl BiRuntimeCheck {
                 _ => None,
             },
         };
-        BiRuntimeCheck { slots, skew, period, horizon, mutant, rt: Runtime { layout, cfg } }
+        BiRuntimeCheck { slots, skew, period, horizon, allocs: 3, mutant, rt: Runtime { layout, cfg } }
+    }
+
+    pub fn with_allocs(mut self, allocs: u8) -> Self {
+        self.allocs = allocs;
+        self
     }
 
     pub fn runtime(&self) -> &Runtime {
@@ -312,7 +320,9 @@ impl BiRuntimeCheck {
             ROOT => Self::seq(v[0]) >= Self::seq(old[0]),
             TIME => v[ENTER as usize] >= old[ENTER as usize] && v[EXIT as usize] >= old[EXIT as usize],
             FREED => v[HEAD as usize] >= old[HEAD as usize] && v[TAIL as usize] >= old[TAIL as usize],
-            _ => (v[PAYLOAD as usize], v[FREE_MARK as usize]) >= (old[PAYLOAD as usize], old[FREE_MARK as usize]),
+            // an object's header goes back and forth (free_mark 1 → 0 at bi_alloc, 0 → 1 at bi_free): its
+            // order is the generation the reader checks (invariant 1)
+            _ => true,
         };
         if !grows {
             return Err(Violation {
@@ -405,24 +415,62 @@ impl BiRuntimeCheck {
         Ok(())
     }
 
-    /// Run the writer's thread to its next micro-op with an effect others
-    /// can see (mfence and the allocator's bookkeeping are silent).
+    /// Whether domain `d` executing `op` now is seen by anything but its
+    /// own thread (partial-order reduction): a load another domain's
+    /// write-back or an eviction can change, a clock read, a write-back.
+    /// Everything else (stores to lines the thread alone writes, fences,
+    /// flushes of clean lines, loads of lines only the thread writes, the
+    /// writer's clock inside its call) commutes with every other action.
+    fn visible(&self, s: &System, d: usize, op: MicroOp) -> bool {
+        match op {
+            MicroOp::Load { line, .. } => line != MODIFIED && (d == 1 || line == TIME),
+            MicroOp::ReadClock => d == 1,
+            MicroOp::Clwb { line } | MicroOp::Clflushopt { line } => {
+                line != MODIFIED && s.cache[d][Self::index(line)].is_some_and(|c| c.1)
+            }
+            _ => false,
+        }
+    }
+
+    /// Advance thread `d` (0: the writer, 1: the reader) by one visible
+    /// micro-op, then run ahead over the silent ones that follow, up to the
+    /// next visible one or the end of the call.
+    fn run(&self, s: &mut System, d: usize) -> Result<(), Violation> {
+        let mut seen = false;
+        loop {
+            let (mut t, loaded) = if d == 0 { (s.writer.t, s.writer.loaded) } else { (s.reader.t, s.reader.loaded) };
+            let op = self.rt.next(&mut t, loaded);
+            if let MicroOp::Done { ret } = op {
+                if d == 0 {
+                    s.writer.t = t;
+                    s.writer.loaded = None;
+                    return self.writer_done(s);
+                }
+                s.reader.t = t;
+                s.reader.loaded = None;
+                return self.reader_done(s, ret);
+            }
+            let visible = self.visible(s, d, op);
+            if visible && seen {
+                return Ok(());
+            }
+            seen |= visible;
+            let v = self.exec(s, d, op)?;
+            if d == 0 {
+                s.writer.t = t;
+                s.writer.loaded = v;
+            } else {
+                s.reader.t = t;
+                s.reader.loaded = v;
+            }
+        }
+    }
+
     fn writer_step(&self, s: &mut System) -> Result<(), Violation> {
         if s.writer.t.idle() {
             self.writer_start(s);
         }
-        loop {
-            let mut t = s.writer.t;
-            let op = self.rt.next(&mut t, s.writer.loaded.take());
-            s.writer.t = t;
-            if let MicroOp::Done { .. } = op {
-                return self.writer_done(s);
-            }
-            s.writer.loaded = self.exec(s, 0, op)?;
-            if !matches!(op, MicroOp::Mfence | MicroOp::Reclaimed { .. } | MicroOp::Compute { .. }) {
-                return Ok(());
-            }
-        }
+        self.run(s, 0)
     }
 
     fn writer_start(&self, s: &mut System) {
@@ -494,6 +542,8 @@ impl BiRuntimeCheck {
                         });
                     }
                 }
+                w.clock = 0;
+                w.started = 0;
                 WPhase::Alloc
             }
         };
@@ -510,18 +560,7 @@ impl BiRuntimeCheck {
             };
             s.reader.t.start(call);
         }
-        loop {
-            let mut t = s.reader.t;
-            let op = self.rt.next(&mut t, s.reader.loaded.take());
-            s.reader.t = t;
-            if let MicroOp::Done { ret } = op {
-                return self.reader_done(s, ret);
-            }
-            s.reader.loaded = self.exec(s, 1, op)?;
-            if !matches!(op, MicroOp::Mfence | MicroOp::Compute { .. }) {
-                return Ok(());
-            }
-        }
+        self.run(s, 1)
     }
 
     fn reader_done(&self, s: &mut System, ret: Option<Word>) -> Result<(), Violation> {
@@ -529,6 +568,7 @@ impl BiRuntimeCheck {
         if r.engine {
             r.engine = false;
             r.last_engine = r.engine_start;
+            r.engine_start = 0;
             return Ok(());
         }
         r.phase = match r.phase {
@@ -610,12 +650,18 @@ impl Protocol for BiRuntimeCheck {
     fn initial(&self) -> Vec<(Vec<System>, NoGhost)> {
         let n = self.lines();
         let mut out = Vec::new();
+        // shifting both clocks alike changes nothing: one offset is 0
         for o0 in 0..=self.skew {
-            for o1 in 0..=self.skew {
+            for o1 in (0..=self.skew).filter(|&o1| o0 == 0 || o1 == 0) {
+                // the allocator's slots start marked free: memory never handed out looks freed to a reader
+                let mut mem = vec![[0; WORDS]; n];
+                for m in &mut mem[3..] {
+                    m[FREE_MARK as usize] = 1;
+                }
                 let s = System {
                     g: 0,
                     off: [o0, o1],
-                    mem: vec![[0; WORDS]; n],
+                    mem,
                     cache: [vec![None; n], vec![None; n]],
                     writer: Writer {
                         free: ((1u16 << self.slots) - 1) as u8,
@@ -644,15 +690,19 @@ impl Protocol for BiRuntimeCheck {
     }
 
     fn actions(&self, s: &System, _me: AgentId, _ghost: &NoGhost, out: &mut Vec<Action>) {
-        out.push(Action::Writer);
+        let w = &s.writer;
+        if !(w.t.idle() && w.phase == WPhase::Alloc && w.seq >= self.allocs) {
+            out.push(Action::Writer);
+        }
         let r = &s.reader;
         let reader_clock = s.g as Word + s.off[1] as Word;
-        // one section per tick: the reader's exit and next enter read different clocks
-        let same_tick =
-            r.t.idle() && !r.engine && r.phase == RPhase::Enter && r.exited && reader_clock <= self.last_exit(s);
+        // one section per tick: a section's enter reads a later clock than the
+        // last exit (the initial record's exit is 0), as rdtsc's reads would
+        let same_tick = r.t.idle() && !r.engine && r.phase == RPhase::Enter && reader_clock <= self.last_exit(s);
         if !same_tick {
             out.push(Action::Reader);
         }
+        // reader_engine between any two of the reader's calls, inside a section too
         if r.t.idle() && !r.engine {
             out.push(Action::Engine);
         }
@@ -660,21 +710,23 @@ impl Protocol for BiRuntimeCheck {
         if s.g < self.horizon && s.writer.t.idle() && (s.g as u16 + 1) < r.last_engine as u16 + self.period as u16 {
             out.push(Action::Tick);
         }
+        // the reader's domain: an object line evicted or prefetched, a dirty
+        // timing record written back early (its freed log line is always
+        // flushed before it is read; a clean copy of a line the reader alone
+        // writes is what memory holds; the root is refreshed by the engine
+        // and the NULL retry only: an eviction would only make it fresher)
         for (i, c) in s.cache[1].iter().enumerate() {
             let line = Self::line_of(i);
             match c {
-                Some(_) => out.push(Action::Evict { dom: 1, line: line as u8 }),
+                Some((_, dirty)) if line >= OBJ || *dirty => out.push(Action::Evict { dom: 1, line: line as u8 }),
                 None if line >= OBJ => out.push(Action::Prefetch { dom: 1, line: line as u8 }),
-                None => {}
-            }
-        }
-        for (i, c) in s.cache[0].iter().enumerate() {
-            let line = Self::line_of(i);
-            match c {
-                Some((_, dirty)) if *dirty || line == TIME => out.push(Action::Evict { dom: 0, line: line as u8 }),
-                None if line == TIME => out.push(Action::Prefetch { dom: 0, line: line as u8 }),
                 _ => {}
             }
+        }
+        // the writer's copy of the timing record matters between its two loads
+        // (a prefetch before them is the same as loading earlier)
+        if s.cache[0][Self::index(TIME)].is_some() && s.writer.t.call == Some(Call::Reclaim) {
+            out.push(Action::Evict { dom: 0, line: TIME as u8 });
         }
     }
 
@@ -686,7 +738,7 @@ impl Protocol for BiRuntimeCheck {
                 s.reader.engine = true;
                 s.reader.engine_start = s.g;
                 s.reader.t.start(Call::Quiesce { free: true, stale: true });
-                self.reader_step(s)
+                self.run(s, 1)
             }
             Action::Tick => {
                 self.tick(s);

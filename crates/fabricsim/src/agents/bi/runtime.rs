@@ -319,8 +319,7 @@ impl Runtime {
                 t.pc += 1;
                 match t.pc {
                     1 => MicroOp::Store { line, word: LOG_FLAG, val: track as Word },
-                    2 => MicroOp::Store { line, word: FREE_MARK, val: 0 },
-                    3 => MicroOp::Clwb { line },
+                    2 => MicroOp::Clwb { line },
                     _ => self.done(t, None),
                 }
             }
@@ -329,7 +328,8 @@ impl Runtime {
                 t.pc += 1;
                 match t.pc {
                     1 => MicroOp::Store { line, word: PAYLOAD, val },
-                    2 => MicroOp::Clwb { line },
+                    2 => MicroOp::Store { line, word: FREE_MARK, val: 0 },
+                    3 => MicroOp::Clwb { line },
                     _ => self.done(t, None),
                 }
             }
@@ -900,8 +900,12 @@ mod tests {
         let mut m = Vec::new();
         assert_eq!(
             trace(&r, Call::Alloc { obj: 1, track: true }, &mut m, 0),
+            [Store { line: 11, word: LOG_FLAG, val: 1 }, Clwb { line: 11 }, Done { ret: None }]
+        );
+        assert_eq!(
+            trace(&r, Call::Write { obj: 1, val: 6 }, &mut m, 0),
             [
-                Store { line: 11, word: LOG_FLAG, val: 1 },
+                Store { line: 11, word: PAYLOAD, val: 6 },
                 Store { line: 11, word: FREE_MARK, val: 0 },
                 Clwb { line: 11 },
                 Done { ret: None }
