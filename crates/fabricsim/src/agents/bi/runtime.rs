@@ -296,7 +296,7 @@ impl Runtime {
     pub fn next(&self, t: &mut Thread, loaded: Option<Word>) -> MicroOp {
         let Some(call) = t.call else { return MicroOp::Done { ret: None } };
         let v = loaded.unwrap_or(0);
-        let op = match call {
+        match call {
             Call::Enter | Call::Exit => self.enter_exit(t, call == Call::Enter, v),
             Call::Deref { ptr } => self.deref(t, ptr, v),
             Call::ReadObj { obj, lines } => {
@@ -344,8 +344,7 @@ impl Runtime {
                     self.done(t, None)
                 }
             }
-        };
-        op
+        }
     }
 
     fn done(&self, t: &mut Thread, ret: Option<Word>) -> MicroOp {
