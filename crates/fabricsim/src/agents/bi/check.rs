@@ -29,11 +29,15 @@
 //!   `reader_engine` (`Quiesce`). The engine runs on the reader's thread,
 //!   as Fig 8 line 42's `reader_time[thdid()]` says.
 //!
-//! Environment: `Evict(d, line)` (a dirty line is written back) and
-//! `Prefetch(1, line)` (the hardware prefetcher pulls an object line into
-//! the reader's domain) at any time; domain 0 evicts and prefetches only
-//! the reader's timing line, the one line there another domain writes (an
-//! eviction of a clean line the writer alone writes changes nothing).
+//! Environment, at any time: in the reader's domain `Evict` of an object
+//! line or of the dirty timing record (written back early) and `Prefetch`
+//! of an object line (the hardware prefetcher); in the writer's domain
+//! `Evict` of its copy of the timing record during `bi_reclaim` (the one
+//! line there another domain writes; between its two loads it gives a
+//! mixed snapshot). Not offered, because they can only make a line fresher
+//! or change nothing: evictions of the root (refreshed by the engine and
+//! the NULL retry), of clean lines a thread alone writes, prefetches of
+//! lines that are flushed before every read.
 //!
 //! Time: a ghost global clock `G` (`Tick`, up to the horizon `H`); domain
 //! `d` reads `G + off_d` (tick = 1), with every pair of offsets in
