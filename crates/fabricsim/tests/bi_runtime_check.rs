@@ -69,6 +69,15 @@ fn reading_enter_before_exit_is_benign_with_the_engine_on_the_readers_thread() {
     holds(&run(0, 2, 2, Some("enter-before-exit"), None));
 }
 
+#[test]
+fn equal_enter_and_exit_stamps_hide_a_reader_inside_its_section() {
+    // Fig 9's `exit < enter` with a reader that re-enters in the tick it left
+    let p = BiRuntimeCheck::new(2, 0, 2, 2, None).with_same_tick(true);
+    let r = explore(&p, &Options { check_deadlock: false, ..Options::default() }, &mut |_| {});
+    eprintln!("same tick: {} states, {:?}", r.states, r.violation.as_ref().map(|v| (&v.kind, v.steps.len())));
+    caught(&r, "generation");
+}
+
 /// Sizes and mutants by environment variables, for exploring by hand:
 /// `SKEW=1 P=2 H=2 MUT=skew-ignored MAXS=4000000 cargo test --release
 /// --test bi_runtime_check -- --ignored --nocapture`.

@@ -29,7 +29,8 @@
 //! clock offset in ticks (0 to 3; every pair of offsets is an initial
 //! state and `D = skew`), `period` the quiescence period (2 to 6 ticks),
 //! `horizon` the last tick explored (0 to 8), `allocs` the objects the
-//! writer allocates (1 to 8), `mutant` one of `enter-before-exit`,
+//! writer allocates (1 to 8), `same_tick = true` lets a reader enter in
+//! the tick it left (equal clock stamps), `mutant` one of `enter-before-exit`,
 //! `no-free-mark-check`, `no-period-subtraction`, `skew-ignored`.
 //!
 //! `protocol = "gcs"` (seed 004): `caches` are the compute blades (2 to
@@ -114,10 +115,12 @@ pub struct CheckConfig {
     pub period: Option<u8>,
     pub horizon: Option<u8>,
     pub allocs: Option<u8>,
+    /// bi_runtime: a reader may enter in the tick it left (equal stamps).
+    pub same_tick: Option<bool>,
 }
 
 /// `[check]` keys that only `protocol = "bi_runtime"` takes.
-const BI_RUNTIME_KEYS: [&str; 5] = ["slots", "skew", "period", "horizon", "allocs"];
+const BI_RUNTIME_KEYS: [&str; 6] = ["slots", "skew", "period", "horizon", "allocs", "same_tick"];
 
 /// `[check]` keys `protocol = "bi_runtime"` does not take (its machine is fixed: two domains, one writer, one reader).
 const NOT_BI_RUNTIME_KEYS: [&str; 5] = ["caches", "directories", "addresses", "values", "symmetry"];
@@ -232,7 +235,7 @@ pub fn run_with_stop(
                 return Err(err(
                     key,
                     "does not apply to protocol = \"bi_runtime\" (two domains, one writer, one reader); \
-                     its keys are slots, skew, period, horizon, allocs and mutant"
+                     its keys are slots, skew, period, horizon, allocs, same_tick and mutant"
                         .to_string(),
                 ));
             }
@@ -462,7 +465,9 @@ fn bi_runtime_check(
     if mutant == Some(Mutant::SkewIgnored) && skew == 0 {
         return Err(err("skew", "0: skew-ignored needs clocks that differ; expected 1 to 3".to_string()));
     }
-    Ok(BiRuntimeCheck::new(slots, skew, period, horizon, mutant).with_allocs(allocs))
+    Ok(BiRuntimeCheck::new(slots, skew, period, horizon, mutant)
+        .with_allocs(allocs)
+        .with_same_tick(c.same_tick.unwrap_or(false)))
 }
 
 /// `protocol = "cord"`: free cores storing to any address, Relaxed or

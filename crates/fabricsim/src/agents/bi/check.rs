@@ -218,6 +218,9 @@ pub struct BiRuntimeCheck {
     /// Objects the writer allocates in all (then it stops): 3 is the least
     /// that reuses a slot (O0, O1, O0 again).
     pub allocs: u8,
+    /// Let a reader enter in the tick it left its last section (equal
+    /// stamps; off by default: see the module doc).
+    pub same_tick: bool,
     pub mutant: Option<Mutant>,
     rt: Runtime,
 }
@@ -248,11 +251,25 @@ impl BiRuntimeCheck {
                 _ => None,
             },
         };
-        BiRuntimeCheck { slots, skew, period, horizon, allocs: 3, mutant, rt: Runtime { layout, cfg } }
+        BiRuntimeCheck {
+            slots,
+            skew,
+            period,
+            horizon,
+            allocs: 3,
+            same_tick: false,
+            mutant,
+            rt: Runtime { layout, cfg },
+        }
     }
 
     pub fn with_allocs(mut self, allocs: u8) -> Self {
         self.allocs = allocs;
+        self
+    }
+
+    pub fn with_same_tick(mut self, same_tick: bool) -> Self {
+        self.same_tick = same_tick;
         self
     }
 
@@ -705,7 +722,7 @@ impl Protocol for BiRuntimeCheck {
         // one section per tick: a section's enter reads a later clock than the
         // last exit (the initial record's exit is 0), as rdtsc's reads would
         let same_tick = r.t.idle() && !r.engine && r.phase == RPhase::Enter && reader_clock <= self.last_exit(s);
-        if !same_tick {
+        if !same_tick || self.same_tick {
             out.push(Action::Reader);
         }
         // reader_engine between any two of the reader's calls, inside a section too
