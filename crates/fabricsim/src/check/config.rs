@@ -27,6 +27,16 @@
 //! machine, and every cached copy holds the last value written; `mutant =
 //! "home-forgets-sharer"` breaks it.
 //!
+//! `protocol = "bi_runtime"` (seed 001): the BI runtime of Figs 7–9 on two
+//! non-coherent domains (a writer in one, a reader in the other; see
+//! `agents::bi::check`): `slots` object slots (2 to 4), `skew` the largest
+//! clock offset in ticks (0 to 3; every pair of offsets is an initial
+//! state and `D = skew`), `period` the quiescence period (2 to 6 ticks),
+//! `horizon` the last tick explored (0 to 8), `allocs` the objects the
+//! writer allocates (1 to 8), `same_tick = true` lets a reader enter in
+//! the tick it left (equal clock stamps), `mutant` one of `enter-before-exit`,
+//! `no-free-mark-check`, `no-period-subtraction`, `skew-ignored`.
+//!
 //! `protocol = "gcs"` (seed 004): `caches` are the compute blades (2 to
 //! 4), `addresses` the locks (1 or 2), `blade_threads` the threads per
 //! blade (1 or 2), `variant` one of `gcs`, `no-data`, `no-locality`,
@@ -105,7 +115,21 @@ pub struct CheckConfig {
     pub domains: Option<usize>,
     /// bi: coherent across domains (a home directory at the memory).
     pub coherent: Option<bool>,
+    /// bi_runtime: object slots, largest clock offset, period and horizon (ticks).
+    pub slots: Option<usize>,
+    pub skew: Option<u8>,
+    pub period: Option<u8>,
+    pub horizon: Option<u8>,
+    pub allocs: Option<u8>,
+    /// bi_runtime: a reader may enter in the tick it left (equal stamps).
+    pub same_tick: Option<bool>,
 }
+
+/// `[check]` keys that only `protocol = "bi_runtime"` takes.
+const BI_RUNTIME_KEYS: [&str; 6] = ["slots", "skew", "period", "horizon", "allocs", "same_tick"];
+
+/// `[check]` keys `protocol = "bi_runtime"` does not take (its machine is fixed: two domains, one writer, one reader).
+const NOT_BI_RUNTIME_KEYS: [&str; 5] = ["caches", "directories", "addresses", "values", "symmetry"];
 
 /// `[check]` keys that only `protocol = "cord"` takes.
 const CORD_KEYS: [&str; 10] = [
@@ -205,6 +229,24 @@ pub fn run_with_stop(
     for key in ["domains", "coherent"] {
         if c.protocol != "bi" && given.iter().any(|g| g == key) {
             return Err(err(key, "applies to protocol = \"bi\" only".to_string()));
+        }
+    }
+    if c.protocol != "bi_runtime" {
+        for key in BI_RUNTIME_KEYS {
+            if given.iter().any(|g| g == key) {
+                return Err(err(key, "applies to protocol = \"bi_runtime\" only".to_string()));
+            }
+        }
+    } else {
+        for key in NOT_BI_RUNTIME_KEYS {
+            if given.iter().any(|g| g == key) {
+                return Err(err(
+                    key,
+                    "does not apply to protocol = \"bi_runtime\" (two domains, one writer, one reader); \
+                     its keys are slots, skew, period, horizon, allocs, same_tick and mutant"
+                        .to_string(),
+                ));
+            }
         }
     }
     if c.protocol != "gcs" && given.iter().any(|g| g == "blade_threads") {
@@ -382,10 +424,69 @@ pub fn run_with_stop(
                 .with_mutant(mutant);
             explore(&p, &opts, &mut |_| {})
         }
-        other => return Err(err("protocol", format!("{other:?}: expected msi, mesi, german, dcoh, cord, gcs or bi"))),
+        "bi_runtime" => {
+            let p = bi_runtime_check(&c, &err)?;
+            explore(&p, &opts, &mut |_| {})
+        }
+        other => {
+            return Err(err(
+                "protocol",
+                format!("{other:?}: expected msi, mesi, german, dcoh, cord, gcs, bi or bi_runtime"),
+            ))
+        }
     };
     let svg = sequence_svg(&report);
     Ok(CheckResult { report, svg })
+}
+
+/// `protocol = "bi_runtime"`: the BI runtime on two non-coherent domains
+/// (`agents::bi::check`), sized by its keys.
+fn bi_runtime_check(
+    c: &CheckConfig,
+    err: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<crate::agents::bi::check::BiRuntimeCheck, ConfigError> {
+    use crate::agents::bi::check::{mutant_by_name, BiRuntimeCheck, Mutant, MAX_SLOTS, MUTANTS};
+    let slots = c.slots.unwrap_or(2);
+    if !(2..=MAX_SLOTS).contains(&slots) {
+        return Err(err("slots", format!("{slots}: expected 2 to {MAX_SLOTS} object slots")));
+    }
+    let skew = c.skew.unwrap_or(0);
+    if skew > 3 {
+        return Err(err("skew", format!("{skew}: expected 0 to 3 ticks of clock offset")));
+    }
+    let period = c.period.unwrap_or(2);
+    if !(2..=6).contains(&period) {
+        return Err(err(
+            "period",
+            format!(
+                "{period}: expected 2 to 6 ticks (a reader finishes a quiescence that began less than `period` \
+                 ticks ago; 1 would need one to begin in the future)"
+            ),
+        ));
+    }
+    let horizon = c.horizon.unwrap_or(2);
+    if horizon > 8 {
+        return Err(err("horizon", format!("{horizon}: expected 0 to 8 ticks")));
+    }
+    let allocs = c.allocs.unwrap_or(3);
+    if !(1..=8).contains(&allocs) {
+        return Err(err("allocs", format!("{allocs}: expected 1 to 8 allocations")));
+    }
+    let mutant = match &c.mutant {
+        None => None,
+        Some(m) => Some(mutant_by_name(m).ok_or_else(|| {
+            err(
+                "mutant",
+                format!("{m:?}: expected one of {}", MUTANTS.iter().map(|m| m.0).collect::<Vec<_>>().join(", ")),
+            )
+        })?),
+    };
+    if mutant == Some(Mutant::SkewIgnored) && skew == 0 {
+        return Err(err("skew", "0: skew-ignored needs clocks that differ; expected 1 to 3".to_string()));
+    }
+    Ok(BiRuntimeCheck::new(slots, skew, period, horizon, mutant)
+        .with_allocs(allocs)
+        .with_same_tick(c.same_tick.unwrap_or(false)))
 }
 
 /// `protocol = "cord"`: free cores storing to any address, Relaxed or

@@ -2,7 +2,10 @@
 //! coherence domains (sockets) that are coherent inside and **not** across,
 //! sharing a global memory, with the explicit cache operations (clflush,
 //! clflushopt, clwb, mfence) as messages with their costs. The BI runtime
-//! (slice 3 of docs/design/bi.md) is not here yet.
+//! of Figs 7–9 is a protocol-independent state machine (`runtime.rs`,
+//! slice 3 of docs/design/bi.md), checked exhaustively by `check.rs`
+//! (`fabricsim check` with protocol = "bi_runtime", slice 4); the timed
+//! cores do not run it yet.
 //!
 //! Agents: cores `0..D*C` (domain-major: core `k` of domain `d` is
 //! `d*C + k`), then one LLC per domain, then the global memories.
@@ -92,10 +95,12 @@
 //!   Superdome Flex system of the experiments puts the remote premium on
 //!   the socket and enclosure links).
 
+pub mod check;
 mod home;
 mod lines;
 mod pack;
 mod protocol;
+pub mod runtime;
 
 pub use home::{HLine, Home};
 pub use lines::Lines;

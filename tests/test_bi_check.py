@@ -1,0 +1,66 @@
+"""BI's runtime under the checker (protocol = "bi_runtime"): the base model holds, the paper's mutants are
+caught, bad keys are named, and the report rows turn to "disagrees" under their reproduction mutant."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+import fabricsim
+from fabricsim.experiments.bi import checking
+from fabricsim.experiments.verdicts import DISAGREES
+
+
+def _check(**kw) -> dict:
+    return fabricsim.check({"check": {"protocol": "bi_runtime", **kw}})
+
+
+def test_the_base_model_keeps_every_invariant():
+    r = _check(skew=1, period=2, horizon=1)
+    assert r["ok"] and r["complete"] and r["states"] > 1000
+
+
+@pytest.mark.parametrize(
+    "mutant,skew",
+    [("no-free-mark-check", 0), ("no-period-subtraction", 0)],
+)
+def test_each_fast_mutant_gives_a_generation_counterexample(mutant, skew):
+    r = _check(mutant=mutant, skew=skew, period=2, horizon=2)
+    assert not r["ok"] and r["violation"]["kind"] == "generation"
+
+
+@pytest.mark.parametrize(
+    "key,value,want",
+    [
+        ("period", 1, "period: 1: expected 2 to 6"),
+        ("slots", 9, "slots: 9: expected 2 to 4"),
+        ("skew", 7, "skew: 7: expected 0 to 3"),
+        ("allocs", 0, "allocs: 0: expected 1 to 8"),
+        ("horizon", 99, "horizon: 99: expected 0 to 8"),
+        ("mutant", "nope", "expected one of enter-before-exit"),
+        ("caches", 2, 'does not apply to protocol = "bi_runtime"'),
+    ],
+)
+def test_bad_bi_runtime_keys_are_named(key, value, want):
+    with pytest.raises(fabricsim.ConfigError, match=want):
+        _check(**{key: value})
+
+
+def test_bi_runtime_keys_are_refused_elsewhere_and_skew_ignored_needs_a_skew():
+    with pytest.raises(fabricsim.ConfigError, match='applies to protocol = "bi_runtime" only'):
+        fabricsim.check({"check": {"protocol": "msi", "period": 2}})
+    with pytest.raises(fabricsim.ConfigError, match="skew-ignored needs clocks that differ"):
+        _check(mutant="skew-ignored", skew=0)
+
+
+def test_the_rows_are_computed_and_the_reproduction_mutant_flips_the_base_row():
+    rows_data = checking.analyze(pd.DataFrame([{**checking.run(p), **p.labels} for p in checking.sweep(True).points]))
+    rows = {r.metric: r.verdict for r in checking.compare(rows_data)}
+    assert rows["BI keeps every invariant (skews and periods)"] != DISAGREES
+    assert rows["no-period-subtraction is caught"] != DISAGREES
+    # a base search that found a violation (the mutant's data) turns the row to disagrees
+    broken = rows_data.copy()
+    broken.loc[broken["mutant"] == "", ["ok", "violation"]] = [False, "generation"]
+    assert {r.metric: r.verdict for r in checking.compare(broken)}[
+        "BI keeps every invariant (skews and periods)"
+    ] == DISAGREES
