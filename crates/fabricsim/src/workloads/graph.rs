@@ -322,17 +322,20 @@ impl PageRank {
             return Err(format!("tolerance {}: expected > 0", self.tolerance));
         }
         let n = g.vertices();
-        let contrib = |r: &[f64], u: usize| -> f64 {
-            let d = g.out_degree[u];
-            if d == 0 {
-                0.0
-            } else {
-                r[u] / d as f64
-            }
-        };
-        // A stale read is decided by a hash of (iteration, vertex, socket),
-        // so a run does not depend on the order edges are visited in.
-        let threshold = (self.p_stale * u64::MAX as f64) as u64;
+        // rank / out-degree per vertex, computed once an iteration
+        let inv_degree: Vec<f64> = g.out_degree.iter().map(|&d| if d == 0 { 0.0 } else { 1.0 / d as f64 }).collect();
+        let remote_edge: Vec<bool> =
+            (0..g.edges()).map(|e| cut.master[g.sources[e] as usize] != cut.edge_socket[e]).collect();
+        let remote_reads = remote_edge.iter().filter(|&&r| r).count() as u64;
+        let (mut cur, mut old) = (vec![0.0f64; n], vec![0.0f64; n]);
+        // Staleness is per cached line: each iteration, each (vertex,
+        // socket) pair is stale with probability p_stale, drawn before the
+        // iteration (geometric gaps over the pairs: the cost is the number
+        // of stale pairs, not of reads), so a run does not depend on the
+        // order edges are visited in.
+        let p = cut.sockets;
+        let mut stale_pairs = vec![0u64; (n * p).div_ceil(64)];
+        let mut marked: Vec<usize> = Vec::new();
         let (mut older, mut prev) = (vec![1.0f64; n], vec![1.0f64; n]);
         let mut next = vec![0.0f64; n];
         let (mut remote, mut stale) = (0u64, 0u64);
@@ -343,21 +346,51 @@ impl PageRank {
                 return Err("interrupted".into());
             }
             iterations += 1;
+            for &i in &marked {
+                stale_pairs[i / 64] = 0;
+            }
+            marked.clear();
+            if self.p_stale > 0.0 {
+                let mut rng = Stream::new(seed, iterations as u64);
+                let log_q = (1.0 - self.p_stale).ln();
+                let mut i = 0usize;
+                loop {
+                    // the gap to the next stale pair: geometric with parameter p_stale
+                    let gap = if log_q == f64::NEG_INFINITY { 0.0 } else { ((1.0 - rng.unit()).ln() / log_q).floor() };
+                    if gap >= (n * p - i) as f64 {
+                        break;
+                    }
+                    i += gap as usize;
+                    stale_pairs[i / 64] |= 1 << (i % 64);
+                    marked.push(i);
+                    i += 1;
+                }
+            }
+            for ((c, r), d) in cur.iter_mut().zip(&prev).zip(&inv_degree) {
+                *c = r * d;
+            }
+            if !marked.is_empty() {
+                for ((c, r), d) in old.iter_mut().zip(&older).zip(&inv_degree) {
+                    *c = r * d;
+                }
+            }
+            remote += remote_reads;
             let mut change = 0.0f64;
             for v in 0..n {
                 let mut sum = 0.0;
-                for e in g.offsets[v] as usize..g.offsets[v + 1] as usize {
-                    let u = g.sources[e] as usize;
-                    let s = cut.edge_socket[e];
-                    if cut.master[u] != s {
-                        remote += 1;
-                        if threshold > 0 && mix(seed ^ iterations as u64, u as u64, s as u64) < threshold {
+                let span = g.offsets[v] as usize..g.offsets[v + 1] as usize;
+                let edges = g.sources[span.clone()].iter().zip(&remote_edge[span.clone()]).zip(&cut.edge_socket[span]);
+                for ((&u, &far), &s) in edges {
+                    let u = u as usize;
+                    if far && !marked.is_empty() {
+                        let pair = u * p + s as usize;
+                        if stale_pairs[pair / 64] & (1 << (pair % 64)) != 0 {
                             stale += 1;
-                            sum += contrib(&older, u);
+                            sum += old[u];
                             continue;
                         }
                     }
-                    sum += contrib(&prev, u);
+                    sum += cur[u];
                 }
                 next[v] = 0.15 + 0.85 * sum;
                 change = change.max((next[v] - prev[v]).abs());

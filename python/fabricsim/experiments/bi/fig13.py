@@ -35,7 +35,7 @@ from . import system
 
 FIG = "BI Fig 13"
 SOCKETS = [2, 4, 6, 8]
-SCALE, SCALE_QUICK = 18, 16
+SCALE, SCALE_QUICK = 18, 15
 #: a load of each memory from socket 0's core on the 8-socket machine: 0 local, 1 same enclosure, 4 the other
 HOMES = {"local": 0, "same": 1, "cross": 4}
 FLUSH_LINES = 4096

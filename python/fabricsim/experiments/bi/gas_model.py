@@ -168,7 +168,12 @@ def miss_share(
     ``vertices``-vertex graph the R-MAT graph stands for (the L3 holds the same share of its vertices).
     Reads follow the out-degrees wherever the socket count: the vertices read most have a replica on
     every socket. An event-level gather checks this against the machine's caches (tests/test_bi_fig13.py)."""
-    return lru_miss_share(_popularity(scale, seed), l3_lines * cut["vertices"] / vertices)
+    return _miss_share(scale, seed, l3_lines * cut["vertices"] / vertices)
+
+
+@lru_cache(maxsize=64)
+def _miss_share(scale: int, seed: int, lines: float) -> float:
+    return lru_miss_share(_popularity(scale, seed), lines)
 
 
 def iteration(cut: dict, mu: float, machine: Machine, sw: Software, variant: str) -> Iteration:
