@@ -1335,7 +1335,6 @@ impl Builder<'_> {
                 }
             }
         };
-        let _ = NS;
         let coherent = c.coherent.unwrap_or(false);
         if mutant == Some(crate::agents::bi::Mutant::HomeForgetsSharer) && !coherent {
             return Err(self.err(key("mutant"), "\"home-forgets-sharer\": applies to coherent = true only"));
