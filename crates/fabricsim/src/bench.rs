@@ -241,8 +241,6 @@ pub fn protocol_mesi_64(requests: u64) -> serde_json::Value {
 pub fn protocol_gcs(buckets: u64, requests: u64) -> serde_json::Value {
     const BLADES: usize = 8;
     const THREADS: usize = 10;
-    let fast =
-        |a: String, b: String| json!({"a": a, "b": b, "latency": "0ns", "bandwidth": "1TB/s", "port_delay": "0ns"});
     let rdma =
         |a: String, bw: &str| json!({"a": a, "b": "tor", "latency": "2us", "bandwidth": bw, "port_delay": "0ns"});
     let mut links = Vec::new();
@@ -250,9 +248,9 @@ pub fn protocol_gcs(buckets: u64, requests: u64) -> serde_json::Value {
     for b in 0..BLADES {
         for t in 0..THREADS {
             threads.push(json!({"name": format!("t{b}.{t}")}));
-            links.push(fast(format!("t{b}.{t}"), format!("b{b}")));
+            links.push(free_link(format!("t{b}.{t}"), format!("b{b}")));
         }
-        links.push(fast(format!("blade{b}"), format!("b{b}")));
+        links.push(free_link(format!("blade{b}"), format!("b{b}")));
         links.push(rdma(format!("b{b}"), "100Gb/s"));
     }
     links.push(json!({"a": "switch", "b": "tor", "latency": "0ns", "bandwidth": "6400Gb/s", "port_delay": "0ns"}));
@@ -273,13 +271,27 @@ pub fn protocol_gcs(buckets: u64, requests: u64) -> serde_json::Value {
                      "issue_interval": "1ns", "control_bytes": "64B", "data_bytes": "64B",
                      "gcs": {"variant": "gcs", "region": "1KiB", "blade_latency": "1us", "nic_service": "1us"}},
     });
+    run_system(
+        &cfg,
+        format!("GCS on MIND: 8 blades x 10 threads, YCSB-C Zipf 0.99 over {buckets} bucket locks (GCS Fig 7)"),
+    )
+}
+
+/// A link that costs nothing (a component to its own switch).
+fn free_link(a: String, b: String) -> serde_json::Value {
+    json!({"a": a, "b": b, "latency": "0ns", "bandwidth": "1TB/s", "port_delay": "0ns"})
+}
+
+/// Run a benchmark system (a configuration as JSON) on the protocol timing
+/// engine: its operations, protocol messages and events, per wall second.
+fn run_system(cfg: &serde_json::Value, what: String) -> serde_json::Value {
     let spec = config::resolve(&cfg.to_string(), "<bench>", Format::Json, &[], None)
         .expect("the benchmark configuration is valid");
     let r = crate::run_spec(&spec, &mut |_| true);
     let messages: u64 = r.class_packets.iter().map(|c| c.1).sum();
     let ops: u64 = r.requesters.iter().map(|c| c.completed).sum();
     json!({
-        "what": format!("GCS on MIND: 8 blades x 10 threads, YCSB-C Zipf 0.99 over {buckets} bucket locks (GCS Fig 7)"),
+        "what": what,
         "operations": ops,
         "protocol_messages": messages,
         "events": r.events,
@@ -299,17 +311,15 @@ pub fn protocol_gcs(buckets: u64, requests: u64) -> serde_json::Value {
 pub fn protocol_bi(requests: u64) -> serde_json::Value {
     const SOCKETS: usize = 8;
     const CORES: usize = 4;
-    let free =
-        |a: String, b: String| json!({"a": a, "b": b, "latency": "0ns", "bandwidth": "1TB/s", "port_delay": "0ns"});
     let mut requesters = Vec::new();
     let mut links = Vec::new();
     for s in 0..SOCKETS {
         for k in 0..CORES {
             requesters.push(json!({"name": format!("c{s}.{k}")}));
-            links.push(free(format!("c{s}.{k}"), format!("s{s}")));
+            links.push(free_link(format!("c{s}.{k}"), format!("s{s}")));
         }
-        links.push(free(format!("llc{s}"), format!("s{s}")));
-        links.push(free(format!("mem{s}"), format!("s{s}")));
+        links.push(free_link(format!("llc{s}"), format!("s{s}")));
+        links.push(free_link(format!("mem{s}"), format!("s{s}")));
         for t in s + 1..SOCKETS {
             links.push(json!({"a": format!("s{s}"), "b": format!("s{t}"), "latency": "25ns",
                               "bandwidth": "20.8GB/s", "port_delay": "0ns"}));
@@ -331,21 +341,10 @@ pub fn protocol_bi(requests: u64) -> serde_json::Value {
         "protocol": {"name": "bi", "control_bytes": "8B", "data_bytes": "72B", "issue_interval": "1ps",
                      "bi": {"domains": SOCKETS, "interleave": "8MiB"}},
     });
-    let spec = config::resolve(&cfg.to_string(), "<bench>", Format::Json, &[], None)
-        .expect("the benchmark configuration is valid");
-    let r = crate::run_spec(&spec, &mut |_| true);
-    let messages: u64 = r.class_packets.iter().map(|c| c.1).sum();
-    let ops: u64 = r.requesters.iter().map(|c| c.completed).sum();
-    json!({
-        "what": "BI machine: 8 sockets x 4 cores (32K L1, 1M L2, 38.5M L3), non-coherent global memory, uniform over 64 MiB, 30% stores",
-        "operations": ops,
-        "protocol_messages": messages,
-        "events": r.events,
-        "wall_s": r.wall_s,
-        "operations_per_s": ops as f64 / r.wall_s,
-        "events_per_s": r.events as f64 / r.wall_s,
-        "outcome": format!("{:?}", r.outcome).to_lowercase(),
-    })
+    run_system(
+        &cfg,
+        "BI machine: 8 sockets x 4 cores (32K L1, 1M L2, 38.5M L3), non-coherent global memory, uniform over 64 MiB, 30% stores".into(),
+    )
 }
 
 /// All built-in benchmarks as JSON text.

@@ -398,18 +398,7 @@ impl Bi {
         data: Option<Val>,
         kept: bool,
     ) -> bool {
-        if let Some(v) = data {
-            e.val = v;
-            e.dirty = true;
-        }
-        if e.owner == Some(k) {
-            e.owner = None;
-        }
-        if kept {
-            e.sharers |= Self::bit(k);
-        } else {
-            e.sharers &= !Self::bit(k);
-        }
+        e.record_ack(k, data, kept);
         let Some(s) = &mut e.snoop else { return false };
         s.acks -= 1;
         if s.acks > 0 {

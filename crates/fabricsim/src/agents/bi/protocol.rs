@@ -298,6 +298,25 @@ pub struct LLine {
     pub snoop: Option<Snp>,
 }
 
+impl LLine {
+    /// Core `k`'s answer to an invalidation or recall: its data if it had
+    /// the line dirty, and whether it keeps a (clean) copy.
+    pub(super) fn record_ack(&mut self, k: u8, data: Option<Val>, kept: bool) {
+        if let Some(v) = data {
+            self.val = v;
+            self.dirty = true;
+        }
+        if self.owner == Some(k) {
+            self.owner = None;
+        }
+        if kept {
+            self.sharers |= Bi::bit(k);
+        } else {
+            self.sharers &= !Bi::bit(k);
+        }
+    }
+}
+
 /// A domain's machine-level permission on a line (coherent mode).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Mp {
@@ -1291,18 +1310,7 @@ impl Bi {
                     return Ok(Step::Done);
                 }
                 let Busy::Collect { req, kind, acks } = e.busy else { return Err(Violation::unexpected(e.busy, msg)) };
-                if let Some(v) = data {
-                    e.val = v;
-                    e.dirty = true;
-                }
-                if e.owner == Some(k) {
-                    e.owner = None;
-                }
-                if kept {
-                    e.sharers |= Self::bit(k);
-                } else {
-                    e.sharers &= !Self::bit(k);
-                }
+                e.record_ack(k, data, kept);
                 if acks > 1 {
                     e.busy = Busy::Collect { req, kind, acks: acks - 1 };
                     return Ok(Step::Done);
