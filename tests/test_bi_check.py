@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 import fabricsim
+from fabricsim.experiments import search
 from fabricsim.experiments.bi import checking
 from fabricsim.experiments.verdicts import DISAGREES
 
@@ -54,7 +55,7 @@ def test_bi_runtime_keys_are_refused_elsewhere_and_skew_ignored_needs_a_skew():
 
 
 def test_the_rows_are_computed_and_the_reproduction_mutant_flips_the_base_row():
-    rows_data = checking.analyze(pd.DataFrame([{**checking.run(p), **p.labels} for p in checking.sweep(True).points]))
+    rows_data = checking.analyze(pd.DataFrame([{**search.check(p), **p.labels} for p in checking.sweep(True).points]))
     rows = {r.metric: r.verdict for r in checking.compare(rows_data)}
     assert rows["BI keeps every invariant (skews and periods)"] != DISAGREES
     assert rows["no-period-subtraction is caught"] != DISAGREES

@@ -75,28 +75,11 @@ def sweep(quick: bool) -> Sweep:
                 params={},
                 seed=1,
                 metrics=(),
-                runner="fabricsim.experiments.bi.checking:run",
+                runner="fabricsim.experiments.search:check",
                 labels={"case": _name(m, skew, period, horizon), "mutant": m or ""},
             )
         )
     return Sweep("bi/checking", points)
-
-
-def run(point: Point) -> dict[str, Any]:
-    """One search (a sweep ``runner``)."""
-    import fabricsim
-
-    spec = json.loads(point.text)
-    spec["check"].update({k.removeprefix("check."): v for k, v in point.params.items()})
-    r = fabricsim.check(spec)
-    v = r.get("violation") or {}
-    return {
-        "ok": bool(r["ok"]),
-        "complete": bool(r["complete"]),
-        "violation": v.get("kind", ""),
-        "states": int(r["states"]),
-        "seconds": float(r["seconds"]),
-    }
 
 
 def analyze(df: pd.DataFrame) -> pd.DataFrame:
