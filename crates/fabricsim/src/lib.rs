@@ -126,6 +126,7 @@ fn run_protocol(
                 keep_values: false,
                 seed: spec.seed,
                 coherent: b.coherent,
+                program: None,
             };
             go(spec, ps, p, progress)
         }

@@ -575,7 +575,7 @@ impl BiRuntimeCheck {
         if s.reader.t.idle() {
             let call = match s.reader.phase {
                 RPhase::Enter => Call::Enter,
-                RPhase::Deref => Call::Deref { ptr: ROOT },
+                RPhase::Deref => Call::Deref { ptr: ROOT, word: 0 },
                 RPhase::ReadObj => Call::ReadObj { obj: ptr_obj(s.reader.ptr).unwrap_or(0), lines: 1 },
                 RPhase::Exit => Call::Exit,
             };

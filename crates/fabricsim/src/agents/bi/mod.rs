@@ -99,6 +99,7 @@ pub mod check;
 mod home;
 mod lines;
 mod pack;
+pub mod program;
 mod protocol;
 pub mod runtime;
 

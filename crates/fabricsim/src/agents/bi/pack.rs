@@ -63,7 +63,7 @@ impl Pack for Ghost {
         self.last.pack(out);
     }
     fn unpack(src: &mut &[u8]) -> Self {
-        Ghost { last: Pack::unpack(src) }
+        Ghost { last: Pack::unpack(src), world: None }
     }
 }
 
@@ -213,6 +213,7 @@ impl Pack for Core {
             last: Pack::unpack(src),
             ids: Pack::unpack(src),
             run: Pack::unpack(src),
+            prog: None,
         }
     }
 }

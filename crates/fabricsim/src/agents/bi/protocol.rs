@@ -2,10 +2,12 @@
 //! global memories (see the module doc in `mod.rs`).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use smallvec::SmallVec;
 
 use super::lines::Lines;
+use super::program::{Prog, ProgramSpec, World};
 use super::{Bench, FlushMode, FlushOp, LineState, Mutant, Params};
 use crate::agents::cache::{CacheGeometry, SetAssoc, VictimPolicy};
 use crate::agents::protocol::{AgentId, ChannelOrder, Ctx, OpKind, Protocol, Role, Step, Violation, WorkOp};
@@ -280,6 +282,8 @@ pub struct Core {
     pub last: Option<(Line, Val)>,
     pub ids: u64,
     pub run: Run,
+    /// A core running a program on the BI runtime (timing).
+    pub prog: Option<Box<Prog>>,
 }
 
 /// The LLC's line: the L3 copy and the domain directory's entry.
@@ -399,10 +403,12 @@ pub enum Node {
 /// Lines whose last written value the checker follows (coherent mode).
 pub const GHOST_LINES: usize = 2;
 
-/// Checking, coherent mode: the last value stored to each line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+/// Checking, coherent mode: the last value stored to each line. Timing a
+/// program (`program.rs`): the words of the lines' versions.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct Ghost {
     pub last: [Val; GHOST_LINES],
+    pub world: Option<Box<World>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -473,6 +479,8 @@ pub struct Bi {
     pub seed: u64,
     /// Coherent across domains (`home.rs`): the baselines' machine.
     pub coherent: bool,
+    /// Cores that run programs on the BI runtime (`program.rs`; timing).
+    pub program: Option<Arc<ProgramSpec>>,
 }
 
 impl Bi {
@@ -493,6 +501,7 @@ impl Bi {
             keep_values: true,
             seed: 0,
             coherent: false,
+            program: None,
         }
     }
 
@@ -519,7 +528,7 @@ impl Bi {
         (self.core_count() + d) as AgentId
     }
 
-    fn domain_of(&self, core: AgentId) -> usize {
+    pub(super) fn domain_of(&self, core: AgentId) -> usize {
         core as usize / self.cores
     }
 
@@ -579,6 +588,7 @@ impl Bi {
             last: None,
             ids: 0,
             run: Run::default(),
+            prog: None,
         }
     }
 
@@ -618,7 +628,7 @@ impl Bi {
         }
     }
 
-    fn level(&self, c: &Core, line: Line) -> Level {
+    pub(super) fn level(&self, c: &Core, line: Line) -> Level {
         if c.l1.as_ref().is_some_and(|l1| l1.contains(line)) {
             Level::L1
         } else if c.l2.contains(line) {
@@ -637,7 +647,7 @@ impl Bi {
     }
 
     /// Whether core `c` may access `line` now.
-    fn may_access(&self, c: &Core, line: Line, write: bool) -> bool {
+    pub(super) fn may_access(&self, c: &Core, line: Line, write: bool) -> bool {
         if c.wait != Wait::None || c.flushing.iter().any(|f| f.0 == line) || c.loads.iter().any(|l| l.0 == line) {
             return false;
         }
@@ -651,7 +661,7 @@ impl Bi {
         hit || !c.wb.iter().any(|w| w.0 == line)
     }
 
-    fn may_flush(&self, c: &Core, line: Line, op: FlushOp) -> bool {
+    pub(super) fn may_flush(&self, c: &Core, line: Line, op: FlushOp) -> bool {
         c.wait == Wait::None
             && !c.flushing.iter().any(|f| f.0 == line)
             && !c.loads.iter().any(|l| l.0 == line)
@@ -703,6 +713,7 @@ impl Bi {
                     return Err(Violation::unexpected(c.wait, msg));
                 }
                 let pl = match store {
+                    Some(_) if c.prog.is_some() => PLine { st: P::M, val: self.prog_store(c, ctx, val) },
                     Some(v) => PLine { st: P::M, val: v },
                     None => {
                         c.last = Some((line, val));
@@ -719,6 +730,10 @@ impl Bi {
                 c.wait = Wait::None;
                 c.run.t_end = ctx.now;
                 ctx.done(id);
+                if c.prog.is_some() {
+                    let w = store.is_none().then(|| self.prog_loaded(c, ctx, val));
+                    self.prog_next(c, ctx, w)?;
+                }
             }
             Msg::Inv { line, keep } => {
                 let wb = c.wb.iter().find(|w| w.0 == line).map(|w| w.1);
@@ -775,6 +790,10 @@ impl Bi {
                         c.last = c.l2.get(line).map(|l| (line, l.val));
                         c.run.t_end = ctx.now + self.hit_latency(lvl);
                         ctx.done(id);
+                        if let (true, Some((_, v))) = (c.prog.is_some(), c.last) {
+                            let w = self.prog_loaded(c, ctx, v);
+                            self.prog_next(c, ctx, Some(w))?;
+                        }
                     }
                     Level::Miss => {
                         if self.mlp() > 1 {
@@ -793,6 +812,10 @@ impl Bi {
                 c.ids += self.shapes.is_some() as u64;
                 ctx.issued(id, OpKind::Store);
                 let lvl = self.level(c, line);
+                let val = match (c.prog.is_some(), c.l2.get(line)) {
+                    (true, Some(pl)) if pl.st != P::S => self.prog_store(c, ctx, pl.val),
+                    _ => val,
+                };
                 match c.l2.get_mut(line) {
                     Some(pl) if pl.st != P::S => {
                         pl.st = P::M;
@@ -804,6 +827,9 @@ impl Bi {
                         }
                         c.run.t_end = ctx.now + self.hit_latency(lvl);
                         ctx.done(id);
+                        if c.prog.is_some() {
+                            self.prog_next(c, ctx, None)?;
+                        }
                     }
                     _ => {
                         c.wait = Wait::Miss { line, store: Some(val), id };
@@ -866,6 +892,10 @@ impl Bi {
         }
         if self.bench_core(ctx.me) {
             self.bench_advance(c, ctx.now, action);
+        }
+        if c.prog.is_some() && matches!(action, Action::Flush { .. } | Action::Fence | Action::Wait { .. }) {
+            // (a clflush's wait for its ack keeps the core from the next micro-op)
+            self.prog_next(c, ctx, None)?;
         }
         Ok(())
     }
@@ -1429,14 +1459,27 @@ impl Protocol for Bi {
                 cores[1].run.phase = Phase::Idle;
             }
         }
+        let mut ghost = Ghost::default();
+        let mut mems: Vec<BTreeMap<Line, Val>> = vec![BTreeMap::new(); self.mems];
+        if let Some(spec) = &self.program {
+            let mut world = World::default();
+            for (line, words) in &spec.image {
+                mems[self.home(*line) as usize - self.core_count() - self.domains]
+                    .insert(*line, world.versions.line(*words));
+            }
+            ghost.world = Some(Box::new(world));
+            for (c, app) in cores.iter_mut().zip(&spec.apps) {
+                c.prog = app.as_ref().map(|a| Box::new(Prog::new(a.0, a.1.clone())));
+            }
+        }
         let mut agents: Vec<Node> = cores.into_iter().map(Node::Core).collect();
         agents.extend(llcs.into_iter().map(Node::Llc));
         if self.coherent {
-            agents.extend((0..self.mems).map(|_| Node::Home(super::home::Home::default())));
+            agents.extend(mems.into_iter().map(|mem| Node::Home(super::home::Home { mem, ..Default::default() })));
         } else {
-            agents.extend((0..self.mems).map(|_| Node::Mem(BTreeMap::new())));
+            agents.extend(mems.into_iter().map(Node::Mem));
         }
-        vec![(agents, Ghost::default())]
+        vec![(agents, ghost)]
     }
 
     fn on_message(
@@ -1457,7 +1500,7 @@ impl Protocol for Bi {
                         ctx.send(from, MRESP, Msg::MemData { line, val });
                     }
                     Msg::MemWr { line, val } => {
-                        if self.keep_values {
+                        if self.keep_values || self.program.is_some() {
                             m.insert(line, val);
                         }
                         ctx.send(from, MRESP, Msg::MemWrAck { line });
@@ -1471,6 +1514,7 @@ impl Protocol for Bi {
 
     fn actions(&self, agent: &Node, me: AgentId, _ghost: &Ghost, out: &mut Vec<Action>) {
         match agent {
+            Node::Core(c) if c.prog.is_some() => out.extend(self.prog_action(c)),
             Node::Core(c) if self.bench.is_some() && self.bench_core(me) => out.extend(self.bench_next(c)),
             Node::Core(_) if self.bench.is_some() => {}
             Node::Core(c) if self.shapes.is_none() => {
@@ -1495,7 +1539,7 @@ impl Protocol for Bi {
                     }
                 }
             }
-            Node::Llc(l) if self.shapes.is_none() && self.bench.is_none() => {
+            Node::Llc(l) if self.shapes.is_none() && self.bench.is_none() && self.program.is_none() => {
                 for (line, e) in l.lines.held() {
                     if Self::idle(&e) && !l.pend.iter().any(|p| p.line == line) {
                         out.push(Action::LlcEvict { line });
@@ -1520,7 +1564,7 @@ impl Protocol for Bi {
     }
 
     fn is_environment(&self, _action: &Action) -> bool {
-        self.bench.is_none()
+        self.bench.is_none() && self.program.is_none()
     }
 
     fn invariant(&self, agents: &[Node], ghost: &Ghost) -> Result<(), (String, String)> {

@@ -25,7 +25,7 @@
 //!   records[log_cap]}`, each from a line of its own. `head` and `tail`
 //!   count records for ever; record `i` sits at slot `i % log_cap`.
 //!
-//! Pointer words: 0 is NULL; otherwise the low 16 bits are `object + 1`
+//! Pointer words: 0 is NULL; otherwise the low 32 bits are `object + 1`
 //! and the bits above are an opaque tag the runtime never reads (the
 //! checker puts its ghost version there).
 
@@ -51,12 +51,12 @@ const RECORDS: u64 = 2;
 
 /// A pointer word to object `obj` carrying `tag` (opaque to the runtime).
 pub fn ptr_word(obj: u32, tag: u64) -> Word {
-    (obj as u64 + 1) | tag << 16
+    (obj as u64 + 1) | tag << 32
 }
 
 /// The object a pointer word points to (None: NULL).
 pub fn ptr_obj(w: Word) -> Option<u32> {
-    match w & 0xFFFF {
+    match w & 0xFFFF_FFFF {
         0 => None,
         o => Some(o as u32 - 1),
     }
@@ -64,7 +64,7 @@ pub fn ptr_obj(w: Word) -> Option<u32> {
 
 /// The tag of a pointer word.
 pub fn ptr_tag(w: Word) -> u64 {
-    w >> 16
+    w >> 32
 }
 
 /// Where BI's metadata and objects live, in line addresses.
@@ -163,9 +163,11 @@ pub enum Call {
     Enter,
     /// `bi_exit`.
     Exit,
-    /// `bi_dereference(ptr)`: returns the pointer word (None: NULL).
+    /// `bi_dereference` of the pointer in word `word` of line `ptr`:
+    /// returns the pointer word (None: NULL).
     Deref {
         ptr: u64,
+        word: u8,
     },
     /// Read the payload of `lines` lines of `obj`: returns the first line's.
     ReadObj {
@@ -205,7 +207,7 @@ pub enum Call {
 }
 
 /// What a thread asks its core to do next.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum MicroOp {
     /// Load a word: hand its value to the next [`Runtime::next`].
     Load {
@@ -298,7 +300,7 @@ impl Runtime {
         let v = loaded.unwrap_or(0);
         match call {
             Call::Enter | Call::Exit => self.enter_exit(t, call == Call::Enter, v),
-            Call::Deref { ptr } => self.deref(t, ptr, v),
+            Call::Deref { ptr, word } => self.deref(t, ptr, word, v),
             Call::ReadObj { obj, lines } => {
                 if t.pc == 0 {
                     t.end = lines.max(1) as u64;
@@ -369,12 +371,12 @@ impl Runtime {
     }
 
     /// Fig 8 lines 10–16.
-    fn deref(&self, t: &mut Thread, ptr: u64, v: Word) -> MicroOp {
+    fn deref(&self, t: &mut Thread, ptr: u64, word: u8, v: Word) -> MicroOp {
         loop {
             match t.pc {
                 0 => {
                     t.pc = 1;
-                    return MicroOp::Load { line: ptr, word: 0 };
+                    return MicroOp::Load { line: ptr, word };
                 }
                 1 if ptr_obj(v).is_none() => {
                     // lazy invalidation: a failed resolution retries from memory
@@ -383,7 +385,7 @@ impl Runtime {
                 }
                 2 => {
                     t.pc = 3;
-                    return MicroOp::Load { line: ptr, word: 0 };
+                    return MicroOp::Load { line: ptr, word };
                 }
                 3 if ptr_obj(v).is_none() => return self.done(t, None),
                 1 | 3 => {
@@ -666,6 +668,8 @@ impl Runtime {
                 }
                 5 => {
                     t.end = v;
+                    // a ring holds its last `log_cap` records: older slots were written over
+                    t.i = t.i.max(t.end.saturating_sub(l.log_cap as u64));
                     t.pc = 6;
                 }
                 6 if t.i < t.end => {
@@ -697,9 +701,10 @@ impl Pack for Call {
         match *self {
             Call::Enter => out.push(0),
             Call::Exit => out.push(1),
-            Call::Deref { ptr } => {
+            Call::Deref { ptr, word } => {
                 out.push(2);
                 ptr.pack(out);
+                word.pack(out);
             }
             Call::ReadObj { obj, lines } => {
                 out.push(3);
@@ -741,7 +746,7 @@ impl Pack for Call {
         match get_byte(src) {
             0 => Call::Enter,
             1 => Call::Exit,
-            2 => Call::Deref { ptr: Pack::unpack(src) },
+            2 => Call::Deref { ptr: Pack::unpack(src), word: Pack::unpack(src) },
             3 => Call::ReadObj { obj: Pack::unpack(src), lines: Pack::unpack(src) },
             4 => Call::Assign { ptr: Pack::unpack(src), val: Pack::unpack(src) },
             5 => Call::Alloc { obj: Pack::unpack(src), track: Pack::unpack(src) },
@@ -836,18 +841,18 @@ mod tests {
         let mut m = Vec::new();
         let r = rt(true);
         assert_eq!(
-            trace(&r, Call::Deref { ptr: 0 }, &mut m, 0),
+            trace(&r, Call::Deref { ptr: 0, word: 0 }, &mut m, 0),
             [Load { line: 0, word: 0 }, Clflushopt { line: 0 }, Load { line: 0, word: 0 }, Done { ret: None }]
         );
         let p = ptr_word(2, 5);
         let mut m = vec![((0, 0), p)];
         assert_eq!(
-            trace(&r, Call::Deref { ptr: 0 }, &mut m, 0),
+            trace(&r, Call::Deref { ptr: 0, word: 0 }, &mut m, 0),
             [Load { line: 0, word: 0 }, Load { line: 12, word: FREE_MARK }, Done { ret: Some(p) }]
         );
         m.push(((12, FREE_MARK), 1));
         assert_eq!(
-            trace(&r, Call::Deref { ptr: 0 }, &mut m, 0),
+            trace(&r, Call::Deref { ptr: 0, word: 0 }, &mut m, 0),
             [
                 Load { line: 0, word: 0 },
                 Load { line: 12, word: FREE_MARK },
@@ -857,7 +862,7 @@ mod tests {
         );
         let no_check = Runtime { cfg: RtConfig { mutant: Some(RtMutant::NoFreeMarkCheck), ..r.cfg }, ..r };
         assert_eq!(
-            trace(&no_check, Call::Deref { ptr: 0 }, &mut m, 0),
+            trace(&no_check, Call::Deref { ptr: 0, word: 0 }, &mut m, 0),
             [Load { line: 0, word: 0 }, Done { ret: Some(p) }]
         );
     }

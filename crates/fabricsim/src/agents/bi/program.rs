@@ -1,0 +1,369 @@
+//! Cores that run a program on the BI runtime (docs/design/bi.md §3.4):
+//! the timed machine executes the micro-ops `runtime.rs` expands each BI
+//! call into, and the runtime branches on the words its loads return, so
+//! the runtime `fabricsim check` verifies is the one that is timed.
+//!
+//! **Words through the machine.** The machine carries one value per line
+//! ([`Val`]); the runtime reads words. A line's value is a *version*: the
+//! [`Versions`] table (in the run's [`World`]) holds the words of every
+//! version, and a store makes a new version from the one the storing core
+//! holds. A stale copy in another domain keeps its old version, so a load
+//! of it returns exactly the words it was written with, and a store can
+//! never be lost or invented by the table (the machine moves versions the
+//! way it moved values).
+//!
+//! **The application** above the runtime ([`App`]) picks each thread's
+//! next BI call from the results of the last. A core runs one thread.
+
+use std::hash::{Hash, Hasher};
+
+use super::protocol::{Action, Bi, Core, Ghost, Msg, Val};
+use super::runtime::{Call, DomainClock, MicroOp, Runtime, Thread, Word, WORDS_PER_LINE};
+use super::FlushOp;
+use crate::agents::protocol::{Ctx, Violation};
+use crate::engine::{Time, NS};
+
+const WPL: usize = WORDS_PER_LINE as usize;
+
+/// The words of every version of every line (version 0: a line never written).
+#[derive(Debug, Clone)]
+pub struct Versions {
+    words: Vec<[Word; WPL]>,
+}
+
+impl Default for Versions {
+    fn default() -> Self {
+        Versions { words: vec![[0; WPL]] }
+    }
+}
+
+impl Versions {
+    pub fn word(&self, v: Val, w: u8) -> Word {
+        self.words[v as usize][w as usize]
+    }
+
+    pub fn words(&self, v: Val) -> &[Word; WPL] {
+        &self.words[v as usize]
+    }
+
+    /// A new version with these words.
+    pub fn line(&mut self, words: [Word; WPL]) -> Val {
+        self.words.push(words);
+        Val::try_from(self.words.len() - 1).expect("fewer than 2^32 line versions")
+    }
+
+    /// Version `v` with word `w` set to `x` (`v` itself if that changes nothing).
+    pub fn store(&mut self, v: Val, w: u8, x: Word) -> Val {
+        let mut l = self.words[v as usize];
+        if l[w as usize] == x {
+            return v;
+        }
+        l[w as usize] = x;
+        self.line(l)
+    }
+
+    pub fn len(&self) -> usize {
+        self.words.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+}
+
+/// What a timed run's programs share: the versions of the lines' words.
+#[derive(Debug, Clone, Default)]
+pub struct World {
+    pub versions: Versions,
+}
+
+// Timing only (the checker never has a world): two worlds are told apart by size.
+impl PartialEq for World {
+    fn eq(&self, o: &Self) -> bool {
+        self.versions.words == o.versions.words
+    }
+}
+impl Eq for World {}
+impl Hash for World {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.versions.len().hash(h);
+    }
+}
+
+/// What a thread does next, as its application decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// A BI call through the runtime.
+    Call(Call),
+    /// Nothing until a message arrives.
+    Block,
+    /// The thread is over.
+    Stop,
+}
+
+/// The application a core runs.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum App {
+    /// A fixed list of calls (tests); `rets` collects each call's result.
+    Script { calls: Vec<Call>, next: usize, rets: Vec<Option<Word>> },
+}
+
+impl App {
+    /// The next step, given the result of the last call (`ret`).
+    fn next(&mut self, ret: Option<Word>, first: bool) -> Step {
+        match self {
+            App::Script { calls, next, rets } => {
+                if !first {
+                    rets.push(ret);
+                }
+                match calls.get(*next) {
+                    Some(&c) => {
+                        *next += 1;
+                        Step::Call(c)
+                    }
+                    None => Step::Stop,
+                }
+            }
+        }
+    }
+}
+
+/// A core's program: its thread's runtime state, the micro-op it is on,
+/// and its application.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Prog {
+    pub thread: Thread,
+    /// The micro-op the core executes now (None: blocked or stopped).
+    pub op: Option<MicroOp>,
+    pub app: App,
+    pub started: bool,
+    pub stopped: bool,
+}
+
+impl Prog {
+    pub fn new(me: u8, app: App) -> Self {
+        Prog { thread: Thread::new(me), op: None, app, started: false, stopped: false }
+    }
+}
+
+impl Bi {
+    pub(super) fn runtime(&self) -> Runtime {
+        self.program.as_ref().expect("a program").runtime
+    }
+
+    /// The action of a program core's current micro-op, if it may go now.
+    pub(super) fn prog_action(&self, c: &Core) -> Option<Action> {
+        let p = c.prog.as_ref()?;
+        if !p.started {
+            // the first step: a no-op that lets the core choose its first call
+            return Some(Action::Wait { dur: 0 });
+        }
+        let flush = |line, op| self.may_flush(c, line, op).then_some(Action::Flush { line, op });
+        match p.op? {
+            MicroOp::Load { line, .. } | MicroOp::Prefetch { line } => {
+                self.may_access(c, line, false).then(|| Action::Load { line, level: self.level(c, line) })
+            }
+            MicroOp::Store { line, .. } => {
+                // the value is the new version, made when the store performs
+                self.may_access(c, line, true).then(|| Action::Store { line, val: 0, level: self.level(c, line) })
+            }
+            MicroOp::Clflushopt { line } => flush(line, FlushOp::Clflushopt),
+            MicroOp::Clwb { line } => flush(line, FlushOp::Clwb),
+            MicroOp::Mfence => {
+                (c.wait == super::protocol::Wait::None && c.flushing.is_empty()).then_some(Action::Fence)
+            }
+            MicroOp::Compute { ns } => Some(Action::Wait { dur: ns as Time * NS }),
+            MicroOp::ReadClock | MicroOp::Reclaimed { .. } | MicroOp::Done { .. } => None,
+        }
+    }
+
+    /// A program core's store performs on version `old` of its line: the new version.
+    pub(super) fn prog_store(&self, c: &Core, ctx: &mut Ctx<Msg, Ghost>, old: Val) -> Val {
+        let Some(MicroOp::Store { word, val, .. }) = c.prog.as_ref().and_then(|p| p.op) else {
+            unreachable!("a program core stores only its store micro-op")
+        };
+        ctx.ghost.world.as_mut().expect("a program's world").versions.store(old, word, val)
+    }
+
+    /// The word a program core's load reads from version `v` of its line.
+    pub(super) fn prog_loaded(&self, c: &Core, ctx: &Ctx<Msg, Ghost>, v: Val) -> Word {
+        let word = match c.prog.as_ref().and_then(|p| p.op) {
+            Some(MicroOp::Load { word, .. }) => word,
+            _ => 0,
+        };
+        ctx.ghost.world.as_ref().expect("a program's world").versions.word(v, word)
+    }
+
+    /// The current micro-op is over (with a load's word): run the thread
+    /// to its next micro-op the machine executes.
+    pub(super) fn prog_next(
+        &self,
+        c: &mut Core,
+        ctx: &mut Ctx<Msg, Ghost>,
+        loaded: Option<Word>,
+    ) -> Result<(), Violation> {
+        let rt = self.runtime();
+        let d = self.domain_of(ctx.me);
+        let clock = self.program.as_ref().expect("a program").clocks[d];
+        let Some(p) = c.prog.as_mut() else { return Ok(()) };
+        let mut loaded = loaded;
+        let mut ret = None;
+        loop {
+            if p.thread.idle() {
+                let first = !p.started;
+                p.started = true;
+                match p.app.next(ret, first) {
+                    Step::Call(call) => p.thread.start(call),
+                    Step::Block => {
+                        p.op = None;
+                        return Ok(());
+                    }
+                    Step::Stop => {
+                        p.op = None;
+                        p.stopped = true;
+                        return Ok(());
+                    }
+                }
+            }
+            match rt.next(&mut p.thread, loaded.take()) {
+                MicroOp::ReadClock => loaded = Some(clock.read(ctx.now / NS)),
+                MicroOp::Reclaimed { .. } => {}
+                MicroOp::Done { ret: r } => ret = r,
+                op => {
+                    p.op = Some(op);
+                    return Ok(());
+                }
+            }
+        }
+    }
+}
+
+/// A timed run's programs: the runtime, each domain's clock (in ns
+/// ticks), each core's application and thread index (None: idle), and the
+/// memory's initial words.
+#[derive(Debug, Clone)]
+pub struct ProgramSpec {
+    pub runtime: Runtime,
+    pub clocks: Vec<DomainClock>,
+    pub apps: Vec<Option<(u8, App)>>,
+    pub image: Vec<(u64, [Word; WPL])>,
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::agents::bi::protocol::Node;
+    use crate::agents::bi::runtime::{ptr_word, Layout, RtConfig};
+    use crate::agents::protocol::{AgentId, Protocol, Step as PStep};
+
+    const ROOT: u64 = 5;
+
+    fn layout() -> Layout {
+        Layout {
+            readers: 1,
+            writers: 1,
+            log_cap: 8,
+            obj_base: 100,
+            obj_lines: 1,
+            reader_time_base: 10,
+            freed_base: 20,
+            modified_base: 40,
+            modified_fixed: false,
+        }
+    }
+
+    /// Two domains of one core: the writer (writer 0) in domain 0, the reader (reader 0) in domain 1.
+    fn machine() -> Bi {
+        let mut p = Bi::checking(2, 1, 0, 0);
+        p.program = Some(Arc::new(ProgramSpec {
+            runtime: Runtime { layout: layout(), cfg: RtConfig { period: 1_000, ..RtConfig::default() } },
+            clocks: vec![DomainClock { offset: 0, tick: 1 }; 2],
+            apps: vec![None, None],
+            image: Vec::new(),
+        }));
+        p
+    }
+
+    /// Run `script` on core `a` to its end, untimed, delivering every message.
+    fn run(p: &Bi, agents: &mut [Node], g: &mut Ghost, a: usize, me: u8, script: &[Call]) -> Vec<Option<Word>> {
+        let Node::Core(c) = &mut agents[a] else { panic!("a core") };
+        c.prog = Some(Box::new(Prog::new(me, App::Script { calls: script.to_vec(), next: 0, rets: Vec::new() })));
+        let mut q: VecDeque<(AgentId, AgentId, Msg)> = VecDeque::new();
+        for _ in 0..100_000 {
+            while let Some((to, from, msg)) = q.pop_front() {
+                let mut sends = Vec::new();
+                let mut ctx = Ctx::new(to, g, &mut sends);
+                match p.on_message(&mut agents[to as usize], &mut ctx, from, msg).expect("no violation") {
+                    PStep::Stall => q.push_back((to, from, msg)),
+                    PStep::Done => q.extend(sends.into_iter().map(|s| (s.to, to, s.msg))),
+                }
+            }
+            let mut acts = Vec::new();
+            p.actions(&agents[a], a as AgentId, g, &mut acts);
+            let Some(&x) = acts.first() else { break };
+            let mut sends = Vec::new();
+            let mut ctx = Ctx::new(a as AgentId, g, &mut sends);
+            p.act(&mut agents[a], &mut ctx, x).expect("no violation");
+            q.extend(sends.into_iter().map(|s| (s.to, a as AgentId, s.msg)));
+        }
+        let Node::Core(c) = &agents[a] else { unreachable!() };
+        let p = c.prog.as_ref().expect("a program");
+        assert!(p.stopped, "the script ran to its end");
+        let App::Script { rets, .. } = &p.app;
+        rets.clone()
+    }
+
+    fn publish(obj: u32, val: Word) -> Vec<Call> {
+        vec![
+            Call::Alloc { obj, track: true },
+            Call::Write { obj, val },
+            Call::Assign { ptr: ROOT, val: ptr_word(obj, 0) },
+        ]
+    }
+
+    fn read() -> Vec<Call> {
+        vec![Call::Enter, Call::Deref { ptr: ROOT, word: 0 }, Call::ReadObj { obj: 0, lines: 1 }, Call::Exit]
+    }
+
+    #[test]
+    fn a_reader_in_another_domain_sees_a_stale_root_until_its_reader_engine_runs() {
+        let p = machine();
+        let (mut agents, mut g) = p.initial().remove(0);
+        run(&p, &mut agents, &mut g, 0, 0, &publish(0, 7));
+        let rets = run(&p, &mut agents, &mut g, 1, 0, &read());
+        assert_eq!(rets[1], Some(ptr_word(0, 0)), "the first dereference reads the published root");
+        assert_eq!(rets[2], Some(7));
+        run(&p, &mut agents, &mut g, 0, 0, &publish(1, 9));
+        let rets = run(&p, &mut agents, &mut g, 1, 0, &read());
+        assert_eq!(rets[1], Some(ptr_word(0, 0)), "domain 1's cached root line is stale");
+        let mut again = vec![Call::Quiesce { free: false, stale: true }];
+        again.extend(read());
+        let rets = run(&p, &mut agents, &mut g, 1, 0, &again);
+        assert_eq!(rets[2], Some(ptr_word(1, 0)), "the reader engine flushed the modified root");
+    }
+
+    #[test]
+    fn a_null_root_is_retried_from_memory_by_lazy_invalidation() {
+        let p = machine();
+        let (mut agents, mut g) = p.initial().remove(0);
+        // the reader caches the NULL root, then the writer publishes
+        let rets = run(&p, &mut agents, &mut g, 1, 0, &[Call::Deref { ptr: ROOT, word: 0 }]);
+        assert_eq!(rets, vec![None]);
+        run(&p, &mut agents, &mut g, 0, 0, &publish(0, 7));
+        let rets = run(&p, &mut agents, &mut g, 1, 0, &[Call::Deref { ptr: ROOT, word: 0 }]);
+        assert_eq!(rets, vec![Some(ptr_word(0, 0))], "a NULL is flushed and read again");
+    }
+
+    #[test]
+    fn versions_keep_every_written_state_of_a_line() {
+        let mut v = Versions::default();
+        let a = v.store(0, 3, 9);
+        let b = v.store(a, 4, 1);
+        assert_eq!((v.word(a, 3), v.word(a, 4), v.word(b, 3), v.word(b, 4)), (9, 0, 9, 1));
+        assert_eq!(v.store(b, 4, 1), b, "a store of the same word makes no version");
+        assert_eq!(v.word(0, 3), 0);
+    }
+}
