@@ -1,6 +1,7 @@
 //! What requesters do: synthetic address patterns, injection processes and
 //! trace replay.
 
+pub mod bonsai;
 pub mod dma_reads;
 pub mod graph;
 pub mod kinds;
