@@ -20,10 +20,12 @@
 //! reachable from the new root that differ from the old node with the same
 //! key get an object id: the count of new nodes is the count a careful
 //! imperative path copy writes, not the count of constructor calls. Kahrs'
-//! delete joins the two subtrees of the removed node along their inner
-//! spines (`app`), where BONSAI moves the successor up; both copy the path to
-//! the node plus one spine below it, so the copy counts are of the same
-//! order (stated as a modelling choice).
+//! delete joins the two subtrees of the removed node along both their inner
+//! spines (`app`), where a textbook delete moves the successor up along one;
+//! most nodes sit near the leaves, where those spines are short, so the copy
+//! counts are of the same order (a modelling choice). The BI paper calls
+//! its tree red-black, and so does this module; whether Clements et al.'s
+//! own Bonsai balances by colour or by subtree weight was not checked here.
 //!
 //! A no-op update (insert of a present key, delete of an absent one) returns
 //! `None`. BONSAI's writer still took the lock for it; the delegate should
