@@ -20,10 +20,12 @@
 //! reachable from the new root that differ from the old node with the same
 //! key get an object id: the count of new nodes is the count a careful
 //! imperative path copy writes, not the count of constructor calls. Kahrs'
-//! delete joins the two subtrees of the removed node along their inner
-//! spines (`app`), where BONSAI moves the successor up; both copy the path to
-//! the node plus one spine below it, so the copy counts are of the same
-//! order (stated as a modelling choice).
+//! delete joins the two subtrees of the removed node along both their inner
+//! spines (`app`), where a textbook delete moves the successor up along one;
+//! most nodes sit near the leaves, where those spines are short, so the copy
+//! counts are of the same order (a modelling choice). The BI paper calls
+//! its tree red-black, and so does this module; whether Clements et al.'s
+//! own Bonsai balances by colour or by subtree weight was not checked here.
 //!
 //! A no-op update (insert of a present key, delete of an absent one) returns
 //! `None`. BONSAI's writer still took the lock for it; the delegate should
@@ -59,7 +61,7 @@
 //! An insert copies the search path of an absent key (a random-key lookup
 //! plus the new leaf) and about one more node of rotation; freed is one less
 //! than new for an insert and one more for a delete. Growing the 1M tree
-//! took 11–13 s on this shared two-core machine under load, 64K 0.4 s.
+//! took 9–13 s on this shared two-core machine under a load of 5, 64K 0.4 s.
 
 use super::rng::Stream;
 
@@ -160,6 +162,18 @@ pub struct Bonsai {
     flags: Vec<u8>,
     root: Option<u32>,
     len: usize,
+    /// Work buffers kept between updates; populating by inserts runs
+    /// millions of updates.
+    bufs: Bufs,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Bufs {
+    scratch: Vec<View>,
+    touched: Vec<u32>,
+    by_key: Vec<(u64, u32)>,
+    linked: Vec<u32>,
+    kept: Vec<bool>,
 }
 
 impl Bonsai {
@@ -199,14 +213,12 @@ impl Bonsai {
         let mut grown = Self::new();
         let (mut free, mut next) = (Vec::new(), 0u32);
         for k in order {
-            let pc = grown
-                .insert(k, &mut || {
-                    free.pop().unwrap_or_else(|| {
-                        next += 1;
-                        next - 1
-                    })
+            let pc = grown.insert_absent(k, &mut || {
+                free.pop().unwrap_or_else(|| {
+                    next += 1;
+                    next - 1
                 })
-                .expect("sampled keys are distinct");
+            });
             free.extend(pc.freed);
         }
         let mut t = Self::new();
@@ -408,14 +420,19 @@ impl Bonsai {
         if self.contains(key) {
             return None;
         }
-        let mut op = Op::new(self);
+        Some(self.insert_absent(key, alloc))
+    }
+
+    fn insert_absent(&mut self, key: u64, alloc: &mut dyn FnMut() -> u32) -> PathCopy {
+        let mut bufs = std::mem::take(&mut self.bufs);
+        let mut op = Op::new(self, &mut bufs);
         let t = op.ins(R::from(self.root), key);
         let v = op.get(t).expect("insert leaves a node");
         let top = op.mk(Color::Black, v.left, v.key, v.right);
-        let (scratch, touched) = (op.scratch, op.touched);
-        let pc = self.commit(&scratch, touched, top, alloc);
+        let pc = self.commit(&mut bufs, top, alloc);
+        self.bufs = bufs;
         self.len += 1;
-        Some(pc)
+        pc
     }
 
     /// Deletes `key`; `None` if it was absent.
@@ -423,43 +440,52 @@ impl Bonsai {
         if !self.contains(key) {
             return None;
         }
-        let mut op = Op::new(self);
+        let mut bufs = std::mem::take(&mut self.bufs);
+        let mut op = Op::new(self, &mut bufs);
         let t = op.del(R::from(self.root), key);
         let top = match op.get(t) {
             Some(v) => op.mk(Color::Black, v.left, v.key, v.right),
             None => R::Nil,
         };
-        let (scratch, touched) = (op.scratch, op.touched);
-        let pc = self.commit(&scratch, touched, top, alloc);
+        let pc = self.commit(&mut bufs, top, alloc);
+        self.bufs = bufs;
         self.len -= 1;
         Some(pc)
     }
 
     /// Gives ids to the scratch nodes the new root reaches, writes them,
     /// swings the root and works out what the old tree loses.
-    fn commit(&mut self, scratch: &[View], mut touched: Vec<u32>, top: R, alloc: &mut dyn FnMut() -> u32) -> PathCopy {
+    fn commit(&mut self, bufs: &mut Bufs, top: R, alloc: &mut dyn FnMut() -> u32) -> PathCopy {
+        let touched = &mut bufs.touched;
         touched.sort_unstable();
         touched.dedup();
         // A scratch node's key came from a node the operation read (or is
         // the inserted key), so the old node it may equal is among these.
-        let mut by_key: Vec<(u64, u32)> = touched.iter().map(|&id| (self.slots[id as usize].key, id)).collect();
-        by_key.sort_unstable();
-        let mut res = Resolve { scratch, by_key: &by_key, alloc, new_nodes: Vec::new(), linked: Vec::new() };
+        bufs.by_key.clear();
+        bufs.by_key.extend(touched.iter().map(|&id| (self.slots[id as usize].key, id)));
+        bufs.by_key.sort_unstable();
+        bufs.linked.clear();
+        let mut res = Resolve {
+            scratch: &bufs.scratch,
+            by_key: &bufs.by_key,
+            alloc,
+            new_nodes: Vec::with_capacity(2 * touched.len()),
+            linked: &mut bufs.linked,
+        };
         let new_root = self.resolve(&mut res, top);
-        if let Some(r) = new_root {
-            res.linked.push(r);
-        }
-        let (new_nodes, linked) = (res.new_nodes, res.linked);
+        let new_nodes = res.new_nodes;
         // The operation reached a node only through its parent, so a node
         // it never read has no read descendant: what the new tree keeps of
         // the read nodes is what hangs, through read nodes, below the old
         // nodes it links.
-        let mut kept = vec![false; touched.len()];
-        let mut stack: Vec<u32> = linked;
+        let stack = &mut bufs.linked;
+        stack.extend(new_root);
+        bufs.kept.clear();
+        bufs.kept.resize(touched.len(), false);
         while let Some(id) = stack.pop() {
             let Ok(i) = touched.binary_search(&id) else { continue };
-            if !kept[i] {
-                kept[i] = true;
+            if !bufs.kept[i] {
+                bufs.kept[i] = true;
                 let s = self.slots[id as usize];
                 stack.extend([s.left, s.right].into_iter().filter(|&c| c != NIL));
             }
@@ -468,10 +494,12 @@ impl Bonsai {
             self.store(id, w);
         }
         self.root = new_root;
-        let freed: Vec<u32> = touched.iter().zip(&kept).filter(|(_, &k)| !k).map(|(&id, _)| id).collect();
+        let freed: Vec<u32> = touched.iter().zip(&bufs.kept).filter(|(_, &k)| !k).map(|(&id, _)| id).collect();
         for &id in &freed {
             self.flags[id as usize] &= !LIVE;
         }
+        bufs.scratch.clear();
+        bufs.touched.clear();
         PathCopy { new_nodes, freed, new_root }
     }
 
@@ -512,7 +540,7 @@ struct Resolve<'a, 'b> {
     alloc: &'b mut dyn FnMut() -> u32,
     new_nodes: Vec<(u32, NodeWords)>,
     /// Old nodes the new tree points at.
-    linked: Vec<u32>,
+    linked: &'a mut Vec<u32>,
 }
 
 /// `n` distinct sorted keys, uniform over `[0, range)`.
@@ -569,13 +597,13 @@ struct View {
 /// One update's functional rebuilding (Kahrs' untyped red-black tree).
 struct Op<'a> {
     tree: &'a Bonsai,
-    scratch: Vec<View>,
-    touched: Vec<u32>,
+    scratch: &'a mut Vec<View>,
+    touched: &'a mut Vec<u32>,
 }
 
 impl<'a> Op<'a> {
-    fn new(tree: &'a Bonsai) -> Self {
-        Op { tree, scratch: Vec::new(), touched: Vec::new() }
+    fn new(tree: &'a Bonsai, bufs: &'a mut Bufs) -> Self {
+        Op { tree, scratch: &mut bufs.scratch, touched: &mut bufs.touched }
     }
 
     fn get(&mut self, r: R) -> Option<View> {
