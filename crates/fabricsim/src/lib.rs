@@ -127,6 +127,14 @@ fn run_protocol(
                 seed: spec.seed,
                 coherent: b.coherent,
                 program: None,
+                tree: b.tree,
+            };
+            let p = match b.tree {
+                Some(t) => {
+                    let prog = agents::bi::tree::program(&t, &p, spec.seed);
+                    Bi { program: Some(std::sync::Arc::new(prog)), ..p }
+                }
+                None => p,
             };
             go(spec, ps, p, progress)
         }

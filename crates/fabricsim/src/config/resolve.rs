@@ -96,6 +96,8 @@ pub struct BiSpec {
     pub mutant: Option<crate::agents::bi::Mutant>,
     /// Coherent across domains (the baselines' machine).
     pub coherent: bool,
+    /// BI Table 1's tree benchmark.
+    pub tree: Option<crate::agents::bi::tree::TreeBench>,
 }
 
 /// The timed GCS system (seed 004).
@@ -608,14 +610,17 @@ impl Builder<'_> {
         if pc.directory_queue == 0 {
             return Err(self.err("protocol.directory_queue", "0: expected at least 1 message"));
         }
-        let bench = is_bi && pc.bi.as_ref().is_some_and(|b| b.bench.is_some());
+        let bench = is_bi && pc.bi.as_ref().is_some_and(|b| b.bench.is_some() || b.tree.is_some());
         let driver = match pc.driver.as_deref() {
             // a BI benchmark's core runs it on its own
             None if bench => Driver::Own,
             Some(d) if bench => {
                 return Err(self.err(
                     "protocol.driver",
-                    format!("{d:?}: with [protocol.bi.bench] the benchmark drives the core; expected no driver"),
+                    format!(
+                        "{d:?}: with [protocol.bi.bench] or [protocol.bi.tree] the benchmark drives the core; \
+                         expected no driver"
+                    ),
                 ))
             }
             None if pc.program.is_some() => Driver::Own,
@@ -1339,7 +1344,68 @@ impl Builder<'_> {
         if mutant == Some(crate::agents::bi::Mutant::HomeForgetsSharer) && !coherent {
             return Err(self.err(key("mutant"), "\"home-forgets-sharer\": applies to coherent = true only"));
         }
-        Ok(BiSpec { domains, params, shapes, interleave, bench, bench_home, mutant, coherent })
+        let tree = match &c.tree {
+            None => None,
+            Some(t) => {
+                let tkey = |k: &str| format!("protocol.bi.tree.{k}");
+                if bench.is_some() {
+                    return Err(self.err(
+                        tkey("nodes"),
+                        "a tree and a bench: expected one of [protocol.bi.bench] and [protocol.bi.tree]",
+                    ));
+                }
+                if caches < 2 {
+                    return Err(self.err(
+                        "requester",
+                        format!("{caches} cores: the tree needs the delegate and at least one reader"),
+                    ));
+                }
+                let nodes = t.nodes.unwrap_or(1024);
+                if !(1..=1 << 22).contains(&nodes) {
+                    return Err(self.err(tkey("nodes"), format!("{nodes}: expected 1 to 2^22 nodes")));
+                }
+                let updates = t.updates.unwrap_or(0.1);
+                if !(0.0..=1.0).contains(&updates) {
+                    return Err(self.err(tkey("updates"), format!("{updates}: expected a share from 0 to 1")));
+                }
+                let time = t.time.map_or(2 * MS, |d| d.ps());
+                let warmup = t.warmup.map_or(time / 2, |d| d.ps());
+                if time == 0 || time > 1000 * MS {
+                    return Err(self.err(tkey("time"), format!("{}: expected up to 1s", super::units::Duration(time))));
+                }
+                if warmup >= time {
+                    return Err(self.err(
+                        tkey("warmup"),
+                        format!(
+                            "{}: expected less than time ({})",
+                            super::units::Duration(warmup),
+                            super::units::Duration(time)
+                        ),
+                    ));
+                }
+                let period = t.period.map_or(MS, |d| d.ps());
+                if !(NS..=1000 * MS).contains(&period) {
+                    return Err(
+                        self.err(tkey("period"), format!("{}: expected 1ns to 1s", super::units::Duration(period)))
+                    );
+                }
+                let log_cap = t.log_cap.unwrap_or(16_384);
+                if !(16..=1 << 20).contains(&log_cap) {
+                    return Err(self.err(tkey("log_cap"), format!("{log_cap}: expected 16 to 2^20 records")));
+                }
+                Some(crate::agents::bi::tree::TreeBench {
+                    nodes,
+                    updates,
+                    warmup,
+                    end: time,
+                    period,
+                    deferred_writeback: t.deferred_writeback.unwrap_or(true),
+                    log_cap,
+                    d: t.skew_margin.map_or(0, |d| d.ps()),
+                })
+            }
+        };
+        Ok(BiSpec { domains, params, shapes, interleave, bench, bench_home, mutant, coherent, tree })
     }
 
     /// `[protocol.gcs]`: the scheme; the blades, threads and locks from the system's shape.

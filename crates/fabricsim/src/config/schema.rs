@@ -160,6 +160,32 @@ pub struct BiConfig {
     pub coherent: Option<bool>,
     /// A micro-benchmark run by domain 0's first core instead of a workload.
     pub bench: Option<BiBenchConfig>,
+    /// BI Table 1's tree benchmark on every core, through the BI runtime.
+    pub tree: Option<BiTreeConfig>,
+}
+
+/// `[protocol.bi.tree]`: a BONSAI red-black tree in global memory; core 0
+/// is the delegate that applies every update, the other cores look keys
+/// up through the BI runtime and send their updates to it (BI Table 1).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct BiTreeConfig {
+    /// Tree nodes (the working set); the keys are drawn from twice as many.
+    pub nodes: Option<u64>,
+    /// Share of operations that are updates, 0 to 1 (half inserts, half deletes).
+    pub updates: Option<f64>,
+    /// Operations are measured from `warmup` to `time`, when the threads stop.
+    pub warmup: Option<Duration>,
+    pub time: Option<Duration>,
+    /// Each thread's periodic cache quiescence (`reader_engine`) period.
+    pub period: Option<Duration>,
+    /// §5.2's optimisation: timing records written back by the engine only
+    /// (false: `bi_enter`/`bi_exit` write back at once, Table 1A's non-opt).
+    pub deferred_writeback: Option<bool>,
+    /// Records per log buffer (the freed and modified logs).
+    pub log_cap: Option<u32>,
+    /// The skew margin D.
+    pub skew_margin: Option<Duration>,
 }
 
 /// `[protocol.bi.bench]`: the micro-benchmarks of the paper's Figs 3, 11 and 12.

@@ -102,6 +102,7 @@ mod pack;
 pub mod program;
 mod protocol;
 pub mod runtime;
+pub mod tree;
 
 pub use home::{HLine, Home};
 pub use lines::Lines;

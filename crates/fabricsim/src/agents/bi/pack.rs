@@ -273,6 +273,8 @@ impl Pack for Msg {
             Msg::Snoop { line, inv } => (17, line, inv as u64, 0),
             Msg::SnoopAck { line, data } => (18, line, data.map_or(0, |v| v as u64 + 1), 0),
             Msg::MemDone { line } => (19, line, 0, 0),
+            Msg::Delegate { line, insert } => (20, line, insert as u64, 0),
+            Msg::Delegated { line } => (21, line, 0, 0),
         };
         out.push(tag);
         put_varint(out, line);
@@ -305,7 +307,9 @@ impl Pack for Msg {
             16 => Msg::MemFlushAck { line },
             17 => Msg::Snoop { line, inv: a == 1 },
             18 => Msg::SnoopAck { line, data: opt(a) },
-            _ => Msg::MemDone { line },
+            19 => Msg::MemDone { line },
+            20 => Msg::Delegate { line, insert: a == 1 },
+            _ => Msg::Delegated { line },
         }
     }
 }

@@ -17,10 +17,11 @@
 
 use std::hash::{Hash, Hasher};
 
-use super::protocol::{Action, Bi, Core, Ghost, Msg, Val};
-use super::runtime::{Call, DomainClock, MicroOp, Runtime, Thread, Word, WORDS_PER_LINE};
+use super::protocol::{Action, Bi, Core, Ghost, Msg, Val, RESP};
+use super::runtime::{Call, DomainClock, Layout, MicroOp, Runtime, Thread, Word, WORDS_PER_LINE};
+use super::tree::{Delegate, Reader, TreeWorld};
 use super::FlushOp;
-use crate::agents::protocol::{Ctx, Violation};
+use crate::agents::protocol::{AgentId, Ctx, Violation};
 use crate::engine::{Time, NS};
 
 const WPL: usize = WORDS_PER_LINE as usize;
@@ -71,10 +72,12 @@ impl Versions {
     }
 }
 
-/// What a timed run's programs share: the versions of the lines' words.
+/// What a timed run's programs share: the versions of the lines' words,
+/// and the tree benchmark's authoritative tree (the delegate's).
 #[derive(Debug, Clone, Default)]
 pub struct World {
     pub versions: Versions,
+    pub tree: Option<TreeWorld>,
 }
 
 // Timing only (the checker never has a world): two worlds are told apart by size.
@@ -91,10 +94,14 @@ impl Hash for World {
 }
 
 /// What a thread does next, as its application decides.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Step {
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Next {
     /// A BI call through the runtime.
     Call(Call),
+    /// An application's own micro-op (a store to a new object).
+    Op(MicroOp),
+    /// A message to another core (the tree's delegation).
+    Send { to: AgentId, msg: Msg },
     /// Nothing until a message arrives.
     Block,
     /// The thread is over.
@@ -105,12 +112,18 @@ pub enum Step {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum App {
     /// A fixed list of calls (tests); `rets` collects each call's result.
-    Script { calls: Vec<Call>, next: usize, rets: Vec<Option<Word>> },
+    Script {
+        calls: Vec<Call>,
+        next: usize,
+        rets: Vec<Option<Word>>,
+    },
+    TreeReader(Box<Reader>),
+    TreeDelegate(Box<Delegate>),
 }
 
 impl App {
-    /// The next step, given the result of the last call (`ret`).
-    fn next(&mut self, ret: Option<Word>, first: bool) -> Step {
+    /// The next step, given the result of the last call or load (`ret`).
+    fn next(&mut self, ret: Option<Word>, first: bool, now: Time, world: &mut World, layout: &Layout) -> Next {
         match self {
             App::Script { calls, next, rets } => {
                 if !first {
@@ -119,11 +132,39 @@ impl App {
                 match calls.get(*next) {
                     Some(&c) => {
                         *next += 1;
-                        Step::Call(c)
+                        Next::Call(c)
                     }
-                    None => Step::Stop,
+                    None => Next::Stop,
                 }
             }
+            App::TreeReader(r) => r.next(ret, now, |o| layout.obj_line(o)),
+            App::TreeDelegate(d) => {
+                let tree = world.tree.as_mut().expect("the tree's world");
+                d.next(now, &mut |k, ins| tree.apply(k, ins), |o| layout.obj_line(o))
+            }
+        }
+    }
+
+    /// A message for this core's application: wake it if it waits.
+    pub fn deliver(&mut self, from: AgentId, msg: Msg) -> bool {
+        match (self, msg) {
+            (App::TreeDelegate(d), Msg::Delegate { line, insert }) => {
+                d.queue.push_back((from, line, insert));
+                true
+            }
+            (App::TreeReader(r), Msg::Delegated { .. }) => {
+                r.answered = true;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// An object `bi_reclaim` gave back.
+    fn reclaimed(&mut self, obj: u32, world: &mut World) {
+        if let (App::TreeDelegate(d), Some(t)) = (self, world.tree.as_mut()) {
+            d.outstanding -= 1;
+            t.free.push(obj);
         }
     }
 }
@@ -194,6 +235,24 @@ impl Bi {
         ctx.ghost.world.as_ref().expect("a program's world").versions.word(v, word)
     }
 
+    /// A message for a program core's application (the tree's delegation).
+    pub(super) fn prog_deliver(
+        &self,
+        c: &mut Core,
+        ctx: &mut Ctx<Msg, Ghost>,
+        from: AgentId,
+        msg: Msg,
+    ) -> Result<(), Violation> {
+        let Some(p) = c.prog.as_mut() else { return Err(Violation::unexpected("a core without a program", msg)) };
+        if !p.app.deliver(from, msg) {
+            return Err(Violation::unexpected("the core's application", msg));
+        }
+        if p.op.is_none() && p.thread.idle() && p.started && !p.stopped {
+            self.prog_next(c, ctx, None)?;
+        }
+        Ok(())
+    }
+
     /// The current micro-op is over (with a load's word): run the thread
     /// to its next micro-op the machine executes.
     pub(super) fn prog_next(
@@ -212,13 +271,24 @@ impl Bi {
             if p.thread.idle() {
                 let first = !p.started;
                 p.started = true;
-                match p.app.next(ret, first) {
-                    Step::Call(call) => p.thread.start(call),
-                    Step::Block => {
+                let world = ctx.ghost.world.as_mut().expect("a program's world");
+                // an application's own load hands its word back as the result
+                let r = loaded.take().or(ret.take());
+                match p.app.next(r, first, ctx.now, world, &rt.layout) {
+                    Next::Call(call) => p.thread.start(call),
+                    Next::Op(op) => {
+                        p.op = Some(op);
+                        return Ok(());
+                    }
+                    Next::Send { to, msg } => {
+                        ctx.send(to, RESP, msg);
+                        continue;
+                    }
+                    Next::Block => {
                         p.op = None;
                         return Ok(());
                     }
-                    Step::Stop => {
+                    Next::Stop => {
                         p.op = None;
                         p.stopped = true;
                         return Ok(());
@@ -227,7 +297,10 @@ impl Bi {
             }
             match rt.next(&mut p.thread, loaded.take()) {
                 MicroOp::ReadClock => loaded = Some(clock.read(ctx.now / NS)),
-                MicroOp::Reclaimed { .. } => {}
+                MicroOp::Reclaimed { obj } => {
+                    let world = ctx.ghost.world.as_mut().expect("a program's world");
+                    p.app.reclaimed(obj, world);
+                }
                 MicroOp::Done { ret: r } => ret = r,
                 op => {
                     p.op = Some(op);
@@ -247,6 +320,8 @@ pub struct ProgramSpec {
     pub clocks: Vec<DomainClock>,
     pub apps: Vec<Option<(u8, App)>>,
     pub image: Vec<(u64, [Word; WPL])>,
+    /// The tree benchmark's authoritative tree and allocator.
+    pub world: Option<TreeWorld>,
 }
 
 #[cfg(test)]
@@ -283,6 +358,7 @@ mod tests {
             clocks: vec![DomainClock { offset: 0, tick: 1 }; 2],
             apps: vec![None, None],
             image: Vec::new(),
+            world: None,
         }));
         p
     }
@@ -312,7 +388,7 @@ mod tests {
         let Node::Core(c) = &agents[a] else { unreachable!() };
         let p = c.prog.as_ref().expect("a program");
         assert!(p.stopped, "the script ran to its end");
-        let App::Script { rets, .. } = &p.app;
+        let App::Script { rets, .. } = &p.app else { panic!("a script") };
         rets.clone()
     }
 

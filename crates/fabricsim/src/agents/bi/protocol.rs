@@ -7,7 +7,7 @@ use std::sync::Arc;
 use smallvec::SmallVec;
 
 use super::lines::Lines;
-use super::program::{Prog, ProgramSpec, World};
+use super::program::{App, Prog, ProgramSpec, World};
 use super::{Bench, FlushMode, FlushOp, LineState, Mutant, Params};
 use crate::agents::cache::{CacheGeometry, SetAssoc, VictimPolicy};
 use crate::agents::protocol::{AgentId, ChannelOrder, Ctx, OpKind, Protocol, Role, Step, Violation, WorkOp};
@@ -123,6 +123,16 @@ pub enum Msg {
     MemDone {
         line: Line,
     },
+    // core <-> core (RESP): the tree's delegation (`tree.rs`)
+    /// An update of key `line` for the delegate: insert or delete.
+    Delegate {
+        line: Line,
+        insert: bool,
+    },
+    /// The delegate's answer.
+    Delegated {
+        line: Line,
+    },
 }
 
 impl Msg {
@@ -147,7 +157,9 @@ impl Msg {
             | Msg::MemFlushAck { line }
             | Msg::Snoop { line, .. }
             | Msg::SnoopAck { line, .. }
-            | Msg::MemDone { line } => line,
+            | Msg::MemDone { line }
+            | Msg::Delegate { line, .. }
+            | Msg::Delegated { line } => line,
         }
     }
 
@@ -155,7 +167,7 @@ impl Msg {
         match self {
             Msg::GetS { .. } | Msg::GetM { .. } | Msg::PutM { .. } | Msg::Flush { .. } => REQ,
             Msg::Data { .. } | Msg::Inv { .. } | Msg::PutAck { .. } | Msg::FlushAck { .. } => DOWN,
-            Msg::Ack { .. } => RESP,
+            Msg::Ack { .. } | Msg::Delegate { .. } | Msg::Delegated { .. } => RESP,
             Msg::MemRd { .. } | Msg::MemWr { .. } | Msg::MemRdX { .. } | Msg::MemFlush { .. } => MREQ,
             Msg::MemData { .. } | Msg::MemWrAck { .. } | Msg::Grant { .. } | Msg::MemFlushAck { .. } => MRESP,
             Msg::Snoop { .. } => SNOOP,
@@ -481,6 +493,8 @@ pub struct Bi {
     pub coherent: bool,
     /// Cores that run programs on the BI runtime (`program.rs`; timing).
     pub program: Option<Arc<ProgramSpec>>,
+    /// The tree benchmark the program runs (its measurements).
+    pub tree: Option<super::tree::TreeBench>,
 }
 
 impl Bi {
@@ -502,6 +516,7 @@ impl Bi {
             seed: 0,
             coherent: false,
             program: None,
+            tree: None,
         }
     }
 
@@ -692,7 +707,7 @@ impl Bi {
         }
     }
 
-    fn core_message(&self, c: &mut Core, ctx: &mut Ctx<Msg, Ghost>, msg: Msg) -> Result<(), Violation> {
+    fn core_message(&self, c: &mut Core, ctx: &mut Ctx<Msg, Ghost>, from: AgentId, msg: Msg) -> Result<(), Violation> {
         let llc = self.llc_agent(self.domain_of(ctx.me));
         if self.bench.is_some() {
             // a message steps the core now, unless a step is due later already
@@ -767,6 +782,7 @@ impl Bi {
                     c.wait = Wait::None;
                 }
             }
+            Msg::Delegate { .. } | Msg::Delegated { .. } => self.prog_deliver(c, ctx, from, msg)?,
             _ => return Err(Violation::unexpected("core", msg)),
         }
         Ok(())
@@ -1462,7 +1478,7 @@ impl Protocol for Bi {
         let mut ghost = Ghost::default();
         let mut mems: Vec<BTreeMap<Line, Val>> = vec![BTreeMap::new(); self.mems];
         if let Some(spec) = &self.program {
-            let mut world = World::default();
+            let mut world = World { tree: spec.world.clone(), ..World::default() };
             for (line, words) in &spec.image {
                 mems[self.home(*line) as usize - self.core_count() - self.domains]
                     .insert(*line, world.versions.line(*words));
@@ -1490,7 +1506,7 @@ impl Protocol for Bi {
         msg: Msg,
     ) -> Result<Step, Violation> {
         match agent {
-            Node::Core(c) => self.core_message(c, ctx, msg).map(|_| Step::Done),
+            Node::Core(c) => self.core_message(c, ctx, from, msg).map(|_| Step::Done),
             Node::Llc(l) => self.llc_message(l, ctx, from, msg),
             Node::Home(h) => self.home_message(h, ctx, from, msg),
             Node::Mem(m) => {
@@ -1576,6 +1592,17 @@ impl Protocol for Bi {
     }
 
     fn stats(&self, agents: &[Node]) -> Vec<(String, f64)> {
+        if let Some(t) = self.tree {
+            let tallies = agents.iter().filter_map(|a| match a {
+                Node::Core(c) => match c.prog.as_ref().map(|p| &p.app) {
+                    Some(App::TreeReader(r)) => Some((false, r.tally)),
+                    Some(App::TreeDelegate(d)) => Some((true, d.tally)),
+                    _ => None,
+                },
+                _ => None,
+            });
+            return super::tree::stats(tallies, &t, self.core_count() - 1);
+        }
         if let Some(Bench::Periodic { mode, period, periods, skip, .. }) = self.bench {
             let core = |i: usize| match agents.get(i) {
                 Some(Node::Core(c)) => Some(&c.run),
@@ -1686,6 +1713,9 @@ impl Protocol for Bi {
 
     fn workload_action(&self, agent: &Node, _me: AgentId, op: &WorkOp) -> Option<Action> {
         let Node::Core(c) = agent else { return None };
+        if c.prog.is_some() {
+            return None;
+        }
         let line = op.line;
         match op.kind {
             OpKind::Load => self.may_access(c, line, false).then(|| Action::Load { line, level: self.level(c, line) }),

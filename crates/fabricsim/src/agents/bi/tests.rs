@@ -524,3 +524,27 @@ fn a_flush_that_overtakes_the_cores_own_write_back_keeps_the_data() {
     assert!(h.core(0).wb.is_empty(), "both the PutM and the flush were answered");
     assert_eq!(h.load(0, 0), 5, "memory has the written value");
 }
+
+// ------------------------------------------------------------ Table 1's tree, timed
+
+fn tree(extra: &[&str]) -> crate::RunResult {
+    let toml = include_str!("../../../../../examples/bi_superdome.toml");
+    let mut o: Vec<String> = vec!["sim.max_time=\"1s\"".into()];
+    o.extend(extra.iter().map(|kv| format!("protocol.bi.tree.{kv}")));
+    let spec =
+        crate::config::resolve(toml, "test.toml", crate::Format::Toml, &o, None).unwrap_or_else(|e| panic!("{e}"));
+    let r = crate::run_spec(&spec, &mut |_| true);
+    assert_eq!(r.outcome, crate::Outcome::Completed, "{:?}", r.warnings);
+    r
+}
+
+#[test]
+fn the_tree_runs_lookups_and_delegated_updates() {
+    let r = tree(&["nodes=1024", "updates=0.1", "time=\"400us\"", "warmup=\"100us\"", "period=\"100us\""]);
+    for s in &r.protocol_stats {
+        eprintln!("{} = {}", s.0, s.1);
+    }
+    assert!(stat(&r, "tree_reads") > 100.0);
+    assert!(stat(&r, "tree_writes") > 5.0);
+    assert!(stat(&r, "tree_applied") > 0.0);
+}
