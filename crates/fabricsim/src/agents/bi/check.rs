@@ -51,8 +51,8 @@
 //! tick falls inside one of the writer's calls (a call is shorter than a
 //! tick), except, with `writer_ticks`, inside `bi_reclaim` (a writer
 //! delayed between its clock read and its two loads of the timing record,
-//! and after them), and a reader does not enter in the tick it left its last section
-//! (clock reads of one thread are distinct, as rdtsc's are).
+//! and after them), and a reader does not enter in the tick it left its
+//! last section (clock reads of one thread are distinct, as rdtsc's are).
 //!
 //! Invariants (each a violation kind):
 //! 1. `generation`: `ReadObj` through a pointer to slot `s` of generation
