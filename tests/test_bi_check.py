@@ -30,6 +30,15 @@ def test_each_fast_mutant_gives_a_generation_counterexample(mutant, skew):
     assert not r["ok"] and r["violation"]["kind"] == "generation"
 
 
+def test_the_writer_ticks_and_engine_thread_keys_are_taken():
+    # a writer delayed inside bi_reclaim: the prefetch mutant is still caught
+    r = _check(writer_ticks=True, mutant="no-free-mark-check", period=2, horizon=2)
+    assert not r["ok"] and r["violation"]["kind"] == "generation"
+    # a separate quiescence thread: fine at horizon 0 (it fails at 3: docs/design/bi.md §7)
+    r = _check(engine_thread=True, horizon=0)
+    assert r["ok"] and r["complete"] and r["states"] > 1000
+
+
 @pytest.mark.parametrize(
     "key,value,want",
     [

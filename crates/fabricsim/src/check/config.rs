@@ -34,7 +34,11 @@
 //! state and `D = skew`), `period` the quiescence period (2 to 6 ticks),
 //! `horizon` the last tick explored (0 to 8), `allocs` the objects the
 //! writer allocates (1 to 8), `same_tick = true` lets a reader enter in
-//! the tick it left (equal clock stamps), `mutant` one of `enter-before-exit`,
+//! the tick it left (equal clock stamps), `writer_ticks = true` lets ticks
+//! fall inside `bi_reclaim` (a writer delayed between its clock read and
+//! its loads of the timing record), `engine_thread = true` runs
+//! reader_engine on a separate quiescence thread of the reader's domain,
+//! `mutant` one of `enter-before-exit`,
 //! `no-free-mark-check`, `no-period-subtraction`, `skew-ignored`.
 //!
 //! `protocol = "gcs"` (seed 004): `caches` are the compute blades (2 to
@@ -123,10 +127,15 @@ pub struct CheckConfig {
     pub allocs: Option<u8>,
     /// bi_runtime: a reader may enter in the tick it left (equal stamps).
     pub same_tick: Option<bool>,
+    /// bi_runtime: ticks may fall inside bi_reclaim (a delayed writer).
+    pub writer_ticks: Option<bool>,
+    /// bi_runtime: reader_engine on a separate quiescence thread of the reader's domain.
+    pub engine_thread: Option<bool>,
 }
 
 /// `[check]` keys that only `protocol = "bi_runtime"` takes.
-const BI_RUNTIME_KEYS: [&str; 6] = ["slots", "skew", "period", "horizon", "allocs", "same_tick"];
+const BI_RUNTIME_KEYS: [&str; 8] =
+    ["slots", "skew", "period", "horizon", "allocs", "same_tick", "writer_ticks", "engine_thread"];
 
 /// `[check]` keys `protocol = "bi_runtime"` does not take (its machine is fixed: two domains, one writer, one reader).
 const NOT_BI_RUNTIME_KEYS: [&str; 5] = ["caches", "directories", "addresses", "values", "symmetry"];
@@ -243,7 +252,8 @@ pub fn run_with_stop(
                 return Err(err(
                     key,
                     "does not apply to protocol = \"bi_runtime\" (two domains, one writer, one reader); \
-                     its keys are slots, skew, period, horizon, allocs, same_tick and mutant"
+                     its keys are slots, skew, period, horizon, allocs, same_tick, writer_ticks, \
+                     engine_thread and mutant"
                         .to_string(),
                 ));
             }
@@ -486,7 +496,9 @@ fn bi_runtime_check(
     }
     Ok(BiRuntimeCheck::new(slots, skew, period, horizon, mutant)
         .with_allocs(allocs)
-        .with_same_tick(c.same_tick.unwrap_or(false)))
+        .with_same_tick(c.same_tick.unwrap_or(false))
+        .with_writer_ticks(c.writer_ticks.unwrap_or(false))
+        .with_engine_thread(c.engine_thread.unwrap_or(false)))
 }
 
 /// `protocol = "cord"`: free cores storing to any address, Relaxed or

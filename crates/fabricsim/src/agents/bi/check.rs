@@ -27,7 +27,9 @@
 //! - domain 1: the **reader** loops `Enter`, `Deref(root)`, `ReadObj`,
 //!   `Exit`; between any two of its calls (inside a section too) it may run
 //!   `reader_engine` (`Quiesce`). The engine runs on the reader's thread,
-//!   as Fig 8 line 42's `reader_time[thdid()]` says.
+//!   as Fig 8 line 42's `reader_time[thdid()]` says; with `engine_thread`
+//!   it runs instead on a separate quiescence thread of the reader's domain
+//!   (§4.2's "in the background"), one engine at a time, at any time.
 //!
 //! Environment, at any time: in the reader's domain `Evict` of an object
 //! line or of the dirty timing record (written back early) and `Prefetch`
@@ -47,8 +49,10 @@
 //! reader has finished a cache quiescence that began after `now − P`
 //! (`P ≥ 2`: with `P = 1` an engine would have to begin in the future). No
 //! tick falls inside one of the writer's calls (a call is shorter than a
-//! tick), and a reader does not enter in the tick it left its last section
-//! (clock reads of one thread are distinct, as rdtsc's are).
+//! tick), except, with `writer_ticks`, inside `bi_reclaim` (a writer
+//! delayed between its clock read and its two loads of the timing record,
+//! and after them), and a reader does not enter in the tick it left its
+//! last section (clock reads of one thread are distinct, as rdtsc's are).
 //!
 //! Invariants (each a violation kind):
 //! 1. `generation`: `ReadObj` through a pointer to slot `s` of generation
@@ -170,6 +174,9 @@ pub struct Reader {
     seen_root: u8,
     /// It has left a section.
     exited: bool,
+    /// With `engine_thread`: the quiescence thread's runtime state and its last load.
+    et: Thread,
+    eloaded: Option<Word>,
 }
 
 /// The whole system: one agent (see the module doc).
@@ -195,8 +202,11 @@ pub struct System {
 pub enum Action {
     Writer,
     Reader,
-    /// The reader starts a reader_engine between two of its calls.
+    /// The reader starts a reader_engine between two of its calls (or,
+    /// with `engine_thread`, the domain's quiescence thread starts one).
     Engine,
+    /// With `engine_thread`: the quiescence thread's next micro-op.
+    EngineStep,
     Tick,
     Evict {
         dom: u8,
@@ -221,6 +231,12 @@ pub struct BiRuntimeCheck {
     /// Let a reader enter in the tick it left its last section (equal
     /// stamps; off by default: see the module doc).
     pub same_tick: bool,
+    /// Let ticks fall inside `bi_reclaim` (between its clock read and its
+    /// two loads of the timing record, and after): a writer delayed there.
+    pub writer_ticks: bool,
+    /// Run reader_engine on a separate quiescence thread of the reader's
+    /// domain (§4.2's background invocation) instead of the reader's thread.
+    pub engine_thread: bool,
     pub mutant: Option<Mutant>,
     rt: Runtime,
 }
@@ -258,6 +274,8 @@ impl BiRuntimeCheck {
             horizon,
             allocs: 3,
             same_tick: false,
+            writer_ticks: false,
+            engine_thread: false,
             mutant,
             rt: Runtime { layout, cfg },
         }
@@ -270,6 +288,16 @@ impl BiRuntimeCheck {
 
     pub fn with_same_tick(mut self, same_tick: bool) -> Self {
         self.same_tick = same_tick;
+        self
+    }
+
+    pub fn with_writer_ticks(mut self, writer_ticks: bool) -> Self {
+        self.writer_ticks = writer_ticks;
+        self
+    }
+
+    pub fn with_engine_thread(mut self, engine_thread: bool) -> Self {
+        self.engine_thread = engine_thread;
         self
     }
 
@@ -442,34 +470,56 @@ impl BiRuntimeCheck {
     /// Everything else (stores to lines the thread alone writes, fences,
     /// flushes of clean lines, loads of lines only the thread writes, the
     /// writer's clock inside its call) commutes with every other action.
+    ///
+    /// With `writer_ticks` the writer's clock read in `bi_reclaim` is visible
+    /// (a tick may follow it); with `engine_thread` every flush in the
+    /// reader's domain is (two threads share that cache: a clean line
+    /// flushed by one is missed by the other's next load).
     fn visible(&self, s: &System, d: usize, op: MicroOp) -> bool {
         match op {
             MicroOp::Load { line, .. } => line != MODIFIED && (d == 1 || line == TIME),
-            MicroOp::ReadClock => d == 1,
+            MicroOp::ReadClock => d == 1 || (self.writer_ticks && s.writer.t.call == Some(Call::Reclaim)),
             MicroOp::Clwb { line } | MicroOp::Clflushopt { line } => {
-                line != MODIFIED && s.cache[d][Self::index(line)].is_some_and(|c| c.1)
+                line != MODIFIED
+                    && ((self.engine_thread && d == 1) || s.cache[d][Self::index(line)].is_some_and(|c| c.1))
             }
             _ => false,
         }
     }
 
-    /// Advance thread `d` (0: the writer, 1: the reader) by one visible
-    /// micro-op, then run ahead over the silent ones that follow, up to the
-    /// next visible one or the end of the call.
-    fn run(&self, s: &mut System, d: usize) -> Result<(), Violation> {
+    /// Advance thread `who` (0: the writer, 1: the reader, 2: the reader
+    /// domain's quiescence thread) by one visible micro-op, then run ahead
+    /// over the silent ones that follow, up to the next visible one or the
+    /// end of the call.
+    fn run(&self, s: &mut System, who: usize) -> Result<(), Violation> {
+        let d = who.min(1);
         let mut seen = false;
         loop {
-            let (mut t, loaded) = if d == 0 { (s.writer.t, s.writer.loaded) } else { (s.reader.t, s.reader.loaded) };
+            let (mut t, loaded) = match who {
+                0 => (s.writer.t, s.writer.loaded),
+                1 => (s.reader.t, s.reader.loaded),
+                _ => (s.reader.et, s.reader.eloaded),
+            };
             let op = self.rt.next(&mut t, loaded);
             if let MicroOp::Done { ret } = op {
-                if d == 0 {
-                    s.writer.t = t;
-                    s.writer.loaded = None;
-                    return self.writer_done(s);
+                match who {
+                    0 => {
+                        s.writer.t = t;
+                        s.writer.loaded = None;
+                        return self.writer_done(s);
+                    }
+                    1 => {
+                        s.reader.t = t;
+                        s.reader.loaded = None;
+                        return self.reader_done(s, ret);
+                    }
+                    _ => {
+                        let r = &mut s.reader;
+                        (r.et, r.eloaded, r.engine, r.last_engine, r.engine_start) =
+                            (t, None, false, r.engine_start, 0);
+                        return Ok(());
+                    }
                 }
-                s.reader.t = t;
-                s.reader.loaded = None;
-                return self.reader_done(s, ret);
             }
             let visible = self.visible(s, d, op);
             if visible && seen {
@@ -477,12 +527,10 @@ impl BiRuntimeCheck {
             }
             seen |= visible;
             let v = self.exec(s, d, op)?;
-            if d == 0 {
-                s.writer.t = t;
-                s.writer.loaded = v;
-            } else {
-                s.reader.t = t;
-                s.reader.loaded = v;
+            match who {
+                0 => (s.writer.t, s.writer.loaded) = (t, v),
+                1 => (s.reader.t, s.reader.loaded) = (t, v),
+                _ => (s.reader.et, s.reader.eloaded) = (t, v),
             }
         }
     }
@@ -586,7 +634,7 @@ impl BiRuntimeCheck {
 
     fn reader_done(&self, s: &mut System, ret: Option<Word>) -> Result<(), Violation> {
         let r = &mut s.reader;
-        if r.engine {
+        if r.engine && !self.engine_thread {
             r.engine = false;
             r.last_engine = r.engine_start;
             r.engine_start = 0;
@@ -655,11 +703,13 @@ impl Protocol for BiRuntimeCheck {
     fn name(&self) -> String {
         let m = self.mutant.and_then(|m| MUTANTS.iter().find(|x| x.1 == m)).map(|m| m.0);
         format!(
-            "bi_runtime K={} skew={} P={} H={}{}",
+            "bi_runtime K={} skew={} P={} H={}{}{}{}",
             self.slots,
             self.skew,
             self.period,
             self.horizon,
+            if self.writer_ticks { " writer_ticks" } else { "" },
+            if self.engine_thread { " engine_thread" } else { "" },
             m.map(|m| format!(" +{m}")).unwrap_or_default()
         )
     }
@@ -721,16 +771,22 @@ impl Protocol for BiRuntimeCheck {
         let reader_clock = s.g as Word + s.off[1] as Word;
         // one section per tick: a section's enter reads a later clock than the
         // last exit (the initial record's exit is 0), as rdtsc's reads would
-        let same_tick = r.t.idle() && !r.engine && r.phase == RPhase::Enter && reader_clock <= self.last_exit(s);
+        let on_reader = r.engine && !self.engine_thread;
+        let same_tick = r.t.idle() && !on_reader && r.phase == RPhase::Enter && reader_clock <= self.last_exit(s);
         if !same_tick || self.same_tick {
             out.push(Action::Reader);
         }
-        // reader_engine between any two of the reader's calls, inside a section too
-        if r.t.idle() && !r.engine {
+        if self.engine_thread {
+            // the quiescence thread: an engine at any time, one at a time
+            out.push(if r.engine { Action::EngineStep } else { Action::Engine });
+        } else if r.t.idle() && !r.engine {
+            // reader_engine between any two of the reader's calls, inside a section too
             out.push(Action::Engine);
         }
-        // urgency: the last completed engine began less than P ticks before the next instant
-        if s.g < self.horizon && s.writer.t.idle() && (s.g as u16 + 1) < r.last_engine as u16 + self.period as u16 {
+        // urgency: the last completed engine began less than P ticks before the next instant;
+        // no tick inside a writer's call, except inside bi_reclaim with writer_ticks
+        let writer_between = s.writer.t.idle() || (self.writer_ticks && s.writer.t.call == Some(Call::Reclaim));
+        if s.g < self.horizon && writer_between && (s.g as u16 + 1) < r.last_engine as u16 + self.period as u16 {
             out.push(Action::Tick);
         }
         // the reader's domain: an object line evicted or prefetched, a dirty
@@ -760,9 +816,15 @@ impl Protocol for BiRuntimeCheck {
             Action::Engine => {
                 s.reader.engine = true;
                 s.reader.engine_start = s.g;
-                s.reader.t.start(Call::Quiesce { free: true, stale: true });
+                let call = Call::Quiesce { free: true, stale: true };
+                if self.engine_thread {
+                    s.reader.et.start(call);
+                    return self.run(s, 2);
+                }
+                s.reader.t.start(call);
                 self.run(s, 1)
             }
+            Action::EngineStep => self.run(s, 2),
             Action::Tick => {
                 self.tick(s);
                 Ok(())
@@ -809,7 +871,19 @@ impl fmt::Display for Action {
 // ------------------------------------------------------------ packing
 
 crate::pack_struct!(Writer { t, loaded, phase, free, cur, new, old, gens, seq, started, clock });
-crate::pack_struct!(Reader { t, loaded, phase, ptr, engine, engine_start, last_engine, seen_root, exited });
+crate::pack_struct!(Reader {
+    t,
+    loaded,
+    phase,
+    ptr,
+    engine,
+    engine_start,
+    last_engine,
+    seen_root,
+    exited,
+    et,
+    eloaded
+});
 
 impl Pack for System {
     fn pack(&self, out: &mut Vec<u8>) {
