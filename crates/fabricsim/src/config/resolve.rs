@@ -1393,6 +1393,17 @@ impl Builder<'_> {
                 if !(16..=1 << 20).contains(&log_cap) {
                     return Err(self.err(tkey("log_cap"), format!("{log_cap}: expected 16 to 2^20 records")));
                 }
+                let front_end = match t.front_end.as_deref().unwrap_or("bi") {
+                    "bi" => crate::agents::bi::tree::FrontEnd::Bi,
+                    "urcu" if c.coherent == Some(true) => crate::agents::bi::tree::FrontEnd::Urcu,
+                    "urcu" => {
+                        return Err(self.err(
+                            tkey("front_end"),
+                            "\"urcu\": U-RCU runs on the coherent machine; expected protocol.bi.coherent = true",
+                        ))
+                    }
+                    f => return Err(self.err(tkey("front_end"), format!("{f:?}: expected \"bi\" or \"urcu\""))),
+                };
                 Some(crate::agents::bi::tree::TreeBench {
                     nodes,
                     updates,
@@ -1402,6 +1413,7 @@ impl Builder<'_> {
                     deferred_writeback: t.deferred_writeback.unwrap_or(true),
                     log_cap,
                     d: t.skew_margin.map_or(0, |d| d.ps()),
+                    front_end,
                 })
             }
         };

@@ -186,6 +186,9 @@ pub struct BiTreeConfig {
     pub log_cap: Option<u32>,
     /// The skew margin D.
     pub skew_margin: Option<Duration>,
+    /// `bi` (default: the BI runtime, updates delegated to core 0) or
+    /// `urcu` (U-RCU on the coherent machine: every core updates under a lock).
+    pub front_end: Option<String>,
 }
 
 /// `[protocol.bi.bench]`: the micro-benchmarks of the paper's Figs 3, 11 and 12.

@@ -103,6 +103,7 @@ pub mod program;
 mod protocol;
 pub mod runtime;
 pub mod tree;
+pub mod urcu;
 
 pub use home::{HLine, Home};
 pub use lines::Lines;

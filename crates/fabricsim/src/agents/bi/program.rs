@@ -20,6 +20,7 @@ use std::hash::{Hash, Hasher};
 use super::protocol::{Action, Bi, Core, Ghost, Msg, Val, RESP};
 use super::runtime::{Call, DomainClock, Layout, MicroOp, Runtime, Thread, Word, WORDS_PER_LINE};
 use super::tree::{Delegate, Reader, TreeWorld};
+use super::urcu::Urcu;
 use super::FlushOp;
 use crate::agents::protocol::{AgentId, Ctx, Violation};
 use crate::engine::{Time, NS};
@@ -119,6 +120,7 @@ pub enum App {
     },
     TreeReader(Box<Reader>),
     TreeDelegate(Box<Delegate>),
+    Urcu(Box<Urcu>),
 }
 
 impl App {
@@ -142,6 +144,7 @@ impl App {
                 let tree = world.tree.as_mut().expect("the tree's world");
                 d.next(now, &mut |k, ins| tree.apply(k, ins), |o| layout.obj_line(o))
             }
+            App::Urcu(u) => u.next(ret, now, world),
         }
     }
 
@@ -179,11 +182,13 @@ pub struct Prog {
     pub app: App,
     pub started: bool,
     pub stopped: bool,
+    /// The word an exchange replaced, for the thread's next step.
+    pub swapped: Option<Word>,
 }
 
 impl Prog {
     pub fn new(me: u8, app: App) -> Self {
-        Prog { thread: Thread::new(me), op: None, app, started: false, stopped: false }
+        Prog { thread: Thread::new(me), op: None, app, started: false, stopped: false, swapped: None }
     }
 }
 
@@ -204,7 +209,7 @@ impl Bi {
             MicroOp::Load { line, .. } | MicroOp::Prefetch { line } => {
                 self.may_access(c, line, false).then(|| Action::Load { line, level: self.level(c, line) })
             }
-            MicroOp::Store { line, .. } => {
+            MicroOp::Store { line, .. } | MicroOp::Swap { line, .. } => {
                 // the value is the new version, made when the store performs
                 self.may_access(c, line, true).then(|| Action::Store { line, val: 0, level: self.level(c, line) })
             }
@@ -218,12 +223,20 @@ impl Bi {
         }
     }
 
-    /// A program core's store performs on version `old` of its line: the new version.
-    pub(super) fn prog_store(&self, c: &Core, ctx: &mut Ctx<Msg, Ghost>, old: Val) -> Val {
-        let Some(MicroOp::Store { word, val, .. }) = c.prog.as_ref().and_then(|p| p.op) else {
-            unreachable!("a program core stores only its store micro-op")
-        };
-        ctx.ghost.world.as_mut().expect("a program's world").versions.store(old, word, val)
+    /// A program core's store (or exchange) performs on version `old` of
+    /// its line: the new version. An exchange keeps the word it replaced
+    /// for the thread ([`Prog::swapped`]).
+    pub(super) fn prog_store(&self, c: &mut Core, ctx: &mut Ctx<Msg, Ghost>, old: Val) -> Val {
+        let p = c.prog.as_mut().expect("a program core");
+        let versions = &mut ctx.ghost.world.as_mut().expect("a program's world").versions;
+        match p.op {
+            Some(MicroOp::Store { word, val, .. }) => versions.store(old, word, val),
+            Some(MicroOp::Swap { word, val, .. }) => {
+                p.swapped = Some(versions.word(old, word));
+                versions.store(old, word, val)
+            }
+            op => unreachable!("a program core stores only its store micro-op, not {op:?}"),
+        }
     }
 
     /// The word a program core's load reads from version `v` of its line.

@@ -745,8 +745,9 @@ impl Bi {
                 c.wait = Wait::None;
                 c.run.t_end = ctx.now;
                 ctx.done(id);
-                if c.prog.is_some() {
-                    let w = store.is_none().then(|| self.prog_loaded(c, ctx, val));
+                if let Some(p) = c.prog.as_mut() {
+                    let w = p.swapped.take();
+                    let w = if store.is_none() { Some(self.prog_loaded(c, ctx, val)) } else { w };
                     self.prog_next(c, ctx, w)?;
                 }
             }
@@ -828,7 +829,7 @@ impl Bi {
                 c.ids += self.shapes.is_some() as u64;
                 ctx.issued(id, OpKind::Store);
                 let lvl = self.level(c, line);
-                let val = match (c.prog.is_some(), c.l2.get(line)) {
+                let val = match (c.prog.is_some(), c.l2.get(line).copied()) {
                     (true, Some(pl)) if pl.st != P::S => self.prog_store(c, ctx, pl.val),
                     _ => val,
                 };
@@ -843,8 +844,9 @@ impl Bi {
                         }
                         c.run.t_end = ctx.now + self.hit_latency(lvl);
                         ctx.done(id);
-                        if c.prog.is_some() {
-                            self.prog_next(c, ctx, None)?;
+                        if let Some(p) = c.prog.as_mut() {
+                            let w = p.swapped.take();
+                            self.prog_next(c, ctx, w)?;
                         }
                     }
                     _ => {
@@ -1597,11 +1599,13 @@ impl Protocol for Bi {
                 Node::Core(c) => match c.prog.as_ref().map(|p| &p.app) {
                     Some(App::TreeReader(r)) => Some((false, r.tally)),
                     Some(App::TreeDelegate(d)) => Some((true, d.tally)),
+                    Some(App::Urcu(u)) => Some((false, u.tally)),
                     _ => None,
                 },
                 _ => None,
             });
-            return super::tree::stats(tallies, &t, self.core_count() - 1);
+            let threads = self.core_count() - (t.front_end == super::tree::FrontEnd::Bi) as usize;
+            return super::tree::stats(tallies, &t, threads);
         }
         if let Some(Bench::Periodic { mode, period, periods, skip, .. }) = self.bench {
             let core = |i: usize| match agents.get(i) {

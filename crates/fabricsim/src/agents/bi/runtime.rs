@@ -226,6 +226,14 @@ pub enum MicroOp {
         line: u64,
     },
     Mfence,
+    /// An atomic exchange of a word (`xchg`): its old value goes to the
+    /// next [`Runtime::next`]. Applications' locks (U-RCU's); the BI
+    /// runtime never emits it.
+    Swap {
+        line: u64,
+        word: u8,
+        val: Word,
+    },
     Prefetch {
         line: u64,
     },

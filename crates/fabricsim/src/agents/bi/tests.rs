@@ -530,7 +530,13 @@ fn a_flush_that_overtakes_the_cores_own_write_back_keeps_the_data() {
 fn tree(extra: &[&str]) -> crate::RunResult {
     let toml = include_str!("../../../../../examples/bi_superdome.toml");
     let mut o: Vec<String> = vec!["sim.max_time=\"1s\"".into()];
-    o.extend(extra.iter().map(|kv| format!("protocol.bi.tree.{kv}")));
+    o.extend(extra.iter().map(|kv| {
+        if kv.starts_with("coherent") {
+            format!("protocol.bi.{kv}")
+        } else {
+            format!("protocol.bi.tree.{kv}")
+        }
+    }));
     let spec =
         crate::config::resolve(toml, "test.toml", crate::Format::Toml, &o, None).unwrap_or_else(|e| panic!("{e}"));
     let r = crate::run_spec(&spec, &mut |_| true);
@@ -547,4 +553,22 @@ fn the_tree_runs_lookups_and_delegated_updates() {
     assert!(stat(&r, "tree_reads") > 100.0);
     assert!(stat(&r, "tree_writes") > 5.0);
     assert!(stat(&r, "tree_applied") > 0.0);
+}
+
+#[test]
+fn under_urcu_every_core_looks_up_and_updates_under_the_lock() {
+    let r = tree(&[
+        "coherent=true",
+        "front_end=\"urcu\"",
+        "nodes=1024",
+        "updates=0.1",
+        "time=\"400us\"",
+        "warmup=\"100us\"",
+    ]);
+    for s in &r.protocol_stats {
+        eprintln!("{} = {}", s.0, s.1);
+    }
+    assert!(stat(&r, "tree_reads") > 100.0);
+    assert!(stat(&r, "tree_writes") > 5.0);
+    assert_eq!(stat(&r, "tree_applied"), 0.0, "no delegate");
 }

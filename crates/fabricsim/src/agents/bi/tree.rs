@@ -52,6 +52,15 @@ pub struct TreeBench {
     pub log_cap: u32,
     /// The skew margin D.
     pub d: Time,
+    pub front_end: FrontEnd,
+}
+
+/// Who runs the tree: BI on the non-coherent machine (a delegate applies
+/// the updates), or U-RCU on the coherent one (`urcu.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrontEnd {
+    Bi,
+    Urcu,
 }
 
 /// The line of the root pointer.
@@ -86,7 +95,7 @@ pub fn node_line(n: &NodeWords) -> [Word; 8] {
     w
 }
 
-fn xorshift(r: &mut u64) -> u64 {
+pub(super) fn xorshift(r: &mut u64) -> u64 {
     let mut x = *r;
     x ^= x >> 12;
     x ^= x << 25;
@@ -342,7 +351,8 @@ pub fn delegate_app(d: Delegate) -> App {
 pub fn program(t: &TreeBench, p: &super::Bi, seed: u64) -> ProgramSpec {
     let cores = p.core_count();
     let readers = u8::try_from(cores - 1).expect("the configuration checks the readers fit a byte");
-    let lay = layout(readers, t.log_cap, 0);
+    // U-RCU's counters take a line per thread after its locks
+    let lay = layout(readers, t.log_cap, super::urcu::CTR + cores as u64);
     let key_range = 2 * t.nodes;
     let mut world = TreeWorld {
         capacity: (t.nodes + 4 * t.log_cap as u64 + 4096).min(u32::MAX as u64 - 1) as u32,
@@ -371,6 +381,9 @@ pub fn program(t: &TreeBench, p: &super::Bi, seed: u64) -> ProgramSpec {
             mutant: None,
         },
     };
+    if t.front_end == FrontEnd::Urcu {
+        return urcu_program(t, p, seed, runtime, image, world);
+    }
     let mut apps = vec![Some((
         0u8,
         delegate_app(Delegate { reclaim_at: (t.log_cap / 2) as u64, warmup: t.warmup, ..Delegate::default() }),
@@ -435,4 +448,54 @@ pub fn stats(tallies: impl Iterator<Item = (bool, Tally)>, t: &TreeBench, reader
         ("tree_applied_ns".into(), mean(d.applied_ps, d.applied)),
         ("tree_delegate_busy".into(), d.applied_ps as f64 * 1e-12 / secs),
     ]
+}
+
+/// U-RCU's programs: every core a thread; the grace-period counter starts at 1.
+fn urcu_program(
+    t: &TreeBench,
+    p: &super::Bi,
+    seed: u64,
+    runtime: Runtime,
+    mut image: Vec<(u64, [Word; 8])>,
+    world: TreeWorld,
+) -> ProgramSpec {
+    use super::urcu::{UState, Urcu, GP};
+    let cores = p.core_count();
+    let mut gp = [0; 8];
+    gp[0] = 1;
+    image.push((GP, gp));
+    let share = (t.updates * 4_294_967_296.0).round() as u64;
+    let apps = (0..cores)
+        .map(|i| {
+            Some((
+                0u8,
+                App::Urcu(Box::new(Urcu {
+                    st: UState::Idle,
+                    me: i as u32,
+                    threads: cores as u32,
+                    key: 0,
+                    insert: false,
+                    t0: 0,
+                    rng: crate::workloads::rng::mix(seed, 0xb0_a5a1, i as u64 + 1) | 1,
+                    key_range: 2 * t.nodes,
+                    update_share: share,
+                    warmup: t.warmup,
+                    end: t.end,
+                    obj_base: runtime.layout.obj_base,
+                    gp: 0,
+                    scan: 0,
+                    todo: VecDeque::new(),
+                    freed: Vec::new(),
+                    tally: Tally::default(),
+                })),
+            ))
+        })
+        .collect();
+    ProgramSpec {
+        runtime,
+        clocks: vec![DomainClock { offset: 0, tick: 1 }; p.domains],
+        apps,
+        image,
+        world: Some(world),
+    }
 }
