@@ -208,5 +208,5 @@ def test_bench_quick_returns_figures():
     figures = fabricsim.bench(quick=True)
     assert isinstance(figures, dict)
     assert "engine" in figures
-    for protocol in ("protocol_mesi_64core", "protocol_gcs_mind", "protocol_bi_superdome"):
+    for protocol in ("protocol_mesi_64core", "protocol_gcs_mind", "protocol_bi_superdome", "protocol_bi_tree"):
         assert figures[protocol]["outcome"] == "completed", protocol

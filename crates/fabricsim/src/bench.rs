@@ -347,6 +347,58 @@ pub fn protocol_bi(requests: u64) -> serde_json::Value {
     )
 }
 
+/// BI Table 1's tree on the BI runtime (`agents/bi/program.rs`): 2
+/// sockets × 8 cores with the paper's caches, a 64K-node tree, 10 %
+/// updates delegated to core 0, every other core looking keys up through
+/// the runtime (each micro-op a load, store, flush or fence of the timed
+/// machine), for `us` simulated microseconds.
+pub fn protocol_bi_tree(us: u64) -> serde_json::Value {
+    const SOCKETS: usize = 2;
+    const CORES: usize = 8;
+    let mut requesters = Vec::new();
+    let mut links = Vec::new();
+    for s in 0..SOCKETS {
+        for k in 0..CORES {
+            requesters.push(json!({"name": format!("c{s}.{k}")}));
+            links.push(free_link(format!("c{s}.{k}"), format!("s{s}")));
+        }
+        links.push(free_link(format!("llc{s}"), format!("s{s}")));
+        links.push(free_link(format!("mem{s}"), format!("s{s}")));
+    }
+    links.push(json!({"a": "s0", "b": "s1", "latency": "25ns", "bandwidth": "20.8GB/s", "port_delay": "0ns"}));
+    let switches: Vec<_> = (0..SOCKETS).map(|s| json!({"name": format!("s{s}"), "latency": "0ns"})).collect();
+    let memories: Vec<_> = (0..SOCKETS)
+        .map(|s| json!({"name": format!("llc{s}")}))
+        .chain((0..SOCKETS).map(|s| json!({"name": format!("mem{s}")})))
+        .collect();
+    let cfg = json!({
+        "name": "bench_bi_tree",
+        "sim": {"max_time": "1s"},
+        "requester": requesters,
+        "switch": switches,
+        "memory": memories,
+        "link": links,
+        "workload": {"pattern": "uniform", "footprint": "1MiB", "line": "64B", "requests": 1},
+        "protocol": {"name": "bi", "control_bytes": "8B", "data_bytes": "72B", "issue_interval": "1ps",
+                     "bi": {"domains": SOCKETS, "tree": {"nodes": 65536, "updates": 0.1,
+                            "time": format!("{us}us"), "warmup": "0ns", "period": format!("{}us", us / 2)}}},
+    });
+    let spec = config::resolve(&cfg.to_string(), "<bench>", Format::Json, &[], None)
+        .expect("the benchmark configuration is valid");
+    let r = crate::run_spec(&spec, &mut |_| true);
+    let stat = |k: &str| r.protocol_stats.iter().find(|s| s.0 == k).map_or(0.0, |s| s.1);
+    let ops = stat("tree_reads") + stat("tree_writes");
+    json!({
+        "what": "BI tree on the BI runtime: 2 sockets x 8 cores, 64K nodes, 10% updates delegated to core 0",
+        "operations": ops,
+        "events": r.events,
+        "wall_s": r.wall_s,
+        "operations_per_s": ops / r.wall_s,
+        "events_per_s": r.events as f64 / r.wall_s,
+        "outcome": format!("{:?}", r.outcome).to_lowercase(),
+    })
+}
+
 /// All built-in benchmarks as JSON text.
 pub fn run_all(quick: bool) -> Result<String, String> {
     // The checker first: where the peak memory cannot be reset, its
@@ -355,6 +407,7 @@ pub fn run_all(quick: bool) -> Result<String, String> {
     let protocol = protocol_mesi_64(if quick { 200 } else { 2000 });
     let gcs = protocol_gcs(if quick { 1000 } else { 10_000 }, if quick { 200 } else { 2000 });
     let bi = protocol_bi(if quick { 2000 } else { 20_000 });
+    let tree = protocol_bi_tree(if quick { 100 } else { 1000 });
     let (n, s) = engine_dispatch(if quick { 2_000_000 } else { 20_000_000 }, 1024);
     let m = mesh(if quick { 300 } else { 3000 });
     let v = json!({
@@ -381,6 +434,7 @@ pub fn run_all(quick: bool) -> Result<String, String> {
         "protocol_mesi_64core": protocol,
         "protocol_gcs_mind": gcs,
         "protocol_bi_superdome": bi,
+        "protocol_bi_tree": tree,
         "checker": checker,
     });
     Ok(serde_json::to_string_pretty(&v).expect("json"))

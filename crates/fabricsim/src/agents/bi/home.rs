@@ -99,7 +99,7 @@ pub struct HLine {
 }
 
 impl HLine {
-    const FREE: HLine = HLine { owner: None, sharers: 0, busy: HBusy::None };
+    pub(super) const FREE: HLine = HLine { owner: None, sharers: 0, busy: HBusy::None };
 }
 
 /// A global memory with its home directory.

@@ -333,6 +333,9 @@ pub struct ProgramSpec {
     pub clocks: Vec<DomainClock>,
     pub apps: Vec<Option<(u8, App)>>,
     pub image: Vec<(u64, [Word; WPL])>,
+    /// Every domain's L3 starts holding the image, filled from its end
+    /// (the steady state of a long run whose working set the L3 holds).
+    pub warm: bool,
     /// The tree benchmark's authoritative tree and allocator.
     pub world: Option<TreeWorld>,
 }
@@ -371,6 +374,7 @@ mod tests {
             clocks: vec![DomainClock { offset: 0, tick: 1 }; 2],
             apps: vec![None, None],
             image: Vec::new(),
+            warm: false,
             world: None,
         }));
         p

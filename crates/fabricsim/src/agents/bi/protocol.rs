@@ -1479,11 +1479,28 @@ impl Protocol for Bi {
         }
         let mut ghost = Ghost::default();
         let mut mems: Vec<BTreeMap<Line, Val>> = vec![BTreeMap::new(); self.mems];
+        let mut dirs: Vec<BTreeMap<Line, super::home::HLine>> = vec![BTreeMap::new(); self.mems];
         if let Some(spec) = &self.program {
             let mut world = World { tree: spec.world.clone(), ..World::default() };
+            let first = self.core_count() + self.domains;
+            let mut versions = Vec::with_capacity(spec.image.len());
             for (line, words) in &spec.image {
-                mems[self.home(*line) as usize - self.core_count() - self.domains]
-                    .insert(*line, world.versions.line(*words));
+                let v = world.versions.line(*words);
+                mems[self.home(*line) as usize - first].insert(*line, v);
+                versions.push(v);
+            }
+            if spec.warm {
+                let mp = if self.coherent { Mp::S } else { Mp::M };
+                for (d, llc) in llcs.iter_mut().enumerate() {
+                    for ((line, _), &val) in spec.image.iter().zip(&versions).rev() {
+                        let e = LLine { sharers: 0, owner: None, dirty: false, val, busy: Busy::None, mp, snoop: None };
+                        llc.lines.insert(*line, e);
+                        if self.coherent {
+                            let dir = dirs[self.home(*line) as usize - first].entry(*line);
+                            dir.or_insert(super::home::HLine::FREE).sharers |= 1 << d;
+                        }
+                    }
+                }
             }
             ghost.world = Some(Box::new(world));
             for (c, app) in cores.iter_mut().zip(&spec.apps) {
@@ -1493,7 +1510,7 @@ impl Protocol for Bi {
         let mut agents: Vec<Node> = cores.into_iter().map(Node::Core).collect();
         agents.extend(llcs.into_iter().map(Node::Llc));
         if self.coherent {
-            agents.extend(mems.into_iter().map(|mem| Node::Home(super::home::Home { mem, ..Default::default() })));
+            agents.extend(mems.into_iter().zip(dirs).map(|(mem, dir)| Node::Home(super::home::Home { mem, dir })));
         } else {
             agents.extend(mems.into_iter().map(Node::Mem));
         }

@@ -363,12 +363,14 @@ pub fn program(t: &TreeBench, p: &super::Bi, seed: u64) -> ProgramSpec {
     let mut root = [0; 8];
     root[0] = tree.root().map_or(0, |o| ptr_word(o, 0));
     image.push((ROOT, root));
-    for obj in 0..world.fresh {
-        if tree.is_live(obj) {
-            let mut w = node_line(&tree.words(obj));
-            w[LOG_FLAG as usize] = 1;
-            image.push((lay.obj_line(obj), w));
-        }
+    // breadth first: a warm start fills the caches from the leaves up, so the levels they keep are the top ones
+    let mut level: VecDeque<u32> = tree.root().into_iter().collect();
+    while let Some(obj) = level.pop_front() {
+        let n = tree.words(obj);
+        let mut w = node_line(&n);
+        w[LOG_FLAG as usize] = 1;
+        image.push((lay.obj_line(obj), w));
+        level.extend(n.left.into_iter().chain(n.right));
     }
     world.tree = tree;
     let ns_ticks = |x: Time| (x / NS) as i64;
@@ -415,6 +417,7 @@ pub fn program(t: &TreeBench, p: &super::Bi, seed: u64) -> ProgramSpec {
         clocks: vec![DomainClock { offset: 0, tick: 1 }; p.domains],
         apps,
         image,
+        warm: true,
         world: Some(world),
     }
 }
@@ -496,6 +499,7 @@ fn urcu_program(
         clocks: vec![DomainClock { offset: 0, tick: 1 }; p.domains],
         apps,
         image,
+        warm: true,
         world: Some(world),
     }
 }
