@@ -4,8 +4,10 @@
 //! clflushopt, clwb, mfence) as messages with their costs. The BI runtime
 //! of Figs 7–9 is a protocol-independent state machine (`runtime.rs`,
 //! slice 3 of docs/design/bi.md), checked exhaustively by `check.rs`
-//! (`fabricsim check` with protocol = "bi_runtime", slice 4); the timed
-//! cores do not run it yet.
+//! (`fabricsim check` with protocol = "bi_runtime", slice 4), and run by
+//! the timed cores (`program.rs`: a line's value is a version of its
+//! words): BI Table 1's tree (`tree.rs`) and its U-RCU baseline on the
+//! coherent machine (`urcu.rs`).
 //!
 //! Agents: cores `0..D*C` (domain-major: core `k` of domain `d` is
 //! `d*C + k`), then one LLC per domain, then the global memories.
