@@ -117,6 +117,13 @@ def test_a_bench_with_caches_without_capacity_hits_l1_everywhere():
         ("protocol.bi.bench.kind", '"write"', 'expected "read" or "flush"'),
         ("protocol.bi.coherent", '"yes"', "protocol.bi.coherent"),
         ("protocol.bi.mutant", '"home-forgets-sharer"', "coherent = true only"),
+        ("protocol.bi.tree.nodes", "0", "expected 1 to 2^22 nodes"),
+        ("protocol.bi.tree.updates", "1.5", "expected a share from 0 to 1"),
+        ("protocol.bi.tree.front_end", '"urcu"', "expected protocol.bi.coherent = true"),
+        ("protocol.bi.tree.front_end", '"rcu"', 'expected "bi" or "urcu"'),
+        ("protocol.bi.tree.warmup", '"3ms"', "expected less than time"),
+        ("protocol.bi.tree.log_cap", "4", "expected 16 to 2^20 records"),
+        ("protocol.bi.tree.nodez", "4", "nodez"),
     ],
 )
 def test_bad_bi_settings_are_named(key, value, want):
