@@ -1404,6 +1404,21 @@ impl Builder<'_> {
                     }
                     f => return Err(self.err(tkey("front_end"), format!("{f:?}: expected \"bi\" or \"urcu\""))),
                 };
+                use crate::agents::bi::runtime::RtMutant;
+                let rt_mutants = [
+                    ("no-period-subtraction", RtMutant::NoPeriodSubtraction),
+                    ("no-free-mark-check", RtMutant::NoFreeMarkCheck),
+                    ("enter-before-exit", RtMutant::EnterBeforeExit),
+                ];
+                let rt_mutant = match &t.mutant {
+                    None => None,
+                    Some(m) => Some(rt_mutants.iter().find(|x| x.0 == m).map(|x| x.1).ok_or_else(|| {
+                        self.err(
+                            tkey("mutant"),
+                            format!("{m:?}: expected one of {}", rt_mutants.map(|x| x.0).join(", ")),
+                        )
+                    })?),
+                };
                 Some(crate::agents::bi::tree::TreeBench {
                     nodes,
                     updates,
@@ -1414,6 +1429,7 @@ impl Builder<'_> {
                     log_cap,
                     d: t.skew_margin.map_or(0, |d| d.ps()),
                     front_end,
+                    mutant: rt_mutant,
                 })
             }
         };

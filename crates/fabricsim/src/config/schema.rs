@@ -189,6 +189,9 @@ pub struct BiTreeConfig {
     /// `bi` (default: the BI runtime, updates delegated to core 0) or
     /// `urcu` (U-RCU on the coherent machine: every core updates under a lock).
     pub front_end: Option<String>,
+    /// A deliberately broken BI runtime (reproduction tests):
+    /// `no-period-subtraction`, `no-free-mark-check` or `enter-before-exit`.
+    pub mutant: Option<String>,
 }
 
 /// `[protocol.bi.bench]`: the micro-benchmarks of the paper's Figs 3, 11 and 12.

@@ -572,3 +572,21 @@ fn under_urcu_every_core_looks_up_and_updates_under_the_lock() {
     assert!(stat(&r, "tree_writes") > 5.0);
     assert_eq!(stat(&r, "tree_applied"), 0.0, "no delegate");
 }
+
+#[test]
+fn no_lookup_reads_a_reused_node_and_without_the_period_subtraction_one_does() {
+    let base = ["nodes=64", "updates=0.5", "time=\"2ms\"", "warmup=\"0ns\"", "period=\"20us\"", "log_cap=64"];
+    let r = tree(&base);
+    for s in &r.protocol_stats {
+        eprintln!("{} = {}", s.0, s.1);
+    }
+    assert!(stat(&r, "tree_reads") > 1000.0);
+    assert_eq!(stat(&r, "tree_order_violations"), 0.0);
+    let mut m = base.to_vec();
+    m.push("mutant=\"no-period-subtraction\"");
+    let r = tree(&m);
+    for s in &r.protocol_stats {
+        eprintln!("mutant {} = {}", s.0, s.1);
+    }
+    assert!(stat(&r, "tree_order_violations") > 0.0, "a reclaimed node is read");
+}

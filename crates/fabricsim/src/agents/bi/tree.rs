@@ -53,6 +53,8 @@ pub struct TreeBench {
     /// The skew margin D.
     pub d: Time,
     pub front_end: FrontEnd,
+    /// A deliberately broken runtime (reproduction tests).
+    pub mutant: Option<super::runtime::RtMutant>,
 }
 
 /// Who runs the tree: BI on the non-coherent machine (a delegate applies
@@ -132,6 +134,10 @@ pub struct Tally {
     pub write_ps: u64,
     pub quiesces: u64,
     pub quiesce_ps: u64,
+    /// Keys a lookup read outside the bounds its path had set: a node of
+    /// no snapshot of the tree (every snapshot is a search tree, so only
+    /// an object reclaimed and reused under a reference gives one).
+    pub order_violations: u64,
     /// Updates the delegate applied (changed the tree), and their service time.
     pub applied: u64,
     pub applied_ps: u64,
@@ -154,6 +160,9 @@ pub struct Reader {
     pub period: Time,
     /// The delegate answered the update in flight.
     pub answered: bool,
+    /// The open interval the lookup's path allows the next key in.
+    pub lo: Option<u64>,
+    pub hi: Option<u64>,
     pub tally: Tally,
 }
 
@@ -188,6 +197,17 @@ impl Reader {
             },
             RState::Key { obj } => {
                 let k = ret.unwrap_or(0);
+                if self.lo.is_some_and(|lo| k <= lo) || self.hi.is_some_and(|hi| k >= hi) {
+                    // a reused node may point anywhere, back up the path too: the lookup ends here
+                    self.tally.order_violations += 1;
+                    self.st = RState::Exit;
+                    return call(Call::Exit);
+                }
+                if self.key < k {
+                    self.hi = Some(k);
+                } else {
+                    self.lo = Some(k);
+                }
                 if k == self.key {
                     self.st = RState::Exit;
                     return call(Call::Exit);
@@ -233,6 +253,7 @@ impl Reader {
             return Next::Send { to: self.delegate, msg: Msg::Delegate { line: self.key, insert: r & 1 == 0 } };
         }
         self.st = RState::Enter;
+        (self.lo, self.hi) = (None, None);
         call(Call::Enter)
     }
 }
@@ -248,6 +269,8 @@ pub struct Delegate {
     pub t0: Time,
     pub serving: bool,
     pub warmup: Time,
+    /// Updates served after the threads stop (the queue draining) are not measured.
+    pub end: Time,
     pub tally: Tally,
 }
 
@@ -266,7 +289,7 @@ impl Delegate {
             }
             if self.serving {
                 self.serving = false;
-                if self.t0 >= self.warmup {
+                if self.t0 >= self.warmup && now <= self.end {
                     self.tally.applied += 1;
                     self.tally.applied_ps += now - self.t0;
                 }
@@ -380,7 +403,7 @@ pub fn program(t: &TreeBench, p: &super::Bi, seed: u64) -> ProgramSpec {
             deferred_writeback: t.deferred_writeback,
             period: ns_ticks(t.period),
             d: ns_ticks(t.d),
-            mutant: None,
+            mutant: t.mutant,
         },
     };
     if t.front_end == FrontEnd::Urcu {
@@ -388,7 +411,12 @@ pub fn program(t: &TreeBench, p: &super::Bi, seed: u64) -> ProgramSpec {
     }
     let mut apps = vec![Some((
         0u8,
-        delegate_app(Delegate { reclaim_at: (t.log_cap / 2) as u64, warmup: t.warmup, ..Delegate::default() }),
+        delegate_app(Delegate {
+            reclaim_at: (t.log_cap / 2) as u64,
+            warmup: t.warmup,
+            end: t.end,
+            ..Delegate::default()
+        }),
     ))];
     let share = (t.updates * 4_294_967_296.0).round() as u64;
     for i in 1..cores {
@@ -408,6 +436,8 @@ pub fn program(t: &TreeBench, p: &super::Bi, seed: u64) -> ProgramSpec {
                 end: t.end,
                 period: t.period,
                 answered: false,
+                lo: None,
+                hi: None,
                 tally: Tally::default(),
             }),
         )));
@@ -436,6 +466,7 @@ pub fn stats(tallies: impl Iterator<Item = (bool, Tally)>, t: &TreeBench, reader
         s.quiesce_ps += x.quiesce_ps;
         s.applied += x.applied;
         s.applied_ps += x.applied_ps;
+        s.order_violations += x.order_violations;
     }
     let mean = |ps: u64, n: u64| if n > 0 { ps as f64 / n as f64 / 1000.0 } else { f64::NAN };
     let secs = (t.end - t.warmup) as f64 * 1e-12;
@@ -450,6 +481,7 @@ pub fn stats(tallies: impl Iterator<Item = (bool, Tally)>, t: &TreeBench, reader
         ("tree_applied".into(), d.applied as f64),
         ("tree_applied_ns".into(), mean(d.applied_ps, d.applied)),
         ("tree_delegate_busy".into(), d.applied_ps as f64 * 1e-12 / secs),
+        ("tree_order_violations".into(), r.order_violations as f64),
     ]
 }
 
