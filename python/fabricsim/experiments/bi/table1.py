@@ -418,7 +418,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             "reader's cache holds yet and come from the global memory; the periodic reader_engine also "
             "invalidates the freed and modified objects, and a freed node's free_mark check flushes and re-reads "
             "it. In the model the path copies dominate: with flushes that keep the line (machine mutant "
-            "flush-keeps-line) the slow-down is still 1.9× at --quick size.",
+            "flush-keeps-line) the slow-down is still 1.9× on 2 × 8 cores.",
         ),
         Row(
             FIG,
@@ -563,9 +563,10 @@ def _size_ignored(labels) -> dict:
 
 
 MUTANTS = [
-    # (Mutants of the machine do not flip a row at these sizes: with flush-keeps-line (reader_engine's and
-    # the free_mark check's flushes leave the line) the 64K reads at 10% updates are still 1.9 × those at 0%,
-    # and with no-capacity the large tree's reads are still 2.9 × the 64K tree's; docs/design/bi.md §9.)
+    # (Mutants of the machine flip no row at these sizes (2 x 8 cores, 1.5-2 ms): with flush-keeps-line
+    # (reader_engine's and the free_mark check's flushes leave the line) the 64K reads at 10% updates are
+    # still 1.9 x those at 0%, and with no-capacity the large tree's reads are still 2.9 x the 64K tree's;
+    # docs/design/bi.md §9.)
     Mutant(
         "updates-ignored",
         "the benchmark threads never update, whatever update share is asked (Table 1B/C's points)",
