@@ -94,3 +94,48 @@ def test_the_closed_network_of_the_measured_costs_reproduces_the_simulated_throu
     assert r["mva_ops_per_core_s"] == pytest.approx(r["ops_per_core_s"], rel=0.15)
     # more readers, a longer queue at the same delegate
     assert r["mva224_write_ns"] > 5 * r["write_ns"] and r["mva224_ops_per_core_s"] < r["ops_per_core_s"] / 5
+
+
+def test_the_urcu_rows_compare_once_switched_on(monkeypatch):
+    """With table1.URCU on, the sweep has U-RCU's points and compare builds its rows (on made-up numbers:
+    Table 1C's pattern of reads; U-RCU's writes 3x BI's)."""
+    import pandas as pd
+
+    monkeypatch.setattr(table1, "URCU", True)
+    rows = []
+    for lb in table1.labels_of(True):
+        urcu = lb["front"] == "urcu"
+        # (front, large, updates) -> ns, Table 1C's pattern
+        read = {
+            ("bi", False, 0.0): 80.0,
+            ("bi", False, 0.1): 220.0,
+            ("bi", True, 0.0): 600.0,
+            ("bi", True, 0.1): 1000.0,
+            ("urcu", False, 0.0): 83.0,
+            ("urcu", False, 0.1): 160.0,
+            ("urcu", True, 0.0): 1040.0,
+            ("urcu", True, 0.1): 1080.0,
+        }.get((lb["front"], lb["nodes"] == table1.LARGE, lb["updates"]), 300.0)
+        upd = lb["updates"] > 0
+        rows.append(
+            {
+                **lb,
+                "outcome": "completed",
+                "reads": 1000.0,
+                "read_ns": read,
+                "writes": 100.0 if upd else float("nan"),
+                "write_ns": (3 if urcu else 1) * 1e4 if upd else float("nan"),
+                "ops_per_core_s": 1e5,
+                "quiesces": 10.0,
+                "quiesce_ns": 1e4,
+                "applied": 50.0 if upd else float("nan"),
+                "applied_ns": 2000.0 if upd else float("nan"),
+                "delegate_busy": 1.0,
+            }
+        )
+    out = {r.metric: r.verdict for r in table1.compare(table1.analyze(pd.DataFrame(rows)))}
+    assert out["B, 64K nodes: BI writes faster than U-RCU"] == "same trend"
+    assert out["C, 64K 0%: BI ≤ 1.05 × U-RCU"] == "same trend"
+    assert out["C, 64K 10%: BI slower than U-RCU"] == "same trend"
+    assert out["C, 64M: BI faster than U-RCU at 0% and 10%"] == "same trend"
+    assert "C, 64M nodes, 10% updates: U-RCU read latency (cycles)" in out

@@ -696,7 +696,10 @@ reader_engine every {PERIOD}. Windows: Table 1A {TIME_A[1]}-{TIME_A[0]} µs
 µs (the caches must warm on the 64K tree). Cycles are ns x {GHZ} (2.5 GHz).
 The Q rows run Table 1A's 10% point on {MACHINE_QUICK[0]} x {MACHINE_QUICK[1]}
 and {SCALE_MACHINE[0]} x {SCALE_MACHINE[1]} at --quick times: how the
-delegate's queue scales with the readers. U-RCU rows: {
+delegate's queue scales with the readers; the "223 readers" rows solve a
+closed network (mva.py) of each point's simulated costs (a thread's reads
+and quiescences between two updates; the delegate's service per update
+asked) for the paper's 223 readers. U-RCU rows: {
     "built" if URCU else "not built (the U-RCU front end has not landed; module constant URCU)"
 }.
 
