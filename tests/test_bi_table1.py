@@ -85,13 +85,16 @@ def test_the_urcu_front_end_is_gated_on_its_key():
 
 
 def test_the_closed_network_of_the_measured_costs_reproduces_the_simulated_throughput():
-    """analyze's MVA (the 223-reader rows) solved at the simulated readers matches the simulated run."""
+    """analyze's MVA (the 223-reader rows) solved at the simulated readers matches the simulated run's write
+    latency."""
     import pandas as pd
 
     labels = {"part": "A", "front": "bi", "nodes": 1024, "updates": 0.1, "wb": "opt", "sockets": 2, "cores": 4}
-    d = table1.analyze(pd.DataFrame([{**labels, **_run()}]))
+    d = table1.analyze(pd.DataFrame([{**labels, "window_us": 250, **_run()}]))
     r = d.iloc[0]
+    # the service per update asked is fitted to the throughput (a saturated delegate); the write latency is not
     assert r["mva_ops_per_core_s"] == pytest.approx(r["ops_per_core_s"], rel=0.15)
+    assert r["mva_write_ns"] == pytest.approx(r["write_ns"], rel=0.3)
     # more readers, a longer queue at the same delegate
     assert r["mva224_write_ns"] > 5 * r["write_ns"] and r["mva224_ops_per_core_s"] < r["ops_per_core_s"] / 5
 
