@@ -226,7 +226,9 @@ def plot(data: pd.DataFrame, fig) -> None:
                 color=f"C{j}",
                 label=wb if i == 0 else None,
             )
-            paper_point(ax_a, x, PAPER_A[(u, wb)] / 1e3, "table", label="paper (Table 1A)" if x == 0 else "_")
+            paper_point(ax_a, x, PAPER_A[(u, wb)] / 1e3, "table", label="paper (Table 1)" if x == 0 else "_")
+            m = _get(data, "mva224_ops_per_core_s", "A", updates=u, wb=wb) / 1e3
+            ax_a.plot([x], [m], "kx", markersize=9, label="223 readers (MVA of the costs)" if x == 0 else "_")
     ax_a.set_xticks([0.5, 3.5], ["10% updates", "30% updates"])
     ax_a.set_ylabel("per-core throughput (K ops/s), 1K nodes")
     ax_a.set_title("(A) opt vs non-opt")
@@ -240,14 +242,16 @@ def plot(data: pd.DataFrame, fig) -> None:
                 label=front if i == 0 else None,
             )
             paper_point(ax_b, 3 * i + k, PAPER_B[(front, n)] / 1e3, "table", label="_")
+            ax_b.plot([3 * i + k], [_get(data, "mva224_write_ns", "BC", front, n, 0.1) * GHZ / 1e3], "kx", markersize=9)
             for j, u in enumerate((0.0, 0.1)):
                 x = 5 * i + 2 * j + k
                 ax_c.bar(x, _get(data, "read_cycles", "BC", front, n, u), color=f"C{2 + k}", label="_")
                 paper_point(ax_c, x, PAPER_C[(front, n, u)], "table", label="_")
-    ax_b.set_xticks([0, 3], ["64K", "64M (1M, caches /64)"])
+    mid = (len(fronts) - 1) / 2
+    ax_b.set_xticks([mid, 3 + mid], ["64K", "64M (1M, caches /64)"])
     ax_b.set_ylabel("write latency (K cycles), 10% updates")
     ax_b.set_title("(B) write latency")
-    ax_c.set_xticks([0.5, 2.5, 5.5, 7.5], ["64K 0%", "64K 10%", "64M 0%", "64M 10%"])
+    ax_c.set_xticks([x + mid for x in (0, 2, 5, 7)], ["64K\n0%", "64K\n10%", "64M\n0%", "64M\n10%"])
     ax_c.set_ylabel("read latency (cycles)")
     ax_c.set_title("(C) read latency")
     for ax in (ax_a, ax_b, ax_c):
