@@ -521,6 +521,8 @@ fn urcu_program(
                     scan: 0,
                     todo: VecDeque::new(),
                     freed: Vec::new(),
+                    lo: None,
+                    hi: None,
                     tally: Tally::default(),
                 })),
             ))

@@ -91,6 +91,9 @@ pub struct Urcu {
     pub scan: u32,
     pub todo: VecDeque<MicroOp>,
     pub freed: Vec<u32>,
+    /// The open interval the lookup's path allows the next key in (see `tree.rs`).
+    pub lo: Option<u64>,
+    pub hi: Option<u64>,
     pub tally: Tally,
 }
 
@@ -139,6 +142,15 @@ impl Urcu {
                 }
             }
             UState::Key { obj } => {
+                if self.lo.is_some_and(|lo| v <= lo) || self.hi.is_some_and(|hi| v >= hi) {
+                    self.tally.order_violations += 1;
+                    return self.op(UState::UnlockFence, MicroOp::Mfence);
+                }
+                if self.key < v {
+                    self.hi = Some(v);
+                } else {
+                    self.lo = Some(v);
+                }
                 if v == self.key {
                     return self.op(UState::UnlockFence, MicroOp::Mfence);
                 }
@@ -234,6 +246,7 @@ impl Urcu {
             self.insert = r & 1 == 0;
             return self.op(UState::Acquire { lock: LOCK }, MicroOp::Swap { line: LOCK, word: 0, val: 1 });
         }
+        (self.lo, self.hi) = (None, None);
         self.op(UState::LockGp, MicroOp::Load { line: GP, word: 0 })
     }
 }
