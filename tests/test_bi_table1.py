@@ -136,3 +136,17 @@ def test_the_urcu_rows_compare_once_switched_on(monkeypatch):
     assert out["C, 64K 10%: BI slower than U-RCU"] == "same trend"
     assert out["C, 64M: BI faster than U-RCU at 0% and 10%"] == "same trend"
     assert "C, 64M nodes, 10% updates: U-RCU read latency (cycles)" in out
+
+
+@pytest.mark.parametrize("front", ["bi", "urcu"])
+def test_no_lookup_reads_a_key_outside_every_snapshot_of_the_tree(front):
+    """Every snapshot of a path-copied tree is a search tree: a lookup that reads a key outside the bounds its
+    path set read a node reclaimed and reused under it, or a value the machine lost. Four domains, so that
+    written-back lines travel between domains through the homes (U-RCU found the homes dropping them)."""
+    from fabricsim.experiments.bi import system
+
+    tree = {"nodes": 4096, "updates": 0.1, "time": "600us", "warmup": "0us", "front_end": front}
+    cfg = system.superdome(sockets=4, cores=2, bi={"coherent": front == "urcu", "tree": tree}, max_time="1s")
+    p = fabricsim.run(cfg, progress=False).summary["protocol"]
+    assert p["tree_reads"] > 500 and p["tree_writes"] > 50
+    assert p["tree_order_violations"] == 0

@@ -182,7 +182,7 @@ impl Bi {
                     return Err(Violation::unexpected(e.busy, msg));
                 };
                 if let Some(v) = data {
-                    if self.keep_values {
+                    if self.keeps_values() {
                         h.mem.insert(line, v);
                     }
                 }
@@ -211,7 +211,7 @@ impl Bi {
             Msg::MemWr { val, .. } => {
                 // never waits: a snooped domain may be waiting for this ack
                 if e.owner == Some(d) {
-                    if self.keep_values {
+                    if self.keeps_values() {
                         h.mem.insert(line, val);
                     }
                     e.owner = None;

@@ -531,6 +531,12 @@ impl Bi {
         self
     }
 
+    /// Memories keep the values written back: checking, tests, and programs
+    /// (whose loads branch on the words; timing alone needs no values).
+    pub(super) fn keeps_values(&self) -> bool {
+        self.keep_values || self.program.is_some()
+    }
+
     fn is(&self, m: Mutant) -> bool {
         self.mutant == Some(m)
     }
@@ -1535,7 +1541,7 @@ impl Protocol for Bi {
                         ctx.send(from, MRESP, Msg::MemData { line, val });
                     }
                     Msg::MemWr { line, val } => {
-                        if self.keep_values || self.program.is_some() {
+                        if self.keeps_values() {
                             m.insert(line, val);
                         }
                         ctx.send(from, MRESP, Msg::MemWrAck { line });
