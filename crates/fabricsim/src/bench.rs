@@ -282,12 +282,17 @@ fn free_link(a: String, b: String) -> serde_json::Value {
     json!({"a": a, "b": b, "latency": "0ns", "bandwidth": "1TB/s", "port_delay": "0ns"})
 }
 
+/// Resolve and run a benchmark configuration given as JSON.
+fn run_spec_of(cfg: &serde_json::Value) -> crate::RunResult {
+    let spec = config::resolve(&cfg.to_string(), "<bench>", Format::Json, &[], None)
+        .expect("the benchmark configuration is valid");
+    crate::run_spec(&spec, &mut |_| true)
+}
+
 /// Run a benchmark system (a configuration as JSON) on the protocol timing
 /// engine: its operations, protocol messages and events, per wall second.
 fn run_system(cfg: &serde_json::Value, what: String) -> serde_json::Value {
-    let spec = config::resolve(&cfg.to_string(), "<bench>", Format::Json, &[], None)
-        .expect("the benchmark configuration is valid");
-    let r = crate::run_spec(&spec, &mut |_| true);
+    let r = run_spec_of(cfg);
     let messages: u64 = r.class_packets.iter().map(|c| c.1).sum();
     let ops: u64 = r.requesters.iter().map(|c| c.completed).sum();
     json!({
@@ -309,42 +314,42 @@ fn run_system(cfg: &serde_json::Value, what: String) -> serde_json::Value {
 /// `requests` each, so private caches, LLCs and the global memories all work
 /// (8 MiB of the footprint in each socket's memory).
 pub fn protocol_bi(requests: u64) -> serde_json::Value {
-    const SOCKETS: usize = 8;
-    const CORES: usize = 4;
+    let mut cfg = bi_sockets(8, 4);
+    cfg["name"] = json!("bench_bi_superdome");
+    cfg["workload"] = json!({"pattern": "uniform", "read_fraction": 0.7, "footprint": "64MiB", "line": "64B",
+                             "requests": requests, "warmup": 0});
+    cfg["protocol"] = json!({"name": "bi", "control_bytes": "8B", "data_bytes": "72B", "issue_interval": "1ps",
+                             "bi": {"domains": 8, "interleave": "8MiB"}});
+    run_system(
+        &cfg,
+        "BI machine: 8 sockets x 4 cores (32K L1, 1M L2, 38.5M L3), non-coherent global memory, uniform over 64 MiB, 30% stores".into(),
+    )
+}
+
+/// A BI machine of `sockets` sockets of `cores` cores: each core, LLC and
+/// global memory on its socket's switch at no cost, the sockets linked
+/// all-to-all (25 ns, UPI's 20.8 GB/s). The caller adds the rest.
+fn bi_sockets(sockets: usize, cores: usize) -> serde_json::Value {
     let mut requesters = Vec::new();
     let mut links = Vec::new();
-    for s in 0..SOCKETS {
-        for k in 0..CORES {
+    for s in 0..sockets {
+        for k in 0..cores {
             requesters.push(json!({"name": format!("c{s}.{k}")}));
             links.push(free_link(format!("c{s}.{k}"), format!("s{s}")));
         }
         links.push(free_link(format!("llc{s}"), format!("s{s}")));
         links.push(free_link(format!("mem{s}"), format!("s{s}")));
-        for t in s + 1..SOCKETS {
+        for t in s + 1..sockets {
             links.push(json!({"a": format!("s{s}"), "b": format!("s{t}"), "latency": "25ns",
                               "bandwidth": "20.8GB/s", "port_delay": "0ns"}));
         }
     }
-    let switches: Vec<_> = (0..SOCKETS).map(|s| json!({"name": format!("s{s}"), "latency": "0ns"})).collect();
-    let memories: Vec<_> = (0..SOCKETS)
+    let switches: Vec<_> = (0..sockets).map(|s| json!({"name": format!("s{s}"), "latency": "0ns"})).collect();
+    let memories: Vec<_> = (0..sockets)
         .map(|s| json!({"name": format!("llc{s}")}))
-        .chain((0..SOCKETS).map(|s| json!({"name": format!("mem{s}")})))
+        .chain((0..sockets).map(|s| json!({"name": format!("mem{s}")})))
         .collect();
-    let cfg = json!({
-        "name": "bench_bi_superdome",
-        "requester": requesters,
-        "switch": switches,
-        "memory": memories,
-        "link": links,
-        "workload": {"pattern": "uniform", "read_fraction": 0.7, "footprint": "64MiB", "line": "64B",
-                     "requests": requests, "warmup": 0},
-        "protocol": {"name": "bi", "control_bytes": "8B", "data_bytes": "72B", "issue_interval": "1ps",
-                     "bi": {"domains": SOCKETS, "interleave": "8MiB"}},
-    });
-    run_system(
-        &cfg,
-        "BI machine: 8 sockets x 4 cores (32K L1, 1M L2, 38.5M L3), non-coherent global memory, uniform over 64 MiB, 30% stores".into(),
-    )
+    json!({"requester": requesters, "switch": switches, "memory": memories, "link": links})
 }
 
 /// BI Table 1's tree on the BI runtime (`agents/bi/program.rs`): 2
@@ -353,39 +358,14 @@ pub fn protocol_bi(requests: u64) -> serde_json::Value {
 /// the runtime (each micro-op a load, store, flush or fence of the timed
 /// machine), for `us` simulated microseconds.
 pub fn protocol_bi_tree(us: u64) -> serde_json::Value {
-    const SOCKETS: usize = 2;
-    const CORES: usize = 8;
-    let mut requesters = Vec::new();
-    let mut links = Vec::new();
-    for s in 0..SOCKETS {
-        for k in 0..CORES {
-            requesters.push(json!({"name": format!("c{s}.{k}")}));
-            links.push(free_link(format!("c{s}.{k}"), format!("s{s}")));
-        }
-        links.push(free_link(format!("llc{s}"), format!("s{s}")));
-        links.push(free_link(format!("mem{s}"), format!("s{s}")));
-    }
-    links.push(json!({"a": "s0", "b": "s1", "latency": "25ns", "bandwidth": "20.8GB/s", "port_delay": "0ns"}));
-    let switches: Vec<_> = (0..SOCKETS).map(|s| json!({"name": format!("s{s}"), "latency": "0ns"})).collect();
-    let memories: Vec<_> = (0..SOCKETS)
-        .map(|s| json!({"name": format!("llc{s}")}))
-        .chain((0..SOCKETS).map(|s| json!({"name": format!("mem{s}")})))
-        .collect();
-    let cfg = json!({
-        "name": "bench_bi_tree",
-        "sim": {"max_time": "1s"},
-        "requester": requesters,
-        "switch": switches,
-        "memory": memories,
-        "link": links,
-        "workload": {"pattern": "uniform", "footprint": "1MiB", "line": "64B", "requests": 1},
-        "protocol": {"name": "bi", "control_bytes": "8B", "data_bytes": "72B", "issue_interval": "1ps",
-                     "bi": {"domains": SOCKETS, "tree": {"nodes": 65536, "updates": 0.1,
-                            "time": format!("{us}us"), "warmup": "0ns", "period": format!("{}us", us / 2)}}},
-    });
-    let spec = config::resolve(&cfg.to_string(), "<bench>", Format::Json, &[], None)
-        .expect("the benchmark configuration is valid");
-    let r = crate::run_spec(&spec, &mut |_| true);
+    let mut cfg = bi_sockets(2, 8);
+    cfg["name"] = json!("bench_bi_tree");
+    cfg["sim"] = json!({"max_time": "1s"});
+    cfg["workload"] = json!({"pattern": "uniform", "footprint": "1MiB", "line": "64B", "requests": 1});
+    cfg["protocol"] = json!({"name": "bi", "control_bytes": "8B", "data_bytes": "72B", "issue_interval": "1ps",
+                             "bi": {"domains": 2, "tree": {"nodes": 65536, "updates": 0.1,
+                                    "time": format!("{us}us"), "warmup": "0ns", "period": format!("{}us", us / 2)}}});
+    let r = run_spec_of(&cfg);
     let stat = |k: &str| r.protocol_stats.iter().find(|s| s.0 == k).map_or(0.0, |s| s.1);
     let ops = stat("tree_reads") + stat("tree_writes");
     json!({

@@ -15,6 +15,17 @@ fn splitmix64(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// xorshift64*: a tiny generator whose whole state is one word, for
+/// agents whose state must be hashable and packed (the BI benchmarks).
+pub fn xorshift64star(state: &mut u64) -> u64 {
+    let mut x = *state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+}
+
 /// A stateless mix of several words, for deterministic choices (route
 /// selection) that must not consume a random stream.
 pub fn mix(a: u64, b: u64, c: u64) -> u64 {

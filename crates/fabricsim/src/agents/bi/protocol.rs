@@ -942,13 +942,7 @@ impl Bi {
     // ------------------------------------------------------------ bench
 
     fn next_random(r: &mut u64) -> u64 {
-        // xorshift64*
-        let mut x = *r;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        *r = x;
-        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        crate::workloads::rng::xorshift64star(r)
     }
 
     /// The benchmark's next action for core `c`, if it may go now.

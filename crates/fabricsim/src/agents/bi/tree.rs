@@ -35,6 +35,7 @@ use super::runtime::{
 use crate::agents::protocol::AgentId;
 use crate::engine::{Time, NS};
 use crate::workloads::bonsai::{Bonsai, NodeWords, PathCopy, COLOR_WORD, KEY_WORD, LEFT_WORD, RIGHT_WORD};
+use crate::workloads::rng::xorshift64star;
 
 /// The tree benchmark's parameters (`[protocol.bi.bench] kind = "tree"`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -97,13 +98,37 @@ pub fn node_line(n: &NodeWords) -> [Word; 8] {
     w
 }
 
-pub(super) fn xorshift(r: &mut u64) -> u64 {
-    let mut x = *r;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *r = x;
-    x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+/// A thread's next operation: its key, and for an update whether it inserts.
+pub(super) fn draw(rng: &mut u64, key_range: u64, update_share: u64) -> (u64, Option<bool>) {
+    let r = xorshift64star(rng);
+    let key = (r >> 8) % key_range.max(1);
+    let update = (xorshift64star(rng) >> 32) < update_share;
+    (key, update.then_some(r & 1 == 0))
+}
+
+/// The open interval a lookup's path allows the next key in. Every
+/// snapshot of a path-copied tree is a search tree, so a key outside it is
+/// a node reclaimed and reused under the reader (or a value lost).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Bounds {
+    pub lo: Option<u64>,
+    pub hi: Option<u64>,
+}
+
+impl Bounds {
+    /// Key `k` read on the way to `key`: false if it breaks the order;
+    /// else the interval narrows to `k`'s side.
+    pub fn visit(&mut self, key: u64, k: u64) -> bool {
+        if self.lo.is_some_and(|lo| k <= lo) || self.hi.is_some_and(|hi| k >= hi) {
+            return false;
+        }
+        if key < k {
+            self.hi = Some(k);
+        } else {
+            self.lo = Some(k);
+        }
+        true
+    }
 }
 
 /// Where a reader thread is.
@@ -160,9 +185,7 @@ pub struct Reader {
     pub period: Time,
     /// The delegate answered the update in flight.
     pub answered: bool,
-    /// The open interval the lookup's path allows the next key in.
-    pub lo: Option<u64>,
-    pub hi: Option<u64>,
+    pub bounds: Bounds,
     pub tally: Tally,
 }
 
@@ -197,16 +220,11 @@ impl Reader {
             },
             RState::Key { obj } => {
                 let k = ret.unwrap_or(0);
-                if self.lo.is_some_and(|lo| k <= lo) || self.hi.is_some_and(|hi| k >= hi) {
+                if !self.bounds.visit(self.key, k) {
                     // a reused node may point anywhere, back up the path too: the lookup ends here
                     self.tally.order_violations += 1;
                     self.st = RState::Exit;
                     return call(Call::Exit);
-                }
-                if self.key < k {
-                    self.hi = Some(k);
-                } else {
-                    self.lo = Some(k);
                 }
                 if k == self.key {
                     self.st = RState::Exit;
@@ -246,14 +264,14 @@ impl Reader {
             self.st = RState::Quiesce;
             return call(Call::Quiesce { free: true, stale: true });
         }
-        let r = xorshift(&mut self.rng);
-        self.key = (r >> 8) % self.key_range.max(1);
-        if (xorshift(&mut self.rng) >> 32) < self.update_share {
+        let (key, update) = draw(&mut self.rng, self.key_range, self.update_share);
+        self.key = key;
+        if let Some(insert) = update {
             self.st = RState::Update;
-            return Next::Send { to: self.delegate, msg: Msg::Delegate { line: self.key, insert: r & 1 == 0 } };
+            return Next::Send { to: self.delegate, msg: Msg::Delegate { line: key, insert } };
         }
         self.st = RState::Enter;
-        (self.lo, self.hi) = (None, None);
+        self.bounds = Bounds::default();
         call(Call::Enter)
     }
 }
@@ -436,8 +454,7 @@ pub fn program(t: &TreeBench, p: &super::Bi, seed: u64) -> ProgramSpec {
                 end: t.end,
                 period: t.period,
                 answered: false,
-                lo: None,
-                hi: None,
+                bounds: Bounds::default(),
                 tally: Tally::default(),
             }),
         )));
@@ -521,8 +538,7 @@ fn urcu_program(
                     scan: 0,
                     todo: VecDeque::new(),
                     freed: Vec::new(),
-                    lo: None,
-                    hi: None,
+                    bounds: Bounds::default(),
                     tally: Tally::default(),
                 })),
             ))

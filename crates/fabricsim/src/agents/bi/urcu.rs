@@ -23,7 +23,7 @@ use std::collections::VecDeque;
 
 use super::program::{Next, World};
 use super::runtime::{ptr_obj, ptr_word, MicroOp, Word, PAYLOAD};
-use super::tree::{Tally, ROOT};
+use super::tree::{Bounds, Tally, ROOT};
 use crate::engine::{Time, NS};
 use crate::workloads::bonsai::{PathCopy, COLOR_WORD, KEY_WORD, LEFT_WORD, RIGHT_WORD};
 
@@ -91,9 +91,7 @@ pub struct Urcu {
     pub scan: u32,
     pub todo: VecDeque<MicroOp>,
     pub freed: Vec<u32>,
-    /// The open interval the lookup's path allows the next key in (see `tree.rs`).
-    pub lo: Option<u64>,
-    pub hi: Option<u64>,
+    pub bounds: Bounds,
     pub tally: Tally,
 }
 
@@ -142,14 +140,9 @@ impl Urcu {
                 }
             }
             UState::Key { obj } => {
-                if self.lo.is_some_and(|lo| v <= lo) || self.hi.is_some_and(|hi| v >= hi) {
+                if !self.bounds.visit(self.key, v) {
                     self.tally.order_violations += 1;
                     return self.op(UState::UnlockFence, MicroOp::Mfence);
-                }
-                if self.key < v {
-                    self.hi = Some(v);
-                } else {
-                    self.lo = Some(v);
                 }
                 if v == self.key {
                     return self.op(UState::UnlockFence, MicroOp::Mfence);
@@ -240,13 +233,13 @@ impl Urcu {
             self.st = UState::Stopped;
             return Next::Stop;
         }
-        let r = super::tree::xorshift(&mut self.rng);
-        self.key = (r >> 8) % self.key_range.max(1);
-        if (super::tree::xorshift(&mut self.rng) >> 32) < self.update_share {
-            self.insert = r & 1 == 0;
+        let (key, update) = super::tree::draw(&mut self.rng, self.key_range, self.update_share);
+        self.key = key;
+        if let Some(insert) = update {
+            self.insert = insert;
             return self.op(UState::Acquire { lock: LOCK }, MicroOp::Swap { line: LOCK, word: 0, val: 1 });
         }
-        (self.lo, self.hi) = (None, None);
+        self.bounds = Bounds::default();
         self.op(UState::LockGp, MicroOp::Load { line: GP, word: 0 })
     }
 }
