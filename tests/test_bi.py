@@ -67,6 +67,20 @@ def _flush(op: str, state: str, lines: int = 256, reps: int = 2, **bi) -> dict:
     return _bench({"kind": "flush", "op": op, "state": state, "lines": lines, "reps": reps, "reread": True}, 2, **bi)
 
 
+def test_a_flush_stays_in_its_socket_on_the_coherent_machine_and_leaves_it_when_broadcast():
+    def per_line(sockets, **bi):
+        bench = {"kind": "flush", "op": "clflushopt", "state": "m", "lines": 256, "reps": 2, "reread": True}
+        return _bench(bench, sockets, **bi)["ns_per_op"]
+
+    # the home snoops only the holders: the issuing socket, whatever the machine's size
+    coherent = [per_line(s, coherent=True) for s in (1, 2)]
+    assert coherent[1] == pytest.approx(coherent[0], rel=0.01)
+    # snooping every socket, each flush waits for a remote round trip: the cost grows with sockets
+    broadcast = [per_line(s, coherent=True, mutant="flush-broadcast-machine-wide") for s in (1, 2)]
+    assert broadcast[0] == pytest.approx(coherent[0], rel=0.01)
+    assert broadcast[1] > 2 * broadcast[0]
+
+
 def test_clflush_serialises_and_clflushopt_pipelines_up_to_its_slots():
     serial = _flush("clflush", "r")["ns_per_op"]
     opt = _flush("clflushopt", "r")["ns_per_op"]
@@ -117,6 +131,7 @@ def test_a_bench_with_caches_without_capacity_hits_l1_everywhere():
         ("protocol.bi.bench.kind", '"write"', 'expected "read" or "flush"'),
         ("protocol.bi.coherent", '"yes"', "protocol.bi.coherent"),
         ("protocol.bi.mutant", '"home-forgets-sharer"', "coherent = true only"),
+        ("protocol.bi.mutant", '"flush-broadcast-machine-wide"', "coherent = true only"),
         ("protocol.bi.tree.nodes", "0", "expected 1 to 2^22 nodes"),
         ("protocol.bi.tree.updates", "1.5", "expected a share from 0 to 1"),
         ("protocol.bi.tree.front_end", '"urcu"', "expected protocol.bi.coherent = true"),

@@ -1341,8 +1341,10 @@ impl Builder<'_> {
             }
         };
         let coherent = c.coherent.unwrap_or(false);
-        if mutant == Some(crate::agents::bi::Mutant::HomeForgetsSharer) && !coherent {
-            return Err(self.err(key("mutant"), "\"home-forgets-sharer\": applies to coherent = true only"));
+        use crate::agents::bi::Mutant as M;
+        if let Some(m @ (M::HomeForgetsSharer | M::FlushBroadcast)) = mutant.filter(|_| !coherent) {
+            let name = crate::agents::bi::MUTANTS.iter().find(|x| x.1 == m).map_or("", |x| x.0);
+            return Err(self.err(key("mutant"), format!("{name:?}: applies to coherent = true only")));
         }
         let tree = match &c.tree {
             None => None,

@@ -188,6 +188,12 @@ MUTANTS = [
         set={"protocol.bi.mutant": "clwb-no-writeback"},
         flips=["state order m > i (not cached) > r, for both instructions"],
     ),
+    Mutant(
+        "flush-broadcast-machine-wide",
+        "the coherent machine whose home snoops every socket on a flush, holder or not (no directory)",
+        set={"protocol.bi.coherent": True, "protocol.bi.mutant": "flush-broadcast-machine-wide"},
+        flips=["cost does not grow with the number of sockets"],
+    ),
 ]
 
 CHOICES = [

@@ -157,6 +157,9 @@ impl Bi {
                 }
                 let owner = e.owner.map_or(0, Self::dbit);
                 let targets = match kind {
+                    HKind::Flush { .. } if self.mutant == Some(Mutant::FlushBroadcast) => {
+                        u64::MAX >> (64 - self.domains)
+                    }
                     HKind::GetS => owner & !Self::dbit(d),
                     HKind::GetM if self.mutant == Some(Mutant::HomeForgetsSharer) => owner & !Self::dbit(d),
                     HKind::GetM => (owner | e.sharers) & !Self::dbit(d),

@@ -311,14 +311,19 @@ pub enum Mutant {
     /// copy only: the domain's other cores and its L3 keep theirs (BI Fig
     /// 12B's loss comes from the other cores' copies going).
     FlushCoreLocal,
+    /// Coherent mode: the home snoops every domain on a flush, whether it
+    /// holds the line or not (a machine without a directory), so a flush
+    /// leaves its socket (BI Fig 11's "limited only to their own socket").
+    FlushBroadcast,
 }
 
-pub const MUTANTS: [(&str, Mutant); 5] = [
+pub const MUTANTS: [(&str, Mutant); 6] = [
     ("flush-keeps-line", Mutant::FlushKeepsLine),
     ("clwb-no-writeback", Mutant::ClwbNoWriteback),
     ("no-capacity", Mutant::NoCapacity),
     ("home-forgets-sharer", Mutant::HomeForgetsSharer),
     ("flush-core-local", Mutant::FlushCoreLocal),
+    ("flush-broadcast-machine-wide", Mutant::FlushBroadcast),
 ];
 
 #[cfg(test)]
