@@ -718,9 +718,7 @@ and {SCALE_MACHINE[0]} x {SCALE_MACHINE[1]} at --quick times: how the
 delegate's queue scales with the readers; the "223 readers" rows solve a
 closed network (mva.py) of each point's simulated costs (a thread's reads
 and quiescences between two updates; the delegate's service per update
-asked) for the paper's 223 readers. U-RCU rows: {
-    "built" if URCU else "off (module constant URCU)"
-}.
+asked) for the paper's 223 readers. U-RCU rows: {"built" if URCU else "off (module constant URCU)"}.
 
 {system.__doc__}"""
 
