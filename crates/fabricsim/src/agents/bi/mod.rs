@@ -12,14 +12,17 @@
 //! Agents: cores `0..D*C` (domain-major: core `k` of domain `d` is
 //! `d*C + k`), then one LLC per domain, then the global memories.
 //!
-//! - **Core** (`core` in `protocol.rs`): an in-order core with a private
+//! `protocol.rs` holds the messages, the agents' states and the `Protocol`
+//! impl; each agent's handlers are in its own file.
+//!
+//! - **Core** (`core.rs`; its micro-benchmarks in `bench.rs`): an in-order core with a private
 //!   L1 (tags only, for its hit time) inside a private L2 that holds the
 //!   line's MESI state and data (L1 ⊂ L2: an L2 victim leaves the L1
 //!   too). One miss at a time; a load or store that hits costs the level's
 //!   latency. A dirty L2 victim is written back (`PutM`) and waits in a
 //!   write-back buffer for its `PutAck`, which answers any recall
 //!   meanwhile. Clean victims leave silently.
-//! - **LLC**: the domain's shared L3 and its MESI directory in one
+//! - **LLC** (`llc.rs`): the domain's shared L3 and its MESI directory in one
 //!   inclusive, blocking structure: per line the sharers or the owner, the
 //!   data and whether it is dirty, and at most one transaction (later
 //!   requests on the line wait in their channel). An L3 victim with
@@ -28,7 +31,7 @@
 //!   the line's home memory: **no other domain is snooped**, so a line
 //!   cached in a domain stays readable however stale it is, until a flush
 //!   or an eviction drops it.
-//! - **Memory**: a non-coherent global-memory home (one per socket; lines
+//! - **Memory** (`protocol.rs`): a non-coherent global-memory home (one per socket; lines
 //!   are interleaved over them in ranges of `interleave` lines, default
 //!   1 GiB: each socket's memory is a contiguous range, as a NUMA node's).
 //!   It keeps no sharer state: `MemRd` → `MemData`, `MemWr` → `MemWrAck`.
@@ -97,9 +100,12 @@
 //!   Superdome Flex system of the experiments puts the remote premium on
 //!   the socket and enclosure links).
 
+mod bench;
 pub mod check;
+mod core;
 mod home;
 mod lines;
+mod llc;
 mod pack;
 pub mod program;
 mod protocol;

@@ -1,0 +1,280 @@
+//! A BI core: its private L1/L2 (MESI), the explicit cache operations it
+//! issues, and its answers to its LLC.
+
+use super::protocol::{Action, Bi, Core, Ghost, Level, Line, Msg, PLine, Tag, Val, Wait, P, REQ, RESP};
+use super::{FlushOp, Mutant};
+use crate::agents::protocol::{AgentId, Ctx, OpKind, Protocol, Violation};
+use crate::engine::Time;
+
+impl Bi {
+    pub(super) fn install(&self, c: &mut Core, ctx: &mut Ctx<Msg, Ghost>, line: Line, pl: PLine) {
+        if let Some(old) = c.l2.get_mut(line) {
+            *old = pl;
+            c.l2.touch(line);
+        } else if let Some((v, vl)) = c.l2.insert(line, pl) {
+            if let Some(l1) = &mut c.l1 {
+                l1.remove(v);
+            }
+            if vl.st == P::M {
+                push_wb(c, v, vl.val);
+                let llc = self.llc_agent(self.domain_of(ctx.me));
+                ctx.send(llc, REQ, Msg::PutM { line: v, val: vl.val });
+            }
+        }
+        if let Some(l1) = &mut c.l1 {
+            l1.insert(line, Tag);
+        }
+    }
+
+    pub(super) fn core_message(
+        &self,
+        c: &mut Core,
+        ctx: &mut Ctx<Msg, Ghost>,
+        from: AgentId,
+        msg: Msg,
+    ) -> Result<(), Violation> {
+        let llc = self.llc_agent(self.domain_of(ctx.me));
+        if self.bench.is_some() {
+            // a message steps the core now, unless a step is due later already
+            c.run.clock = c.run.clock.max(ctx.now);
+        }
+        match msg {
+            Msg::Data { line, val, excl } if c.loads.iter().any(|l| l.0 == line) => {
+                let i = c.loads.iter().position(|l| l.0 == line).expect("pending");
+                let (_, id) = c.loads.swap_remove(i);
+                c.last = Some((line, val));
+                self.install(c, ctx, line, PLine { st: if excl { P::E } else { P::S }, val });
+                c.run.t_end = ctx.now;
+                ctx.done(id);
+            }
+            Msg::Data { line, val, excl } => {
+                let Wait::Miss { line: l, store, id } = c.wait else { return Err(Violation::unexpected(c.wait, msg)) };
+                if l != line {
+                    return Err(Violation::unexpected(c.wait, msg));
+                }
+                let pl = match store {
+                    Some(_) if c.prog.is_some() => PLine { st: P::M, val: self.prog_store(c, ctx, val) },
+                    Some(v) => PLine { st: P::M, val: v },
+                    None => {
+                        c.last = Some((line, val));
+                        PLine { st: if excl { P::E } else { P::S }, val }
+                    }
+                };
+                if store.is_some() && !excl {
+                    return Err(Violation { kind: "store granted S", detail: format!("{msg:?}") });
+                }
+                if let Some(v) = store {
+                    self.wrote(ctx, line, v);
+                }
+                self.install(c, ctx, line, pl);
+                c.wait = Wait::None;
+                c.run.t_end = ctx.now;
+                ctx.done(id);
+                if let Some(p) = c.prog.as_mut() {
+                    let w = p.swapped.take();
+                    let w = if store.is_none() { Some(self.prog_loaded(c, ctx, val)) } else { w };
+                    self.prog_next(c, ctx, w)?;
+                }
+            }
+            Msg::Inv { line, keep } => {
+                let wb = c.wb.iter().find(|w| w.0 == line).map(|w| w.1);
+                let (data, kept) = match c.l2.get(line).copied() {
+                    Some(pl) => {
+                        let data = if pl.st == P::M { Some(pl.val) } else { wb };
+                        if keep {
+                            c.l2.get_mut(line).expect("held").st = P::S;
+                        } else {
+                            c.l2.remove(line);
+                            if let Some(l1) = &mut c.l1 {
+                                l1.remove(line);
+                            }
+                        }
+                        (data, keep)
+                    }
+                    None => (wb, false),
+                };
+                ctx.send(llc, RESP, Msg::Ack { line, data, kept });
+            }
+            Msg::PutAck { line } => pop_wb(c, line),
+            Msg::FlushAck { line } => {
+                let Some(i) = c.flushing.iter().position(|f| f.0 == line) else {
+                    return Err(Violation::unexpected("no flush of the line", msg));
+                };
+                let (_, carried) = c.flushing.swap_remove(i);
+                if carried {
+                    pop_wb(c, line);
+                }
+                if c.wait == (Wait::Clflush { line }) {
+                    c.wait = Wait::None;
+                }
+            }
+            Msg::Delegate { .. } | Msg::Delegated { .. } => self.prog_deliver(c, ctx, from, msg)?,
+            _ => return Err(Violation::unexpected("core", msg)),
+        }
+        Ok(())
+    }
+
+    pub(super) fn core_act(&self, c: &mut Core, ctx: &mut Ctx<Msg, Ghost>, action: Action) -> Result<(), Violation> {
+        let llc = self.llc_agent(self.domain_of(ctx.me));
+        match action {
+            Action::Load { line, .. } => {
+                let id = c.ids;
+                // (checked states stay finite: operations are numbered when timed only)
+                c.ids += self.shapes.is_some() as u64;
+                ctx.issued(id, OpKind::Load);
+                match self.level(c, line) {
+                    Level::L1 | Level::L2 => {
+                        let lvl = self.level(c, line);
+                        c.l2.touch(line);
+                        if let Some(l1) = &mut c.l1 {
+                            l1.insert(line, Tag);
+                        }
+                        c.last = c.l2.get(line).map(|l| (line, l.val));
+                        c.run.t_end = ctx.now + self.hit_latency(lvl);
+                        ctx.done(id);
+                        if let (true, Some((_, v))) = (c.prog.is_some(), c.last) {
+                            let w = self.prog_loaded(c, ctx, v);
+                            self.prog_next(c, ctx, Some(w))?;
+                        }
+                    }
+                    Level::Miss => {
+                        if self.mlp() > 1 {
+                            // an out-of-order core goes on to its next load
+                            c.loads.push((line, id));
+                        } else {
+                            c.wait = Wait::Miss { line, store: None, id };
+                        }
+                        ctx.send(llc, REQ, Msg::GetS { line });
+                    }
+                }
+            }
+            Action::Store { line, val, .. } => {
+                let id = c.ids;
+                // (checked states stay finite: operations are numbered when timed only)
+                c.ids += self.shapes.is_some() as u64;
+                ctx.issued(id, OpKind::Store);
+                let lvl = self.level(c, line);
+                let val = match (c.prog.is_some(), c.l2.get(line).copied()) {
+                    (true, Some(pl)) if pl.st != P::S => self.prog_store(c, ctx, pl.val),
+                    _ => val,
+                };
+                match c.l2.get_mut(line) {
+                    Some(pl) if pl.st != P::S => {
+                        pl.st = P::M;
+                        pl.val = val;
+                        self.wrote(ctx, line, val);
+                        c.l2.touch(line);
+                        if let Some(l1) = &mut c.l1 {
+                            l1.insert(line, Tag);
+                        }
+                        c.run.t_end = ctx.now + self.hit_latency(lvl);
+                        ctx.done(id);
+                        if let Some(p) = c.prog.as_mut() {
+                            let w = p.swapped.take();
+                            self.prog_next(c, ctx, w)?;
+                        }
+                    }
+                    _ => {
+                        c.wait = Wait::Miss { line, store: Some(val), id };
+                        ctx.send(llc, REQ, Msg::GetM { line });
+                    }
+                }
+            }
+            Action::Flush { line, op } => {
+                let mut inv = op != FlushOp::Clwb || self.params.clwb_invalidates;
+                if op != FlushOp::Clwb && self.is(Mutant::FlushKeepsLine) {
+                    inv = false;
+                }
+                let mut data = None;
+                if let Some(pl) = c.l2.get(line).copied() {
+                    let skip = op == FlushOp::Clwb && self.is(Mutant::ClwbNoWriteback);
+                    if pl.st == P::M && !skip {
+                        data = Some(pl.val);
+                        push_wb(c, line, pl.val);
+                    }
+                    if inv {
+                        c.l2.remove(line);
+                        if let Some(l1) = &mut c.l1 {
+                            l1.remove(line);
+                        }
+                    } else if data.is_some() {
+                        c.l2.get_mut(line).expect("held").st = P::E;
+                    }
+                } else if let Some(&(_, val, _)) = c.wb.iter().find(|w| w.0 == line) {
+                    // the line left with an eviction whose PutM may still be on its way: the flush
+                    // can overtake it, and the LLC, which still counts this core the owner, would
+                    // drop the PutM that follows, so the flush carries the data too
+                    if !(op == FlushOp::Clwb && self.is(Mutant::ClwbNoWriteback)) {
+                        data = Some(val);
+                        push_wb(c, line, val);
+                    }
+                }
+                c.flushing.push((line, data.is_some()));
+                if op == FlushOp::Clflush {
+                    c.wait = Wait::Clflush { line };
+                }
+                ctx.send(llc, REQ, Msg::Flush { line, inv, data });
+            }
+            Action::Fence => {}
+            Action::Evict { line } => {
+                if let Some(pl) = c.l2.remove(line) {
+                    if let Some(l1) = &mut c.l1 {
+                        l1.remove(line);
+                    }
+                    if pl.st == P::M {
+                        push_wb(c, line, pl.val);
+                        ctx.send(llc, REQ, Msg::PutM { line, val: pl.val });
+                    }
+                }
+            }
+            Action::LlcEvict { .. } => unreachable!("an LLC's action"),
+            Action::Wait { .. } => {}
+        }
+        if self.bench.is_some() {
+            c.run.clock = ctx.now + self.busy_time(&action);
+        }
+        if self.bench_core(ctx.me) {
+            self.bench_advance(c, ctx.now, action);
+        }
+        if c.prog.is_some() && matches!(action, Action::Flush { .. } | Action::Fence | Action::Wait { .. }) {
+            // (a clflush's wait for its ack keeps the core from the next micro-op)
+            self.prog_next(c, ctx, None)?;
+        }
+        Ok(())
+    }
+
+    /// How long an action keeps its core from the next (an in-order core waits for its hit).
+    pub(super) fn busy_time(&self, action: &Action) -> Time {
+        match action {
+            Action::Wait { dur } => *dur,
+            a => self.action_latency(0, a).unwrap_or(0),
+        }
+    }
+
+    pub(super) fn hit_latency(&self, lvl: Level) -> Time {
+        match lvl {
+            Level::L1 => self.params.l1_latency,
+            _ => self.params.l2_latency,
+        }
+    }
+}
+
+/// A dirty line leaves the core: keep its latest value until every ack owed for it.
+pub(super) fn push_wb(c: &mut Core, line: Line, val: Val) {
+    match c.wb.iter_mut().find(|w| w.0 == line) {
+        Some(w) => {
+            w.1 = val;
+            w.2 += 1;
+        }
+        None => c.wb.push((line, val, 1)),
+    }
+}
+
+pub(super) fn pop_wb(c: &mut Core, line: Line) {
+    if let Some(i) = c.wb.iter().position(|w| w.0 == line) {
+        c.wb[i].2 -= 1;
+        if c.wb[i].2 == 0 {
+            c.wb.swap_remove(i);
+        }
+    }
+}
