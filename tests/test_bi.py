@@ -138,6 +138,7 @@ def test_a_bench_with_caches_without_capacity_hits_l1_everywhere():
         ("protocol.bi.tree.front_end", '"rcu"', 'expected "bi" or "urcu"'),
         ("protocol.bi.tree.warmup", '"3ms"', "expected less than time"),
         ("protocol.bi.tree.log_cap", "4", "expected 16 to 2^20 records"),
+        ("protocol.bi.tree.store_buffer", "2000", "expected 0 to 1024 entries"),
         ("protocol.bi.tree.nodez", "4", "nodez"),
     ],
 )

@@ -4,10 +4,12 @@ the delegate (Little's law), a larger tree reads longer, and the sweep's points 
 
 import math
 
+import pandas as pd
 import pytest
 
 import fabricsim
 from fabricsim.experiments.bi import system, table1
+from fabricsim.experiments.verdicts import DISAGREES, WITHIN
 
 
 def _run(sockets=2, cores=4, nodes=1024, updates=0.1, end="400us", warmup="150us", bi=None, **tree) -> dict:
@@ -27,6 +29,15 @@ def test_lookups_complete_and_the_deferred_write_back_shortens_them():
     assert non["read_ns"] > opt["read_ns"] + 50, (non["read_ns"], opt["read_ns"])
     # the delegate's work is the same either way: the per-core throughput moves by much less than Table 1A's 3.7x
     assert opt["ops_per_core_s"] / non["ops_per_core_s"] < 1.5
+
+
+def test_a_store_buffer_overlaps_the_delegates_store_misses():
+    """An in-order delegate waits for each store's line; with a store buffer its stores retire at once and
+    their ownership requests overlap, so an update is applied in well under the in-order time, and the
+    readers, who wait for it, complete more operations."""
+    inorder, buffered = _run(), _run(store_buffer=56)
+    assert buffered["applied_ns"] < 0.6 * inorder["applied_ns"], (inorder["applied_ns"], buffered["applied_ns"])
+    assert buffered["ops_per_core_s"] > inorder["ops_per_core_s"]
 
 
 def test_an_update_waits_at_the_delegate_and_littles_law_holds():
@@ -68,6 +79,29 @@ def test_the_sweep_has_the_tables_points():
     bi = table1._config(large, True)["protocol"]["bi"]
     assert bi["l3_size"] == f"{table1.L3 // 64}B" and bi["tree"]["nodes"] == 1 << 20
     assert "l3_size" not in table1._config({**large, "nodes": table1.MID}, True)["protocol"]["bi"]
+
+
+def test_the_paper_machine_rows_come_from_its_points_and_only_at_full_size():
+    """Table 1A's 10% point on 8 x 28 is in the full sweep only; its rows judge what those points measured."""
+    assert not [lb for lb in table1.labels_of(True) if lb["part"] == "P"]
+    full = [lb for lb in table1.labels_of(False) if lb["part"] == "P"]
+    assert {(lb["wb"], lb["sockets"], lb["cores"]) for lb in full} == {("opt", 8, 28), ("non-opt", 8, 28)}
+
+    def data(opt: float, non: float) -> pd.DataFrame:
+        base = {"part": "P", "front": "bi", "nodes": table1.SMALL, "updates": 0.1, "sockets": 8, "cores": 28}
+        cost = {"write_ns": 2e5, "read_ns": 600.0, "delegate_busy": 1.0, "applied_ns": 2500.0}
+        return pd.DataFrame(
+            [
+                {**base, **cost, "wb": "opt", "ops_per_core_s": opt},
+                {**base, **cost, "wb": "non-opt", "ops_per_core_s": non},
+            ]
+        )
+
+    assert table1._paper_machine_rows(data(1, 1).iloc[0:0], 3e4) == []
+    near, ratio = table1._paper_machine_rows(data(150e3, 40e3), 3e4)
+    assert near.verdict == WITHIN and ratio.verdict != DISAGREES
+    near, ratio = table1._paper_machine_rows(data(30e3, 28e3), 3e4)
+    assert near.verdict == DISAGREES and ratio.verdict == DISAGREES
 
 
 def test_the_urcu_front_end_is_gated_on_its_key():
@@ -138,14 +172,16 @@ def test_the_urcu_rows_compare_once_switched_on(monkeypatch):
     assert "C, 64M nodes, 10% updates: U-RCU read latency (cycles)" in out
 
 
-@pytest.mark.parametrize("front", ["bi", "urcu"])
-def test_no_lookup_reads_a_key_outside_every_snapshot_of_the_tree(front):
+@pytest.mark.parametrize("front,store_buffer", [("bi", 0), ("urcu", 0), ("bi", 56), ("urcu", 56)])
+def test_no_lookup_reads_a_key_outside_every_snapshot_of_the_tree(front, store_buffer):
     """Every snapshot of a path-copied tree is a search tree: a lookup that reads a key outside the bounds its
     path set read a node reclaimed and reused under it, or a value the machine lost. Four domains, so that
-    written-back lines travel between domains through the homes (U-RCU found the homes dropping them)."""
+    written-back lines travel between domains through the homes (U-RCU found the homes dropping them); with
+    store buffers, whose stores must still perform in program order."""
     from fabricsim.experiments.bi import system
 
     tree = {"nodes": 4096, "updates": 0.1, "time": "600us", "warmup": "0us", "front_end": front}
+    tree["store_buffer"] = store_buffer
     cfg = system.superdome(sockets=4, cores=2, bi={"coherent": front == "urcu", "tree": tree}, max_time="1s")
     p = fabricsim.run(cfg, progress=False).summary["protocol"]
     assert p["tree_reads"] > 500 and p["tree_writes"] > 50

@@ -1395,6 +1395,10 @@ impl Builder<'_> {
                 if !(16..=1 << 20).contains(&log_cap) {
                     return Err(self.err(tkey("log_cap"), format!("{log_cap}: expected 16 to 2^20 records")));
                 }
+                let store_buffer = t.store_buffer.unwrap_or(0);
+                if store_buffer > 1024 {
+                    return Err(self.err(tkey("store_buffer"), format!("{store_buffer}: expected 0 to 1024 entries")));
+                }
                 let front_end = match t.front_end.as_deref().unwrap_or("bi") {
                     "bi" => crate::agents::bi::tree::FrontEnd::Bi,
                     "urcu" if c.coherent == Some(true) => crate::agents::bi::tree::FrontEnd::Urcu,
@@ -1432,6 +1436,7 @@ impl Builder<'_> {
                     d: t.skew_margin.map_or(0, |d| d.ps()),
                     front_end,
                     mutant: rt_mutant,
+                    store_buffer: store_buffer as usize,
                 })
             }
         };

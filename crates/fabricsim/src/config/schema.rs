@@ -186,6 +186,9 @@ pub struct BiTreeConfig {
     pub log_cap: Option<u32>,
     /// The skew margin D.
     pub skew_margin: Option<Duration>,
+    /// Entries of each core's store buffer (0: an in-order core whose
+    /// stores wait for their lines).
+    pub store_buffer: Option<u32>,
     /// `bi` (default: the BI runtime, updates delegated to core 0) or
     /// `urcu` (U-RCU on the coherent machine: every core updates under a lock).
     pub front_end: Option<String>,

@@ -2,6 +2,8 @@
 //! issues, and its answers to its LLC.
 
 use super::protocol::{Action, Bi, Core, Ghost, Level, Line, Msg, PLine, Tag, Val, Wait, P, REQ, RESP};
+use super::runtime::MicroOp;
+use super::store_buffer::Entry;
 use super::{FlushOp, Mutant};
 use crate::agents::protocol::{AgentId, Ctx, OpKind, Protocol, Violation};
 use crate::engine::Time;
@@ -46,6 +48,12 @@ impl Bi {
                 self.install(c, ctx, line, PLine { st: if excl { P::E } else { P::S }, val });
                 c.run.t_end = ctx.now;
                 ctx.done(id);
+            }
+            Msg::Data { line, val, excl } if Self::sb_awaits(c, line) => {
+                if !excl {
+                    return Err(Violation { kind: "store granted S", detail: format!("{msg:?}") });
+                }
+                self.sb_granted(c, ctx, line, val);
             }
             Msg::Data { line, val, excl } => {
                 let Wait::Miss { line: l, store, id } = c.wait else { return Err(Violation::unexpected(c.wait, msg)) };
@@ -111,12 +119,24 @@ impl Bi {
             Msg::Delegate { .. } | Msg::Delegated { .. } => self.prog_deliver(c, ctx, from, msg)?,
             _ => return Err(Violation::unexpected("core", msg)),
         }
+        if c.prog.as_ref().is_some_and(|p| !p.sb.is_empty()) {
+            // an ack, a grant or an invalidation may let the buffer's head go
+            self.sb_drain(c, ctx);
+        }
         Ok(())
     }
 
     pub(super) fn core_act(&self, c: &mut Core, ctx: &mut Ctx<Msg, Ghost>, action: Action) -> Result<(), Violation> {
         let llc = self.llc_agent(self.domain_of(ctx.me));
         match action {
+            Action::Load { line, .. } if self.forwards(c, line).is_some() => {
+                let w = self.forwards(c, line);
+                let id = c.ids;
+                c.ids += 1;
+                ctx.issued(id, OpKind::Load);
+                ctx.done(id);
+                self.prog_next(c, ctx, w)?;
+            }
             Action::Load { line, .. } => {
                 let id = c.ids;
                 // (checked states stay finite: operations are numbered when timed only)
@@ -147,6 +167,18 @@ impl Bi {
                         ctx.send(llc, REQ, Msg::GetS { line });
                     }
                 }
+            }
+            Action::Store { line, .. }
+                if self.buffers(c) && matches!(c.prog.as_ref().and_then(|p| p.op), Some(MicroOp::Store { .. })) =>
+            {
+                let id = c.ids;
+                c.ids += 1;
+                ctx.issued(id, OpKind::Store);
+                ctx.done(id);
+                let p = c.prog.as_mut().expect("a program core");
+                let Some(MicroOp::Store { word, val, .. }) = p.op else { unreachable!("only stores are buffered") };
+                self.sb_push(c, ctx, Entry::Store { line, word, val });
+                self.prog_next(c, ctx, None)?;
             }
             Action::Store { line, val, .. } => {
                 let id = c.ids;
@@ -180,41 +212,10 @@ impl Bi {
                     }
                 }
             }
-            Action::Flush { line, op } => {
-                let mut inv = op != FlushOp::Clwb || self.params.clwb_invalidates;
-                if op != FlushOp::Clwb && self.is(Mutant::FlushKeepsLine) {
-                    inv = false;
-                }
-                let mut data = None;
-                if let Some(pl) = c.l2.get(line).copied() {
-                    let skip = op == FlushOp::Clwb && self.is(Mutant::ClwbNoWriteback);
-                    if pl.st == P::M && !skip {
-                        data = Some(pl.val);
-                        push_wb(c, line, pl.val);
-                    }
-                    if inv {
-                        c.l2.remove(line);
-                        if let Some(l1) = &mut c.l1 {
-                            l1.remove(line);
-                        }
-                    } else if data.is_some() {
-                        c.l2.get_mut(line).expect("held").st = P::E;
-                    }
-                } else if let Some(&(_, val, _)) = c.wb.iter().find(|w| w.0 == line) {
-                    // the line left with an eviction whose PutM may still be on its way: the flush
-                    // can overtake it, and the LLC, which still counts this core the owner, would
-                    // drop the PutM that follows, so the flush carries the data too
-                    if !(op == FlushOp::Clwb && self.is(Mutant::ClwbNoWriteback)) {
-                        data = Some(val);
-                        push_wb(c, line, val);
-                    }
-                }
-                c.flushing.push((line, data.is_some()));
-                if op == FlushOp::Clflush {
-                    c.wait = Wait::Clflush { line };
-                }
-                ctx.send(llc, REQ, Msg::Flush { line, inv, data });
+            Action::Flush { line, op } if self.buffers(c) && c.prog.as_ref().is_some_and(|p| !p.sb.is_empty()) => {
+                self.sb_push(c, ctx, Entry::Flush { line, op });
             }
+            Action::Flush { line, op } => self.flush(c, ctx, line, op),
             Action::Fence => {}
             Action::Evict { line } => {
                 if let Some(pl) = c.l2.remove(line) {
@@ -241,6 +242,58 @@ impl Bi {
             self.prog_next(c, ctx, None)?;
         }
         Ok(())
+    }
+
+    /// Issue a flush of `line` (it may go: `may_flush`).
+    pub(super) fn flush(&self, c: &mut Core, ctx: &mut Ctx<Msg, Ghost>, line: Line, op: FlushOp) {
+        let llc = self.llc_agent(self.domain_of(ctx.me));
+        let mut inv = op != FlushOp::Clwb || self.params.clwb_invalidates;
+        if op != FlushOp::Clwb && self.is(Mutant::FlushKeepsLine) {
+            inv = false;
+        }
+        let mut data = None;
+        if let Some(pl) = c.l2.get(line).copied() {
+            let skip = op == FlushOp::Clwb && self.is(Mutant::ClwbNoWriteback);
+            if pl.st == P::M && !skip {
+                data = Some(pl.val);
+                push_wb(c, line, pl.val);
+            }
+            if inv {
+                c.l2.remove(line);
+                if let Some(l1) = &mut c.l1 {
+                    l1.remove(line);
+                }
+            } else if data.is_some() {
+                c.l2.get_mut(line).expect("held").st = P::E;
+            }
+        } else if let Some(&(_, val, _)) = c.wb.iter().find(|w| w.0 == line) {
+            // the line left with an eviction whose PutM may still be on its way: the flush
+            // can overtake it, and the LLC, which still counts this core the owner, would
+            // drop the PutM that follows, so the flush carries the data too
+            if !(op == FlushOp::Clwb && self.is(Mutant::ClwbNoWriteback)) {
+                data = Some(val);
+                push_wb(c, line, val);
+            }
+        }
+        c.flushing.push((line, data.is_some()));
+        if op == FlushOp::Clflush {
+            c.wait = Wait::Clflush { line };
+        }
+        ctx.send(llc, REQ, Msg::Flush { line, inv, data });
+    }
+
+    /// The value a program core's load of `line` takes from its store buffer.
+    fn forwards(&self, c: &Core, line: Line) -> Option<super::runtime::Word> {
+        let p = c.prog.as_ref()?;
+        match p.op? {
+            MicroOp::Load { line: l, word } if l == line => p.sb.forward(line, word),
+            _ => None,
+        }
+    }
+
+    /// Whether program core `c` retires its stores into a store buffer.
+    fn buffers(&self, c: &Core) -> bool {
+        c.prog.is_some() && self.store_buffer() > 0
     }
 
     /// How long an action keeps its core from the next (an in-order core waits for its hit).

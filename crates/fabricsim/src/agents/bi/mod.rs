@@ -18,7 +18,8 @@
 //! - **Core** (`core.rs`; its micro-benchmarks in `bench.rs`): an in-order core with a private
 //!   L1 (tags only, for its hit time) inside a private L2 that holds the
 //!   line's MESI state and data (L1 ⊂ L2: an L2 victim leaves the L1
-//!   too). One miss at a time; a load or store that hits costs the level's
+//!   too). One miss at a time (a program core's stores may retire into a
+//!   store buffer instead, `store_buffer.rs`); a load or store that hits costs the level's
 //!   latency. A dirty L2 victim is written back (`PutM`) and waits in a
 //!   write-back buffer for its `PutAck`, which answers any recall
 //!   meanwhile. Clean victims leave silently.
@@ -110,6 +111,7 @@ mod pack;
 pub mod program;
 mod protocol;
 pub mod runtime;
+mod store_buffer;
 pub mod tree;
 pub mod urcu;
 

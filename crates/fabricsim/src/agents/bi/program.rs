@@ -17,8 +17,9 @@
 
 use std::hash::{Hash, Hasher};
 
-use super::protocol::{Action, Bi, Core, Ghost, Msg, Val, RESP};
+use super::protocol::{Action, Bi, Core, Ghost, Level, Msg, Val, Wait, RESP};
 use super::runtime::{Call, DomainClock, Layout, MicroOp, Runtime, Thread, Word, WORDS_PER_LINE};
+use super::store_buffer::StoreBuffer;
 use super::tree::{Delegate, Reader, TreeWorld};
 use super::urcu::Urcu;
 use super::FlushOp;
@@ -184,11 +185,21 @@ pub struct Prog {
     pub stopped: bool,
     /// The word an exchange replaced, for the thread's next step.
     pub swapped: Option<Word>,
+    /// Retired stores and flushes not yet performed (`store_buffer.rs`).
+    pub sb: StoreBuffer,
 }
 
 impl Prog {
     pub fn new(me: u8, app: App) -> Self {
-        Prog { thread: Thread::new(me), op: None, app, started: false, stopped: false, swapped: None }
+        Prog {
+            thread: Thread::new(me),
+            op: None,
+            app,
+            started: false,
+            stopped: false,
+            swapped: None,
+            sb: StoreBuffer::default(),
+        }
     }
 }
 
@@ -204,19 +215,40 @@ impl Bi {
             // the first step: a no-op that lets the core choose its first call
             return Some(Action::Wait { dur: 0 });
         }
-        let flush = |line, op| self.may_flush(c, line, op).then_some(Action::Flush { line, op });
+        let cap = self.store_buffer();
+        // with a store buffer, a store (and a flush behind one) retires into it if it has room
+        let retire = cap > 0 && c.wait == Wait::None && p.sb.entries.len() < cap;
+        let flush = |line, op| {
+            if cap > 0 && !p.sb.is_empty() {
+                retire.then_some(Action::Flush { line, op })
+            } else {
+                self.may_flush(c, line, op).then_some(Action::Flush { line, op })
+            }
+        };
         match p.op? {
+            MicroOp::Load { line, word } if p.sb.forward(line, word).is_some() => {
+                (c.wait == Wait::None).then_some(Action::Load { line, level: Level::L1 })
+            }
             MicroOp::Load { line, .. } | MicroOp::Prefetch { line } => {
-                self.may_access(c, line, false).then(|| Action::Load { line, level: self.level(c, line) })
+                // another word of a line with a buffered store: the core's copy, if it holds one
+                let wait = p.sb.holds_store(line) && !c.l2.contains(line);
+                (!wait && self.may_access(c, line, false)).then(|| Action::Load { line, level: self.level(c, line) })
+            }
+            MicroOp::Store { line, .. } if cap > 0 => {
+                retire.then_some(Action::Store { line, val: 0, level: Level::L1 })
             }
             MicroOp::Store { line, .. } | MicroOp::Swap { line, .. } => {
-                // the value is the new version, made when the store performs
-                self.may_access(c, line, true).then(|| Action::Store { line, val: 0, level: self.level(c, line) })
+                // the value is the new version, made when the store performs; an exchange drains the buffer
+                (p.sb.is_empty() && self.may_access(c, line, true)).then(|| Action::Store {
+                    line,
+                    val: 0,
+                    level: self.level(c, line),
+                })
             }
             MicroOp::Clflushopt { line } => flush(line, FlushOp::Clflushopt),
             MicroOp::Clwb { line } => flush(line, FlushOp::Clwb),
             MicroOp::Mfence => {
-                (c.wait == super::protocol::Wait::None && c.flushing.is_empty()).then_some(Action::Fence)
+                (c.wait == Wait::None && c.flushing.is_empty() && p.sb.is_empty()).then_some(Action::Fence)
             }
             MicroOp::Compute { ns } => Some(Action::Wait { dur: ns as Time * NS }),
             MicroOp::ReadClock | MicroOp::Reclaimed { .. } | MicroOp::Done { .. } => None,
@@ -338,6 +370,9 @@ pub struct ProgramSpec {
     pub warm: bool,
     /// The tree benchmark's authoritative tree and allocator.
     pub world: Option<TreeWorld>,
+    /// Entries of each program core's store buffer (0: none, a store
+    /// waits for its line as an in-order core's does).
+    pub store_buffer: usize,
 }
 
 #[cfg(test)]
@@ -376,6 +411,7 @@ mod tests {
             image: Vec::new(),
             warm: false,
             world: None,
+            store_buffer: 0,
         }));
         p
     }

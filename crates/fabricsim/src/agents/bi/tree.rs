@@ -56,6 +56,8 @@ pub struct TreeBench {
     pub front_end: FrontEnd,
     /// A deliberately broken runtime (reproduction tests).
     pub mutant: Option<super::runtime::RtMutant>,
+    /// Entries of each core's store buffer (`store_buffer.rs`; 0: none).
+    pub store_buffer: usize,
 }
 
 /// Who runs the tree: BI on the non-coherent machine (a delegate applies
@@ -466,6 +468,7 @@ pub fn program(t: &TreeBench, p: &super::Bi, seed: u64) -> ProgramSpec {
         image,
         warm: true,
         world: Some(world),
+        store_buffer: t.store_buffer,
     }
 }
 
@@ -551,5 +554,6 @@ fn urcu_program(
         image,
         warm: true,
         world: Some(world),
+        store_buffer: t.store_buffer,
     }
 }

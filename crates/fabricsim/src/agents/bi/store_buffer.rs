@@ -1,0 +1,160 @@
+//! A program core's store buffer (timing only; `[protocol.bi.tree]
+//! store_buffer`): the out-of-order core's way of not waiting for its
+//! stores, as Skylake-SP's 56-entry store buffer does.
+//!
+//! A store, and a clwb or clflushopt behind a store, *retires* into the
+//! buffer and the core goes on. The buffer performs its entries in program
+//! order (TSO: no other core sees a younger store before an older one, and
+//! a flush is ordered after the older stores to its line): a store when its
+//! line is held E or M, a flush when it may issue (`may_flush`). Ownership
+//! is fetched ahead: every buffered store whose line is not writable sends
+//! its `GetM` at once, up to [`FILL_BUFFERS`] in flight, so the misses of a
+//! burst of stores overlap (Skylake's RFO prefetch). An owned line can be
+//! taken back (an `Inv`) before its store performs; the store then asks
+//! again.
+//!
+//! A load of a word with a buffered store takes the youngest one's value
+//! (store-to-load forwarding); a load of another word of a line with a
+//! buffered store reads the core's copy, or waits for the stores to perform
+//! if the core does not hold the line. mfence and the exchange (a locked
+//! instruction) wait until the buffer is empty.
+
+use std::collections::VecDeque;
+
+use smallvec::SmallVec;
+
+use super::protocol::{Bi, Core, Ghost, Line, Msg, PLine, P, REQ};
+use super::runtime::Word;
+use super::FlushOp;
+use crate::agents::protocol::Ctx;
+
+/// Ownership requests of buffered stores in flight: Skylake's L1 fill
+/// buffers, the same 10 as the loads' misses in flight of BI Fig 12's loader
+/// (docs/design/bi.md §4).
+pub const FILL_BUFFERS: usize = 10;
+
+/// A retired store or flush, not yet performed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Entry {
+    Store { line: Line, word: u8, val: Word },
+    Flush { line: Line, op: FlushOp },
+}
+
+/// The buffer and its ownership requests in flight.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct StoreBuffer {
+    pub entries: VecDeque<Entry>,
+    pub rfo: SmallVec<[Line; FILL_BUFFERS]>,
+}
+
+impl StoreBuffer {
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Whether a store to `line` waits in the buffer.
+    pub fn holds_store(&self, line: Line) -> bool {
+        self.entries.iter().any(|e| matches!(*e, Entry::Store { line: l, .. } if l == line))
+    }
+
+    /// The youngest buffered store's value of `word` of `line`, which a
+    /// load of it takes (store-to-load forwarding).
+    pub fn forward(&self, line: Line, word: u8) -> Option<Word> {
+        self.entries.iter().rev().find_map(|e| match *e {
+            Entry::Store { line: l, word: w, val } if l == line && w == word => Some(val),
+            _ => None,
+        })
+    }
+}
+
+impl Bi {
+    /// The buffer's capacity (0: no buffer, an in-order core's stores wait).
+    pub(super) fn store_buffer(&self) -> usize {
+        self.program.as_ref().map_or(0, |p| p.store_buffer)
+    }
+
+    /// Retire `e` into core `c`'s buffer and perform what can be.
+    pub(super) fn sb_push(&self, c: &mut Core, ctx: &mut Ctx<Msg, Ghost>, e: Entry) {
+        c.prog.as_mut().expect("a program core").sb.entries.push_back(e);
+        self.sb_drain(c, ctx);
+    }
+
+    /// An ownership request of the buffer was granted: hold the line E
+    /// (the store makes it M when it performs), then drain.
+    pub(super) fn sb_granted(&self, c: &mut Core, ctx: &mut Ctx<Msg, Ghost>, line: Line, val: super::protocol::Val) {
+        let sb = &mut c.prog.as_mut().expect("a program core").sb;
+        let i = sb.rfo.iter().position(|&l| l == line).expect("a request in flight");
+        sb.rfo.swap_remove(i);
+        self.install(c, ctx, line, PLine { st: P::E, val });
+        self.sb_drain(c, ctx);
+    }
+
+    /// Whether a `Data` for `line` answers the buffer's request.
+    pub(super) fn sb_awaits(c: &Core, line: Line) -> bool {
+        c.prog.as_ref().is_some_and(|p| p.sb.rfo.contains(&line))
+    }
+
+    /// Perform the buffer's entries from its head while they may go, then
+    /// fetch ownership for the stores behind.
+    pub(super) fn sb_drain(&self, c: &mut Core, ctx: &mut Ctx<Msg, Ghost>) {
+        while let Some(&head) = c.prog.as_ref().and_then(|p| p.sb.entries.front()) {
+            let performed = match head {
+                Entry::Store { line, word, val } => self.sb_store(c, ctx, line, word, val),
+                Entry::Flush { line, op } => {
+                    let go = self.may_flush(c, line, op);
+                    if go {
+                        self.flush(c, ctx, line, op);
+                    }
+                    go
+                }
+            };
+            if !performed {
+                break;
+            }
+            c.prog.as_mut().expect("a program core").sb.entries.pop_front();
+        }
+        self.sb_prefetch(c, ctx);
+    }
+
+    /// The store at the buffer's head performs if its line is writable.
+    fn sb_store(&self, c: &mut Core, ctx: &mut Ctx<Msg, Ghost>, line: Line, word: u8, val: Word) -> bool {
+        let writable = matches!(c.l2.get(line), Some(pl) if pl.st != P::S);
+        if !writable || c.flushing.iter().any(|f| f.0 == line) {
+            return false;
+        }
+        let old = c.l2.get(line).expect("held").val;
+        let versions = &mut ctx.ghost.world.as_mut().expect("a program's world").versions;
+        let new = versions.store(old, word, val);
+        let pl = c.l2.get_mut(line).expect("held");
+        pl.st = P::M;
+        pl.val = new;
+        self.wrote(ctx, line, new);
+        c.l2.touch(line);
+        true
+    }
+
+    /// Send `GetM` for the buffered stores whose lines are not writable,
+    /// oldest first, while fill buffers are free.
+    fn sb_prefetch(&self, c: &mut Core, ctx: &mut Ctx<Msg, Ghost>) {
+        let llc = self.llc_agent(self.domain_of(ctx.me));
+        let Some(p) = c.prog.as_mut() else { return };
+        let sb = &mut p.sb;
+        for e in sb.entries.iter() {
+            if sb.rfo.len() >= FILL_BUFFERS {
+                break;
+            }
+            let Entry::Store { line, .. } = *e else { continue };
+            let writable = matches!(c.l2.get(line), Some(pl) if pl.st != P::S);
+            // a line with a flush, a load or a write-back of it in flight asks when that is over
+            let busy = c.flushing.iter().any(|f| f.0 == line)
+                || c.loads.iter().any(|l| l.0 == line)
+                || c.wb.iter().any(|w| w.0 == line)
+                || matches!(c.wait, super::protocol::Wait::Miss { line: l, .. } if l == line);
+            if writable || busy || sb.rfo.contains(&line) {
+                continue;
+            }
+            sb.rfo.push(line);
+            ctx.send(llc, REQ, Msg::GetM { line });
+        }
+    }
+}
