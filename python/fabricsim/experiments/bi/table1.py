@@ -56,10 +56,11 @@ TIME_A, TIME_A_QUICK = (1000, 500), (600, 300)
 TIME_BC, TIME_BC_QUICK = (2000, 1500), (1500, 1000)
 PERIOD = "1ms"
 PAPER_SOCKETS, PAPER_CORES = 8, 28
-#: each core's store buffer: Skylake-SP's 56 entries (Intel 64 and IA-32 Architectures Optimization Reference
-#: Manual, §2.2 "Skylake Server microarchitecture": the store buffer, 56 entries); stores and the flushes behind
-#: them retire into it and perform in order, their lines fetched ahead (agents/bi/store_buffer.rs)
-STORE_BUFFER = 56
+#: each core's store buffer: none (the in-order core of the other BI figures), and the Choice's alternative,
+#: Skylake-SP's 56 entries (Intel 64 and IA-32 Architectures Optimization Reference Manual, §2.2 "Skylake Server
+#: microarchitecture": 56 store buffer entries): stores and the flushes behind them retire into it and perform in
+#: order, their lines fetched ahead (agents/bi/store_buffer.rs)
+STORE_BUFFER, STORE_BUFFER_ALT = 0, 56
 
 
 def _times(part: str, quick: bool) -> tuple[int, int]:
@@ -745,13 +746,14 @@ CHOICES = [
         ],
     ),
     Choice(
-        "each core's store buffer (Skylake-SP's)",
-        f"{STORE_BUFFER} entries: stores retire at once, perform in order, their lines fetched ahead",
+        "each core's store buffer",
+        "none: each store waits for its line (the in-order core the other BI figures run)",
         [
             Variant(
-                "in order",
-                "no store buffer: each store waits for its line (the core the other BI figures run)",
-                set={"protocol.bi.tree.store_buffer": 0},
+                f"{STORE_BUFFER_ALT} entries",
+                f"Skylake-SP's {STORE_BUFFER_ALT}-entry store buffer: stores (and the flushes behind them) retire at "
+                "once and perform in order, their lines fetched ahead, 10 at a time",
+                set={"protocol.bi.tree.store_buffer": STORE_BUFFER_ALT},
                 # Table 1A's points only: the delegate's stores are what the buffer overlaps
                 when=lambda labels: labels.get("part") == "A",
             )
@@ -791,7 +793,11 @@ and {SCALE_MACHINE[0]} x {SCALE_MACHINE[1]} at --quick times: how the
 delegate's queue scales with the readers; the "223 readers" rows solve a
 closed network (mva.py) of each point's simulated costs (a thread's reads
 and quiescences between two updates; the delegate's service per update
-asked) for the paper's 223 readers. U-RCU rows: {"built" if URCU else "off (module constant URCU)"}.
+asked) for the paper's 223 readers; at full size Table 1A's 10% point also
+runs on the paper's own {PAPER_SOCKETS} x {PAPER_CORES} (the "simulated on the
+paper's 8 x 28" rows). The cores are in order (a store waits for its line);
+the Choice's alternative gives them Skylake-SP's {STORE_BUFFER_ALT}-entry store
+buffer on Table 1A's points. U-RCU rows: {"built" if URCU else "off (module constant URCU)"}.
 
 {system.__doc__}"""
 
