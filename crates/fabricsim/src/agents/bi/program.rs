@@ -486,6 +486,64 @@ mod tests {
         assert_eq!(rets, vec![Some(ptr_word(0, 0))], "a NULL is flushed and read again");
     }
 
+    /// The payload word of `line` in core `a`'s private copy (None: not held).
+    fn payload(agents: &[Node], g: &Ghost, a: usize, line: u64) -> Option<Word> {
+        let Node::Core(c) = &agents[a] else { panic!("a core") };
+        let v = c.l2.get(line)?.val;
+        Some(g.world.as_ref().expect("a world").versions.word(v, super::super::runtime::PAYLOAD))
+    }
+
+    #[test]
+    fn a_buffered_store_performs_only_after_every_older_one() {
+        let mut p = machine();
+        Arc::get_mut(p.program.as_mut().unwrap()).unwrap().store_buffer = 8;
+        let (mut agents, mut g) = p.initial().remove(0);
+        let (a_line, b_line) = (layout().obj_line(0), layout().obj_line(1));
+        // core 0 holds object 1's line, written and written back (clwb keeps it, clean)
+        run(&p, &mut agents, &mut g, 0, 0, &[Call::Write { obj: 1, val: 1 }]);
+        assert_eq!(payload(&agents, &g, 0, b_line), Some(1));
+        // then writes object 0 (a miss) and object 1 (a hit): the core retires both into its buffer
+        let Node::Core(c) = &mut agents[0] else { panic!("a core") };
+        let calls = vec![Call::Write { obj: 0, val: 7 }, Call::Write { obj: 1, val: 9 }];
+        c.prog = Some(Box::new(Prog::new(0, App::Script { calls, next: 0, rets: Vec::new() })));
+        let mut held = Vec::new();
+        let mut q: VecDeque<(AgentId, AgentId, Msg)> = VecDeque::new();
+        for _ in 0..1_000 {
+            while let Some((to, from, msg)) = q.pop_front() {
+                if to == 0 && matches!(msg, Msg::Data { line, .. } if line == a_line) {
+                    held.push((to, from, msg)); // the older store's line is slow to come
+                    continue;
+                }
+                let mut sends = Vec::new();
+                let mut ctx = Ctx::new(to, &mut g, &mut sends);
+                match p.on_message(&mut agents[to as usize], &mut ctx, from, msg).expect("no violation") {
+                    PStep::Stall => q.push_back((to, from, msg)),
+                    PStep::Done => q.extend(sends.into_iter().map(|s| (s.to, to, s.msg))),
+                }
+            }
+            let mut acts = Vec::new();
+            p.actions(&agents[0], 0, &g, &mut acts);
+            let Some(&x) = acts.first() else { break };
+            let mut sends = Vec::new();
+            let mut ctx = Ctx::new(0, &mut g, &mut sends);
+            p.act(&mut agents[0], &mut ctx, x).expect("no violation");
+            q.extend(sends.into_iter().map(|s| (s.to, 0, s.msg)));
+        }
+        let Node::Core(c) = &agents[0] else { unreachable!() };
+        assert!(c.prog.as_ref().unwrap().stopped, "both writes retired");
+        assert_eq!(held.len(), 1, "object 0's line is on its way");
+        assert_eq!(payload(&agents, &g, 0, b_line), Some(1), "the younger store waits for the older (TSO)");
+        assert_eq!(c.prog.as_ref().unwrap().sb.entries.len(), 6, "2 stores and a clwb a write, none performed");
+        // the line arrives: both stores perform, in order
+        for (to, from, msg) in held {
+            let mut sends = Vec::new();
+            let mut ctx = Ctx::new(to, &mut g, &mut sends);
+            p.on_message(&mut agents[to as usize], &mut ctx, from, msg).expect("no violation");
+        }
+        assert_eq!(payload(&agents, &g, 0, a_line), Some(7));
+        assert_eq!(payload(&agents, &g, 0, b_line), Some(9));
+    }
+
     #[test]
     fn versions_keep_every_written_state_of_a_line() {
         let mut v = Versions::default();
