@@ -23,7 +23,8 @@ use std::collections::VecDeque;
 
 use smallvec::SmallVec;
 
-use super::protocol::{Bi, Core, Ghost, Line, Msg, PLine, P, REQ};
+use super::lines::Lines;
+use super::protocol::{Bi, Core, Ghost, Line, Msg, PLine, Val, Wait, P, REQ};
 use super::runtime::Word;
 use super::FlushOp;
 use crate::agents::protocol::Ctx;
@@ -81,7 +82,7 @@ impl Bi {
 
     /// An ownership request of the buffer was granted: hold the line E
     /// (the store makes it M when it performs), then drain.
-    pub(super) fn sb_granted(&self, c: &mut Core, ctx: &mut Ctx<Msg, Ghost>, line: Line, val: super::protocol::Val) {
+    pub(super) fn sb_granted(&self, c: &mut Core, ctx: &mut Ctx<Msg, Ghost>, line: Line, val: Val) {
         let sb = &mut c.prog.as_mut().expect("a program core").sb;
         let i = sb.rfo.iter().position(|&l| l == line).expect("a request in flight");
         sb.rfo.swap_remove(i);
@@ -118,7 +119,7 @@ impl Bi {
 
     /// The store at the buffer's head performs if its line is writable.
     fn sb_store(&self, c: &mut Core, ctx: &mut Ctx<Msg, Ghost>, line: Line, word: u8, val: Word) -> bool {
-        let writable = matches!(c.l2.get(line), Some(pl) if pl.st != P::S);
+        let writable = writable(&c.l2, line);
         if !writable || c.flushing.iter().any(|f| f.0 == line) {
             return false;
         }
@@ -144,12 +145,12 @@ impl Bi {
                 break;
             }
             let Entry::Store { line, .. } = *e else { continue };
-            let writable = matches!(c.l2.get(line), Some(pl) if pl.st != P::S);
+            let writable = writable(&c.l2, line);
             // a line with a flush, a load or a write-back of it in flight asks when that is over
             let busy = c.flushing.iter().any(|f| f.0 == line)
                 || c.loads.iter().any(|l| l.0 == line)
                 || c.wb.iter().any(|w| w.0 == line)
-                || matches!(c.wait, super::protocol::Wait::Miss { line: l, .. } if l == line);
+                || matches!(c.wait, Wait::Miss { line: l, .. } if l == line);
             if writable || busy || sb.rfo.contains(&line) {
                 continue;
             }
@@ -157,4 +158,9 @@ impl Bi {
             ctx.send(llc, REQ, Msg::GetM { line });
         }
     }
+}
+
+/// Whether a core's private copies `l2` hold `line` E or M (a store to it performs at once).
+fn writable(l2: &Lines<PLine>, line: Line) -> bool {
+    matches!(l2.get(line), Some(pl) if pl.st != P::S)
 }
