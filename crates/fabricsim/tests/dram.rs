@@ -133,7 +133,7 @@ const PRESETS: [&str; 2] = ["DDR4-3200", "DDR5-4800"];
 /// Serve one request alone: enqueue at `now`, step at each time the
 /// channel asks for, return when its last data beat leaves.
 fn serve_one(d: &mut Dram, now: Time, id: u32, addr: u64) -> Time {
-    let ch = d.enqueue(now, id, addr, 64);
+    let ch = d.enqueue(now, id, addr, 64, false);
     let mut t = now;
     loop {
         let s = d.step(t, ch);
@@ -234,7 +234,7 @@ fn row_hit_and_row_miss_streams_differ_by_trp_plus_trcd() {
 
 /// FR-FCFS: with row 7 open, an older request to row 8 of the same bank and
 /// a younger one to row 7 arrive together; the younger row hit is served
-/// first, and the miss precharges right after it.
+/// first, and the miss precharges tRTP after its read command.
 #[test]
 fn fr_fcfs_serves_a_younger_row_hit_before_an_older_row_miss() {
     for name in PRESETS {
@@ -242,12 +242,12 @@ fn fr_fcfs_serves_a_younger_row_hit_before_an_older_row_miss() {
         let mut d = Dram::new(p.clone());
         serve_one(&mut d, 0, 0, addr_of(&p, 2, 7, 0));
         let t = 1_000_000;
-        let ch = d.enqueue(t, 1, addr_of(&p, 2, 8, 0), 64); // older: a row miss
-        assert_eq!(d.enqueue(t, 2, addr_of(&p, 2, 7, 1), 64), ch); // younger: a row hit
+        let ch = d.enqueue(t, 1, addr_of(&p, 2, 8, 0), 64, false); // older: a row miss
+        assert_eq!(d.enqueue(t, 2, addr_of(&p, 2, 7, 1), 64, false), ch); // younger: a row hit
         let order = drain(&mut d, t, ch);
         assert_eq!(
             order,
-            vec![(2, t + p.tcl + p.tburst), (1, t + p.trp + p.trcd + p.tcl + p.tburst)],
+            vec![(2, t + p.tcl + p.tburst), (1, t + p.trtp + p.trp + p.trcd + p.tcl + p.tburst)],
             "{name}: hit first, then the miss"
         );
         assert_eq!((d.stats.row_hits, d.stats.row_conflicts, d.stats.row_empty), (1, 1, 1));
@@ -261,7 +261,7 @@ fn bank_parallelism_and_bus_pipelining() {
     let p = preset("DDR4-3200");
     let mut d = Dram::new(p.clone());
     for b in 0..4 {
-        d.enqueue(0, b, addr_of(&p, b, 0, 0), 64);
+        d.enqueue(0, b, addr_of(&p, b, 0, 0), 64, false);
     }
     let order = drain(&mut d, 0, 0);
     let first = p.idle_read();
@@ -269,10 +269,10 @@ fn bank_parallelism_and_bus_pipelining() {
     assert_eq!(order, want);
     let mut d = Dram::new(p.clone());
     for i in 0..p.channel_queue {
-        assert!(d.has_room(0));
-        d.enqueue(0, i, addr_of(&p, 0, 0, i % 64), 64);
+        assert!(d.has_room(0, false));
+        d.enqueue(0, i, addr_of(&p, 0, 0, i % 64), 64, false);
     }
-    assert!(!d.has_room(0));
+    assert!(!d.has_room(0, false));
 }
 
 /// Refresh: every tREFI a rank's banks are blocked for tRFC; a read that
@@ -291,6 +291,145 @@ fn refresh_blocks_the_rank_for_trfc() {
         let mut d = Dram::new(p0);
         assert_eq!(serve_one(&mut d, t, 0, 0), t + p.idle_read());
         assert_eq!(d.stats.refreshes, 0);
+    }
+}
+
+// ------------------------------------------------------------ bank groups, tFAW, writes
+
+/// A preset without refresh (so no refresh closes a row mid-test).
+fn quiet(name: &str) -> DramParams {
+    let mut p = preset(name);
+    p.trefi = 0;
+    p
+}
+
+/// Open `row` in each of `banks` with a lone read long before `t`.
+fn open_rows(d: &mut Dram, p: &DramParams, banks: &[u32], row: u64) {
+    for (i, &b) in banks.iter().enumerate() {
+        serve_one(d, i as Time * 1_000_000, 1000 + i as u32, addr_of(p, b, row, 0));
+    }
+}
+
+/// Gaps between consecutive completions.
+fn gaps(order: &[(u32, Time)]) -> Vec<Time> {
+    order.windows(2).map(|w| w[1].1 - w[0].1).collect()
+}
+
+/// Row hits queued together in one bank (one bank group) issue their
+/// column commands tCCD_L apart; alternating two banks of different
+/// groups, tCCD_S (here = tBURST) apart.
+#[test]
+fn sequential_reads_in_one_bank_group_are_tccd_l_apart_across_groups_tccd_s() {
+    for name in PRESETS {
+        let p = quiet(name);
+        assert!(p.tccd_l > p.tccd_s && p.tccd_s >= p.tburst, "{name}");
+        assert_ne!(p.group_of(0), p.group_of(1), "{name}: banks 0 and 1 are in different groups");
+        let t = 10_000_000;
+        let mut d = Dram::new(p.clone());
+        open_rows(&mut d, &p, &[0], 3);
+        for i in 0..16 {
+            d.enqueue(t, i, addr_of(&p, 0, 3, 1 + i), 64, false);
+        }
+        let order = drain(&mut d, t, 0);
+        assert_eq!(order[0].1, t + p.tcl + p.tburst, "{name}");
+        assert!(gaps(&order).iter().all(|&g| g == p.tccd_l), "{name}: one group: {:?}", gaps(&order));
+
+        let mut d = Dram::new(p.clone());
+        open_rows(&mut d, &p, &[0, 1], 3);
+        for i in 0..16 {
+            d.enqueue(t, i, addr_of(&p, i % 2, 3, 1 + i / 2), 64, false);
+        }
+        let order = drain(&mut d, t, 0);
+        assert!(gaps(&order).iter().all(|&g| g == p.tccd_s), "{name}: two groups: {:?}", gaps(&order));
+        println!("{name}: one bank group {} ps a read, alternating groups {} ps", p.tccd_l, p.tccd_s);
+    }
+}
+
+/// DDR4-3200: five reads to precharged banks in four groups. The ACTs go
+/// tRRD_S apart, but the fifth waits for tFAW after the first; without
+/// tFAW it follows tRRD_S (and tRRD_L after the first, same group) later.
+#[test]
+fn four_activates_within_tfaw_delay_the_fifth() {
+    let p = quiet("DDR4-3200");
+    // Make tFAW long enough that the fifth ACT cannot meet a column command on the command bus.
+    for (tfaw, fifth_act) in [(p.tfaw, p.tfaw), (40_000, 40_000), (0, (4 * p.trrd_s).max(p.trrd_l))] {
+        let mut q = p.clone();
+        q.tfaw = tfaw;
+        let mut d = Dram::new(q.clone());
+        for b in 0..5 {
+            d.enqueue(0, b, addr_of(&q, b, 0, 0), 64, false);
+        }
+        let order = drain(&mut d, 0, 0);
+        let done: Vec<Time> = order.iter().map(|o| o.1).collect();
+        for b in 0..4 {
+            assert_eq!(done[b], b as Time * q.trrd_s + q.idle_read(), "tfaw {tfaw}: bank {b}");
+        }
+        // At the preset's tFAW the fifth ACT meets the fourth read's column
+        // command on the command bus, which goes first: one tCK later.
+        let bus = if tfaw == p.tfaw { q.tck } else { 0 };
+        assert_eq!(done[4], fifth_act + bus + q.idle_read(), "tfaw {tfaw}: the fifth");
+    }
+    assert_eq!(p.tfaw, Preset::find("DDR4-3200").unwrap().ck(34));
+}
+
+/// Writes wait in their queue while reads are served, until the write
+/// queue reaches its high watermark; then the channel drains writes (a
+/// read that waits meanwhile waits) down to the low watermark, serves the
+/// reads, and writes the rest when no read waits.
+#[test]
+fn writes_drain_from_the_high_to_the_low_watermark() {
+    for name in PRESETS {
+        let mut p = quiet(name);
+        (p.write_queue, p.write_high, p.write_low) = (8, 6, 2);
+        let t = 10_000_000;
+        let mut d = Dram::new(p.clone());
+        open_rows(&mut d, &p, &[0, 1], 5);
+        // Below the watermark: the reads go first.
+        for i in 0..5 {
+            d.enqueue(t, 100 + i, addr_of(&p, 1, 5, 10 + i), 64, true);
+        }
+        for i in 0..2 {
+            d.enqueue(t, i, addr_of(&p, 0, 5, 1 + i), 64, false);
+        }
+        assert!(!d.draining(0));
+        let mut ids: Vec<u32> = drain(&mut d, t, 0).iter().map(|o| o.0).collect();
+        assert_eq!(ids, vec![0, 1, 100, 101, 102, 103, 104], "{name}: reads first, then the idle writes");
+        // At the watermark: drain to the low watermark, reads wait.
+        let t = 20_000_000;
+        for i in 0..6 {
+            d.enqueue(t, 200 + i, addr_of(&p, 1, 5, 20 + i), 64, true);
+        }
+        for i in 0..3 {
+            d.enqueue(t, i, addr_of(&p, 0, 5, 1 + i), 64, false);
+        }
+        let s = d.step(t, 0);
+        assert!(d.draining(0), "{name}: six writes queued, high watermark 6");
+        assert_eq!(s.issued.map(|i| i.id), Some(200));
+        ids = vec![200];
+        ids.extend(drain(&mut d, s.next.unwrap(), 0).iter().map(|o| o.0));
+        assert_eq!(ids, vec![200, 201, 202, 203, 0, 1, 2, 204, 205], "{name}: drain stops at 2 writes");
+        assert!(!d.draining(0));
+    }
+}
+
+/// A read after a write to the same rank waits tWTR_L (same bank group)
+/// or tWTR_S (another group) after the write's last data beat; an idle
+/// write takes tCWL + tBURST.
+#[test]
+fn read_after_write_pays_twtr() {
+    for name in PRESETS {
+        let p = quiet(name);
+        for (bank, twtr) in [(0, p.twtr_l), (1, p.twtr_s)] {
+            let mut d = Dram::new(p.clone());
+            open_rows(&mut d, &p, &[0, 1], 2);
+            let t = 10_000_000;
+            d.enqueue(t, 7, addr_of(&p, 0, 2, 1), 64, true);
+            let w = d.step(t, 0).issued.expect("the write issues at once");
+            assert_eq!(w.done, t + p.tcwl + p.tburst, "{name}: idle write");
+            d.enqueue(t, 8, addr_of(&p, bank, 2, 3), 64, false);
+            let order = drain(&mut d, t, 0);
+            assert_eq!(order, vec![(8, w.done + twtr + p.tcl + p.tburst)], "{name}: read to bank {bank}");
+        }
     }
 }
 
@@ -364,63 +503,54 @@ fn stream_point(preset: &str, extra_memory: &str, workload: &str) -> (f64, f64, 
 }
 
 /// The loaded-latency curve of a sequential read stream (open-loop Poisson
-/// injection at fractions of the peak): flat well below the peak, a knee
-/// near it, unbounded above it. Saturation (closed loop, deep window) is
-/// within 10 % of peak × row-hit efficiency, and refresh costs about
-/// tRFC / tREFI of it.
+/// injection at fractions of its saturation bandwidth): flat well below
+/// it, a knee near it, unbounded above it. Under the default open-page
+/// mapping a stream fills a row of one bank, so its column commands are
+/// tCCD_L apart except where two rows (two bank groups) overlap in the
+/// queue: saturation lies between peak × tBURST / tCCD_L and the peak.
+/// Refresh costs at most about tRFC / tREFI of it.
 #[test]
-fn loaded_latency_curve_has_its_knee_at_the_channel_peak() {
+fn loaded_latency_curve_has_its_knee_at_saturation() {
     for name in PRESETS {
         let p = preset(name);
         let peak = p.peak_gbps();
-        let mut curve = Vec::new();
-        for f in [0.1, 0.3, 0.5, 0.7, 0.8, 0.9, 0.95, 1.05, 1.2] {
-            let (lat, gbps, _) =
-                stream_point(name, "", &format!("injection = \"open\"\nrate = \"{:.3}GB/s\"", f * peak));
-            println!("{name}: offered {:5.1} GB/s ({f:4.2} of peak): {lat:9.1} ns, {gbps:5.1} GB/s", f * peak);
-            curve.push((f, lat, gbps));
-        }
         let (sat_lat, sat, st) = stream_point(name, "", "window = 256");
         let (_, sat_noref, st0) = stream_point(name, "trefi = \"0ns\"", "window = 256");
-        let eff = st.row_hit_rate();
         let refresh = 1.0 - sat / sat_noref;
         let expected_refresh = p.trfc as f64 / p.trefi as f64;
         println!(
             "{name}: peak {peak:.1} GB/s; saturation {sat:.2} GB/s at {sat_lat:.0} ns, row hits {:.4}; \
              without refresh {sat_noref:.2} GB/s (row hits {:.4}); refresh costs {:.2} % (tRFC/tREFI {:.2} %)",
-            eff,
+            st.row_hit_rate(),
             st0.row_hit_rate(),
             refresh * 100.0,
             expected_refresh * 100.0
         );
+        let mut curve = Vec::new();
+        for f in [0.1, 0.3, 0.5, 0.7, 0.8, 0.9, 1.05, 1.2] {
+            let (lat, gbps, _) =
+                stream_point(name, "", &format!("injection = \"open\"\nrate = \"{:.3}GB/s\"", f * sat));
+            println!("{name}: offered {:5.1} GB/s ({f:4.2} of saturation): {lat:9.1} ns, {gbps:5.1} GB/s", f * sat);
+            curve.push((f, lat, gbps));
+        }
         let idle = curve[0].1;
-        // Below the knee: latency stays near idle and throughput follows the
-        // offer. (Near the peak, refresh adds queueing: for tRFC every tREFI
-        // nothing is served and requests pile up.)
         for &(f, lat, gbps) in &curve {
             if f <= 0.7 {
                 assert!(lat < 1.5 * idle, "{name} at {f}: {lat} ns vs idle {idle} ns");
             }
             if f <= 0.9 {
                 assert!(lat < 3.0 * idle, "{name} at {f}: {lat} ns vs idle {idle} ns");
-                assert!((gbps - f * peak).abs() < 0.05 * f * peak, "{name} at {f}: {gbps} GB/s");
+                assert!((gbps - f * sat).abs() < 0.05 * f * sat, "{name} at {f}: {gbps} GB/s");
             }
         }
-        // Above the peak: the queue grows without bound and throughput
-        // stays at saturation.
         for &(f, lat, gbps) in curve.iter().filter(|c| c.0 > 1.0) {
-            assert!(lat > 20.0 * idle, "{name}: {lat} ns at {f} × peak");
-            assert!((gbps - sat).abs() < 0.02 * sat, "{name}: {gbps} GB/s at {f} × peak, saturation {sat}");
+            assert!(lat > 10.0 * idle, "{name}: {lat} ns at {f} × saturation");
+            assert!((gbps - sat).abs() < 0.03 * sat, "{name}: {gbps} GB/s at {f} × saturation {sat}");
         }
-        // Saturation: within 10 % of the peak × row-hit efficiency.
-        let expected = peak * eff;
-        assert!((sat - expected).abs() < 0.10 * expected, "{name}: {sat} GB/s vs {expected}");
-        assert!(sat <= peak);
-        // Refresh: about tRFC / tREFI of the bandwidth (within a third of it).
-        assert!(
-            (refresh - expected_refresh).abs() < expected_refresh / 3.0,
-            "{name}: refresh costs {refresh}, tRFC/tREFI = {expected_refresh}"
-        );
+        let floor = peak * p.tburst as f64 / p.tccd_l as f64;
+        assert!(sat > 0.95 * floor * (1.0 - expected_refresh) && sat < 0.9 * peak, "{name}: {sat} GB/s");
+        assert!(st.row_hit_rate() > 0.98);
+        assert!(refresh > 0.0 && refresh < 1.5 * expected_refresh, "{name}: refresh costs {refresh}");
     }
 }
 
@@ -463,6 +593,19 @@ fn dram_keys_resolve_with_preset_defaults_and_overrides() {
         (15_000, 14_000, 13_750, 3_900_000, 2048, 8)
     );
     assert_eq!(p.mapping, fabricsim::agents::memory::dram::parse_mapping("row:bank:rank:column:channel").unwrap());
+    // The timings added with bank groups and the write queue resolve too.
+    let s = resolve_ok(&with_memory(
+        "model = \"dram\"\ndram = \"DDR4-2400\"\nbank_groups = 2\ntccd_l = \"6ns\"\ntfaw = \"30ns\"\n\
+         twtr_l = \"8ns\"\ntrtrs = \"1ns\"\nwrite_queue = 16\nwrite_low = 4",
+        "tcwl = \"11ns\"\ntwr = \"16ns\"\ntrtp = \"8ns\"\ntrrd_l = \"7ns\"",
+    ));
+    let p = s.memories[0].dram.clone().unwrap();
+    assert_eq!((p.preset, p.bank_groups, p.write_queue, p.write_high, p.write_low), ("DDR4-2400", 2, 16, 16, 4));
+    assert_eq!(
+        (p.tccd_l, p.tfaw, p.twtr_l, p.trtrs, p.tcwl, p.twr, p.trtp, p.trrd_l),
+        (6_000, 30_000, 8_000, 1_000, 11_000, 16_000, 8_000, 7_000)
+    );
+    assert_eq!(p.tccd_s, preset("DDR4-2400").tccd_s);
     // Closed page spreads consecutive lines over the banks unless a mapping is given.
     let s = resolve_ok(&with_memory("model = \"dram\"\npage = \"closed\"", ""));
     assert_eq!(s.memories[0].dram.as_ref().unwrap().mapping, Page::Closed.default_mapping());
@@ -519,6 +662,28 @@ fn dram_config_errors_name_the_key() {
     assert!(e.starts_with("bad.toml: defaults.memory.tburst: 0ns: expected a positive time"), "{e}");
     let e = error(&with_memory("model = \"dram\"\nrow_size = \"100B\"", ""), &[]);
     assert!(e.starts_with("bad.toml: defaults.memory.row_size: 100B: expected a multiple of the 64-byte burst"), "{e}");
+    // Bank groups, write queue, the short/long pairs.
+    let e = error(&with_memory("model = \"dram\"\ndram = \"DDR4-3200\"\nbanks = 6", ""), &[]);
+    assert!(e.starts_with("bad.toml: defaults.memory.banks: 6: expected a multiple of bank_groups (4)"), "{e}");
+    let e = error(&with_memory("model = \"dram\"\ndram = \"DDR4-3200\"", "bank_groups = 3"), &[]);
+    assert!(e.starts_with("bad.toml: memory[0].bank_groups: 16: expected a multiple of bank_groups (3)"), "{e}");
+    let e = error(&with_memory("model = \"dram\"\ndram = \"DDR4-3200\"\ntccd_s = \"6ns\"", ""), &[]);
+    assert!(
+        e.starts_with("bad.toml: defaults.memory.tccd_s: tccd_l 5ns < tccd_s 6ns: expected tccd_l >= tccd_s"),
+        "{e}"
+    );
+    let e = error(&with_memory("model = \"dram\"\nwrite_high = 40", ""), &[]);
+    assert!(e.starts_with("bad.toml: defaults.memory.write_high: 40: expected at most write_queue (32)"), "{e}");
+    let e = error(&with_memory("model = \"dram\"\nwrite_high = 8\nwrite_low = 8", ""), &[]);
+    assert!(e.starts_with("bad.toml: defaults.memory.write_low: 8: expected less than write_high (8)"), "{e}");
+    let e = error(&with_memory("model = \"dram\"\nwrite_queue = 0", ""), &[]);
+    assert!(e.starts_with("bad.toml: defaults.memory.write_queue: 0: expected at least 1"), "{e}");
+    let e = error(&with_memory("model = \"dram\"\ntck = \"0ns\"", ""), &[]);
+    assert!(e.starts_with("bad.toml: defaults.memory.tck: 0ns: expected a positive time"), "{e}");
+    let e = error(&with_memory("model = \"dram\"\ntCCD_L = \"5ns\"", ""), &[]);
+    assert!(e.starts_with("bad.toml: defaults.memory.tCCD_L: unknown key"), "{e}");
+    let e = error(&with_memory("twtr_l = \"5ns\"", ""), &[]);
+    assert!(e.starts_with("bad.toml: defaults.memory.twtr_l: applies only to model = \"dram\""), "{e}");
     let e = error(&with_memory("model = \"dram\"\nchannels = 1024\nbanks = 1024", ""), &[]);
     assert!(e.starts_with("bad.toml: defaults.memory.banks:") && e.contains("at most"), "{e}");
 }

@@ -1868,6 +1868,26 @@ impl Builder<'_> {
         apply!(tburst, |p: &mut DramParams, v: super::units::Duration| p.tburst = v.ps());
         apply!(trfc, |p: &mut DramParams, v: super::units::Duration| p.trfc = v.ps());
         apply!(trefi, |p: &mut DramParams, v: super::units::Duration| p.trefi = v.ps());
+        apply!(bank_groups, |p: &mut DramParams, v| p.bank_groups = v);
+        apply!(write_queue, |p: &mut DramParams, v| p.write_queue = v);
+        apply!(write_high, |p: &mut DramParams, v| p.write_high = v);
+        apply!(write_low, |p: &mut DramParams, v| p.write_low = v);
+        apply!(tck, |p: &mut DramParams, v: super::units::Duration| p.tck = v.ps());
+        apply!(tcwl, |p: &mut DramParams, v: super::units::Duration| p.tcwl = v.ps());
+        apply!(tccd_s, |p: &mut DramParams, v: super::units::Duration| p.tccd_s = v.ps());
+        apply!(tccd_l, |p: &mut DramParams, v: super::units::Duration| p.tccd_l = v.ps());
+        apply!(trrd_s, |p: &mut DramParams, v: super::units::Duration| p.trrd_s = v.ps());
+        apply!(trrd_l, |p: &mut DramParams, v: super::units::Duration| p.trrd_l = v.ps());
+        apply!(tfaw, |p: &mut DramParams, v: super::units::Duration| p.tfaw = v.ps());
+        apply!(twr, |p: &mut DramParams, v: super::units::Duration| p.twr = v.ps());
+        apply!(twtr_s, |p: &mut DramParams, v: super::units::Duration| p.twtr_s = v.ps());
+        apply!(twtr_l, |p: &mut DramParams, v: super::units::Duration| p.twtr_l = v.ps());
+        apply!(trtp, |p: &mut DramParams, v: super::units::Duration| p.trtp = v.ps());
+        apply!(trtrs, |p: &mut DramParams, v: super::units::Duration| p.trtrs = v.ps());
+        // A write queue set alone drains when full, as the preset's does.
+        if set.iter().any(|(k, _)| *k == "write_queue") && !set.iter().any(|(k, _)| *k == "write_high") {
+            p.write_high = p.write_queue;
+        }
         let (row, key) = get!(row_size);
         if let Some(row) = row {
             p.row_bytes = u32::try_from(row.bytes())
@@ -1880,11 +1900,22 @@ impl Builder<'_> {
             None => p.page.default_mapping(),
         };
         p.validate().map_err(|(k, msg)| {
-            // Name the key the user set; trfc >= trefi may come from either.
+            // Name the key the user set; a bound between two keys (trfc <
+            // trefi, tccd_s <= tccd_l, ...) may come from either.
+            let partner = match k {
+                "trfc" => "trefi",
+                "tccd_l" => "tccd_s",
+                "trrd_l" => "trrd_s",
+                "twtr_l" => "twtr_s",
+                "write_high" => "write_queue",
+                "write_low" => "write_high",
+                "banks" => "bank_groups",
+                _ => "",
+            };
             let key = set
                 .iter()
                 .find(|(s, _)| *s == k)
-                .or_else(|| if k == "trfc" { set.iter().find(|(s, _)| *s == "trefi") } else { None })
+                .or_else(|| set.iter().find(|(s, _)| *s == partner))
                 .map(|(_, path)| path.clone())
                 .unwrap_or_else(|| path(k, false));
             self.err(key, msg)

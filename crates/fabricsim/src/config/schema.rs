@@ -633,7 +633,7 @@ pub struct MemoryParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<MemoryModel>,
     // DRAM keys (model = "dram" only; see docs/dram.md).
-    /// Preset: `DDR4-3200` or `DDR5-4800` (default).
+    /// Preset: `DDR4-2400`, `DDR4-3200` or `DDR5-4800` (default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dram: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -668,6 +668,42 @@ pub struct MemoryParams {
     pub trfc: Option<Duration>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trefi: Option<Duration>,
+    /// Bank groups per rank.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bank_groups: Option<u32>,
+    /// Writes each channel's write queue holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_queue: Option<u32>,
+    /// Writes queued at which a drain starts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_high: Option<u32>,
+    /// Writes queued at which a drain stops.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_low: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tck: Option<Duration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcwl: Option<Duration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tccd_s: Option<Duration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tccd_l: Option<Duration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trrd_s: Option<Duration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trrd_l: Option<Duration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tfaw: Option<Duration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub twr: Option<Duration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub twtr_s: Option<Duration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub twtr_l: Option<Duration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trtp: Option<Duration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trtrs: Option<Duration>,
 }
 
 impl Default for MemoryParams {
@@ -695,7 +731,7 @@ pub enum PagePolicy {
 
 /// The DRAM keys of `[defaults.memory]` and `[[memory]]`, by name, for
 /// checks that treat them alike.
-pub const DRAM_KEYS: [&str; 15] = [
+pub const DRAM_KEYS: [&str; 31] = [
     "dram",
     "channels",
     "ranks",
@@ -711,6 +747,22 @@ pub const DRAM_KEYS: [&str; 15] = [
     "tburst",
     "trfc",
     "trefi",
+    "bank_groups",
+    "write_queue",
+    "write_high",
+    "write_low",
+    "tck",
+    "tcwl",
+    "tccd_s",
+    "tccd_l",
+    "trrd_s",
+    "trrd_l",
+    "tfaw",
+    "twr",
+    "twtr_s",
+    "twtr_l",
+    "trtp",
+    "trtrs",
 ];
 
 fn default_memory_latency() -> Duration {
@@ -798,7 +850,7 @@ pub struct MemoryConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<MemoryModel>,
     // DRAM keys (model = "dram" only; see docs/dram.md).
-    /// Preset: `DDR4-3200` or `DDR5-4800` (default).
+    /// Preset: `DDR4-2400`, `DDR4-3200` or `DDR5-4800` (default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dram: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -833,6 +885,42 @@ pub struct MemoryConfig {
     pub trfc: Option<Duration>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trefi: Option<Duration>,
+    /// Bank groups per rank.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bank_groups: Option<u32>,
+    /// Writes each channel's write queue holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_queue: Option<u32>,
+    /// Writes queued at which a drain starts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_high: Option<u32>,
+    /// Writes queued at which a drain stops.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_low: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tck: Option<Duration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcwl: Option<Duration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tccd_s: Option<Duration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tccd_l: Option<Duration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trrd_s: Option<Duration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trrd_l: Option<Duration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tfaw: Option<Duration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub twr: Option<Duration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub twtr_s: Option<Duration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub twtr_l: Option<Duration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trtp: Option<Duration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trtrs: Option<Duration>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

@@ -26,6 +26,8 @@ pub struct HomeDram {
     held: Vec<Vec<u32>>,
     /// Per request: the earliest time its sends may leave.
     earliest: Vec<Time>,
+    /// Per request: a write-back (else a read).
+    write: Vec<bool>,
     free: Vec<u32>,
     /// Requests waiting for room in their channel's queue: (request, address).
     waiting: VecDeque<(u32, u64)>,
@@ -41,6 +43,7 @@ impl HomeDram {
             line_bytes: line_bytes.max(1),
             held: Vec::new(),
             earliest: Vec::new(),
+            write: Vec::new(),
             free: Vec::new(),
             waiting: VecDeque::new(),
             reads: 0,
@@ -61,11 +64,13 @@ impl HomeDram {
             None => {
                 self.held.push(Vec::new());
                 self.earliest.push(0);
+                self.write.push(false);
                 (self.held.len() - 1) as u32
             }
         };
         self.held[r as usize].clear();
         self.earliest[r as usize] = earliest;
+        self.write[r as usize] = !read;
         r
     }
 
@@ -77,8 +82,9 @@ impl HomeDram {
     /// or None if it waits for room (a channel ahead of it is full).
     pub fn submit(&mut self, now: Time, r: u32, line: u64) -> Option<u32> {
         let addr = line * self.line_bytes as u64;
-        if self.waiting.is_empty() && self.dram.has_room(self.dram.channel_of(addr)) {
-            Some(self.dram.enqueue(now, r, addr, self.line_bytes))
+        let write = self.write[r as usize];
+        if self.waiting.is_empty() && self.dram.has_room(self.dram.channel_of(addr), write) {
+            Some(self.dram.enqueue(now, r, addr, self.line_bytes, write))
         } else {
             self.waiting.push_back((r, addr));
             None
@@ -89,11 +95,12 @@ impl HomeDram {
     /// returns the channels to step.
     pub fn admit(&mut self, now: Time, channels: &mut Vec<u32>) {
         while let Some(&(r, addr)) = self.waiting.front() {
-            if !self.dram.has_room(self.dram.channel_of(addr)) {
+            let write = self.write[r as usize];
+            if !self.dram.has_room(self.dram.channel_of(addr), write) {
                 break;
             }
             self.waiting.pop_front();
-            channels.push(self.dram.enqueue(now, r, addr, self.line_bytes));
+            channels.push(self.dram.enqueue(now, r, addr, self.line_bytes, write));
         }
     }
 

@@ -434,9 +434,10 @@ impl System {
         match self.agent_of[node as usize] {
             Agent::Memory(m) if self.memories[m as usize].dram.is_some() => {
                 let m = m as usize;
-                let addr = self.media_addr(self.fabric.message(pkt));
+                let msg = self.fabric.message(pkt);
+                let (addr, write) = (self.media_addr(msg), msg.kind != MsgKind::ReadReq);
                 let mem = &mut self.memories[m];
-                if mem.waiting.is_empty() && mem.dram_has_room(addr) {
+                if mem.waiting.is_empty() && mem.dram_has_room(addr, write) {
                     self.dram_accept(m, pkt);
                 } else {
                     mem.waiting.push_back(pkt);
@@ -552,8 +553,9 @@ impl System {
     /// Accept waiting requests, in arrival order, while the first fits.
     fn dram_admit(&mut self, m: usize) {
         while let Some(&pkt) = self.memories[m].waiting.front() {
-            let addr = self.media_addr(self.fabric.message(pkt));
-            if !self.memories[m].dram_has_room(addr) {
+            let msg = self.fabric.message(pkt);
+            let (addr, write) = (self.media_addr(msg), msg.kind != MsgKind::ReadReq);
+            if !self.memories[m].dram_has_room(addr, write) {
                 break;
             }
             self.memories[m].waiting.pop_front();

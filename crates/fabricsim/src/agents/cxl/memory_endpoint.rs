@@ -106,10 +106,11 @@ impl MemoryEndpoint {
     }
 
     /// DRAM: whether a request whose media address is `addr` fits now (the
-    /// endpoint's queue and its channel's queue have room).
-    pub fn dram_has_room(&self, addr: u64) -> bool {
+    /// endpoint's queue and its channel's read queue, or write queue for a
+    /// write, have room).
+    pub fn dram_has_room(&self, addr: u64, write: bool) -> bool {
         let d = self.dram.as_ref().expect("a DRAM endpoint");
-        self.holding < self.queue && d.dram.has_room(d.dram.channel_of(addr))
+        self.holding < self.queue && d.dram.has_room(d.dram.channel_of(addr), write)
     }
 
     /// DRAM: accept a request at `now` (media address `addr`); returns its
@@ -124,7 +125,7 @@ impl MemoryEndpoint {
         let d = self.dram.as_mut().expect("a DRAM endpoint");
         let slot = d.free.pop().expect("a free slot while holding < queue");
         d.slots[slot as usize] = req;
-        d.dram.enqueue(now, slot, addr, req.bytes)
+        d.dram.enqueue(now, slot, addr, req.bytes, req.kind != MsgKind::ReadReq)
     }
 
     /// DRAM: the column command of a request issued; returns the request's

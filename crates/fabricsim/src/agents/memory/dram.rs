@@ -1,20 +1,24 @@
-//! A DRAM behind a memory controller: channels, ranks, banks with a row
-//! buffer (open- or closed-page), the JEDEC core timings (tRCD, tCL, tRP,
-//! tRAS, the burst time, tRFC every tREFI) and an FR-FCFS scheduler per
-//! channel over a bounded request queue. See docs/dram.md.
+//! A DRAM behind a memory controller: channels, ranks, bank groups and
+//! banks with a row buffer (open- or closed-page), the JEDEC timings (tRCD,
+//! tCL, tCWL, tRP, tRAS, tCCD_S/L, tRRD_S/L, tFAW, tWR, tWTR_S/L, tRTP,
+//! rank-to-rank switching tRTRS, tRFC every tREFI), one command per
+//! command-bus clock, and per channel a read queue and a write queue served
+//! FR-FCFS, writes drained between a high and a low watermark. See
+//! docs/dram.md.
 //!
 //! The model is engine-agnostic: a caller enqueues requests on a channel
 //! and calls [`Dram::step`] at the times the channel asks to be woken
-//! (`Step::next`); a step issues every command that is legal at that time
-//! and returns the one read or write whose column command it issued, with
-//! the time its last data beat leaves the DRAM. Nothing allocates after
-//! construction: the queues and bank tables are sized by the parameters.
+//! (`Step::next`); a step issues at most one command (the command bus
+//! carries one per clock) and returns the read or write whose column
+//! command it issued, with the time its last data beat leaves (a read) or
+//! enters (a write) the DRAM. Nothing allocates after construction: the
+//! queues and bank tables are sized by the parameters.
 //!
-//! Simplifications (docs/dram.md lists them): the command bus is not a
-//! resource (commands to different banks may issue at the same instant);
-//! bank groups (tCCD_L, tRRD_L), tRRD, tFAW, tRTP, tWR and tWTR are not
-//! modelled; a write is timed as a read (tCWL = tCL); a request longer than
-//! one burst takes consecutive bursts in one row of one channel.
+//! Simplifications (docs/dram.md lists them): commands issue at any
+//! picosecond the timings allow, spaced by at least tCK, not on clock
+//! edges; a request longer than one burst takes consecutive bursts in one
+//! row of one channel as one column command; reads are not served from
+//! the write queue; FR-FCFS has no cap on row hits.
 
 use crate::engine::units::Duration;
 use crate::engine::Time;
@@ -100,8 +104,9 @@ pub fn parse_mapping(s: &str) -> Result<[Field; 5], String> {
 
 /// A JEDEC speed bin with the organisation of a typical x8 device.
 ///
-/// Core timings are in clock cycles (nCK) as the speed-bin tables give
-/// them; tCK = 2000 / data rate (MT/s) ns. Refresh timings are in ps.
+/// Timings are in clock cycles (nCK), as the speed-bin and timing tables
+/// give them (a `max(n nCK, t ns)` rounded up to whole clocks); tCK = 2000
+/// / data rate (MT/s) ns. Refresh timings are in ps.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Preset {
     pub name: &'static str,
@@ -114,11 +119,24 @@ pub struct Preset {
     /// Burst length (beats); one burst moves channel_bits × BL / 8 bytes in BL/2 clocks.
     pub burst_length: u32,
     pub cl: u64,
+    pub cwl: u64,
     pub rcd: u64,
     pub rp: u64,
     pub ras: u64,
+    pub ccd_s: u64,
+    pub ccd_l: u64,
+    pub rrd_s: u64,
+    pub rrd_l: u64,
+    pub faw: u64,
+    pub wr: u64,
+    pub wtr_s: u64,
+    pub wtr_l: u64,
+    pub rtp: u64,
+    pub rtrs: u64,
     pub trfc: Time,
     pub trefi: Time,
+    /// Bank groups per rank.
+    pub bank_groups: u32,
     /// Banks per rank (bank groups × banks per group).
     pub banks: u32,
     /// Row buffer of one rank on one channel (device page size × devices).
@@ -128,53 +146,100 @@ pub struct Preset {
     pub channels: u32,
 }
 
-/// DDR4-3200AA and DDR5-4800B (JESD79-4 / JESD79-5 speed bins).
+/// DDR4-2400R, DDR4-3200AA and DDR5-4800B: core timings from the JEDEC
+/// speed-bin tables (JESD79-4 for DDR4, JESD79-5 for DDR5), the others from
+/// the standards' timing-parameter tables for the data rate (x8 devices,
+/// 1 KB page), each as max(nCK, ns) rounded up to whole clocks; the
+/// organisation is an 8 Gb x8 DDR4 die (Micron MT40A1G8) and a 16 Gb x8
+/// DDR5 die (Micron MT60B2G8). docs/dram.md has the same table.
 ///
-/// DDR4-3200AA (JESD79-4D, speed bin table): tCK 0.625 ns; CL-tRCD-tRP
-/// 22-22-22 (tAA = tRCD = tRP = 13.75 ns); tRAS(min) 32 ns → 52 nCK
-/// (32.5 ns); 8 Gb x8 die: tRFC1 350 ns, 4 bank groups × 4 banks, 1 KB
-/// page (8 KB per rank of eight x8 devices); tREFI 7.8 µs (0-85 °C); BL8
-/// on a 64-bit channel: 64 B per burst in 4 nCK = 2.5 ns, 25.6 GB/s.
-///
-/// DDR5-4800B (JESD79-5, speed bin table): tCK 0.416 ns (2000/4800 ns);
-/// CL-tRCD-tRP 40-39-39 (tAA 16.67 ns, tRCD = tRP = 16.25 ns); tRAS(min)
-/// 32 ns → 77 nCK (32.08 ns); 16 Gb x8 die: tRFC1 295 ns, 8 bank groups ×
-/// 4 banks, 1 KB page (4 KB per rank of four x8 devices on a 32-bit
-/// subchannel); tREFI 3.9 µs (normal refresh); BL16 on a 32-bit
-/// subchannel: 64 B per burst in 8 nCK = 3.33 ns, 19.2 GB/s; a DIMM has
-/// two subchannels (38.4 GB/s).
-pub const PRESETS: [Preset; 2] = [
+/// tRTRS is not a JEDEC parameter: it is the controller's bus turnaround
+/// between ranks (and between a read and a write), one clock on DDR4 as in
+/// DRAMsim3's DDR4 configurations, two on DDR5 as in Ramulator 2's DDR5.
+pub const PRESETS: [Preset; 3] = [
+    Preset {
+        name: "DDR4-2400",
+        speed_bin: "DDR4-2400R (JESD79-4)",
+        rate_mts: 2400, // tCK 0.833 ns
+        channel_bits: 64,
+        burst_length: 8,  // BL8: 64 B in 4 nCK = 3.333 ns, 19.2 GB/s
+        cl: 17,           // JESD79-4 DDR4-2400R: tAA 14.16 ns = 17 nCK
+        cwl: 12,          // JESD79-4 CWL for 2400, 1 tCK write preamble
+        rcd: 17,          // JESD79-4 DDR4-2400R: tRCD 14.16 ns
+        rp: 17,           // JESD79-4 DDR4-2400R: tRP 14.16 ns
+        ras: 39,          // JESD79-4: tRAS(min) 32 ns → 38.4 → 39 nCK
+        ccd_s: 4,         // JESD79-4: tCCD_S 4 nCK
+        ccd_l: 6,         // JESD79-4 DDR4-2400: tCCD_L max(5 nCK, 5 ns) = 6 nCK
+        rrd_s: 4,         // JESD79-4 DDR4-2400, 1 KB page: tRRD_S max(4 nCK, 3.3 ns) = 4 nCK
+        rrd_l: 6,         // JESD79-4 DDR4-2400, 1 KB page: tRRD_L max(4 nCK, 4.9 ns) = 6 nCK
+        faw: 26,          // JESD79-4 DDR4-2400, 1 KB page: tFAW max(20 nCK, 21 ns) = 26 nCK
+        wr: 18,           // JESD79-4: tWR 15 ns = 18 nCK
+        wtr_s: 3,         // JESD79-4: tWTR_S max(2 nCK, 2.5 ns) = 3 nCK
+        wtr_l: 9,         // JESD79-4: tWTR_L max(4 nCK, 7.5 ns) = 9 nCK
+        rtp: 9,           // JESD79-4: tRTP max(4 nCK, 7.5 ns) = 9 nCK
+        rtrs: 1,          // not JEDEC: DRAMsim3's DDR4 tRTRS
+        trfc: 350_000,    // JESD79-4, 8 Gb die: tRFC1 350 ns
+        trefi: 7_800_000, // JESD79-4: tREFI 7.8 µs (0-85 °C)
+        bank_groups: 4,   // 8 Gb x8 (MT40A1G8): 4 bank groups × 4 banks
+        banks: 16,
+        row_bytes: 8192, // 1 KB page × 8 x8 devices on a 64-bit channel
+        channels: 1,
+    },
     Preset {
         name: "DDR4-3200",
         speed_bin: "DDR4-3200AA (JESD79-4)",
-        rate_mts: 3200,
+        rate_mts: 3200, // tCK 0.625 ns
         channel_bits: 64,
-        burst_length: 8,
-        cl: 22,
-        rcd: 22,
-        rp: 22,
-        ras: 52,
-        trfc: 350_000,
-        trefi: 7_800_000,
+        burst_length: 8,  // BL8: 64 B in 4 nCK = 2.5 ns, 25.6 GB/s
+        cl: 22,           // JESD79-4 DDR4-3200AA: tAA 13.75 ns = 22 nCK
+        cwl: 16,          // JESD79-4 CWL for 3200, 1 tCK write preamble
+        rcd: 22,          // JESD79-4 DDR4-3200AA: tRCD 13.75 ns
+        rp: 22,           // JESD79-4 DDR4-3200AA: tRP 13.75 ns
+        ras: 52,          // JESD79-4: tRAS(min) 32 ns → 51.2 → 52 nCK
+        ccd_s: 4,         // JESD79-4: tCCD_S 4 nCK
+        ccd_l: 8,         // JESD79-4 DDR4-3200: tCCD_L max(5 nCK, 5 ns) = 8 nCK
+        rrd_s: 4,         // JESD79-4 DDR4-3200, 1 KB page: tRRD_S max(4 nCK, 2.5 ns) = 4 nCK
+        rrd_l: 8,         // JESD79-4 DDR4-3200, 1 KB page: tRRD_L max(4 nCK, 4.9 ns) = 8 nCK
+        faw: 34,          // JESD79-4 DDR4-3200, 1 KB page: tFAW max(20 nCK, 21 ns) = 34 nCK
+        wr: 24,           // JESD79-4: tWR 15 ns = 24 nCK
+        wtr_s: 4,         // JESD79-4: tWTR_S max(2 nCK, 2.5 ns) = 4 nCK
+        wtr_l: 12,        // JESD79-4: tWTR_L max(4 nCK, 7.5 ns) = 12 nCK
+        rtp: 12,          // JESD79-4: tRTP max(4 nCK, 7.5 ns) = 12 nCK
+        rtrs: 1,          // not JEDEC: DRAMsim3's DDR4 tRTRS
+        trfc: 350_000,    // JESD79-4, 8 Gb die: tRFC1 350 ns
+        trefi: 7_800_000, // JESD79-4: tREFI 7.8 µs (0-85 °C)
+        bank_groups: 4,   // 8 Gb x8 (MT40A1G8): 4 bank groups × 4 banks
         banks: 16,
-        row_bytes: 8192,
+        row_bytes: 8192, // 1 KB page × 8 x8 devices on a 64-bit channel
         channels: 1,
     },
     Preset {
         name: "DDR5-4800",
         speed_bin: "DDR5-4800B (JESD79-5)",
-        rate_mts: 4800,
+        rate_mts: 4800, // tCK 0.4167 ns
         channel_bits: 32,
-        burst_length: 16,
-        cl: 40,
-        rcd: 39,
-        rp: 39,
-        ras: 77,
-        trfc: 295_000,
-        trefi: 3_900_000,
+        burst_length: 16, // BL16 on a 32-bit subchannel: 64 B in 8 nCK = 3.333 ns, 19.2 GB/s
+        cl: 40,           // JESD79-5 DDR5-4800B: tAA 16.67 ns = 40 nCK
+        cwl: 38,          // JESD79-5: CWL = CL - 2
+        rcd: 39,          // JESD79-5 DDR5-4800B: tRCD 16.25 ns = 39 nCK
+        rp: 39,           // JESD79-5 DDR5-4800B: tRP 16.25 ns = 39 nCK
+        ras: 77,          // JESD79-5: tRAS(min) 32 ns → 76.8 → 77 nCK
+        ccd_s: 8,         // JESD79-5: tCCD_S 8 nCK
+        ccd_l: 12,        // JESD79-5 DDR5-4800: tCCD_L max(8 nCK, 5 ns) = 12 nCK
+        rrd_s: 8,         // JESD79-5: tRRD_S 8 nCK
+        rrd_l: 12,        // JESD79-5 DDR5-4800: tRRD_L max(8 nCK, 5 ns) = 12 nCK
+        faw: 32,          // JESD79-5 DDR5-4800, x8 (1 KB page): tFAW max(32 nCK, 13.333 ns) = 32 nCK
+        wr: 72,           // JESD79-5: tWR 30 ns = 72 nCK
+        wtr_s: 6,         // JESD79-5: tWTR_S max(4 nCK, 2.5 ns) = 6 nCK
+        wtr_l: 24,        // JESD79-5: tWTR_L max(16 nCK, 10 ns) = 24 nCK
+        rtp: 18,          // JESD79-5: tRTP max(12 nCK, 7.5 ns) = 18 nCK
+        rtrs: 2,          // not JEDEC: Ramulator 2's DDR5 nRTRS
+        trfc: 295_000,    // JESD79-5, 16 Gb die: tRFC1 295 ns
+        trefi: 3_900_000, // JESD79-5: tREFI 3.9 µs (normal refresh)
+        bank_groups: 8,   // 16 Gb x8 (MT60B2G8): 8 bank groups × 4 banks
         banks: 32,
-        row_bytes: 4096,
-        channels: 2,
+        row_bytes: 4096, // 1 KB page × 4 x8 devices on a 32-bit subchannel
+        channels: 2,     // one DIMM's two subchannels: 38.4 GB/s
     },
 ];
 
@@ -194,23 +259,42 @@ impl Preset {
     }
 
     pub fn params(&self) -> DramParams {
+        let channel_queue = 32;
         DramParams {
             preset: self.name,
             channels: self.channels,
             ranks: 1,
+            bank_groups: self.bank_groups,
             banks: self.banks,
             row_bytes: self.row_bytes,
             burst_bytes: self.channel_bits * self.burst_length / 8,
             page: Page::Open,
             mapping: Page::Open.default_mapping(),
+            tck: self.ck(1),
             trcd: self.ck(self.rcd),
             tcl: self.ck(self.cl),
+            tcwl: self.ck(self.cwl),
             trp: self.ck(self.rp),
             tras: self.ck(self.ras),
             tburst: self.ck(self.burst_length as u64 / 2),
+            tccd_s: self.ck(self.ccd_s),
+            tccd_l: self.ck(self.ccd_l),
+            trrd_s: self.ck(self.rrd_s),
+            trrd_l: self.ck(self.rrd_l),
+            tfaw: self.ck(self.faw),
+            twr: self.ck(self.wr),
+            twtr_s: self.ck(self.wtr_s),
+            twtr_l: self.ck(self.wtr_l),
+            trtp: self.ck(self.rtp),
+            trtrs: self.ck(self.rtrs),
             trfc: self.trfc,
             trefi: self.trefi,
-            channel_queue: 32,
+            channel_queue,
+            // A write queue as deep as the read queue, drained when full
+            // down to empty: DRAMsim3's write buffer policy.
+            write_queue: channel_queue,
+            write_high: channel_queue,
+            write_low: 0,
         }
     }
 }
@@ -221,31 +305,61 @@ pub struct DramParams {
     pub preset: &'static str,
     pub channels: u32,
     pub ranks: u32,
-    /// Banks per rank.
+    /// Bank groups per rank; bank b of a rank is in group b % bank_groups
+    /// (the low bits of the bank field select the group).
+    pub bank_groups: u32,
+    /// Banks per rank (all groups).
     pub banks: u32,
     /// Row buffer of one rank on one channel, bytes.
     pub row_bytes: u32,
-    /// Bytes one burst moves (the column granule; 64 B for both presets).
+    /// Bytes one burst moves (the column granule; 64 B for every preset).
     pub burst_bytes: u32,
     pub page: Page,
     /// Address fields, most significant first.
     pub mapping: [Field; 5],
+    /// Clock period: the command bus carries one command per tCK.
+    pub tck: Time,
     /// ACT to column command.
     pub trcd: Time,
-    /// Column command to first data (CAS latency, tAA).
+    /// Read command to first data (CAS latency, tAA).
     pub tcl: Time,
+    /// Write command to first data (CAS write latency).
+    pub tcwl: Time,
     /// PRE to ACT.
     pub trp: Time,
     /// ACT to PRE, minimum.
     pub tras: Time,
     /// One burst on the data bus (BL / 2 clocks).
     pub tburst: Time,
+    /// Column command to column command, different / same bank group.
+    pub tccd_s: Time,
+    pub tccd_l: Time,
+    /// ACT to ACT in one rank, different / same bank group.
+    pub trrd_s: Time,
+    pub trrd_l: Time,
+    /// At most four ACTs of one rank in any tFAW.
+    pub tfaw: Time,
+    /// Write recovery: the end of write data to PRE.
+    pub twr: Time,
+    /// The end of write data to a read command, different / same bank group.
+    pub twtr_s: Time,
+    pub twtr_l: Time,
+    /// Read command to PRE.
+    pub trtp: Time,
+    /// Data-bus turnaround between ranks, and between a read and a write.
+    pub trtrs: Time,
     /// Refresh cycle: all banks of a rank blocked this long...
     pub trfc: Time,
     /// ...every tREFI (0: no refresh).
     pub trefi: Time,
-    /// Requests a channel's scheduler holds; more wait (back-pressure).
+    /// Reads a channel's scheduler holds; more wait (back-pressure).
     pub channel_queue: u32,
+    /// Writes a channel's write queue holds; more wait (back-pressure).
+    pub write_queue: u32,
+    /// Writes queued at which the channel starts draining them (reads wait).
+    pub write_high: u32,
+    /// Writes queued at which a drain stops.
+    pub write_low: u32,
 }
 
 /// Largest channels × ranks × banks accepted (bank state is allocated up front).
@@ -263,8 +377,11 @@ impl DramParams {
         };
         at_least_1("channels", self.channels)?;
         at_least_1("ranks", self.ranks)?;
+        at_least_1("bank_groups", self.bank_groups)?;
         at_least_1("banks", self.banks)?;
         at_least_1("channel_queue", self.channel_queue)?;
+        at_least_1("write_queue", self.write_queue)?;
+        at_least_1("write_high", self.write_high)?;
         let total = self.channels as u64 * self.ranks as u64 * self.banks as u64;
         if total > MAX_BANKS {
             return Err((
@@ -275,14 +392,51 @@ impl DramParams {
                 ),
             ));
         }
+        if !self.banks.is_multiple_of(self.bank_groups) {
+            return Err((
+                "banks",
+                format!(
+                    "{}: expected a multiple of bank_groups ({}), the same number of banks in each group",
+                    self.banks, self.bank_groups
+                ),
+            ));
+        }
         if self.row_bytes < self.burst_bytes || !self.row_bytes.is_multiple_of(self.burst_bytes) {
             return Err((
                 "row_size",
                 format!("{}B: expected a multiple of the {}-byte burst", self.row_bytes, self.burst_bytes),
             ));
         }
-        if self.tburst == 0 {
-            return Err(("tburst", "0ns: expected a positive time".into()));
+        let positive = |key: &'static str, v: Time| {
+            if v == 0 {
+                Err((key, "0ns: expected a positive time".to_string()))
+            } else {
+                Ok(())
+            }
+        };
+        positive("tburst", self.tburst)?;
+        positive("tck", self.tck)?;
+        let pair = |short: &'static str, s: Time, long: &'static str, l: Time| {
+            if l < s {
+                Err((long, format!("{long} {} < {short} {}: expected {long} >= {short}", Duration(l), Duration(s))))
+            } else {
+                Ok(())
+            }
+        };
+        pair("tccd_s", self.tccd_s, "tccd_l", self.tccd_l)?;
+        pair("trrd_s", self.trrd_s, "trrd_l", self.trrd_l)?;
+        pair("twtr_s", self.twtr_s, "twtr_l", self.twtr_l)?;
+        if self.write_high > self.write_queue {
+            return Err((
+                "write_high",
+                format!("{}: expected at most write_queue ({})", self.write_high, self.write_queue),
+            ));
+        }
+        if self.write_low >= self.write_high {
+            return Err((
+                "write_low",
+                format!("{}: expected less than write_high ({})", self.write_low, self.write_high),
+            ));
         }
         if self.trefi != 0 && self.trfc >= self.trefi {
             return Err((
@@ -310,6 +464,11 @@ impl DramParams {
 
     fn lines_per_row(&self) -> u64 {
         (self.row_bytes / self.burst_bytes) as u64
+    }
+
+    /// The bank group of bank `bank` (of a rank).
+    pub fn group_of(&self, bank: u32) -> u32 {
+        bank % self.bank_groups
     }
 
     /// Where an address lives.
@@ -389,18 +548,31 @@ struct Bank {
     act_ready: Time,
     /// Earliest column command to the open row (ACT + tRCD).
     col_ready: Time,
-    /// Earliest PRE (ACT + tRAS).
+    /// Earliest PRE (ACT + tRAS, read + tRTP, write data + tWR).
     pre_ready: Time,
-    /// Queued requests to the open row (kept as requests come and go and
-    /// rows open and close, so no step recounts them all).
-    hits: u32,
-    /// Stamp of the scheduling pass that met the bank's oldest request.
+    /// Stamp of the pass that found a queued request to the open row.
+    hit: u32,
+    /// Stamp of the pass that met the bank's oldest request.
     seen: u32,
+}
+
+/// Timing state shared by the banks of a rank, or of a bank group.
+#[derive(Debug, Clone, Copy, Default)]
+struct Shared {
+    /// Earliest ACT (tRRD_S for a rank, tRRD_L for a group).
+    act: Time,
+    /// Earliest read command (tCCD, tWTR).
+    rd: Time,
+    /// Earliest write command (tCCD).
+    wr: Time,
 }
 
 #[derive(Debug, Clone, Copy)]
 struct Entry {
     id: u32,
+    rank: u32,
+    /// Bank group in the rank.
+    group: u32,
     /// Flat bank index: rank × banks + bank.
     bank: u32,
     row: u64,
@@ -414,12 +586,28 @@ struct Entry {
 
 struct Channel {
     banks: Vec<Bank>,
-    /// Requests in arrival order (oldest first).
-    queue: Vec<Entry>,
+    /// Per rank.
+    ranks: Vec<Shared>,
+    /// Per rank × bank group.
+    groups: Vec<Shared>,
+    /// Per rank: its last four ACTs (a ring), each as the time its tFAW
+    /// window ends (0: none yet).
+    faw: Vec<[Time; 4]>,
+    faw_at: Vec<u8>,
+    /// Reads and writes in arrival order (oldest first).
+    reads: Vec<Entry>,
+    writes: Vec<Entry>,
+    /// Draining writes (from the high watermark down to the low one).
+    draining: bool,
+    /// The command bus is free again (one command per tCK).
+    cmd_free: Time,
+    /// The data bus is free again, after a burst of `bus_rank`, a write if `bus_write`.
     bus_free: Time,
+    bus_rank: u32,
+    bus_write: bool,
     next_refresh: Vec<Time>,
     wake_at: Option<Time>,
-    /// The scheduling pass (stamps `Bank::seen`).
+    /// The scheduling pass (stamps `Bank::hit` and `Bank::seen`).
     epoch: u32,
 }
 
@@ -428,10 +616,10 @@ struct Channel {
 pub struct Issued {
     /// The caller's id of the request.
     pub id: u32,
-    /// When its last data beat leaves the DRAM.
+    /// When its last data beat leaves the DRAM (a read) or is written (a write).
     pub done: Time,
-    /// Time it waited in the queue beyond its own PRE/ACT (for the bus,
-    /// other requests' banks, refresh).
+    /// Time it waited in the queue beyond its own PRE/ACT (for the buses,
+    /// other requests' banks, a write drain, refresh).
     pub queued: Time,
 }
 
@@ -439,7 +627,7 @@ pub struct Issued {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Step {
     pub issued: Option<Issued>,
-    /// The earliest time a command may become legal (None: queue empty).
+    /// The earliest time a command may become legal (None: queues empty).
     pub next: Option<Time>,
 }
 
@@ -487,16 +675,36 @@ impl Layout {
     }
 }
 
+/// What a pass over the active queue chose.
+#[derive(Clone, Copy)]
+enum Cmd {
+    /// The column command of request i.
+    Column(usize),
+    /// The PRE or ACT for request i.
+    Row(usize),
+}
+
 impl Dram {
     /// A DRAM with every bank precharged. `params` must be valid.
     pub fn new(params: DramParams) -> Self {
         let nb = (params.ranks * params.banks) as usize;
-        let bank = Bank { row: NO_ROW, act_ready: 0, col_ready: 0, pre_ready: 0, hits: 0, seen: 0 };
+        let nr = params.ranks as usize;
+        let bank = Bank { row: NO_ROW, act_ready: 0, col_ready: 0, pre_ready: 0, hit: 0, seen: 0 };
         let channels = (0..params.channels)
             .map(|_| Channel {
                 banks: vec![bank; nb],
-                queue: Vec::with_capacity(params.channel_queue as usize),
+                ranks: vec![Shared::default(); nr],
+                groups: vec![Shared::default(); nr * params.bank_groups as usize],
+                // No ACT yet: the window is open.
+                faw: vec![[0; 4]; nr],
+                faw_at: vec![0; nr],
+                reads: Vec::with_capacity(params.channel_queue as usize),
+                writes: Vec::with_capacity(params.write_queue as usize),
+                draining: false,
+                cmd_free: 0,
                 bus_free: 0,
+                bus_rank: 0,
+                bus_write: false,
                 // Ranks refresh staggered over the interval.
                 next_refresh: (0..params.ranks as u64)
                     .map(|r| if params.trefi == 0 { Time::MAX } else { params.trefi * (r + 1) / params.ranks as u64 })
@@ -522,37 +730,64 @@ impl Dram {
         }
     }
 
-    /// Whether channel `ch`'s queue has room for one more request.
-    pub fn has_room(&self, ch: u32) -> bool {
+    /// Whether channel `ch`'s read queue (`write`: its write queue) has room
+    /// for one more request.
+    pub fn has_room(&self, ch: u32, write: bool) -> bool {
         let c = &self.channels[ch as usize];
-        c.queue.len() < self.params.channel_queue as usize
+        if write {
+            c.writes.len() < self.params.write_queue as usize
+        } else {
+            c.reads.len() < self.params.channel_queue as usize
+        }
     }
 
+    /// Requests (reads and writes) queued on channel `ch`.
     pub fn queued(&self, ch: u32) -> usize {
-        self.channels[ch as usize].queue.len()
+        let c = &self.channels[ch as usize];
+        c.reads.len() + c.writes.len()
     }
 
-    /// Queue a request of `bytes` at `addr`, known to the caller as `id`;
-    /// returns its channel, which the caller must then `step` at `now`.
-    /// Panics if the channel's queue is full (check `has_room`).
-    pub fn enqueue(&mut self, now: Time, id: u32, addr: u64, bytes: u32) -> u32 {
+    /// Whether channel `ch` is draining its writes.
+    pub fn draining(&self, ch: u32) -> bool {
+        self.channels[ch as usize].draining
+    }
+
+    /// Queue a read (`write`: a write) of `bytes` at `addr`, known to the
+    /// caller as `id`; returns its channel, which the caller must then
+    /// `step` at `now`. Panics if the queue is full (check `has_room`).
+    pub fn enqueue(&mut self, now: Time, id: u32, addr: u64, bytes: u32, write: bool) -> u32 {
         let loc = self.locate(addr);
         let p = &self.params;
         let bursts = bytes.div_ceil(p.burst_bytes).max(1);
         let bank = loc.rank * p.banks + loc.bank;
+        let group = p.group_of(loc.bank);
         let c = &mut self.channels[loc.channel as usize];
-        assert!(c.queue.len() < p.channel_queue as usize, "DRAM channel {} queue is full", loc.channel);
-        if c.banks[bank as usize].row == loc.row {
-            c.banks[bank as usize].hits += 1;
+        let e = Entry {
+            id,
+            rank: loc.rank,
+            group,
+            bank,
+            row: loc.row,
+            arrival: now,
+            bursts,
+            prep: 0,
+            pre: false,
+            act: false,
+        };
+        if write {
+            assert!(c.writes.len() < p.write_queue as usize, "DRAM channel {} write queue is full", loc.channel);
+            c.writes.push(e);
+        } else {
+            assert!(c.reads.len() < p.channel_queue as usize, "DRAM channel {} queue is full", loc.channel);
+            c.reads.push(e);
         }
-        c.queue.push(Entry { id, bank, row: loc.row, arrival: now, bursts, prep: 0, pre: false, act: false });
         loc.channel
     }
 
     /// Step channel `ch` at `now` (as [`Dram::step`]) and claim its next
     /// step: returns the column command issued, and the time at which the
-    /// caller must schedule a step of `ch` — None when the queue is empty or
-    /// an earlier step is already pending.
+    /// caller must schedule a step of `ch` — None when the queues are empty
+    /// or an earlier step is already pending.
     pub fn advance(&mut self, now: Time, ch: u32) -> (Option<Issued>, Option<Time>) {
         let s = self.step(now, ch);
         (s.issued, s.next.filter(|&t| self.want_wake(ch, t)))
@@ -584,9 +819,10 @@ impl Dram {
     }
 
     /// Apply every refresh of `ch` due by `now`: at each tREFI tick the
-    /// rank's open banks precharge (not before tRAS), then REF blocks all
-    /// its banks for tRFC. Commands issue only in steps, and a step applies
-    /// due refreshes first, so applying them late changes nothing.
+    /// rank's open banks precharge (not before tRAS, tRTP, tWR), then REF
+    /// blocks all its banks for tRFC. Commands issue only in steps, and a
+    /// step applies due refreshes first, so applying them late changes
+    /// nothing.
     fn refresh(&mut self, ch: usize, now: Time) {
         let p = &self.params;
         let c = &mut self.channels[ch];
@@ -606,7 +842,6 @@ impl Dram {
                     }
                     b.row = NO_ROW;
                     b.act_ready = start + p.trfc;
-                    b.hits = 0;
                 }
                 c.next_refresh[r] = t + p.trefi;
                 self.stats.refreshes += 1;
@@ -614,136 +849,204 @@ impl Dram {
         }
     }
 
-    /// A new pass over a channel's queue: no bank seen yet.
+    /// A new pass over a channel's queue: no bank stamped yet.
     fn new_pass(c: &mut Channel) -> u32 {
         c.epoch = c.epoch.wrapping_add(1);
         if c.epoch == 0 {
             for b in &mut c.banks {
                 b.seen = 0;
+                b.hit = 0;
             }
             c.epoch = 1;
         }
         c.epoch
     }
 
-    /// FR-FCFS's row commands for request `q`, the oldest of bank `b`, if
-    /// no queued request hits the bank's open row (it stays open while a
-    /// hit waits): PRE and/or ACT, as their timings allow at `now`.
+    /// The earliest time the column command of `q` (to its bank's open
+    /// row) is legal: tRCD, tCCD_S/L, tWTR_S/L, the data bus (with tRTRS
+    /// on a change of rank or direction) and the command bus.
     #[inline]
-    fn row_command(p: &DramParams, b: &mut Bank, q: &mut Entry, stats: &mut DramStats, now: Time) {
-        if b.hits > 0 {
-            return;
+    fn column_time(p: &DramParams, c: &Channel, q: &Entry, write: bool) -> Time {
+        let b = &c.banks[q.bank as usize];
+        let r = &c.ranks[q.rank as usize];
+        let g = &c.groups[(q.rank * p.bank_groups + q.group) as usize];
+        let (own, latency) = if write { (r.wr.max(g.wr), p.tcwl) } else { (r.rd.max(g.rd), p.tcl) };
+        let turn = if c.bus_rank != q.rank || c.bus_write != write { p.trtrs } else { 0 };
+        let bus = (c.bus_free + turn).saturating_sub(latency);
+        b.col_ready.max(own).max(bus).max(c.cmd_free)
+    }
+
+    /// The earliest time of the row command `q` needs: a PRE if its bank
+    /// has another row open, else an ACT (tRP, refresh, tRRD_S/L, tFAW).
+    #[inline]
+    fn row_time(p: &DramParams, c: &Channel, q: &Entry) -> Time {
+        let b = &c.banks[q.bank as usize];
+        let t = if b.row != NO_ROW {
+            b.pre_ready
+        } else {
+            let r = q.rank as usize;
+            let g = &c.groups[(q.rank * p.bank_groups + q.group) as usize];
+            // The fourth ACT back in this rank, plus tFAW.
+            let faw = c.faw[r][c.faw_at[r] as usize];
+            b.act_ready.max(c.ranks[r].act).max(g.act).max(faw)
+        };
+        t.max(c.cmd_free)
+    }
+
+    /// Issue the command on channel `ch` that FR-FCFS chooses at `now`, if
+    /// one is legal: of the active queue (writes while draining, or when no
+    /// read waits; else reads), the oldest request whose column command is
+    /// legal (a row hit), else the oldest PRE or ACT that is legal, for the
+    /// oldest request of a bank that no queued request hits (a bank with a
+    /// queued hit stays open). One command per step (the command bus
+    /// carries one per tCK). Returns the column command issued, if any, and
+    /// when the channel next needs a step.
+    pub fn step(&mut self, now: Time, ch: u32) -> Step {
+        let chi = ch as usize;
+        self.refresh(chi, now);
+        let p = &self.params;
+        let c = &mut self.channels[chi];
+        // Read or write mode: drain writes from the high watermark down to
+        // the low one; serve writes when no read waits.
+        let nw = c.writes.len();
+        if c.draining && nw <= p.write_low as usize {
+            c.draining = false;
         }
-        if b.row != NO_ROW && b.pre_ready <= now {
+        if !c.draining && nw >= p.write_high as usize {
+            c.draining = true;
+        }
+        let write = c.draining || (c.reads.is_empty() && nw > 0);
+        if !write && c.reads.is_empty() {
+            return Step { issued: None, next: None };
+        }
+        let e = Self::new_pass(c);
+        for q in if write { &c.writes } else { &c.reads } {
+            let b = &mut c.banks[q.bank as usize];
+            if b.row == q.row {
+                b.hit = e;
+            }
+        }
+        let mut choice: Option<Cmd> = None;
+        let mut row_choice: Option<usize> = None;
+        let mut next = Time::MAX;
+        let queue = if write { &c.writes } else { &c.reads };
+        for (i, q) in queue.iter().enumerate() {
+            let bi = q.bank as usize;
+            let (row, hit, oldest) = {
+                let b = &c.banks[bi];
+                (b.row, b.hit == e, b.seen != e)
+            };
+            if row == q.row {
+                let t = Self::column_time(p, c, q, write);
+                if t <= now && choice.is_none() {
+                    choice = Some(Cmd::Column(i));
+                }
+                next = next.min(t);
+            } else if oldest && !hit {
+                let t = Self::row_time(p, c, q);
+                if t <= now && row_choice.is_none() {
+                    row_choice = Some(i);
+                }
+                next = next.min(t);
+            }
+            c.banks[bi].seen = e;
+        }
+        if choice.is_none() {
+            choice = row_choice.map(Cmd::Row);
+        }
+        let issued = match choice {
+            Some(Cmd::Column(i)) => Some(self.column(chi, i, write, now)),
+            Some(Cmd::Row(i)) => {
+                self.row_command(chi, i, write, now);
+                None
+            }
+            None => None,
+        };
+        let c = &self.channels[chi];
+        let next = if choice.is_some() {
+            // Something changed: look again when the command bus is free.
+            (c.reads.len() + c.writes.len() > 0).then_some(c.cmd_free)
+        } else {
+            (next != Time::MAX).then(|| next.max(now + 1))
+        };
+        Step { issued, next }
+    }
+
+    /// Issue the PRE or ACT that request `i` of the active queue needs.
+    fn row_command(&mut self, ch: usize, i: usize, write: bool, now: Time) {
+        let p = &self.params;
+        let c = &mut self.channels[ch];
+        let q = if write { &mut c.writes[i] } else { &mut c.reads[i] };
+        let b = &mut c.banks[q.bank as usize];
+        if b.row != NO_ROW {
             b.row = NO_ROW;
             b.act_ready = b.act_ready.max(now + p.trp);
             q.pre = true;
             q.prep += p.trp;
-            stats.precharges += 1;
-        }
-        if b.row == NO_ROW && b.act_ready <= now {
+            self.stats.precharges += 1;
+        } else {
             b.row = q.row;
             b.col_ready = now + p.trcd;
             b.pre_ready = now + p.tras;
             q.act = true;
             q.prep += p.trcd;
-            stats.activates += 1;
+            let r = q.rank as usize;
+            c.ranks[r].act = now + p.trrd_s;
+            c.groups[(q.rank * p.bank_groups + q.group) as usize].act = now + p.trrd_l;
+            let k = c.faw_at[r] as usize;
+            c.faw[r][k] = now + p.tfaw;
+            c.faw_at[r] = ((k + 1) % 4) as u8;
+            self.stats.activates += 1;
         }
+        c.cmd_free = now + p.tck;
     }
 
-    /// Issue every command legal on channel `ch` at `now` under FR-FCFS:
-    /// the oldest request whose row is open and ready gets the data bus
-    /// (row hits first, then age); a bank with no queued hit to its open
-    /// row is precharged and activated for its oldest request. Returns the
-    /// column command issued (at most one: the burst holds the bus) and
-    /// when the channel next needs a step.
-    ///
-    /// One pass over the queue does the row commands and finds the column
-    /// command: a bank's row commands come at its oldest request, before
-    /// any other request of that bank is looked at, and an ACT makes no
-    /// request ready now (tRCD), so the first ready hit met on the way is
-    /// the one a look after all row commands would find. The pass also
-    /// recounts each bank's hits, since an ACT opens a row.
-    pub fn step(&mut self, now: Time, ch: u32) -> Step {
-        let ch = ch as usize;
-        self.refresh(ch, now);
+    /// Issue the column command of request `i` of the active queue.
+    fn column(&mut self, ch: usize, i: usize, write: bool, now: Time) -> Issued {
         let p = &self.params;
         let c = &mut self.channels[ch];
-        let bus_ok = c.bus_free <= now + p.tcl;
-        let mut column = None;
-        let e = Self::new_pass(c);
-        for (i, q) in c.queue.iter_mut().enumerate() {
-            let b = &mut c.banks[q.bank as usize];
-            if b.seen != e {
-                b.seen = e;
-                Self::row_command(p, b, q, &mut self.stats, now);
-                // Recounted from here on: every request of the bank is at or after its oldest.
-                b.hits = 0;
-            }
-            if b.row == q.row {
-                b.hits += 1;
-                if bus_ok && column.is_none() && b.col_ready <= now {
-                    column = Some(i);
-                }
-            }
+        let q = if write { c.writes.remove(i) } else { c.reads.remove(i) };
+        let burst_time = q.bursts as Time * p.tburst;
+        // The request's later bursts follow at one per tBURST.
+        let last = now + burst_time - p.tburst;
+        let latency = if write { p.tcwl } else { p.tcl };
+        let done = now + latency + burst_time;
+        let r = &mut c.ranks[q.rank as usize];
+        r.rd = r.rd.max(last + p.tccd_s);
+        r.wr = r.wr.max(last + p.tccd_s);
+        let g = &mut c.groups[(q.rank * p.bank_groups + q.group) as usize];
+        g.rd = g.rd.max(last + p.tccd_l);
+        g.wr = g.wr.max(last + p.tccd_l);
+        let b = &mut c.banks[q.bank as usize];
+        if write {
+            // Write to read: tWTR after the write data, in this rank.
+            let r = &mut c.ranks[q.rank as usize];
+            r.rd = r.rd.max(done + p.twtr_s);
+            let g = &mut c.groups[(q.rank * p.bank_groups + q.group) as usize];
+            g.rd = g.rd.max(done + p.twtr_l);
+            b.pre_ready = b.pre_ready.max(done + p.twr);
+        } else {
+            b.pre_ready = b.pre_ready.max(last + p.trtp);
         }
-
-        let mut issued = None;
-        if let Some(i) = column {
-            let q = c.queue.remove(i);
-            let bi = q.bank as usize;
-            c.banks[bi].hits -= 1;
-            let burst_time = q.bursts as Time * p.tburst;
-            let done = now + p.tcl + burst_time;
-            c.bus_free = done;
-            let b = &mut c.banks[bi];
-            if p.page == Page::Closed {
-                // Auto-precharge after the last column command, not before tRAS.
-                let pre = (now + burst_time - p.tburst).max(b.pre_ready);
-                b.row = NO_ROW;
-                b.act_ready = pre + p.trp;
-                b.hits = 0;
-                self.stats.precharges += 1;
-            }
-            let s = &mut self.stats;
-            s.accesses += 1;
-            s.bus_busy_ps += burst_time;
-            match (q.pre, q.act) {
-                (_, false) => s.row_hits += 1,
-                (false, true) => s.row_empty += 1,
-                (true, true) => s.row_conflicts += 1,
-            }
-            issued = Some(Issued { id: q.id, done, queued: (now - q.arrival).saturating_sub(q.prep) });
-            // The bank it served may now precharge for an older miss (no
-            // other bank's row commands change: they ran at this `now`).
-            if let Some(j) = c.queue.iter().position(|r| r.bank == q.bank) {
-                let b = &mut c.banks[bi];
-                Self::row_command(p, b, &mut c.queue[j], &mut self.stats, now);
-                if b.hits == 0 && b.row == c.queue[j].row {
-                    // (an ACT just now, with tRP = 0)
-                    let row = b.row;
-                    b.hits = c.queue.iter().filter(|r| r.bank == q.bank && r.row == row).count() as u32;
-                }
-            }
+        if p.page == Page::Closed {
+            // Auto-precharge after the last column command, when tRAS, tRTP or tWR allow.
+            b.row = NO_ROW;
+            b.act_ready = b.pre_ready + p.trp;
+            self.stats.precharges += 1;
         }
-
-        // When can the next command issue? Per bank with requests: its
-        // hits' column command, else its oldest's PRE or ACT.
-        let mut next = Time::MAX;
-        let col_bus = c.bus_free.saturating_sub(p.tcl);
-        for q in &c.queue {
-            let b = &c.banks[q.bank as usize];
-            let t = if b.hits > 0 {
-                b.col_ready.max(col_bus)
-            } else if b.row != NO_ROW {
-                b.pre_ready
-            } else {
-                b.act_ready
-            };
-            next = next.min(t);
+        c.bus_free = done;
+        c.bus_rank = q.rank;
+        c.bus_write = write;
+        c.cmd_free = now + p.tck;
+        let s = &mut self.stats;
+        s.accesses += 1;
+        s.bus_busy_ps += burst_time;
+        match (q.pre, q.act) {
+            (_, false) => s.row_hits += 1,
+            (false, true) => s.row_empty += 1,
+            (true, true) => s.row_conflicts += 1,
         }
-        let next = (next != Time::MAX).then(|| next.max(now + 1));
-        Step { issued, next }
+        Issued { id: q.id, done, queued: (now - q.arrival).saturating_sub(q.prep) }
     }
 }
 
@@ -759,6 +1062,23 @@ mod tests {
         let d5 = Preset::find("DDR5-4800").unwrap().params();
         assert_eq!((d5.tcl, d5.trcd, d5.trp, d5.tras, d5.tburst), (16_667, 16_250, 16_250, 32_083, 3_333));
         assert!((d5.peak_gbps() - 38.4).abs() < 0.01, "{}", d5.peak_gbps());
+        // The bank-group, activate-window and write timings, in ps.
+        assert_eq!(
+            (d4.tcwl, d4.tccd_s, d4.tccd_l, d4.trrd_s, d4.trrd_l, d4.tfaw, d4.twr, d4.twtr_s, d4.twtr_l, d4.trtp),
+            (10_000, 2_500, 5_000, 2_500, 5_000, 21_250, 15_000, 2_500, 7_500, 7_500)
+        );
+        assert_eq!((d4.bank_groups, d4.banks, d4.tck, d4.trtrs), (4, 16, 625, 625));
+        let d24 = Preset::find("DDR4-2400").unwrap().params();
+        assert_eq!((d24.tcl, d24.trcd, d24.trp, d24.tras, d24.tburst), (14_167, 14_167, 14_167, 32_500, 3_333));
+        assert_eq!((d24.tccd_l, d24.tfaw, d24.twtr_l), (5_000, 21_667, 7_500));
+        assert_eq!(
+            (d5.tcwl, d5.tccd_s, d5.tccd_l, d5.trrd_l, d5.tfaw, d5.twr, d5.twtr_s, d5.twtr_l, d5.trtp),
+            (15_833, 3_333, 5_000, 5_000, 13_333, 30_000, 2_500, 10_000, 7_500)
+        );
+        assert_eq!((d5.bank_groups, d5.banks), (8, 32));
+        for p in &PRESETS {
+            p.params().validate().unwrap();
+        }
     }
 
     #[test]
