@@ -361,8 +361,8 @@ fn four_activates_within_tfaw_delay_the_fifth() {
         }
         let order = drain(&mut d, 0, 0);
         let done: Vec<Time> = order.iter().map(|o| o.1).collect();
-        for b in 0..4 {
-            assert_eq!(done[b], b as Time * q.trrd_s + q.idle_read(), "tfaw {tfaw}: bank {b}");
+        for (b, &t) in done.iter().take(4).enumerate() {
+            assert_eq!(t, b as Time * q.trrd_s + q.idle_read(), "tfaw {tfaw}: bank {b}");
         }
         // At the preset's tFAW the fifth ACT meets the fourth read's column
         // command on the command bus, which goes first: one tCK later.
@@ -606,6 +606,10 @@ fn dram_keys_resolve_with_preset_defaults_and_overrides() {
         (6_000, 30_000, 8_000, 1_000, 11_000, 16_000, 8_000, 7_000)
     );
     assert_eq!(p.tccd_s, preset("DDR4-2400").tccd_s);
+    let s = resolve_ok(&with_memory("model = \"dram\"\nwrite_high = 10", ""));
+    let p = s.memories[0].dram.clone().unwrap();
+    assert_eq!((p.write_queue, p.write_high, p.write_low), (32, 10, 5));
+    assert_eq!((preset("DDR5-4800").write_high, preset("DDR5-4800").write_low), (32, 16));
     // Closed page spreads consecutive lines over the banks unless a mapping is given.
     let s = resolve_ok(&with_memory("model = \"dram\"\npage = \"closed\"", ""));
     assert_eq!(s.memories[0].dram.as_ref().unwrap().mapping, Page::Closed.default_mapping());
@@ -725,7 +729,10 @@ requests = 20000
     completed(&r);
     let (a, b) = (r.memories[0].dram.unwrap(), r.memories[1].dram.unwrap());
     assert_eq!(a.accesses + b.accesses, 20000);
-    assert_eq!(b.row_hits, 0, "closed page has no row hits");
+    // Closed page: an access finds its row open only when it was queued
+    // with another to the same row whose ACT it shares (a read behind a
+    // write, or a write behind a read, of one line).
+    assert!(b.row_hits * 100 < b.accesses, "closed page: {} row hits of {}", b.row_hits, b.accesses);
     assert!(a.row_hits > 0 && a.row_conflicts > 0);
     assert_eq!(digest(two, &[]), digest(two, &[]));
 }

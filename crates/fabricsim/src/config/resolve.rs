@@ -1884,9 +1884,14 @@ impl Builder<'_> {
         apply!(twtr_l, |p: &mut DramParams, v: super::units::Duration| p.twtr_l = v.ps());
         apply!(trtp, |p: &mut DramParams, v: super::units::Duration| p.trtp = v.ps());
         apply!(trtrs, |p: &mut DramParams, v: super::units::Duration| p.trtrs = v.ps());
-        // A write queue set alone drains when full, as the preset's does.
-        if set.iter().any(|(k, _)| *k == "write_queue") && !set.iter().any(|(k, _)| *k == "write_high") {
+        // Watermarks not set follow the write queue as the preset's do: a
+        // drain from full to half.
+        let is_set = |k: &str| set.iter().any(|(s, _)| *s == k);
+        if is_set("write_queue") && !is_set("write_high") {
             p.write_high = p.write_queue;
+        }
+        if (is_set("write_queue") || is_set("write_high")) && !is_set("write_low") {
+            p.write_low = p.write_high / 2;
         }
         let (row, key) = get!(row_size);
         if let Some(row) = row {

@@ -291,10 +291,12 @@ impl Preset {
             trefi: self.trefi,
             channel_queue,
             // A write queue as deep as the read queue, drained when full
-            // down to empty: DRAMsim3's write buffer policy.
+            // (DRAMsim3's trigger) down to half (gem5's default low
+            // watermark, 50 %): a drain to empty ends on a few writes whose
+            // banks serialise them while every read waits.
             write_queue: channel_queue,
             write_high: channel_queue,
-            write_low: 0,
+            write_low: channel_queue / 2,
         }
     }
 }
