@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
     dramsim3::MemorySystem mem(argv[1], argv[4], rd, wr);
     size_t next = 0;
     while (next < tr.size() || reads < nreads) {
-        while (next < tr.size() && tr[next].t <= clk * tck &&
+        while (next < tr.size() && tr[next].t <= clk * tck + 0.5 &&
                mem.WillAcceptTransaction(tr[next].addr, tr[next].w)) {
             if (!tr[next].w) pending[tr[next].addr].push_back(tr[next].t);
             mem.AddTransaction(tr[next].addr, tr[next].w);
@@ -205,22 +205,30 @@ def load_trace(kind, gbps, n, seed):
     return out
 
 
-def write_trace(trace, path):
+def write_trace(trace, path, tck_ps):
+    """Times moved to the nearest clock edge, so DRAMsim3 (which takes
+    requests on its clock) and fabricsim see the same arrivals."""
     with open(path, "w") as f:
         for t, a, w in trace:
-            f.write(f"{t} {a:#x} {'W' if w else 'R'}\n")
+            f.write(f"{round(round(t / tck_ps) * tck_ps)} {a:#x} {'W' if w else 'R'}\n")
 
 
 def run_both(fab, drv, ini, preset, rate, trace, work):
+    tck_ps = 2e6 / rate
     path = os.path.join(work, "trace.txt")
-    write_trace(trace, path)
+    write_trace(trace, path, tck_ps)
     outdir = os.path.join(work, "out")
     os.makedirs(outdir, exist_ok=True)
-    tck_ps = 2e6 / rate
-    d = json.loads(subprocess.run([drv, ini, path, f"{tck_ps:.6f}", outdir], capture_output=True, text=True,
-                                  check=True).stdout.strip().splitlines()[-1])
-    f = json.loads(subprocess.run([fab, path, f'dram="{preset}"', *FABRICSIM_KEYS], capture_output=True, text=True,
-                                  check=True).stdout)
+    d = json.loads(
+        subprocess.run([drv, ini, path, f"{tck_ps:.6f}", outdir], capture_output=True, text=True, check=True)
+        .stdout.strip()
+        .splitlines()[-1]
+    )
+    f = json.loads(
+        subprocess.run(
+            [fab, path, f'dram="{preset}"', *FABRICSIM_KEYS], capture_output=True, text=True, check=True
+        ).stdout
+    )
     return d, f
 
 
@@ -266,15 +274,20 @@ def main():
                     cd.append((load * peak, d["mean_read_ns"], d["gbps"]))
                     cf.append((load * peak, f["mean_read_ns"], f["gbps"]))
                     if a.curves:
-                        print(f"{preset} {kind} offered {load * peak:6.2f} GB/s: DRAMsim3 {d['mean_read_ns']:9.1f} ns "
-                              f"{d['gbps']:6.2f} GB/s | fabricsim {f['mean_read_ns']:9.1f} ns {f['gbps']:6.2f} GB/s",
-                              flush=True)
+                        print(
+                            f"{preset} {kind} offered {load * peak:6.2f} GB/s: DRAMsim3 {d['mean_read_ns']:9.1f} ns "
+                            f"{d['gbps']:6.2f} GB/s | fabricsim {f['mean_read_ns']:9.1f} ns {f['gbps']:6.2f} GB/s",
+                            flush=True,
+                        )
                 sd, sf = max(p[2] for p in cd), max(p[2] for p in cf)
                 rows.append((preset, f"{kind}: saturation (GB/s)", sd, sf))
-                rows.append((preset, f"{kind}: knee (offered GB/s)", knee([p[:2] for p in cd]),
-                             knee([p[:2] for p in cf])))
-        print(f"\n`python3 benchmarks/dramsim3_compare.py --requests {a.requests}` "
-              f"(DRAMsim3 {a.dramsim3}; fabricsim {os.path.relpath(a.fabricsim, ROOT)})\n")
+                rows.append(
+                    (preset, f"{kind}: knee (offered GB/s)", knee([p[:2] for p in cd]), knee([p[:2] for p in cf]))
+                )
+        print(
+            f"\n`python3 benchmarks/dramsim3_compare.py --requests {a.requests}` "
+            f"(DRAMsim3 {a.dramsim3}; fabricsim {os.path.relpath(a.fabricsim, ROOT)})\n"
+        )
         print("| config | measure | DRAMsim3 | fabricsim | difference |")
         print("|---|---|---|---|---|")
         for preset, what, d, f in rows:
