@@ -315,7 +315,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
                 "core, respectively.",
             ),
             a64,
-            Tolerance(0.3),
+            Tolerance(),
             f"Read at {read_ms} ms (the paper gives no period). The loading core spends {share:.0%} of each "
             "period flushing the 1 M lines of the working set (≈ 3.6 ns a line, most of them no longer in the "
             "socket: the broadcast), and then refills from memory the lines that the L3 would otherwise hold.",
@@ -333,7 +333,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
                 "core, respectively.",
             ),
             b64,
-            Tolerance(0.3),
+            Tolerance(),
             f"Read at {read_ms} ms (the paper gives no period). The other core's flushes invalidate the "
             "loader's copies and the socket's L3 copies (a flush acts on every cache of the socket), so the "
             "loader refills from memory; the flushes' own time is not the loader's.",
@@ -348,7 +348,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
                 "10% degradation",
             ),
             b100,
-            Tolerance(0.5),
+            Tolerance(),
             f"Read at {_size(read_ws)} (the paper gives no working set). The refills after each invalidation are "
             "the same work whatever the period; a longer period spreads them over more loads.",
             if_disagrees="With 10 misses in flight the loader refills the L3's share of 64 MB in well under a "
@@ -365,7 +365,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
                 "10% degradation",
             ),
             b10,
-            Tolerance(0.3),
+            Tolerance(),
             f"Read at {_size(read_ws)} (the paper gives no working set). At 10 ms the loader cannot refill a large "
             "working set before the next invalidation, so most of its loads miss to memory.",
         ),

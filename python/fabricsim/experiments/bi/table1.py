@@ -328,7 +328,7 @@ def _paper_machine_rows(data: pd.DataFrame, m224: float) -> list[Row]:
             PAPER_A[(0.1, "opt")],
             T1A,
             opt,
-            Tolerance(0.3),
+            Tolerance(),
             why,
             slow,
         ),
@@ -380,7 +380,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             PAPER_A[(0.1, "opt")],
             T1A,
             a(0.1, "opt"),
-            Tolerance(0.3),
+            Tolerance(),
             delegate,
             f"The machine has {readers} readers, not 223: the delegate's queue is shorter, so a thread waits less "
             "per update and makes more operations; the Little's law estimate above is the comparable number.",
@@ -391,7 +391,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             PAPER_A[(0.1, "non-opt")],
             T1A,
             a(0.1, "non-opt"),
-            Tolerance(0.3),
+            Tolerance(),
             delegate + " Non-opt writes the timing record back (clwb, fence) in "
             f"bi_enter and bi_exit: read {_fmt(a(0.1, 'non-opt', 'read_ns'))} ns vs opt "
             f"{_fmt(a(0.1, 'opt', 'read_ns'))} ns.",
@@ -414,7 +414,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             40 / 14.3,
             T1A,
             r30,
-            Tolerance(0.3),
+            Tolerance(),
             f"Table 1A: 40K / 14.3K = 2.80 (opt {_fmt(a(0.3, 'opt'))}, non-opt {_fmt(a(0.3, 'non-opt'))} ops/s "
             "here). " + delegate.split(";")[0] + ".",
             a_why,
@@ -435,7 +435,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             PAPER_B[("bi", MID)],
             T1B,
             w64 * GHZ,
-            Tolerance(0.5),
+            Tolerance(),
             bwhy,
             "Fewer readers queue at the delegate than the paper's 223; the delegate's service per update is "
             "the simulated path copy's (allocation, the nodes' words, clwb, the root pointer, the frees).",
@@ -446,7 +446,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             PAPER_B[("bi", LARGE)],
             T1B,
             wl * GHZ,
-            Tolerance(0.5),
+            Tolerance(),
             bwhy + " The large tree is 1M nodes with the L2 and L3 at 1/64.",
             "As at 64K: fewer readers queue at the delegate.",
         ),
@@ -483,7 +483,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             PAPER_A[(0.1, "opt")],
             T1A,
             m224,
-            Tolerance(0.3),
+            Tolerance(),
             mva_why,
             f"The simulated delegate serves an update asked in {_fmt(sv)} ns; the paper's 147.5K ops/s at 223 "
             "readers needs ≈ 0.30 µs (§2's sanity check): its delegate is four to five times faster than the model's "
@@ -501,7 +501,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
                 PAPER_B[("bi", n)],
                 T1B,
                 bc("mva224_write_ns", n, 0.1) * GHZ,
-                Tolerance(0.5),
+                Tolerance(),
                 mva_why + f" Service per update asked here: {_fmt(bc('service_ns', n, 0.1))} ns.",
                 "The model's delegate is slower per update than the paper's (see Table 1A's 223-reader row), and "
                 "slower still on the large tree, so 223 readers queue longer and the latency grows with the tree.",
@@ -516,7 +516,6 @@ def compare(data: pd.DataFrame) -> list[Row]:
     )
     for n in (MID, LARGE):
         for u in (0.0, 0.1):
-            tol = 0.3 if n == MID else 0.4
             rows.append(
                 Row(
                     FIG,
@@ -524,7 +523,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
                     PAPER_C[("bi", n, u)],
                     T1C,
                     c[(n, u)],
-                    Tolerance(tol),
+                    Tolerance(),
                     cwhy,
                     "Each level's load is charged one at a time (one miss in flight) at the machine's calibrated "
                     "latencies; the window starts after "
@@ -626,7 +625,7 @@ def _urcu_rows(data: pd.DataFrame) -> list[Row]:
                 PAPER_B[("urcu", n)],
                 T1B,
                 wu,
-                Tolerance(0.5),
+                Tolerance(),
                 "A U-RCU writer takes the tree's lock, copies the path, publishes it and waits in synchronize_rcu "
                 "for every reader's read-side section (coherent machine).",
             ),
@@ -649,7 +648,7 @@ def _urcu_rows(data: pd.DataFrame) -> list[Row]:
                     PAPER_C[("urcu", n, u)],
                     T1C,
                     g("read_ns", n, u, "urcu"),
-                    Tolerance(0.3 if n == MID else 0.4),
+                    Tolerance(),
                     "rcu_read_lock, plain loads down the tree, rcu_read_unlock, on the coherent machine.",
                 )
             )

@@ -61,7 +61,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
                 speed,
                 text(SECTION, f"CORD outperforms SO by over {speed - 1:.0%} on average"),
                 apps.geomean(so_t.values()),
-                Tolerance(0.3),
+                Tolerance(),
                 "SO's Releases wait at the core for every earlier store's ack (a round trip between hosts); "
                 "CORD's core sends the Release at once and the directory orders it.",
                 if_disagrees=SO_GAP,
@@ -96,7 +96,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
                 saving,
                 text(SECTION, f"CORD reduces traffic compared to SO by over {saving:.0%}"),
                 red,
-                Tolerance(0.5),
+                Tolerance(),
                 "SO acks every Relaxed store (a 16 B message per store); CORD acks only Releases but adds "
                 "notification requests and notifications when an epoch writes to several hosts.",
             )
@@ -127,7 +127,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
                 0.59,
                 text(SECTION, "59% less traffic for PR"),
                 pr,
-                Tolerance(0.35),
+                Tolerance(),
                 "PR stores words: SO's 16 B ack per 8 B store is most of a 24 B store message's size.",
             )
         )
@@ -153,7 +153,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
                 mp_traffic,
                 text(SECTION, f"CORD incurs {mp_traffic:.0%} additional traffic on average"),
                 extra,
-                Tolerance(0.6),
+                Tolerance(),
                 "CORD's extra messages over MP: one RelAck per Release, and the notification requests and "
                 "notifications of epochs that write to several hosts.",
                 if_disagrees=MP_TRAFFIC,

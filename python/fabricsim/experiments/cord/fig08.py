@@ -163,7 +163,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
                 paper_store,
                 text(SECTION, f"achieving {paper_store:.0%} lower execution time over {link}"),
                 _at(xs, red, 4096),
-                Tolerance(0.35),
+                Tolerance(),
                 "SO's Release waits at the core for every earlier store's ack: one round trip per Release that "
                 "CORD does not pay; the round trip is a larger share of an epoch when larger stores move its 4 KB "
                 "faster.",
@@ -268,7 +268,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
                 0.20,
                 text(SECTION, "then remains constant at 20% with larger synchronization granularities"),
                 _at(xs, saving, 256 * KIB),
-                Tolerance(0.3),
+                Tolerance(),
                 "With many stores per Release the traffic is the stores; SO adds one ack per store.",
             )
         )
@@ -294,7 +294,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
                 paper_mp,
                 text(SECTION, "20% slower on CXL, < 5% on UPI" if link == "CXL" else "< 5% on UPI"),
                 over,
-                Tolerance(0.5) if link == "CXL" else Predicate("< 5 %", over < 0.05, f"{over:.3f}"),
+                Tolerance() if link == "CXL" else Predicate("< 5 %", over < 0.05, f"{over:.3f}"),
                 "A Release to one host commits only after each other pending host's directory notifies it, and "
                 "that directory notifies only after its own previous Release committed: one host-to-host crossing "
                 "per epoch on the critical path, which MP never waits for.",

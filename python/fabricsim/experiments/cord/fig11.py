@@ -164,7 +164,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             check = Predicate("< 1.5 KB", at8 < ata_dir, f"{at8:g} B")
             source = bound(SECTION, "ATA only consumes < 1.5KB ... at 8 hosts for CXL")
         else:
-            check = Tolerance(0.5)
+            check = Tolerance()
             source = text(SECTION, "~ 1.2KB at 8 hosts for ... UPI")
         rows.append(
             Row(

@@ -60,7 +60,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
                 speed,
                 text(SECTION, f"CORD outperforms SO by over {speed - 1:.0%} on average"),
                 apps.geomean(so_t.values()),
-                Tolerance(0.35),
+                Tolerance(),
                 "Under TSO SO sends each store only after the previous one's ack, a round trip per store; "
                 "CORD sends every store at once and the directories order them, up to 8 unacked per core.",
                 if_disagrees=TSO_GAP,
@@ -91,7 +91,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
                 extra,
                 text(SECTION, f"inflates SO traffic by {extra:.0%}"),
                 more,
-                Tolerance(1.0),
+                Tolerance(),
                 "The acks cost the same under both; the difference is CORD's notifications.",
                 if_disagrees=NOTI_TRAFFIC,
             )
@@ -116,7 +116,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
                 pr_mp,
                 text(SECTION, f"for PR, MP incurs only {pr_mp:.0%} of the traffic incurred by CORD"),
                 float(mp_b["PR"]),
-                Tolerance(0.5),
+                Tolerance(),
                 "PR's word stores: under TSO CORD acks each and sends notifications for each to the other "
                 "pending directories (fanout 7); MP sends the stores alone.",
                 if_disagrees=NOTI_TRAFFIC,

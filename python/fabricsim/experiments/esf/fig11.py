@@ -165,7 +165,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
                     "latency in tree and chain",
                 ),
                 ring_max / max_latency(data, kind),
-                Tolerance(0.3),
+                Tolerance(),
                 "The ring's second cut link halves the load on each bridge, so the worst queue is much shorter.",
                 "the split chain's worst class suffers the parking-lot unfairness along seven merges (see the "
                 "row above), which the ring's shorter paths to its two cut links avoid; so the ring's gain over "

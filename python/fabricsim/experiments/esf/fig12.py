@@ -130,7 +130,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
                 paper,
                 text(SECTION, QUOTE_OVERHEAD),
                 _overhead(data, kind),
-                Tolerance(0.5),
+                Tolerance(),
                 "Longer routes still merge with other flows on their way to the bisection and wait at each "
                 "round-robin merge.",
                 "with split placement every tree route crosses the root, so there is one hop class and no "

@@ -110,7 +110,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             0.5,
             text(SECTION, single),
             _at(data, "full", 0.0, "1:0", util),
-            Tolerance(0.05),
+            Tolerance(),
             ONE_WAY,
         ),
         Row(
@@ -119,7 +119,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             0.5,
             text(SECTION, single),
             _at(data, "full", 0.0, "0:1", util),
-            Tolerance(0.05),
+            Tolerance(),
             ONE_WAY,
         ),
         Row(

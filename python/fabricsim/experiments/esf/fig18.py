@@ -144,7 +144,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
                     paper,
                     text(SECTION, QUOTE[kind]),
                     _geomean(d[col]),
-                    Tolerance(0.25),
+                    Tolerance(),
                     WHY[kind],
                     IF_DISAGREES,
                 )

@@ -175,7 +175,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             0.09,
             text(SECTION, "When the mix degree increases by 0.1, the overall bandwidth can be improved by 9%"),
             slope_per_tenth(data),
-            Tolerance(0.5),
+            Tolerance(),
             "Each 0.1 of mix degree moves about a tenth of the traffic's data to the bus's other direction.",
             "with a memory-bound replay the bus is saturated at every mix, so each 0.1 of mix degree adds close "
             "to the header arithmetic's full gain; the paper's silo windows include phases that are not "

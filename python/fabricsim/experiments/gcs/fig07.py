@@ -126,7 +126,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             31.2,
             text("§5.1", "achieving 31.2 Mops throughput at 8 blades"),
             g["Y_C"][top],
-            Tolerance(0.3),
+            Tolerance(),
             "Read locks of hot buckets stay cached at every blade (locality) and need no queue: each GET is "
             "a local lock call and release (≈ 2.2 µs a thread).",
         ),
@@ -149,7 +149,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             331.0,
             text("§5.1", "331× higher compared to the layered pthread_rwlock design"),
             g["Y_C"][top] / p["Y_C"][top],
-            Tolerance(0.5),
+            Tolerance(),
             "pthread writes its lock word even for a read lock, so every GET moves the word's page in M "
             "between blades, twice (lock and unlock).",
             why_ratio,
@@ -160,7 +160,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             19.0,
             text("§5.1", "higher absolute throughput — 19× and 22× for Y_A and Y_W"),
             g["Y_A"][top] / p["Y_A"][top],
-            Tolerance(0.5),
+            Tolerance(),
             "Updates invalidate for both; pthread adds the lock word's transfers and its sleepers' wake-ups.",
             "the ratio rests on how pthread degrades under contention on hot buckets (sleep and wake-up round "
             "trips on top of the word's two page transfers an operation); see the notes on its unfairness.",
@@ -171,7 +171,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             22.0,
             text("§5.1", "higher absolute throughput — 19× and 22× for Y_A and Y_W"),
             g["Y_W"][top] / p["Y_W"][top],
-            Tolerance(0.5),
+            Tolerance(),
             "Every operation is a write lock: GCS hands each hot bucket from blade to blade with its record "
             "in one transaction, pthread needs the word's page, then the record's page, then the word's again.",
             "as for Y_A: the ratio rests on the modelled pthread's behaviour under contention.",

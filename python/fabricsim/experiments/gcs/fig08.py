@@ -69,7 +69,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             11.0,
             text("Fig 8 caption", "Without the locality optimization, GCS reader lock throughput drops by ~11×"),
             rg[top] / rl[top],
-            Tolerance(0.3),
+            Tolerance(),
             "Without locality each acquisition asks the switch, which reads the region from the memory blade "
             "(two network round trips), and the release gives the line up.",
             "the release here is asynchronous (a PutS the thread does not wait for), so a thread's loop "
@@ -82,7 +82,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             9.0,
             text("Fig 8 caption", "while latency increases by ~9×"),
             lat_rl[top] / lat_rg[top],
-            Tolerance(0.3),
+            Tolerance(),
             "A local grant (the controller's 1 µs) against a miss through the switch to the memory blade "
             "and back (≈ 12 µs).",
         ),
@@ -107,7 +107,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             0.3,
             text("§5.2", "GCS maintains a constant writer lock throughput (~0.3 Mops) regardless of contention"),
             wg[top],
-            Tolerance(0.3),
+            Tolerance(),
             "Per lock one writer at a time: a hand-off is the holder's release, its transfer through the "
             "switch (approved when no forwarded request is in flight) and the grant with the region.",
             "a hand-off here is one transaction of ≈ 5.3 µs (two 2 µs hops, the switch, the controller) "
@@ -169,7 +169,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             70.0,
             text("Fig 8 caption", "latency increases by 54% − 85% across all configurations (except with 1 blade)"),
             100 * (lat_wn[top] / lat_wg[top] - 1),
-            Tolerance(0.25),
+            Tolerance(),
             "Each hand-off is the lock's transaction then the page's, and a waiter waits for every hand-off "
             "ahead of it. The paper's range is 54–85 %; the row compares with its middle, 70 %.",
             "the page's hand-off costs about as much as the lock's here, so the wait about doubles (+100 %); "
@@ -182,7 +182,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             1.0,
             text("§5.2", "locality optimization has no effect on writer-writer contentions"),
             wl[top] / wg[top],
-            Tolerance(0.1),
+            Tolerance(),
             "Another blade's writer takes the lock and its data after every acquisition, so nothing stays "
             "cached to be reused.",
         ),

@@ -105,7 +105,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             78.0,
             text("§5.2", "71% − 85% lower average latency"),
             cut[top],
-            Tolerance(0.1),
+            Tolerance(),
             "The same two transactions against one, seen by a waiter for every hand-off ahead of it. The "
             "paper's range is 71–85 %; the row compares with its middle.",
             "halving the transactions halves the wait (≈ 50 %); the paper's cut needs the page transfer to "

@@ -111,7 +111,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             100.0,
             text(SECTION, "efficient enough to saturate a 100 Gb/s network link even with 64 B granularity"),
             un[sizes[0]],
-            Tolerance(0.15),
+            Tolerance(),
             "Up to 256 reads in flight cover the 0.5 µs round trip; each 64 B line comes back in an 80 B "
             "completion on the 16 GB/s I/O bus (102 Gb/s of data).",
         ),
@@ -121,7 +121,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             2.0,
             text("§3", "This limits throughput to roughly 2 million ordered reads per second"),
             mops["nic"][sizes[0]],
-            Tolerance(0.3),
+            Tolerance(),
             "Each line waits for the previous one's completion: two 200 ns crossings of the I/O bus, the root "
             "complex (17 ns) and an L2 miss to DRAM (7 + 75 ns).",
         ),
@@ -131,7 +131,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             10.0,
             text("§3", "which is ≈ 100 ns per read. This improves throughput by 5× to 10 Mops/s"),
             mops["rc"][sizes[0]],
-            Tolerance(0.3),
+            Tolerance(),
             "The NIC pipelines; the RLSQ reads the next line only after the previous acquire's data returned: "
             "an L2 miss to DRAM (7 + 75 ns) and the on-die links to and from the host.",
         ),
@@ -141,7 +141,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             5.0,
             text("§3", "This improves throughput by 5×"),
             mops["rc"][sizes[0]] / mops["nic"][sizes[0]],
-            Tolerance(0.3),
+            Tolerance(),
             "The I/O bus's round trip (≈ 0.4 µs) leaves the serialized path; the memory access stays on it.",
         ),
     ]

@@ -140,7 +140,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             29.1,
             text(SECTION, "substantially improving performance by 29.1"),
             a["rc"][small] / a["nic"][small],
-            Tolerance(0.3),
+            Tolerance(),
             "The NIC waits a round trip of the I/O bus for every line; the RLSQ serializes only its accesses "
             "to the host's L2 (7 ns and 4 ns of on-die links a line), and the NIC pipelines the rest.",
         ),
@@ -150,7 +150,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             50.9,
             text(SECTION, "making it 50.9"),
             a["rc-opt"][small] / a["nic"][small],
-            Tolerance(0.3),
+            Tolerance(),
             "RC-opt reads every line of a batch at once and completes them in order: a batch costs the NIC's "
             "issue of its 300 reads (3 ns each), one round trip and the 1 µs gap.",
         ),
@@ -160,7 +160,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             440.0,
             text(SECTION, "results in a 440 ns synchronous stall"),
             nic_line_ns,
-            Tolerance(0.1),
+            Tolerance(),
             "Two 200 ns crossings of the I/O bus, the root complex's 17 ns, the L2 hit and the issue and "
             "serialization of the request and its completion (plus the batch gap spread over 300 lines).",
         ),
@@ -224,7 +224,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             100.0,
             text(SECTION, "approaching the 100 Gb/s link that modern NICs support"),
             c["rc-opt"][small],
-            Tolerance(0.2),
+            Tolerance(),
             "With 16 QPs the I/O bus is the limit: an 80 B completion per 64 B line at 16 GB/s is 102 Gb/s "
             "of line data.",
         ),

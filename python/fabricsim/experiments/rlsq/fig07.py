@@ -75,7 +75,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             1.6,
             text("Fig 7 caption (hardware)", "including a 1.6× gain over FaRM for 64 B objects"),
             s["single_read"][small] / s["farm"][small],
-            Tolerance(0.25),
+            Tolerance(),
             "Both read 2 lines with one READ per GET; FaRM's client also copies the item out (at "
             f"{COPY_RATE}) before its next READ.",
             "at 64 B the copy takes 6.4 ns against a ≈ 0.45 µs READ, so FaRM is as fast as Single Read; the "

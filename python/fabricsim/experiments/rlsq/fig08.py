@@ -58,7 +58,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             2.0,
             text(SECTION, "about double the throughput with small items"),
             ratio[sizes[0]],
-            Tolerance(0.25),
+            Tolerance(),
             "A small GET is one round trip of the I/O bus per READ: Validation's READ2 waits for READ1, "
             "Single Read has no READ2.",
         ),

@@ -104,7 +104,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             167.0,
             text(SECTION, "read throughput to the CPU drops by up to 167"),
             drop[sizes[-1]],
-            Tolerance(0.3),
+            Tolerance(),
             "The shared queue's head is a read for the busy device; A's reads behind it leave only as fast as the "
             "device drains B's, one per 100 ns, and A's refused reads take turns with B's for the places that free.",
             "here A gets about every other freed place (B's and A's refused reads are invited oldest first), so "

@@ -113,7 +113,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             100.0,
             text("§1", "a simple, fence-free MMIO transmit path that delivers line-rate throughput"),
             rob[small],
-            Tolerance(0.15),
+            Tolerance(),
             "No stall: a write leaves every 1 ns and the 16 GB/s I/O bus, an 80 B posted write per 64 B line, "
             "is the limit (102 Gb/s); 16 credits cover the ≈ 64 ns the root complex takes to answer.",
         ),
@@ -137,7 +137,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             5.0,
             text("§3", "capping the achievable throughput for 64-byte packets at ≈ 5 Gb/s"),
             fence[small],
-            Tolerance(0.3),
+            Tolerance(),
             "Each message waits for the root complex's answer to its last write: 2 ns to the root complex, "
             "its 60 ns, 2 ns back, and the store and fence issue.",
             "the simulated sfence waits 64 ns for Table 3's root complex (71 ns a 64 B message); the paper's "
@@ -159,7 +159,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             89.5,
             text("§2.2 (Fig 4, hardware)", "even with packet sizes as large as 512 bytes, reduced throughput by 89.5%"),
             100 * drop,
-            Tolerance(0.25),
+            Tolerance(),
             "Fig 4's drop is the hardware's; Fig 10 repeats the experiment in simulation with Table 3's 60 ns "
             "root complex.",
             "the simulated sfence waits only for the root complex's 60 ns answer (64 ns a message) against "
