@@ -146,8 +146,6 @@ def test_a_predicate_over_one_distinct_point_is_refused():
     with pytest.raises(TooFewPoints):
         monotone([1], [3.0])
     with pytest.raises(TooFewPoints):
-        at_limit([4], [2.0], [2.0], 0.1)
-    with pytest.raises(TooFewPoints):
         ordering({"a": 1.0})
 
 

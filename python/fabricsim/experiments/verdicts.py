@@ -450,7 +450,8 @@ def at_limit(
 ) -> Predicate:
     """A limit the paper says is reached at every x (such as 'limited to one port', 'N x'): at every
     point at least ``limit·(1-tol)`` and, being a limit, at most ``limit·(1+over)``."""
-    invalid = _invalid(ys, f"{what + ' ' if what else ''}at its limit at every x", xs=xs)
+    # A limit at one point is a value against a bound, not a trend: one point is enough.
+    invalid = _invalid(ys, f"{what + ' ' if what else ''}at its limit at every x", at_least=1, xs=xs)
     if invalid:
         return invalid
     bad = [x for x, y, lim in zip(xs, ys, limits) if not (lim * (1 - tol) <= y <= lim * (1 + over))]
