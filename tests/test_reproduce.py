@@ -243,7 +243,7 @@ def test_every_figure_has_a_mutant_and_every_row_a_source_and_explanation(db):
 MUTANTS = [(e, m) for e in discover() for m in e.mutants]
 
 
-@pytest.mark.parametrize("exp,mutant", MUTANTS, ids=[f"{e.figure}-{m.name}" for e, m in MUTANTS])
+@pytest.mark.parametrize("exp,mutant", MUTANTS, ids=[f"{e.seed}-{e.figure}-{m.name}" for e, m in MUTANTS])
 def test_reproduction_mutant_turns_its_rows_to_disagrees(db, exp, mutant):
     before = _verdicts(exp, _data(exp, db))
     after = _verdicts(exp, mutant.remap(_data(exp, db, mutant)))
