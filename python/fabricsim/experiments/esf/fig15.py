@@ -18,7 +18,7 @@ from ...sweeps import Sweep, build
 from .. import Experiment
 from ..plots import figure_legend
 from ..variants import Choice, Mutant, Variant
-from ..verdicts import Predicate, Row, flat, greater, text
+from ..verdicts import Predicate, Row, all_of, greater, text
 from . import fig14
 
 FIG = "ESF Fig 15"
@@ -114,10 +114,10 @@ def _v(data, n, col):
 
 FEWER = "One BISnp clears up to `length` contiguous entries, so fewer requests find the filter full and wait."
 PER_LINE = (
-    "Measured: bandwidth rises with every length. fabricsim charges a BISnp one requester cache access per "
-    "line and carries dirty lines in BIRsp, but a 12 ns access per line is small beside the ~260 ns a request "
-    "waits for a BISnp round trip, and the x16 bus is far from full (the x4 alternative does not change it "
-    "either), so neither of the paper's costs of long blocks undoes the fewer waits. "
+    "Measured: bandwidth rises and latency falls with every length. fabricsim charges a BISnp one requester "
+    "cache access per line and carries dirty lines in BIRsp, but a 12 ns access per line is small beside the "
+    "~260 ns a request waits for a BISnp round trip, and the x16 bus is far from full (the x4 alternative does "
+    "not change it either), so neither of the paper's costs of long blocks undoes the fewer waits. "
     "The wait for invalidation alone does match the paper's "
     "shape in the default run (see the data: bi_wait_vs_1): lowest at length 2, higher again at 3 and 4, "
     "as longer blocks delay the requests that reach the filter while their BISnp is out."
@@ -126,7 +126,8 @@ PER_LINE = (
 
 def compare(data: pd.DataFrame) -> list[Row]:
     bw = [_v(data, n, "bandwidth_vs_1") for n in LENGTHS]
-    best = LENGTHS[max(range(len(LENGTHS)), key=lambda i: bw[i])]
+    # "length 2 is the best" is not stated apart: it follows from the length-2 rows and the row on lengths
+    # 3 and 4, which count the same measurements once.
     return [
         Row(
             FIG,
@@ -148,34 +149,50 @@ def compare(data: pd.DataFrame) -> list[Row]:
         ),
         Row(
             FIG,
-            "length 2 invalidation wait ÷ length 1",
+            "lengths 2-4 invalidation wait ÷ length 1",
             None,
             text(
                 SECTION,
-                "subsequent coherent requests no longer need to wait on BISnp, reducing the average waiting time",
+                "When the InvBlk length is larger than one, a single BISnp request can clear more than one entry. "
+                "As a result, subsequent coherent requests no longer need to wait on BISnp, reducing the average "
+                "waiting time",
             ),
-            _v(data, 2, "bi_wait_vs_1"),
-            greater(1.0, _v(data, 2, "bi_wait_vs_1"), "1", "length 2 ÷ length 1"),
+            max(_v(data, n, "bi_wait_vs_1") for n in LENGTHS[1:]),
+            all_of(
+                "the average wait for invalidation is below length 1's at every length larger than one",
+                {
+                    f"length {n}": greater(1.0, _v(data, n, "bi_wait_vs_1"), "1", f"length {n} ÷ length 1")
+                    for n in LENGTHS[1:]
+                },
+            ),
             FEWER,
         ),
         Row(
             FIG,
-            "length 2 has the highest bandwidth",
-            None,
-            text(SECTION, "When two lines are cleared in one BISnp ... the increase of bandwidth"),
-            float(best),
-            Predicate("the best length is 2", best == 2, f"bandwidth ÷ length 1: {', '.join(f'{b:.2f}' for b in bw)}"),
-            "Long blocks cost per-line cache accesses at the requester and BIRsp bandwidth, which outweigh "
-            "the fewer waits beyond 2 lines (the paper's explanation).",
-            if_disagrees=PER_LINE,
-        ),
-        Row(
-            FIG,
-            "lengths 3 and 4 no better than 1 (bandwidth)",
+            "lengths 3 and 4 no better than 1 (bandwidth and latency)",
             None,
             text(SECTION, "the performance of larger InvBlk length shows no improvement compared to length=1"),
             max(bw[2], bw[3]),
-            flat([1, 3, 4], [bw[0], bw[2], bw[3]], 0.05, "bandwidth at lengths 1, 3, 4"),
+            all_of(
+                "bandwidth at lengths 3 and 4 at most 1.02 x length 1's and latency at least 0.98 x (an improvement "
+                "is the 2 % the length-2 rows ask for)",
+                {
+                    **{
+                        f"bandwidth {n}": Predicate(
+                            f"length {n} bandwidth ÷ length 1 ≤ 1.02", bw[n - 1] <= 1.02, f"{bw[n - 1]:.3f}"
+                        )
+                        for n in (3, 4)
+                    },
+                    **{
+                        f"latency {n}": Predicate(
+                            f"length {n} latency ÷ length 1 ≥ 0.98",
+                            _v(data, n, "latency_vs_1") >= 0.98,
+                            f"{_v(data, n, 'latency_vs_1'):.3f}",
+                        )
+                        for n in (3, 4)
+                    },
+                },
+            ),
             "Beyond 2 lines the costs of a long block cancel the fewer waits (the paper's explanation).",
             if_disagrees=PER_LINE,
         ),
@@ -190,7 +207,7 @@ MUTANTS = [
         flips=[
             "length 2 bandwidth ÷ length 1",
             "length 2 latency ÷ length 1",
-            "length 2 invalidation wait ÷ length 1",
+            "lengths 2-4 invalidation wait ÷ length 1",
         ],
     ),
 ]
