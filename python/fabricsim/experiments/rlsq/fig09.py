@@ -18,7 +18,7 @@ from ...sweeps import Sweep, build
 from .. import Experiment
 from ..plots import figure_legend
 from ..variants import Choice, Mutant, Variant
-from ..verdicts import Predicate, Row, Tolerance, all_of, greater, text
+from ..verdicts import Row, Tolerance, all_of, between, greater, text
 from . import system
 
 FIG = "RLSQ Fig 9"
@@ -102,7 +102,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             FIG,
             "P2P-noVOQ: the CPU flow's drop at 8192 B (×)",
             167.0,
-            text(SECTION, "read throughput to the CPU drops by up to 167"),
+            text(SECTION, "read throughput to the CPU drops by up to 167× for 8192 B objects compared to the baseline"),
             drop[sizes[-1]],
             Tolerance(),
             "The shared queue's head is a read for the busy device; A's reads behind it leave only as fast as the "
@@ -118,14 +118,10 @@ def compare(data: pd.DataFrame) -> list[Row]:
             None,
             text(SECTION, "the high-speed CPU flow is throttled to match the drain rate of the slow P2P flow"),
             s["shared"][sizes[-1]],
+            # "to match": at most the device's rate, and not below half of it (the report's 2x magnitude rule)
             all_of(
-                f"A's line data at most the device's {DEVICE_GBPS:.2f} Gb/s (+5 %) at every size",
-                {
-                    f"{x} B": Predicate(
-                        "≤ the device's rate", s["shared"][x] <= DEVICE_GBPS * 1.05, f"{s['shared'][x]:.2f} Gb/s"
-                    )
-                    for x in sizes
-                },
+                f"A's line data from half to 1.05 × the device's {DEVICE_GBPS:.2f} Gb/s at every size",
+                {f"{x} B": between(s["shared"][x], DEVICE_GBPS / 2, DEVICE_GBPS * 1.05, "A's Gb/s") for x in sizes},
             ),
             "Only the head of a shared queue may leave: a read for the busy device holds every read behind it.",
         ),
