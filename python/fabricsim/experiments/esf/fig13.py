@@ -225,6 +225,7 @@ CHOICES = [
         "1024 each",
         [Variant("window 256", "256 each", set={"workload.window": 256})],
     ),
+    fig10.REQUEST_SIZE,
 ]
 
 EXPERIMENT = Experiment(

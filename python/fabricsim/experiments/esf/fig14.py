@@ -32,7 +32,8 @@ The system is examples/esf_dcoh.toml: the DCOH protocol (agents/cxl/dcoh.rs),
 the same code `fabricsim check examples/check/dcoh.toml` proves, timed.
 Modelling choices (the paper gives the ratios, not the sizes):
 - Footprint 640 KiB (10 240 lines), hot set its first 10 %; the requester's
-  cache 128 KiB (20 %), 8-way LRU, 16 requests in flight (its request queue),
+  cache 128 KiB (20 %), 8-way LRU, 16 requests in flight (its request queue; the seed's
+  other requesters keep 1024 outstanding: a robustness alternative),
   one request per 10 ns (Table III's requester process), 12 ns hits.
 - 4 memory devices, lines interleaved over them, each with a fully
   associative snoop filter of 512 entries: together as large as the cache
@@ -280,6 +281,17 @@ CHOICES = [
                 "4KiB-interleave",
                 "4 KiB pages interleaved over the devices instead of lines",
                 set={"protocol.interleave": "4KiB"},
+            )
+        ],
+    ),
+    Choice(
+        "requests in flight",
+        "16 in flight (the cache's MSHRs)",
+        [
+            Variant(
+                "1024 in flight",
+                "1024 MSHRs: the 1024 outstanding requests of the seed's other requesters (Figs 7, 10-13, 16-20)",
+                set={"protocol.cache.mshrs": 1024},
             )
         ],
     ),

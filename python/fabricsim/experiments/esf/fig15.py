@@ -229,6 +229,17 @@ CHOICES = [
             )
         ],
     ),
+    Choice(
+        "requests in flight",
+        "16 in flight per requester (the cache's MSHRs)",
+        [
+            Variant(
+                "1024 in flight",
+                "1024 MSHRs: the 1024 outstanding requests of the seed's other requesters (Figs 7, 10-13, 16-20)",
+                set={"protocol.cache.mshrs": 1024},
+            )
+        ],
+    ),
 ]
 
 EXPERIMENT = Experiment(

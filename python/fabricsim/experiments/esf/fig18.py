@@ -210,6 +210,7 @@ CHOICES = [
         "1024 (as Figs 10-12)",
         [Variant("window 64", "64 outstanding: a latency-bound replay", set={"workload.window": 64})],
     ),
+    fig10.REQUEST_SIZE,
 ]
 
 EXPERIMENT = Experiment(
