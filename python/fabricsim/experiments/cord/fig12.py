@@ -157,8 +157,9 @@ def compare(data: pd.DataFrame) -> list[Row]:
 UNACKED = (
     "Measured: on CXL ATA's cores hold 5 unacked Releases with 2 hosts and 11 with 8: with fanout 7 each "
     "Release waits for notifications from 6 other hosts' directories, one crossing each way, so it stays "
-    "unacked longer than at fanout 1 (2 hosts); on UPI the crossing is short and the count goes from 3 to 4. With 2 hosts a core writes one directory "
-    "(one store counter), so the unacked table is more than half its storage there."
+    "unacked longer than at fanout 1 (2 hosts); on UPI the crossing is short and the count goes from 3 to 4. "
+    "With 2 hosts a core writes one directory (one store counter), so the unacked table is more than half its "
+    "storage there."
 )
 
 COUNTERS = (
