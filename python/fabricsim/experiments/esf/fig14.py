@@ -258,7 +258,9 @@ MUTANTS = [
         "uniform traffic (hot probability = hot fraction): no hot lines for FIFO to evict, the newest entry "
         "is the line just fetched",
         set={"workload.hot_probability": 0.1},
-        flips=["LIFO bandwidth ÷ FIFO", "LIFO latency ÷ FIFO", "LIFO invalidations ÷ FIFO"],
+        # the three LIFO rows turn to the other sign under it too, but they already disagree without it
+        # (their direction holds, their magnitude is 2-3x the paper's)
+        flips=["LFI invalidations ÷ FIFO", "LFI slightly worse than LIFO"],
     ),
 ]
 

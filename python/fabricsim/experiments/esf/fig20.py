@@ -200,10 +200,8 @@ MUTANTS = [
         "half-duplex-everywhere",
         "the 'full-duplex' bus is half duplex too: the second direction is gone",
         set={"link[0].duplex": "half"},
-        flips=[
-            "(a) full-duplex speed-up rises with the mix degree",
-            "(b) silo: bandwidth rises with the mix degree",
-        ],
+        # (a) disagrees without it as well (silo's speed-up a hair below redis's): not named
+        flips=["(b) silo: bandwidth rises with the mix degree"],
     ),
 ]
 
