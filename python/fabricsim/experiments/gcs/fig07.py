@@ -41,7 +41,9 @@ GETs of the run at 8 blades). (The steady-state window the other figures use clo
 the first thread is done; the layered lock lets a blade's own threads
 re-take a hot bucket while other blades' threads sleep, so its window
 shows the lucky threads only: 4.2 Mops on Y_W at 8 blades in the window,
-0.12 Mops over the run.)
+0.12 Mops over the run.) The paper does not say which it measured: the
+window is this figure's declared alternative (a Choice), and the report
+shows which verdicts change with it.
 
 pthread_rwlock (glibc's reader-writer lock, reduced): every rdlock,
 wrlock and unlock is a read-modify-write of the lock word, which sits on a
