@@ -295,7 +295,8 @@ MUTANTS = [
         "RC's runs order at the NIC instead (stop and wait per line)",
         set={"protocol.pcie.variant": "nic"},
         when=lambda labels: labels.get("variant") == "rc",
-        flips=["(a) RC's GET throughput ÷ NIC's, 64 B, 1 QP", "(b) NIC ordering never catches up with RC"],
+        # (a)'s RC ÷ NIC (29.1×) already disagrees on the default system (see its row)
+        flips=["(b) NIC ordering never catches up with RC"],
     ),
 ]
 
