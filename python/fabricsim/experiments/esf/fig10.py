@@ -23,7 +23,9 @@ from ..plots import figure_legend, paper_line
 from ..variants import Choice, Mutant, Variant
 from ..verdicts import Row, all_of, approaches, at_limit, bound, flat, greater, ordering, proportional, text
 
-PORT_GBPS = 64.0
+#: One switch port: PCIe 5.0 x16 after 128b/130b encoding (GB/s per direction), the seed's one link, as in the
+#: validation system (Figs 7, 8) and the bus of Figs 15-17 and 20.
+PORT_GBPS = 32e9 * 16 * 128 / 130 / 8 / 1e9
 TOPOLOGIES = ["chain", "tree", "ring", "spine_leaf", "fully_connected"]
 LABELS = {
     "chain": "Chain",
@@ -50,8 +52,11 @@ Modelling choices (the paper's Fig 9 gives the shapes but not their sizes):
   on ports in leaf switches"); fully-connected: 2N switches, one endpoint each
   ("each pair of devices can communicate directly"). Ring and spine-leaf start
   at scale 8.
-- Every link (the switch port) is 64 GB/s per direction; memories have no media
-  bandwidth limit (the fabric is what is measured); read-only random requests
+- Every link (the switch port) is PCIe 5.0 x16, 63.0 GB/s per direction (the seed's
+  one link: the validation system's port, the bus of Figs 15-17 and 20); memories have no media
+  bandwidth limit (the fabric is what is measured; the seed's common memory, a DDR5-4800
+  DIMM of about 38 GB/s as in Figs 7 and 8, is below a port and is the alternative in the
+  robustness table of Figs 10-13, 16-18 and 20); read-only random requests
   (a 64 B line; read requests are header-only packets of 0 B, header overhead 0, so
   the data direction is what is measured: Figs 7, 8 and 20 use 16 B, the seed's common
   value, which is the alternative in the robustness table of Figs 10-13 and 18),
@@ -112,7 +117,7 @@ def base(kind: str, n: int, per_pair: int) -> dict:
             "attach": "split",
         },
         "defaults": {
-            "link": {"bandwidth": f"{PORT_GBPS:g}GB/s"},
+            "link": {"bandwidth": "PCIe5x16"},
             "memory": {"bandwidth": "inf", "queue": 4096},
         },
         "workload": {
@@ -427,6 +432,26 @@ REQUEST_SIZE = Choice(
     ],
 )
 
+
+def _dram_memories(cfg: dict, labels) -> None:
+    cfg["defaults"]["memory"] = {"model": "dram", "dram": "DDR5-4800", "latency": "40ns", "queue": 4096}
+
+
+#: The fabric figures' memories have no media limit, so the fabric is what they measure (Sec. V-A normalises to
+#: a port, and Fig 10's N x needs memories faster than a port); the seed's common memory, the validation
+#: system's DDR5-4800 DIMM (Figs 7, 8), is the alternative of every figure on these systems and of Figs 16-20.
+MEMORY = Choice(
+    "memory endpoints",
+    "no media bandwidth limit (the fabric is measured)",
+    [
+        Variant(
+            "DDR5-4800",
+            "each memory one DDR5-4800 DIMM, the validation system's (Figs 7, 8): about 38 GB/s, below a port",
+            edit=_dram_memories,
+        )
+    ],
+)
+
 CHOICES = [
     Choice(
         "endpoint placement",
@@ -463,6 +488,7 @@ CHOICES = [
         [Variant("adaptive", "next hop with the most free credit", set={"fabric.routing": "adaptive"})],
     ),
     REQUEST_SIZE,
+    MEMORY,
     WINDOW,
 ]
 

@@ -27,7 +27,7 @@ SECTION = "Sec. V-A"
 FIG = "ESF Fig 11"
 
 NOTES = f"""\
-Systems: the Fig 10 systems at scale 16 (N = {N} requesters and {N} memories; every link 64 GB/s per
+Systems: the Fig 10 systems at scale 16 (N = {N} requesters and {N} memories; every link PCIe 5.0 x16, 63.0 GB/s per
 direction; read-only uniform random requests, closed loop with 1024 outstanding per requester; requesters
 on the first half of the edge switches, memories on the second, `attach = "split"`). One parameter set for
 Figs 10, 11 and 12; see Fig 10's notes for the shapes and why.
@@ -289,6 +289,7 @@ CHOICES = [
     fig10.WINDOW,
     fig10.SWITCH_QUEUEING,
     fig10.REQUEST_SIZE,
+    fig10.MEMORY,
 ]
 
 EXPERIMENT = Experiment(

@@ -22,7 +22,7 @@ from .. import Experiment
 from ..plots import figure_legend, paper_line
 from ..variants import Choice, Mutant, Variant
 from ..verdicts import Row, Tolerance, monotone, rises_overall, text
-from . import duplex
+from . import duplex, fig10
 
 SECTION = "Sec. V-E"
 APPS = list(traces.APPS)
@@ -216,6 +216,7 @@ CHOICES = [
         "1024",
         [Variant("window 64", "64 outstanding: a latency-bound replay", set={"workload.window": 64})],
     ),
+    fig10.MEMORY,
 ]
 
 EXPERIMENT = Experiment(
