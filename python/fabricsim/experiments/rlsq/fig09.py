@@ -27,8 +27,8 @@ CONFIGS = ["baseline", "voq", "shared"]
 LABEL = {"baseline": "RC-opt (baseline)", "voq": "P2P-VOQ", "shared": "P2P-noVOQ"}
 SIZES = [64, 128, 256, 512, 1024, 2048, 4096, 8192]
 QUICK_SIZES = [64, 1024, 8192]
-#: the P2P device's 100 ns per read, as line data (Gb/s)
-DEVICE_GBPS = 64 * 8 / 100
+#: the P2P device's time per read (ns) unless a point sets another
+DEVICE_NS = 100.0
 
 NOTES = (
     system.p2p.__doc__
@@ -66,8 +66,11 @@ def sweep(quick: bool) -> Sweep:
 def analyze(df: pd.DataFrame) -> pd.DataFrame:
     d = df.copy()
     d["cpu_gbps"] = d["a_lines"] * 64 * 8 / d["a_finished_ns"]
+    # the device's drain rate as line data (Gb/s), from the time per read the point ran with
+    ns = d.get("protocol.pcie.p2p_latency", pd.Series([None] * len(d), index=d.index))
+    d["device_gbps"] = [64 * 8 / (DEVICE_NS if pd.isna(t) else float(str(t).removesuffix("ns"))) for t in ns]
     d = d.sort_values(["config", "object_bytes"])
-    return d[["config", "object_bytes", "a_lines", "a_finished_ns", "cpu_gbps"]].reset_index(drop=True)
+    return d[["config", "object_bytes", "a_lines", "a_finished_ns", "cpu_gbps", "device_gbps"]].reset_index(drop=True)
 
 
 def plot(data: pd.DataFrame, fig) -> None:
@@ -97,6 +100,8 @@ def compare(data: pd.DataFrame) -> list[Row]:
     }
     sizes = sorted(s["baseline"])
     drop = {x: s["baseline"][x] / s["shared"][x] for x in sizes}
+    shared = data[data["config"] == "shared"]
+    dev = dict(zip(shared["object_bytes"], shared["device_gbps"]))
     return [
         Row(
             FIG,
@@ -120,8 +125,8 @@ def compare(data: pd.DataFrame) -> list[Row]:
             s["shared"][sizes[-1]],
             # "to match": at most the device's rate, and not below half of it (the report's 2x magnitude rule)
             all_of(
-                f"A's line data from half to 1.05 × the device's {DEVICE_GBPS:.2f} Gb/s at every size",
-                {f"{x} B": between(s["shared"][x], DEVICE_GBPS / 2, DEVICE_GBPS * 1.05, "A's Gb/s") for x in sizes},
+                "A's line data from half to 1.05 × the device's drain rate (one line per read) at every size",
+                {f"{x} B": between(s["shared"][x], dev[x] / 2, dev[x] * 1.05, "A's Gb/s") for x in sizes},
             ),
             "Only the head of a shared queue may leave: a read for the busy device holds every read behind it.",
         ),
