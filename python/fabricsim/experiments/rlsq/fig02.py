@@ -55,14 +55,20 @@ over its 293, so the bus's latency is judged once.
 )
 
 
+def dma(pattern: str) -> dict:
+    """The Table 2 system running one DMA of ``pattern`` from the host's L2."""
+    variant, size = PATTERNS[pattern]
+    b = system.table2(variant)
+    b["workload"].update({"dma_size": f"{size}B", "requests": size // 64, "footprint": system.L2})
+    b["protocol"]["pcie"]["host_cached"] = system.L2
+    return b
+
+
 def sweep(quick: bool) -> Sweep:
     del quick  # three single DMAs
     points = []
-    for pattern, (variant, size) in PATTERNS.items():
-        b = system.table2(variant)
-        b["workload"].update({"dma_size": f"{size}B", "requests": size // 64, "footprint": system.L2})
-        b["protocol"]["pcie"]["host_cached"] = system.L2
-        sw = build(b, metrics=["sim_time_ps", "outcome"], name="rlsq/fig02")
+    for pattern in PATTERNS:
+        sw = build(dma(pattern), metrics=["sim_time_ps", "outcome"], name="rlsq/fig02")
         for p in sw.points:
             p.labels = {"pattern": pattern}
         points += sw.points

@@ -124,8 +124,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             FIG,
             "NIC-ordered reads per second (Mops/s)",
             2.0,
-            # "roughly 2 million", from "a stall of ≈ 500 ns": one significant digit, ±0.5
-            text("§3", "This limits throughput to roughly 2 million ordered reads per second", precision=0.5),
+            text("§3", "This limits throughput to roughly 2 million ordered reads per second"),
             mops["nic"][sizes[0]],
             Tolerance(),
             "Each line waits for the previous one's completion: two 200 ns crossings of the I/O bus, the root "

@@ -136,12 +136,10 @@ def compare(data: pd.DataFrame) -> list[Row]:
             FIG,
             "a fence per 64 B message (Gb/s)",
             5.0,
-            # "≈ 5 Gb/s" from "≈ 100 ns" a packet: one significant digit, ±0.5
             text(
                 "§3",
                 "This serialization adds ≈ 100 ns of latency per packet, capping the achievable throughput for "
                 "64-byte packets at ≈ 5 Gb/s",
-                precision=0.5,
             ),
             fence[small],
             Tolerance(),
