@@ -468,7 +468,27 @@ CHOICES = [
             )
         ],
     ),
+    Choice(
+        "default synchronization granularity",
+        "4 KB per Release (the caption's)",
+        [
+            Variant(
+                "2 MB per Release",
+                "the text's default, 2 MB per Release, on the store-size and fanout panels",
+                set_per_point=lambda labels: _sync_2mb(labels),
+                when=lambda labels: labels.get("panel") in ("store", "fanout"),
+            )
+        ],
+    ),
 ]
+
+
+def _sync_2mb(labels) -> dict:
+    """A store-size or fanout point with the text's 2 MB per Release."""
+    store = labels["x"] if labels["panel"] == "store" else DEFAULTS["store_size"]
+    sync = 2048 * KIB
+    return {"workload.release_every": f"{sync}B", "workload.requests": _requests(store, sync, True)}
+
 
 EXPERIMENT = Experiment(
     seed="cord",
