@@ -104,7 +104,7 @@ def analyze(df: pd.DataFrame) -> pd.DataFrame:
             {
                 "part": "b",
                 "app": "silo",
-                "mix_degree": min(p["reads"], 1 - p["reads"]),
+                "mix_degree": round(min(p["reads"], 1 - p["reads"]), 6),
                 "speedup": float("nan"),
                 "normalized_bandwidth": float(p["throughput_GBps"] / DIRECTION_GBPS),
             }
