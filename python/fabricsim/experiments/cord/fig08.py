@@ -47,7 +47,8 @@ Release of a flag there. Defaults: 64 B stores, fanout 1 and 4 KB per
 Release: the caption's 4 KB, not the text's 2 MB (at 2 MB the 64 GB/s
 link's transmission hides the round trip, so no store-size effect could
 show; the text's 2 MB is an alternative in the robustness table).
-Execution time is the simulated time until every message is handled (the last Release's ack included); traffic is the bytes crossing the
+Execution time is the simulated time until every message is handled (the
+last Release's ack included); traffic is the bytes crossing the
 hosts' uplinks to the switch (each counted once). Epochs per run: 100 (--quick
 quick too) for up to 4 KB per Release, fewer for larger (at least 4), so each
 run moves at least 1 MB. The fabric forwards whole messages
