@@ -212,7 +212,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             None,
             text(
                 "§5.2",
-                "GCS maintains a constant writer lock throughput (~0.3 Mops) ... with a linearly increasing latency",
+                "As the number of blades increases from 2 to 8, ... with a linearly increasing latency",
             ),
             lat_wg[top] / lat_wg[2],
             micro.linear_steps(multi, [lat_wg[b] for b in multi], micro.LINEAR, "GCS writer latency, 2 to 8 blades"),
