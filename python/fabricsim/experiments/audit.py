@@ -22,7 +22,13 @@ def alterations(data) -> Iterator[tuple[str, object]]:
     import numpy as np
 
     for col in data.columns:
-        if data[col].dtype.kind not in "fiu" or data[col].dtype.kind == "b":
+        if data[col].dtype.kind == "b":  # a checker's verdict (complete, holds): flipped, and all one way
+            for name, new in (("negated", ~data[col]), ("all true", True), ("all false", False)):
+                d = data.copy()
+                d[col] = new
+                yield f"{col} {name}", d
+            continue
+        if data[col].dtype.kind not in "fiu":
             continue
         v = data[col].to_numpy(dtype=float)
         if len(v) == 0:
