@@ -220,7 +220,8 @@ def compare(data: pd.DataFrame) -> list[Row]:
         )
     )
     sl = classes(data, "spine_leaf")
-    share = float((sl["queueing_ns"] * sl["requests"]).sum() / (sl["mean_ns"] * sl["requests"]).sum())
+    lat = float((sl["mean_ns"] * sl["requests"]).sum())
+    share = float((sl["queueing_ns"] * sl["requests"]).sum()) / lat if lat else float("nan")
     total = float(sl["wait_total"].iloc[0])
     at_leaves = 1 - float(sl["wait_at_spines"].iloc[0]) / total if total > 0 else 0.0  # no waiting: no congestion
     rows.append(

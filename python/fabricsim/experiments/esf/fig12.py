@@ -100,7 +100,8 @@ def plot(data: pd.DataFrame, fig) -> None:
 
 def _overall(data: pd.DataFrame, system: str, kind: str) -> float:
     d = data[(data["system"] == system) & (data["topology"] == kind)]
-    return float((d["mean_ns"] * d["requests"]).sum() / d["requests"].sum())
+    n = float(d["requests"].sum())
+    return float((d["mean_ns"] * d["requests"]).sum()) / n if n else float("nan")
 
 
 def _classes(data: pd.DataFrame, kind: str) -> pd.DataFrame:
