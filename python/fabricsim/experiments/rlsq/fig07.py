@@ -108,8 +108,8 @@ def compare(data: pd.DataFrame) -> list[Row]:
             "Pessimistic GET takes one round trip where Validation's takes two (its READ2 waits for READ1). "
             "Its write back is a coherent write (the root complex takes the line from the host directory and "
             "commits in order); with 16 QPs that doubles the fetch-and-add's latency (≈ 0.9 µs against 0.46 "
-            "µs with one QP), which leaves Pessimistic 7 % below Validation at 64 B and above it from 512 B "
-            "(quick sizes). "
+            "µs with one QP), which leaves Pessimistic at most 7 % below Validation up to 256 B and above it "
+            "from 512 B. "
             "The hardware's atomics are slow in the NIC's atomic unit, which is not modelled.",
         ),
         Row(
