@@ -452,7 +452,27 @@ MUTANTS = [
     ),
 ]
 
+
+def _settle(labels, settle: int) -> dict:
+    """The settle Choice: a periodic point's refills counted over ``settle`` loads a line."""
+    if not _periodic(labels):
+        return {}
+    return {"protocol.bi.bench.settle": settle * (labels["x"] // SCALE // LINE)}
+
+
 CHOICES = [
+    Choice(
+        "the measurement window of a periodic point: simulated until the loader has made this many loads a line "
+        "since the invalidation, then idle at the steady rate",
+        f"{SETTLE} loads a line (e^-{SETTLE}: {math.exp(-SETTLE):.1%} of the lines not yet touched)",
+        [
+            Variant(
+                f"{2 * SETTLE} loads a line",
+                f"{2 * SETTLE} loads a line simulated before the idle (e^-{2 * SETTLE} untouched)",
+                set_per_point=lambda labels: _settle(labels, 2 * SETTLE),
+            )
+        ],
+    ),
     Choice(
         "the loader's load misses in flight (an out-of-order core's fill buffers)",
         f"{MLP}: the machine's (system.FILL_BUFFERS)",
