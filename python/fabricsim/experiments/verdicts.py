@@ -114,24 +114,22 @@ def table(where: str, precision: float | None = None) -> Source:
 
 
 def _stated_precision(value: float) -> float:
-    """Half a unit of the last digit of ``value`` as written (37 -> 0.5, 2.5 -> 0.05, 0.74 -> 0.005), and no
-    coarser than half a unit of its second significant digit: a percentage typed as a fraction (10 % as 0.1)
-    was stated to ±0.5 %, not ±5 %."""
+    """Half a unit of the last non-zero digit of ``value`` as written (37 -> 0.5, 2.5 -> 0.05, 0.07 -> 0.005),
+    at most 5 % of the value: a trailing zero may be significant (10 % typed as 0.1 was stated to ±0.5 %, not
+    ±5 %), and a single digit is read as two significant ones."""
     v = abs(float(value))
     if v == 0 or not math.isfinite(v):
         return 0.0
-    r = f"{v!r}".lower()
-    if "e" in r:
-        mant, exp = r.split("e")
-        frac = mant.split(".")[1].rstrip("0") if "." in mant else ""
-        last = 0.5 * 10 ** (int(exp) - len(frac))
-    elif "." in r and r.split(".")[1].rstrip("0"):
-        last = 0.5 * 10 ** -len(r.split(".")[1].rstrip("0"))
+    mant, _, exp = f"{v:.15g}".lower().partition("e")
+    whole, _, frac = mant.partition(".")
+    frac = frac.rstrip("0")
+    if frac:
+        last = 0.5 * 10 ** -len(frac)
     else:
-        whole = r.split(".")[0]
         last = 0.5 * 10 ** (len(whole) - len(whole.rstrip("0")))
-    second = 0.5 * 10 ** (math.floor(math.log10(v)) - 1)
-    return min(last, second)
+    if exp:
+        last *= 10 ** int(exp)
+    return min(last, 0.05 * v)
 
 
 def policy_tolerance(source: Source, paper: float) -> tuple[float, str]:
