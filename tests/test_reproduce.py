@@ -227,23 +227,40 @@ def _verdicts(exp: Experiment, data) -> dict[str, str]:
     return {r.metric: r.verdict for r in exp.compare(data)}
 
 
-def test_every_figure_has_a_mutant_and_every_row_a_source_and_explanation(db):
-    for exp in discover():
-        assert exp.mutants, f"{exp.id} has no reproduction mutant"
-        rows = exp.compare(_data(exp, db))
-        metrics = [r.metric for r in rows]
-        assert len(set(metrics)) == len(metrics), f"{exp.id}: row metrics must be unique"
-        for r in rows:
-            assert r.source.kind in ("text", "figure", "table", "bound") and r.explanation and r.criterion
-        for m in exp.mutants:
-            assert m.flips, f"{exp.id} {m.name} names no rows"
-            assert set(m.flips) <= set(metrics), f"{exp.id} {m.name}: unknown rows {set(m.flips) - set(metrics)}"
+def _by_figure(cases, ids):
+    """Parameters grouped by figure: under pytest-xdist (--dist loadgroup) one worker simulates a figure's
+    quick data once for all its tests."""
+    return [
+        pytest.param(*(c if isinstance(c, tuple) else (c,)), id=i, marks=pytest.mark.xdist_group(_exp_of(c).id))
+        for c, i in zip(cases, ids)
+    ]
 
 
-MUTANTS = [(e, m) for e in discover() for m in e.mutants]
+def _exp_of(case) -> Experiment:
+    return case[0] if isinstance(case, tuple) else case
 
 
-@pytest.mark.parametrize("exp,mutant", MUTANTS, ids=[f"{e.seed}-{e.figure}-{m.name}" for e, m in MUTANTS])
+FIGURES = _by_figure(discover(), [e.id for e in discover()])
+
+
+@pytest.mark.parametrize("exp", FIGURES)
+def test_every_figure_has_a_mutant_and_every_row_a_source_and_explanation(db, exp):
+    assert exp.mutants, f"{exp.id} has no reproduction mutant"
+    rows = exp.compare(_data(exp, db))
+    metrics = [r.metric for r in rows]
+    assert len(set(metrics)) == len(metrics), f"{exp.id}: row metrics must be unique"
+    for r in rows:
+        assert r.source.kind in ("text", "figure", "table", "bound") and r.explanation and r.criterion
+    for m in exp.mutants:
+        assert m.flips, f"{exp.id} {m.name} names no rows"
+        assert set(m.flips) <= set(metrics), f"{exp.id} {m.name}: unknown rows {set(m.flips) - set(metrics)}"
+
+
+_MUTANTS = [(e, m) for e in discover() for m in e.mutants]
+MUTANTS = _by_figure(_MUTANTS, [f"{e.seed}-{e.figure}-{m.name}" for e, m in _MUTANTS])
+
+
+@pytest.mark.parametrize("exp,mutant", MUTANTS)
 def test_reproduction_mutant_turns_its_rows_to_disagrees(db, exp, mutant):
     before = _verdicts(exp, _data(exp, db))
     after = _verdicts(exp, mutant.remap(_data(exp, db, mutant)))
@@ -258,6 +275,7 @@ def _set(data, mask, col, value):
     return d
 
 
+@pytest.mark.xdist_group("esf/fig10")
 def test_fig10_rejects_wrong_data(db):
     data = _data(fig10.EXPERIMENT, db)
     assert _verdicts(fig10.EXPERIMENT, data)["FC: bandwidth / port = N, every scale"] != DISAGREES
@@ -277,6 +295,7 @@ def test_fig10_rejects_wrong_data(db):
     assert _verdicts(fig10.EXPERIMENT, half)["Chain: bandwidth / port, every scale"] == DISAGREES
 
 
+@pytest.mark.xdist_group("esf/fig16")
 def test_fig16_and_fig17_reject_wrong_data(db):
     data = _data(fig16.EXPERIMENT, db)
     # half duplex simulated as full duplex: the half-duplex series copies the full one
@@ -297,7 +316,7 @@ def test_fig16_and_fig17_reject_wrong_data(db):
     assert _verdicts(fig17.EXPERIMENT, low)["half duplex utility ≈ 1 at every mix and header"] == DISAGREES
 
 
-@pytest.mark.parametrize("exp", discover(), ids=[e.id for e in discover()])
+@pytest.mark.parametrize("exp", FIGURES)
 def test_every_agreeing_row_of_every_figure_can_fail(db, exp):
     # Each row that agrees on the figure's own data must turn to disagrees on some alteration of it:
     # a predicate that no data could break (one hop class, an exception never looked at) is caught here.
