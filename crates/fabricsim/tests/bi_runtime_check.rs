@@ -194,7 +194,8 @@ fn a_separate_quiescence_thread_writing_back_after_its_flushes_holds_early_on() 
 /// The engine on its own thread writing the timing record back after both
 /// invalidations and their fence (not first, as Fig 8 line 42): at horizon
 /// 3, where Fig 8's order reuses a slot under a reference (above), safety
-/// and the ghost invariant hold. HHH_BASE: run by hand (`--ignored`).
+/// and the ghost invariant hold. 46.3 M states, depth 72, 20 min on two
+/// cores shared with other jobs: run by hand (`--ignored`).
 #[test]
 #[ignore]
 fn a_separate_quiescence_thread_writing_back_after_its_flushes_keeps_every_invariant() {
@@ -202,7 +203,8 @@ fn a_separate_quiescence_thread_writing_back_after_its_flushes_keeps_every_invar
 }
 
 /// enter-before-exit on that thread, at horizon 3: safety holds (the period
-/// subtraction covers every mixed snapshot, §7). HHH_MUT: by hand.
+/// subtraction covers every mixed snapshot, §7); 43.2 M states, 17 min
+/// on two shared cores: by hand.
 #[test]
 #[ignore]
 fn enter_before_exit_stays_benign_on_a_quiescence_thread_writing_back_after_its_flushes() {
