@@ -223,7 +223,7 @@ fn equal_enter_and_exit_stamps_hide_a_reader_inside_its_section() {
 
 /// Sizes and mutants by environment variables, for exploring by hand:
 /// `SKEW=1 P=2 H=2 MUT=skew-ignored MAXS=4000000 WT=1 ET=0 FF=0 GHOST=1 cargo test --release
-/// --test bi_runtime_check -- --ignored --nocapture`.
+/// --test all bi_runtime_check::explore_by_hand -- --ignored --nocapture`.
 #[test]
 #[ignore]
 fn explore_by_hand() {
