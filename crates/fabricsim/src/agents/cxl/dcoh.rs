@@ -30,10 +30,10 @@
 //!   entry or, with the filter full, frees a victim block: BISnp to every
 //!   owner of its lines, wait for every BIRsp, write back dirty data, free
 //!   the entries, then serve. Serving reads memory and answers MemData.
-//! - **BIRsp** from r: write back its dirty lines (dirty data for a line
-//!   the filter does not list for r is a protocol error: an InvBlk BISnp
-//!   asks every owner of any line of the block about all of it), drop r
-//!   from the owners and from the awaited set; when the last arrives, free the entries (a
+//! - **BIRsp** from r: write back its dirty lines, drop r from the owners
+//!   and from the awaited set of each line it owned when snooped (an
+//!   InvBlk BISnp asks every owner of any line of the block about all of
+//!   it: dirty data for a line r did not own is a protocol error); when the last arrives, free the entries (a
 //!   victim block, its freed slot reserved for the waiting request) or
 //!   unblock the line (a conflict), and `progress`.
 //! - **MemWr** from an owner: write memory, drop it from the owners, Cmp.
@@ -789,29 +789,35 @@ impl Dcoh {
             }
             Msg::BIRsp { base, len, dirty, data } => {
                 let k0 = self.local(base);
+                let bit = 1u64 << from;
                 let mut done = true;
+                let mut asked = false;
                 for i in 0..len {
                     let k = k0 + i as u64;
                     let Some(e) = d.sf.get_mut(k) else {
                         return Err(Violation::unexpected("no snoop-filter entry", msg));
                     };
-                    let bit = 1u64 << from;
-                    if e.wait & bit == 0 {
+                    if !e.busy() {
                         return Err(Violation::unexpected(*e, msg));
                     }
-                    // An InvBlk BISnp reaches every owner of any line of the
-                    // block, so a requester answers for lines it does not own;
-                    // dirty data for one of those is stale (issue 38).
-                    if dirty & (1 << i) != 0 && e.owners & bit == 0 {
-                        return Err(Violation {
-                            kind: "stale dirty data",
-                            detail: format!(
-                                "BIRsp from requester {from} carries dirty data for line {}, which the snoop filter \
-                                 does not list for it",
-                                self.block_line(base, i)
-                            ),
-                        });
+                    if e.wait & bit == 0 {
+                        // An InvBlk BISnp reaches every owner of any line of
+                        // the block; the filter did not list `from` for this
+                        // one, so dirty data for it is stale (issue 38).
+                        if dirty & (1 << i) != 0 {
+                            return Err(Violation {
+                                kind: "stale dirty data",
+                                detail: format!(
+                                    "BIRsp from requester {from} carries dirty data for line {}, which the snoop \
+                                     filter did not list for it",
+                                    self.block_line(base, i)
+                                ),
+                            });
+                        }
+                        done &= e.wait == 0;
+                        continue;
                     }
+                    asked = true;
                     e.owners &= !bit;
                     e.wait &= !bit;
                     if self.is(Mutant::FreeEarly) {
@@ -821,6 +827,9 @@ impl Dcoh {
                     if dirty & (1 << i) != 0 && !self.is(Mutant::DropDirty) {
                         self.write_memory(d, ctx, k, data[i as usize]);
                     }
+                }
+                if !asked {
+                    return Err(Violation::unexpected("no line of the block awaits this BIRsp", msg));
                 }
                 if done {
                     self.bi_done(d, k0, len);
@@ -955,9 +964,11 @@ impl Dcoh {
             let e = d.sf.get(base + i).expect("a victim is resident");
             owners |= e.owners;
         }
+        // Every owner of any line gets the one BISnp; each line awaits only
+        // its own owners, so a BIRsp's other lines are known not to be theirs.
         for i in 0..len as u64 {
             let e = d.sf.get_mut(base + i).expect("resident");
-            e.wait = owners;
+            e.wait = e.owners;
             e.evicting = true;
             e.for_line = for_line;
         }
