@@ -91,3 +91,23 @@ def test_the_checker_catches_each_broken_gcs():
     assert r["ok"] and r["complete"]
     with pytest.raises(fabricsim.ConfigError, match="blade_threads"):
         fabricsim.check({"check": {"protocol": "msi", "blade_threads": 2}})
+
+
+def test_a_line_with_an_intercept_is_linear_at_every_step_and_a_kink_is_not():
+    from fabricsim.experiments.gcs import micro
+    from fabricsim.experiments.verdicts import TooFewPoints
+
+    assert micro.linear_steps([2, 4, 8], [10, 20, 40], 0.15, "latency").holds  # 5 a blade at every step
+    assert micro.linear_steps([0, 1, 10, 100], [3, 4, 13, 103], 0.15, "loop").holds  # an intercept
+    assert not micro.linear_steps([2, 4, 8], [8.7, 51.6, 99.5], 0.15, "latency").holds  # 21.5 then 12 a blade
+    assert not micro.linear_steps([2, 4, 8], [30, 20, 10], 0.15, "falling").holds
+    with pytest.raises(TooFewPoints):
+        micro.linear_steps([2, 8], [1, 2], 0.15, "two points")
+
+
+def test_a_number_stated_for_every_configuration_is_compared_where_it_is_farthest():
+    from fabricsim.experiments.gcs import micro
+
+    assert micro.farthest({2: 1.79, 4: 0.75, 8: 0.80}, 0.3) == (2, 1.79)
+    assert micro.farthest({2: 0.31, 4: 0.998, 8: 0.999}, 1.0) == (2, 0.31)
+    assert micro.farthest({1: 2.0, 2: 0.45}, 1.0) == (2, 0.45)  # by ratio: 1 / 0.45 > 2

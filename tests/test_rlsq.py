@@ -75,3 +75,14 @@ def test_the_p2p_switch_refuses_a_workload_with_writes_by_name():
     b["requester"][1]["workload"] = {}
     with pytest.raises(fabricsim.ConfigError, match="the P2P switch carries reads only"):
         fabricsim.run(b)
+
+
+def test_fig2s_two_ordered_dma_reads_take_two_round_trips_and_two_unordered_one():
+    # RLSQ Fig 2's patterns on an idle Table 2 system: the NIC's stop and wait doubles the latency of a
+    # two-line DMA; unordered, the second line costs only its issue and its completion's transfer
+    import fabricsim
+    from fabricsim.experiments.rlsq import fig02
+
+    t = {p: fabricsim.run(fig02.dma(p)).summary["sim_time_ps"] for p in fig02.PATTERNS}
+    assert 1.9 < t["two-ordered"] / t["one"] < 2.1, t
+    assert 1.0 < t["two-unordered"] / t["one"] < 1.05, t

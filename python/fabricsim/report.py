@@ -18,11 +18,34 @@ from typing import Any
 from . import __version__
 from .experiments import Experiment, not_reproduced, select
 from .experiments.variants import Variant, check_sensitivity, sensitivity
-from .experiments.verdicts import DISAGREES, SOURCE_KINDS, TREND, VERDICT_DEFINITIONS, VERDICTS, WITHIN, Row
+from .experiments.verdicts import (
+    BASES,
+    CHECKER,
+    DISAGREES,
+    MAGNITUDE_FACTOR,
+    MODEL,
+    MODEL_TOLERANCE,
+    SIMULATION,
+    SOURCE_KINDS,
+    TREND,
+    VERDICT_DEFINITIONS,
+    VERDICTS,
+    WITHIN,
+    Row,
+)
 from .store import Store, frame
 from .sweeps import Sweep, execute
 
-COLUMNS = ["metric", "paper", "source", "fabricsim", "ratio", "tolerance or predicate", "verdict", "explanation"]
+COLUMNS = [
+    "metric",
+    "paper",
+    "source",
+    "fabricsim",
+    "ratio",
+    "tolerance or predicate",
+    "verdict",
+    "explanation",
+]
 
 
 def run_experiment(
@@ -82,7 +105,7 @@ def robustness_table(
                     "choice": choice.name,
                     "ours": choice.ours,
                     "alternative": f"{alt.name}: {alt.description}",
-                    "counts": Counter(r.verdict for r in rows),
+                    "counts": _counts(rows),
                     "changed": changed,
                 }
             )
@@ -170,34 +193,84 @@ def _fmt(v: float | None) -> str:
 
 def _cells(r: Row) -> list[str]:
     """The row's cells, in COLUMNS order; every column for every row."""
-    return [r.metric, _fmt(r.paper), str(r.source), _fmt(r.fabricsim), _fmt(r.ratio), r.criterion, r.verdict, r.why]
+    value = _fmt(r.fabricsim) + (f" (model: {r.model})" if r.basis == MODEL else "")
+    if r.basis == CHECKER:
+        value += " (checker)"
+    return [r.metric, _fmt(r.paper), str(r.source), value, _fmt(r.ratio), r.criterion, r.label, r.why]
 
 
 def _counts(rows: list[Row]) -> Counter:
-    return Counter(r.verdict for r in rows)
+    """Verdicts counted by basis: (basis, verdict) -> rows."""
+    return Counter((r.basis, r.verdict) for r in rows)
+
+
+def _count_cells(c: Counter) -> list[str]:
+    sim = [str(c[(SIMULATION, v)]) for v in VERDICTS]
+    other = [f"{c[(b, WITHIN)] + c[(b, TREND)]} / {c[(b, DISAGREES)]}" for b in (MODEL, CHECKER)]
+    return sim + other
+
+
+COUNT_HEAD = [
+    f"simulated: {WITHIN}",
+    f"simulated: {TREND}",
+    f"simulated: {DISAGREES}",
+    "model rows: agree / disagree",
+    "checker rows: agree / disagree",
+]
+
+
+def _robust_words(s) -> str:
+    exp = s["exp"]
+    if not exp.choices:
+        why = f" ({exp.no_choices_because})" if exp.no_choices_because else ""
+        return f"no alternative modelling choices defined{why}"
+    if s["robust"] is None:
+        return "not run"
+    moved = sorted({m for alt in s["robust"] for m, _, _ in alt["changed"]})
+    n = sum(len(ch.alternatives) for ch in exp.choices)
+    return (
+        f"every verdict survives each of {n} alternative(s)"
+        if not moved
+        else f"{len(moved)} rows change under some of {n} alternative(s)"
+    )
 
 
 def _summary_rows(sections) -> list[list[str]]:
     out = []
     for s in sections:
         c = _counts(s["rows"])
-        if s["robust"] is None:
-            robust = "not run"
-        else:
-            moved = sorted({m for alt in s["robust"] for m, _, _ in alt["changed"]})
-            robust = (
-                "every verdict survives every alternative"
-                if not moved
-                else f"{len(moved)} rows change under some alternative"
-            )
-        mut = len(s["exp"].mutants)
         out.append(
-            [s["exp"].title, str(len(s["rows"])), str(c[WITHIN]), str(c[TREND]), str(c[DISAGREES]), str(mut), robust]
+            [s["exp"].title, str(len(s["rows"])), *_count_cells(c), str(len(s["exp"].mutants)), _robust_words(s)]
         )
     return out
 
 
-SUMMARY_HEAD = ["figure", "rows", WITHIN, TREND, DISAGREES, "mutants (run by the tests)", "robustness"]
+SUMMARY_HEAD = ["figure", "rows", *COUNT_HEAD, "mutants (run by the tests)", "robustness"]
+TOTALS_HEAD = ["seed", "figures", "rows", *COUNT_HEAD]
+
+
+def _totals(sections) -> list[list[str]]:
+    """One line per seed and one for all: the rows counted by basis and verdict."""
+    out = []
+    seeds = list(dict.fromkeys(s["exp"].seed for s in sections))
+    for seed in [*seeds, None]:
+        secs = [s for s in sections if seed is None or s["exp"].seed == seed]
+        rows = [r for s in secs for r in s["rows"]]
+        out.append([seed or "all", str(len(secs)), str(len(rows)), *_count_cells(_counts(rows))])
+    return out
+
+
+def _what_counts() -> list[str]:
+    return [
+        "Rows are counted by what fabricsim's value comes from, never together: "
+        f"*{SIMULATION}* rows ({BASES[SIMULATION]}), *{MODEL}* rows ({BASES[MODEL]}) "
+        f"and *{CHECKER}* rows ({BASES[CHECKER]}). Only simulation rows are "
+        "reproductions of a measurement.",
+        f"Tolerances follow one policy (docs/reproductions.md): the source's own uncertainty (a figure reading's, or "
+        f"the stated precision of a text or table value) plus a model tolerance of {MODEL_TOLERANCE:.0%}; no row "
+        f"chooses its own. A predicate row whose paper number is more than {MAGNITUDE_FACTOR:g}x from fabricsim's "
+        "(or under half of it) disagrees even where the direction holds.",
+    ]
 
 
 def _md_table(head: list[str], rows: list[list[str]]) -> list[str]:
@@ -214,7 +287,8 @@ def _robust_rows(robust) -> list[list[str]]:
     for a in robust:
         c = a["counts"]
         changed = "; ".join(f"{m}: {b} → {v}" for m, b, v in a["changed"]) or "none"
-        out.append([a["choice"], a["ours"], a["alternative"], f"{c[WITHIN]} / {c[TREND]} / {c[DISAGREES]}", changed])
+        counts = " / ".join(str(sum(n for (_, v), n in c.items() if v == verdict)) for verdict in VERDICTS)
+        out.append([a["choice"], a["ours"], a["alternative"], counts, changed])
     return out
 
 
@@ -243,6 +317,8 @@ def _markdown(sections, quick: bool, out: Path, overrides: list[str], missing: l
     title = f"# fabricsim reproduction report{' (quick)' if quick else ''}{' — sensitivity run' if overrides else ''}"
     lines = [title, ""] + _preamble(quick, overrides) + ["", "Verdicts:", ""]
     lines += [f"- *{v}*: {VERDICT_DEFINITIONS[v]}." for v in VERDICTS]
+    lines += [""] + _what_counts() + ["", "## Totals", ""]
+    lines += _md_table(TOTALS_HEAD, _totals(sections))
     lines += ["", "Sources of paper values:", ""]
     lines += [f"- `{k}`: {d}." for k, d in SOURCE_KINDS.items()]
     lines += [
@@ -260,6 +336,8 @@ def _markdown(sections, quick: bool, out: Path, overrides: list[str], missing: l
         lines += [
             "",
             f"## {exp.title}",
+            "",
+            f"Robustness: {_robust_words(s)}.",
             "",
             f"![{exp.figure}]({s['png'].relative_to(out)})",
             "",
@@ -286,30 +364,44 @@ def _markdown(sections, quick: bool, out: Path, overrides: list[str], missing: l
 
 
 def _table_text(sections) -> str:
-    rows = [r for s in sections for r in s["rows"]]
-    w = max([len(r.metric) for r in rows] + [6])
-    lines = [f"{'figure':<11} {'metric':<{w}} {'paper':>7} {'fabricsim':>9} {'ratio':>6}  verdict"]
-    for s in sections:
-        for r in s["rows"]:
-            lines.append(
-                f"{r.figure:<11} {r.metric:<{w}} {_fmt(r.paper):>7} {_fmt(r.fabricsim):>9} "
-                f"{_fmt(r.ratio):>6}  {r.verdict}"
-            )
-    c = _counts(rows)
-    lines.append(f"\n{len(rows)} rows: {c[WITHIN]} {WITHIN}, {c[TREND]} {TREND}, {c[DISAGREES]} {DISAGREES}")
+    """The terminal's summary: one line per figure, then the totals per seed (every row is in report.md)."""
+    head = ["figure", "rows", "within", "trend", "disagrees", "model ok/no", "checker ok/no"]
+    lines = []
+    body = [[s["exp"].title, str(len(s["rows"])), *_count_cells(_counts(s["rows"]))] for s in sections]
+    totals = [[f"{t[0]}: {t[1]} figures", *t[2:]] for t in _totals(sections)]
+    w = max(len(r[0]) for r in [*body, *totals, head])
+    fmt = f"{{:<{w}}} {{:>5}} {{:>7}} {{:>6}} {{:>10}} {{:>12}} {{:>14}}"
+    lines.append(fmt.format(*head))
+    lines += [fmt.format(*r) for r in body]
+    lines += ["", fmt.format("totals", *head[1:])]
+    lines += [fmt.format(*r) for r in totals]
     return "\n".join(lines)
 
 
-def _html_table(head: list[str], rows: list[list[str]], verdict_col: int | None = None) -> str:
+def _verdict_class(label: str) -> str:
+    return label.split(" (")[0].replace(" ", "-")
+
+
+def _html_table(
+    head: list[str], rows: list[list[str]], verdict_col: int | None = None, links: list[str] | None = None
+) -> str:
     th = "".join(f"<th>{html.escape(h)}</th>" for h in head)
     body = []
-    for r in rows:
+    for k, r in enumerate(rows):
         cells = []
         for i, c in enumerate(r):
-            cls = f' class="{c.replace(" ", "-")}"' if i == verdict_col else ""
-            cells.append(f"<td{cls}>{html.escape(c)}</td>")
-        body.append("<tr>" + "".join(cells) + "</tr>")
+            cls = f' class="{_verdict_class(c)}"' if i == verdict_col else ""
+            text = html.escape(c)
+            if i == 0 and links:
+                text = f"<a href='#{links[k]}'>{text}</a>"
+            cells.append(f"<td{cls}>{text}</td>")
+        row_cls = f" class='row-{_verdict_class(r[verdict_col])}'" if verdict_col is not None else ""
+        body.append(f"<tr{row_cls}>" + "".join(cells) + "</tr>")
     return f"<table><tr>{th}</tr>{''.join(body)}</table>"
+
+
+def _anchor(exp: Experiment) -> str:
+    return exp.id.replace("/", "-")
 
 
 def _html(sections, quick: bool, overrides: list[str], missing: list[tuple[str, str]]) -> str:
@@ -320,8 +412,14 @@ def _html(sections, quick: bool, overrides: list[str], missing: list[tuple[str, 
         "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;font-size:85%;"
         "vertical-align:top}.within-tolerance{background:#d9f2d9}.same-trend{background:#fff3c4}"
         ".disagrees{background:#f8d0d0}.sensitivity{background:#fde2c4;padding:.5em 1em}"
-        "img{max-width:100%}pre{white-space:pre-wrap;background:#f6f6f6;padding:1em}</style></head><body>",
+        "img{max-width:100%}pre{white-space:pre-wrap;background:#f6f6f6;padding:1em}"
+        "body.only-disagrees tr.row-within-tolerance,body.only-disagrees tr.row-same-trend{display:none}"
+        "</style></head><body>",
         f"<h1>{html.escape(title)}</h1>",
+        "<h2>Totals</h2>",
+        _html_table(TOTALS_HEAD, _totals(sections)),
+        "<p><label><input type='checkbox' onchange=\"document.body.classList.toggle('only-disagrees', this.checked)\">"
+        " show only the rows that disagree</label></p>",
     ]
     for i, line in enumerate(_preamble(quick, overrides)):
         cls = " class='sensitivity'" if i == 1 else ""
@@ -331,15 +429,18 @@ def _html(sections, quick: bool, overrides: list[str], missing: list[tuple[str, 
         f"<li><span class='{v.replace(' ', '-')}'>{v}</span>: {html.escape(VERDICT_DEFINITIONS[v])}</li>"
         for v in VERDICTS
     ]
-    parts.append("</ul><h3>Sources of paper values</h3><ul>")
+    parts.append("</ul>")
+    parts += [f"<p>{html.escape(line.replace('*', ''))}</p>" for line in _what_counts()]
+    parts.append("<h3>Sources of paper values</h3><ul>")
     parts += [f"<li><code>{k}</code>: {html.escape(d)}</li>" for k, d in SOURCE_KINDS.items()]
     parts.append("</ul><h2>Summary</h2>")
-    parts.append(_html_table(SUMMARY_HEAD, _summary_rows(sections)))
+    parts.append(_html_table(SUMMARY_HEAD, _summary_rows(sections), links=[_anchor(s["exp"]) for s in sections]))
     for s in sections:
         exp: Experiment = s["exp"]
         img = base64.b64encode(s["png"].read_bytes()).decode()
         parts += [
-            f"<h2>{html.escape(exp.title)}</h2>",
+            f"<h2 id='{_anchor(exp)}'>{html.escape(exp.title)}</h2>",
+            f"<p>Robustness: {html.escape(_robust_words(s))}.</p>",
             f"<img alt='{exp.figure}' src='data:image/png;base64,{img}'>",
             _html_table(COLUMNS, [_cells(r) for r in s["rows"]], verdict_col=COLUMNS.index("verdict")),
         ]

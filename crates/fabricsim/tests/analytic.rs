@@ -1,6 +1,6 @@
 //! Analytic cases: the simulator must reproduce numbers we can compute by hand.
 
-mod common;
+use crate::common;
 use common::*;
 use fabricsim::config::units::Bandwidth;
 

@@ -1,7 +1,7 @@
 //! Each kind of configuration error gets a message naming the file, the
 //! key, the bad value and what was expected.
 
-mod common;
+use crate::common;
 use common::error;
 
 const OK: &str = r#"

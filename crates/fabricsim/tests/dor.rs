@@ -1,6 +1,6 @@
 //! Dimension-order routing (`routing = "dor"`) on meshes and tori.
 
-mod common;
+use crate::common;
 use common::*;
 use fabricsim::config::schema::{DeadlockAvoidance, RoutingAlgorithm, Spread};
 use fabricsim::fabric::routing::RoutingTable;

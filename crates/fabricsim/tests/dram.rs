@@ -1,6 +1,6 @@
 //! The DRAM model of memory endpoints (docs/dram.md).
 
-mod common;
+use crate::common;
 use common::*;
 use fabricsim::agents::memory::dram::{Dram, DramParams, Page, Preset};
 use fabricsim::config::units::Bandwidth;

@@ -1,7 +1,7 @@
 //! ESF's validation system (examples/esf_mlc.toml) against the numbers it
 //! is built from: Table III's delays, the links and the DRAM's timings.
 
-mod common;
+use crate::common;
 use common::*;
 use fabricsim::agents::memory::dram::Preset;
 use fabricsim::config::units::Bandwidth;

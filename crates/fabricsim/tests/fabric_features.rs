@@ -1,6 +1,6 @@
 //! Half-duplex turnaround, adaptive routing and trace replay.
 
-mod common;
+use crate::common;
 use common::*;
 
 /// A half-duplex link alternates direction packet by packet when both

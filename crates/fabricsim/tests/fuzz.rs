@@ -6,7 +6,7 @@
 //! per property); a long run on demand:
 //!
 //! ```sh
-//! PROPTEST_CASES=100000 cargo test -p fabricsim --release --test fuzz
+//! PROPTEST_CASES=100000 cargo test -p fabricsim --release --test all fuzz::
 //! ```
 
 use fabricsim::config::units::{Bandwidth, Duration, Size};

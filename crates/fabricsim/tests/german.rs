@@ -164,7 +164,7 @@ fn bench_counts_states() {
 }
 
 /// Speed figures (best of 5 runs; peak memory of the whole process so far):
-/// `cargo test --release -p fabricsim --test german speed -- --ignored --nocapture`.
+/// `cargo test --release -p fabricsim --test all german::speed -- --ignored --nocapture`.
 #[test]
 #[ignore]
 fn speed() {

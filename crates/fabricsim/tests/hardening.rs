@@ -1,7 +1,7 @@
 //! Issue 10: hostile input gets an error naming the file, key or line, the
 //! bad value and what was expected; never a panic, an abort or a hang.
 
-mod common;
+use crate::common;
 use common::{completed, error, run};
 use std::sync::Arc;
 

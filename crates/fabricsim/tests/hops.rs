@@ -2,7 +2,7 @@
 //! filed under the number of links on its route, with the time it waited in
 //! fabric queues and in memory queues.
 
-mod common;
+use crate::common;
 use common::*;
 use fabricsim::config::units::Bandwidth;
 use fabricsim::engine::NS;

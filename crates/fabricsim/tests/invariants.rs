@@ -1,6 +1,6 @@
 //! Conservation, deadlock freedom and determinism.
 
-mod common;
+use crate::common;
 use common::*;
 use fabricsim::Outcome;
 

@@ -1,6 +1,6 @@
 //! Posted (one-way) writes: `[workload] posted_writes = true`.
 
-mod common;
+use crate::common;
 use common::*;
 use fabricsim::config::units::Bandwidth;
 

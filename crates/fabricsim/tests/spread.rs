@@ -1,6 +1,6 @@
 //! `[fabric] spread`: how oblivious routing picks among equal-cost paths.
 
-mod common;
+use crate::common;
 use common::*;
 
 /// ESF Fig 10's system (`fig10.base()` in the Python package): endpoints

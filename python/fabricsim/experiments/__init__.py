@@ -49,6 +49,8 @@ class Experiment:
     mutants: list[Mutant] = field(default_factory=list)
     #: modelling choices the paper does not make, with alternatives the report re-runs
     choices: list[Choice] = field(default_factory=list)
+    #: when ``choices`` is empty: why the figure has no modelling choice worth an alternative
+    no_choices_because: str = ""
     tags: list[str] = field(default_factory=list)
 
     def rows(self, quick: bool, db, variant: Variant | None = None, **run) -> list[Row]:

@@ -4,11 +4,19 @@ A row compares one thing fabricsim simulated with one thing the paper says.
 Its verdict is computed from the simulated data, never declared:
 
 - a **tolerance** row compares a value with the paper's value: *within
-  tolerance* if ``|fabricsim / paper - 1| <= rel``, else *disagrees*;
+  tolerance* if ``|fabricsim / paper - 1| <= rel``, else *disagrees*; the
+  tolerance follows from the source by one written policy
+  (:func:`policy_tolerance`), never from the row;
 - a **predicate** row evaluates a named predicate over the simulated series
-  that encodes the paper's qualitative claim (monotone in x, flat within ε,
-  approaching a limit, an ordering ...): *same trend* if it holds, else
-  *disagrees*.
+  that encodes the paper's whole claim (monotone in x, flat within ε,
+  approaching a limit, an ordering, its exceptions ...): *same trend* if it
+  holds, else *disagrees*; where the paper states a number, the row also
+  compares the magnitude: more than 2x from it (or under half of it) is
+  *disagrees*, "direction holds, magnitude off by Nx".
+
+A row also says what fabricsim's value comes from (its ``basis``): a
+simulation, an analytic model over simulated inputs, or the model checker.
+The three are counted apart in every summary.
 
 Every row also says where the paper's value or claim comes from (a
 :class:`Source`) and carries an explanation of the mechanism behind it.
@@ -32,6 +40,24 @@ VERDICT_DEFINITIONS = {
     DISAGREES: "the value is outside the tolerance, or the predicate does not hold on fabricsim's data",
 }
 
+#: what fabricsim's value of a row comes from; counted apart in every summary
+SIMULATION = "simulation"
+MODEL = "model"
+CHECKER = "checker"
+BASES = {
+    SIMULATION: "a timed simulation",
+    MODEL: "an analytic model (MVA, Little's law, a composition formula ...) over simulated or stated inputs: "
+    "a model, not a simulation",
+    CHECKER: "the model checker or the litmus oracle (states explored, mutants caught, outcomes allowed)",
+}
+
+#: The tolerance every value comparison starts from, written before any value was seen: a simulator of
+#: another machine reproduces a paper's measurement no better than the paper's own simulator matched its
+#: hardware (ESF's validation: errors up to 12 %), rounded up. The source's own uncertainty is added to it.
+MODEL_TOLERANCE = 0.15
+#: A predicate row whose paper number is this far from fabricsim's (either way) disagrees on magnitude.
+MAGNITUDE_FACTOR = 2.0
+
 SOURCE_KINDS = {
     "text": "stated in the paper's text (quoted, with its section)",
     "figure": "read off one of the paper's plots, with the reading's uncertainty",
@@ -49,6 +75,10 @@ class Source:
     quote: str = ""
     #: figure readings: the reading's uncertainty (absolute, in the row's units)
     uncertainty: float | None = None
+    #: text and table values: the stated precision (absolute, in the row's units) when the paper's value is not
+    #: written with its own digits (a percentage given as a fraction, a value rounded to tens ...); default: half
+    #: a unit of the value's last digit
+    precision: float | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in SOURCE_KINDS:
@@ -67,8 +97,8 @@ class Source:
         return s
 
 
-def text(where: str, quote: str) -> Source:
-    return Source("text", where, quote)
+def text(where: str, quote: str, precision: float | None = None) -> Source:
+    return Source("text", where, quote, precision=precision)
 
 
 def bound(where: str, quote: str) -> Source:
@@ -79,16 +109,51 @@ def figure(where: str, uncertainty: float, quote: str = "") -> Source:
     return Source("figure", where, quote, uncertainty)
 
 
-def table(where: str) -> Source:
-    return Source("table", where)
+def table(where: str, precision: float | None = None) -> Source:
+    return Source("table", where, precision=precision)
+
+
+def _stated_precision(value: float) -> float:
+    """Half a unit of the last non-zero digit of ``value`` as written (37 -> 0.5, 2.5 -> 0.05, 0.07 -> 0.005),
+    at most 5 % of the value: a trailing zero may be significant (10 % typed as 0.1 was stated to ±0.5 %, not
+    ±5 %), and a single digit is read as two significant ones."""
+    v = abs(float(value))
+    if v == 0 or not math.isfinite(v):
+        return 0.0
+    mant, _, exp = f"{v:.15g}".lower().partition("e")
+    whole, _, frac = mant.partition(".")
+    frac = frac.rstrip("0")
+    if frac:
+        last = 0.5 * 10 ** -len(frac)
+    else:
+        last = 0.5 * 10 ** (len(whole) - len(whole.rstrip("0")))
+    if exp:
+        last *= 10 ** int(exp)
+    return min(last, 0.05 * v)
+
+
+def policy_tolerance(source: Source, paper: float) -> tuple[float, str]:
+    """The tolerance of a value comparison, from its source alone: the reading's uncertainty (figures) or the
+    stated precision (text, tables), relative to the paper's value, plus :data:`MODEL_TOLERANCE`. Returns the
+    relative tolerance and how it was derived."""
+    if source.kind == "bound":
+        raise ValueError(f"{source}: a bound is compared as a limit (approaches, at_limit), never with a tolerance")
+    if source.kind == "figure":
+        own, what = source.uncertainty, f"reading ±{source.uncertainty:g}"
+    else:
+        own = source.precision if source.precision is not None else _stated_precision(paper)
+        what = f"stated to ±{own:g}"
+    rel = abs(own) / abs(paper) + MODEL_TOLERANCE
+    return rel, f"{what} of {paper:g} ({abs(own) / abs(paper):.0%}) + model {MODEL_TOLERANCE:.0%}"
 
 
 @dataclass(frozen=True)
 class Tolerance:
-    rel: float
+    """A value comparison. Its width is not the row's to choose: :func:`policy_tolerance` derives it from the
+    row's source when the row is built."""
 
     def __str__(self) -> str:
-        return f"within ±{self.rel:.0%} of the paper"
+        return "within the policy tolerance of the paper"
 
 
 @dataclass(frozen=True)
@@ -117,14 +182,26 @@ class Row:
     explanation: str
     #: why fabricsim's default system disagrees, when it does (found by investigation)
     if_disagrees: str = ""
+    #: what fabricsim's value comes from: SIMULATION, MODEL or CHECKER
+    basis: str = SIMULATION
+    #: for a MODEL row: which model, over which inputs
+    model: str = ""
 
     def __post_init__(self) -> None:
         if not self.explanation:
             raise ValueError(f"{self.figure} {self.metric}: every row needs an explanation")
-        if isinstance(self.check, Tolerance) and (self.paper is None or self.fabricsim is None or self.paper == 0):
-            raise ValueError(
-                f"{self.figure} {self.metric}: a tolerance row needs both values and a non-zero paper value"
-            )
+        if self.basis not in BASES:
+            raise ValueError(f"{self.figure} {self.metric}: basis {self.basis!r}: expected one of {', '.join(BASES)}")
+        if self.basis == MODEL and not self.model:
+            raise ValueError(f"{self.figure} {self.metric}: a model row names its model")
+        self.rel: float | None = None
+        self.tolerance_why = ""
+        if isinstance(self.check, Tolerance):
+            if self.paper is None or self.fabricsim is None or self.paper == 0:
+                raise ValueError(
+                    f"{self.figure} {self.metric}: a tolerance row needs both values and a non-zero paper value"
+                )
+            self.rel, self.tolerance_why = policy_tolerance(self.source, self.paper)
 
     @property
     def ratio(self) -> float | None:
@@ -133,18 +210,46 @@ class Row:
         return self.fabricsim / self.paper
 
     @property
+    def magnitude_off(self) -> float | None:
+        """For a predicate row with a paper number: how many times off fabricsim's value is, when it is more
+        than :data:`MAGNITUDE_FACTOR` either way (or of the other sign); else None."""
+        if isinstance(self.check, Tolerance) or self.paper in (None, 0) or self.fabricsim is None:
+            return None
+        r = self.fabricsim / self.paper
+        if not math.isfinite(r) or r <= 0:
+            return math.inf
+        off = max(r, 1 / r)
+        return off if off > MAGNITUDE_FACTOR else None
+
+    @property
     def verdict(self) -> str:
         if isinstance(self.check, Tolerance):
             r = self.ratio
-            return WITHIN if r is not None and abs(r - 1.0) <= self.check.rel + 1e-12 else DISAGREES
-        return TREND if self.check.holds else DISAGREES
+            return WITHIN if r is not None and abs(r - 1.0) <= self.rel + 1e-12 else DISAGREES
+        return TREND if self.check.holds and self.magnitude_off is None else DISAGREES
+
+    @property
+    def label(self) -> str:
+        """The verdict as shown: a model's or the checker's verdict names its basis, so it is never read as a
+        simulation's."""
+        return self.verdict if self.basis == SIMULATION else f"{self.verdict} ({self.basis})"
 
     @property
     def criterion(self) -> str:
         """The tolerance or the predicate in words, with the deciding numbers."""
         if isinstance(self.check, Tolerance):
-            return str(self.check)
-        return f"{self.check.words} [{self.check.detail}]" if self.check.detail else self.check.words
+            return f"within ±{self.rel:.0%} of the paper ({self.tolerance_why})"
+        words = f"{self.check.words} [{self.check.detail}]" if self.check.detail else self.check.words
+        if self.paper not in (None, 0) and self.fabricsim is not None:
+            off = self.magnitude_off
+            words += (
+                f"; magnitude: within {MAGNITUDE_FACTOR:g}x of the paper's {self.paper:.3g}"
+                if off is None
+                else f"; {'direction holds, ' if self.check.holds else ''}magnitude off by "
+                f"{'a sign' if math.isinf(off) else f'{off:.1f}x'} (fabricsim {self.fabricsim:.3g}, "
+                f"paper {self.paper:.3g})"
+            )
+        return words
 
     @property
     def why(self) -> str:
@@ -162,13 +267,27 @@ def _fmt(v: float) -> str:
     return f"{v:.3g}"
 
 
-def _invalid(ys: Sequence[float], words: str, at_least: int = 2) -> Predicate | None:
-    """A predicate over fewer than ``at_least`` points, or over a NaN or infinite value, does not hold."""
-    if len(ys) < at_least:
-        return Predicate(words, False, f"only {len(ys)} point(s); at least {at_least} needed")
+class TooFewPoints(ValueError):
+    """A trend over fewer than two distinct points holds by construction: the figure must be fixed, not judged."""
+
+
+def _invalid(ys: Sequence[float], words: str, at_least: int = 2, xs: Sequence | None = None) -> Predicate | None:
+    """Refuse (raise) a predicate over fewer than ``at_least`` distinct x (or, without x, fewer points); one
+    over a NaN or infinite value does not hold."""
+    n = len(set(map(_key, xs))) if xs is not None else len(ys)
+    if n < at_least or len(ys) < at_least:
+        raise TooFewPoints(f"{words!r}: over {n} distinct point(s); a claim needs at least {at_least}")
     if not all(math.isfinite(y) for y in ys):
         return Predicate(words, False, "a value is NaN or infinite")
     return None
+
+
+def _key(x):
+    try:
+        hash(x)
+        return x
+    except TypeError:
+        return repr(x)
 
 
 def _series(xs: Sequence, ys: Sequence[float]) -> str:
@@ -186,7 +305,7 @@ def monotone(
     """Each step moves in the claimed direction; a step against it of at most ``eps`` (relative) is tolerated,
     and ``eps = 0`` asks for a strict change at every step. ``min_change``: the whole series must move by at
     least this fraction of its first value, so a trend is not a rounding error."""
-    bad = _invalid(ys, f"{what + ' ' if what else ''}{'rises' if increasing else 'falls'} with x")
+    bad = _invalid(ys, f"{what + ' ' if what else ''}{'rises' if increasing else 'falls'} with x", xs=xs)
     if bad:
         return bad
     steps = list(zip(ys, ys[1:]))
@@ -207,7 +326,7 @@ def monotone(
 
 def flat(xs: Sequence, ys: Sequence[float], eps: float, what: str = "") -> Predicate:
     """Flat: the largest value is at most ``1 + eps`` times the smallest."""
-    bad = _invalid(ys, f"{what + ' ' if what else ''}flat: max / min - 1 ≤ {eps:.0%}")
+    bad = _invalid(ys, f"{what + ' ' if what else ''}flat: max / min - 1 ≤ {eps:.0%}", xs=xs)
     if bad:
         return bad
     lo, hi = min(ys), max(ys)
@@ -232,16 +351,49 @@ def at_least(value: float, threshold: float, what: str) -> Predicate:
     return Predicate(f"{what} ≥ {_fmt(threshold)}", value >= threshold, f"{_fmt(value)}")
 
 
-def greater(a: float, b: float, what_a: str, what_b: str, factor: float = 1.0) -> Predicate:
-    """``a > factor * b``."""
+def greater(a: float, b: float, what_a: str, what_b: str, factor: float = 1.0, margin: float = 0.0) -> Predicate:
+    """``a > factor * b``, and with ``margin`` by more than that fraction of ``b`` ("a little more": strictly,
+    with the margin stated)."""
     k = f"{factor:g} × " if factor != 1 else ""
-    return Predicate(f"{what_a} > {k}{what_b}", a > factor * b, f"{_fmt(a)} vs {_fmt(b)}")
+    m = f" by > {margin:.0%}" if margin else ""
+    ok = all(math.isfinite(v) for v in (a, b)) and a > factor * b * (1 + margin) and a > factor * b
+    return Predicate(f"{what_a} > {k}{what_b}{m}", ok, f"{_fmt(a)} vs {_fmt(b)}")
+
+
+def between(value: float, lo: float, hi: float, what: str) -> Predicate:
+    """A range the paper states ("between a and b", "a-b %"): both ends checked."""
+    ok = math.isfinite(value) and lo <= value <= hi
+    return Predicate(f"{what} within [{_fmt(lo)}, {_fmt(hi)}]", ok, _fmt(value))
+
+
+def all_but(values: dict[str, float], holds, except_: Sequence[str], what: str) -> Predicate:
+    """ "Every X but E": the claim holds for every name outside ``except_`` and fails for each name in it,
+    since the exception is part of the claim."""
+    if len(values) < 2:
+        raise TooFewPoints(f"{what!r}: over {len(values)} name(s)")
+    missing = [e for e in except_ if e not in values]
+    if missing:
+        raise KeyError(f"{what!r}: the exceptions {missing} are not among {list(values)}")
+    rule = [n for n in values if n not in except_ and not holds(values[n])]
+    excepted = [n for n in except_ if holds(values[n])]
+    detail = ", ".join(f"{n}: {_fmt(v)}" for n, v in values.items())
+    if rule:
+        detail += f"; fails for {', '.join(rule)}"
+    if excepted:
+        detail += f"; the exception {', '.join(excepted)} holds too"
+    return Predicate(f"{what}, and not for {', '.join(except_)}", not rule and not excepted, detail)
+
+
+def only(values: dict[str, float], holds, names: Sequence[str], what: str) -> Predicate:
+    """ "Only X": the claim holds for every name in ``names`` and for no other."""
+    p = all_but(values, holds, [n for n in values if n not in names], what)
+    return Predicate(f"{what} for {', '.join(names)} only", p.holds, p.detail)
 
 
 def ordering(values: dict[str, float], what: str = "") -> Predicate:
     """The named values are in strictly decreasing order, as listed."""
     names, vs = list(values), list(values.values())
-    bad = _invalid(vs, f"{what + ': ' if what else ''}{' > '.join(names)}")
+    bad = _invalid(vs, f"{what + ': ' if what else ''}{' > '.join(names)}", xs=names)
     if bad:
         return bad
     ok = all(a > b for a, b in zip(vs, vs[1:]))
@@ -265,7 +417,7 @@ def approaches(
     """A limit approached with x, as a limit and not as a value at every point: never above
     ``limit·(1+over)``, not falling with x (steps down ≤ ``eps``; with ``strict``, rising at every
     step), and the last point within ``tol`` below the limit."""
-    bad = _invalid(ys, f"{what + ' ' if what else ''}approaches {_fmt(limit)} with x")
+    bad = _invalid(ys, f"{what + ' ' if what else ''}approaches {_fmt(limit)} with x", xs=xs)
     if bad:
         return bad
     never_above = all(y <= limit * (1 + over) for y in ys)
@@ -296,7 +448,8 @@ def at_limit(
 ) -> Predicate:
     """A limit the paper says is reached at every x (such as 'limited to one port', 'N x'): at every
     point at least ``limit·(1-tol)`` and, being a limit, at most ``limit·(1+over)``."""
-    invalid = _invalid(ys, f"{what + ' ' if what else ''}at its limit at every x", at_least=1)
+    # A limit at one point is a value against a bound, not a trend: one point is enough.
+    invalid = _invalid(ys, f"{what + ' ' if what else ''}at its limit at every x", at_least=1, xs=xs)
     if invalid:
         return invalid
     bad = [x for x, y, lim in zip(xs, ys, limits) if not (lim * (1 - tol) <= y <= lim * (1 + over))]
@@ -314,7 +467,7 @@ def at_limit(
 def proportional(xs: Sequence[float], ys: Sequence[float], tol: float, what: str = "") -> Predicate:
     """Grows in proportion to x: at every step, y's growth within ``tol`` of x's."""
     words = f"{what + ' ' if what else ''}grows in proportion to x at every step (within {tol:.0%} of x's growth)"
-    bad = _invalid(ys, words)
+    bad = _invalid(ys, words, xs=xs)
     if bad:
         return bad
     if any(v <= 0 for v in [*xs, *ys]):
@@ -328,6 +481,7 @@ def crossover(
     xs: Sequence[float], a: Sequence[float], b: Sequence[float], x1: float, x2: float, what: str = ""
 ) -> Predicate:
     """Series a starts below b and ends above it, crossing between x1 and x2."""
+    _invalid([*a, *b], f"{what + ' ' if what else ''}crosses over", xs=xs)
     diff = [p - q for p, q in zip(a, b)]
     cross = next((xs[i] for i in range(1, len(xs)) if diff[i - 1] < 0 <= diff[i]), None)
     ok = cross is not None and x1 <= cross <= x2 and diff[-1] > 0
@@ -357,7 +511,7 @@ def rises_overall(xs: Sequence[float], ys: Sequence[float], rho: float = 0.7, wh
     """A rising trend that need not hold at every step: Spearman's rank correlation of y with x is at
     least ``rho``, and the last point is above the first."""
     words = f"{what + ' ' if what else ''}rises with x overall: rank correlation ≥ {rho:g}, last > first"
-    bad = _invalid(ys, words, at_least=3)
+    bad = _invalid(ys, words, at_least=3, xs=xs)
     if bad:
         return bad
     rx, ry = _ranks(xs), _ranks(ys)

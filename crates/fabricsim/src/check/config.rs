@@ -38,6 +38,10 @@
 //! fall inside `bi_reclaim` (a writer delayed between its clock read and
 //! its loads of the timing record), `engine_thread = true` runs
 //! reader_engine on a separate quiescence thread of the reader's domain,
+//! `flush_before_writeback = true` has reader_engine write the timing
+//! record back after its log invalidations (Fig 8 line 42 writes it first),
+//! `ghost = false` leaves out the ghost invariant on `bi_reclaim`'s snapshot
+//! of the timing record (on by default),
 //! `mutant` one of `enter-before-exit`,
 //! `no-free-mark-check`, `no-period-subtraction`, `skew-ignored`.
 //!
@@ -131,11 +135,25 @@ pub struct CheckConfig {
     pub writer_ticks: Option<bool>,
     /// bi_runtime: reader_engine on a separate quiescence thread of the reader's domain.
     pub engine_thread: Option<bool>,
+    /// bi_runtime: reader_engine writes the timing record back after its log invalidations.
+    pub flush_before_writeback: Option<bool>,
+    /// bi_runtime: the ghost invariant on the writer's snapshot of the timing record (default on).
+    pub ghost: Option<bool>,
 }
 
 /// `[check]` keys that only `protocol = "bi_runtime"` takes.
-const BI_RUNTIME_KEYS: [&str; 8] =
-    ["slots", "skew", "period", "horizon", "allocs", "same_tick", "writer_ticks", "engine_thread"];
+const BI_RUNTIME_KEYS: [&str; 10] = [
+    "slots",
+    "skew",
+    "period",
+    "horizon",
+    "allocs",
+    "same_tick",
+    "writer_ticks",
+    "engine_thread",
+    "flush_before_writeback",
+    "ghost",
+];
 
 /// `[check]` keys `protocol = "bi_runtime"` does not take (its machine is fixed: two domains, one writer, one reader).
 const NOT_BI_RUNTIME_KEYS: [&str; 5] = ["caches", "directories", "addresses", "values", "symmetry"];
@@ -253,7 +271,7 @@ pub fn run_with_stop(
                     key,
                     "does not apply to protocol = \"bi_runtime\" (two domains, one writer, one reader); \
                      its keys are slots, skew, period, horizon, allocs, same_tick, writer_ticks, \
-                     engine_thread and mutant"
+                     engine_thread, flush_before_writeback, ghost and mutant"
                         .to_string(),
                 ));
             }
@@ -498,7 +516,9 @@ fn bi_runtime_check(
         .with_allocs(allocs)
         .with_same_tick(c.same_tick.unwrap_or(false))
         .with_writer_ticks(c.writer_ticks.unwrap_or(false))
-        .with_engine_thread(c.engine_thread.unwrap_or(false)))
+        .with_engine_thread(c.engine_thread.unwrap_or(false))
+        .with_flush_before_writeback(c.flush_before_writeback.unwrap_or(false))
+        .with_ghost(c.ghost.unwrap_or(true)))
 }
 
 /// `protocol = "cord"`: free cores storing to any address, Relaxed or

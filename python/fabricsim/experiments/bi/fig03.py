@@ -141,12 +141,15 @@ def compare(data: pd.DataFrame) -> list[Row]:
                 "the performance impact of these instructions and subsequent accesses to the cache-lines are "
                 "significant, as they operate at memory-speed",
             ),
-            min(fr.values()) / mem,
+            max(fr.values()) / mem,
             all_of(
-                "flush+read ≥ 0.8 × a memory load everywhere, and ≥ 10 × a read at the smallest working set",
+                "flush+read between 0.8 × and 2 × a memory load at every working set (memory speed, not a cache's "
+                "nor a multiple of memory's), and ≥ 10 × a read at the smallest working set",
                 {
                     "vs memory": Predicate(
-                        "min ≥ 0.8 × memory", min(fr.values()) >= 0.8 * mem, f"{min(fr.values()):.3g} vs {mem:.3g} ns"
+                        "min ≥ 0.8 × memory, max ≤ 2 × memory",
+                        min(fr.values()) >= 0.8 * mem and max(fr.values()) <= 2 * mem,
+                        f"{min(fr.values()):.3g} to {max(fr.values()):.3g} vs {mem:.3g} ns",
                     ),
                     "vs read": Predicate(
                         "≥ 10 × read", fr[xs[0]] >= 10 * rd[xs[0]], f"{fr[xs[0]]:.3g} vs {rd[xs[0]]:.3g} ns"
@@ -158,7 +161,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
         ),
         Row(
             FIG,
-            "B: clflush costs i > m > r",
+            "B: clflush costs i > m > r at every N",
             None,
             text(
                 "§2.2",
@@ -166,9 +169,12 @@ def compare(data: pd.DataFrame) -> list[Row]:
                 "overhead for cache-lines that are modified, than if they are only read",
             ),
             b["clflush i"][n_max] / b["clflush r"][n_max],
-            ordering(
-                {s: b[f"clflush {s}"][n_max] for s in ("i", "m", "r")},
-                f"per-line clflush at {n_max} lines",
+            all_of(
+                "per-line clflush: i > m > r at every N",
+                {
+                    f"{n}": ordering({s: b[f"clflush {s}"][n] for s in ("i", "m", "r")}, f"{n} lines")
+                    for n in sorted(b["clflush r"])
+                },
             ),
             "A read line costs the LLC lookup; a modified one also its write-back to memory (30 ns to the memory's "
             "ack); a line the socket does not hold is broadcast to the socket's cores (40 ns; these runs have one "
@@ -220,7 +226,7 @@ MUTANTS = [
         "no-flush-broadcast",
         "a flush of a line the socket does not hold completes at the LLC, without the broadcast",
         set={"protocol.bi.broadcast_on_miss": False},
-        flips=["B: clflush costs i > m > r"],
+        flips=["B: clflush costs i > m > r at every N"],
     ),
     Mutant(
         "clflushopt-serializing",
@@ -248,6 +254,14 @@ lines read (loaded), modified (stored) or not cached (clflushed), then
 measures the N operations and one mfence; lines are contiguous in socket
 0's memory (the paper's are a random sequence: no set conflicts arise at
 these sizes either way). Per-line cost = measured time / lines.
+
+The core: the machine's (system.py), except that panel A's loads are made
+one at a time, each after the previous one's data (one miss in flight,
+where the machine's core has system.FILL_BUFFERS = {system.FILL_BUFFERS}): the
+paper's per-line cost is "mainly a function of the level of cache in which
+the load resolves", a latency, and flush+read's clflush is serialising
+anyway. The read benchmark has no overlapped mode, so there is no
+alternative to run (Fig 12's loader overlaps {system.FILL_BUFFERS}).
 
 {system.__doc__}"""
 

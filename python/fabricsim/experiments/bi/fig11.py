@@ -17,7 +17,7 @@ from ...sweeps import Sweep, build
 from .. import Experiment
 from ..plots import figure_legend
 from ..variants import Choice, Mutant, Variant
-from ..verdicts import Predicate, Row, all_of, flat, ordering, proportional, text
+from ..verdicts import Predicate, Row, all_of, flat, greater, ordering, proportional, text
 from . import system
 
 FIG = "BI Fig 11"
@@ -30,6 +30,8 @@ STATES = ["r", "m", "i"]
 SCALE = [1, 2, 8]
 SCALE_WS = 64 * KIB
 SOCKETS = 2
+#: "a little less": by more than this share of clflushopt's cost (a difference a measurement resolves)
+CLWB_MARGIN = 0.02
 
 
 def _point(sockets: int, bench: dict, labels: dict):
@@ -81,6 +83,10 @@ def _s(data: pd.DataFrame, op: str, st: str, col: str = "ns_per_op", sockets: in
     return dict(zip(d["x"], d[col]))
 
 
+def _size(x: int) -> str:
+    return f"{x // KIB} KiB"
+
+
 def plot(data: pd.DataFrame, fig) -> None:
     axes = fig.subplots(1, 2)
     for ax, op in zip(axes, OPS):
@@ -104,19 +110,34 @@ def compare(data: pd.DataFrame) -> list[Row]:
             s = _s(data, op, st, "total_ns")
             xs = sorted(s)
             lin[f"{op} {st}"] = proportional(xs, [s[x] for x in xs], 0.15)
-    le = {
-        st: Predicate(
-            "clwb ≤ clflushopt",
-            _s(data, "clwb", st)[x_max] <= _s(data, "clflushopt", st)[x_max],
-            f"{_s(data, 'clwb', st)[x_max]:.3g} vs {_s(data, 'clflushopt', st)[x_max]:.3g} ns",
+    # "a little less": strictly less in every state, by more than CLWB_MARGIN of clflushopt's cost, and "a
+    # little": by less than half of it
+    little = {
+        st: all_of(
+            "clwb a little less than clflushopt",
+            {
+                "less": greater(
+                    _s(data, "clflushopt", st)[x_max],
+                    _s(data, "clwb", st)[x_max],
+                    "clflushopt",
+                    "clwb (ns a line)",
+                    margin=CLWB_MARGIN,
+                ),
+                "a little": greater(
+                    _s(data, "clwb", st)[x_max], _s(data, "clflushopt", st)[x_max], "clwb", "clflushopt", factor=0.5
+                ),
+            },
         )
         for st in STATES
     }
+    wb_opt = {st: _s(data, "clwb", st)[x_max] / _s(data, "clflushopt", st)[x_max] for st in STATES}
     rr_wb, rr_opt = _s(data, "clwb", "m", "reread_ns")[x_max], _s(data, "clflushopt", "m", "reread_ns")[x_max]
-    le["reread"] = Predicate(
-        "a load after clwb < 0.5 × after clflushopt", rr_wb < 0.5 * rr_opt, f"{rr_wb:.3g} vs {rr_opt:.3g} ns"
-    )
-    order = {op: ordering({st: _s(data, op, st)[x_max] for st in ("m", "i", "r")}, op) for op in OPS}
+    # the order at every working set, not only the largest
+    order = {
+        f"{op} {_size(x)}": ordering({st: _s(data, op, st)[x] for st in ("m", "i", "r")}, f"{op} at {_size(x)}")
+        for op in OPS
+        for x in sorted(_s(data, op, "r"))
+    }
     scale = {s: _s(data, "clflushopt", "m", sockets=s)[SCALE_WS] for s in SCALE}
     return [
         Row(
@@ -131,18 +152,35 @@ def compare(data: pd.DataFrame) -> list[Row]:
         ),
         Row(
             FIG,
-            "clwb ≤ clflushopt in every state, and a following load is cheaper after clwb",
+            "clwb a little less than clflushopt, in every state",
             None,
-            text(
-                "§7.1",
-                "clwb has a little less overhead than clflushopt, as it does not invalidate operated cache lines. "
-                "Furthermore, this avoids cache misses on the following memory accesses.",
+            text("§7.1", "In general, clwb has a little less overhead than clflushopt, as it does not invalidate"),
+            min(wb_opt.values()),
+            all_of(
+                f"per-line clwb < clflushopt by > {CLWB_MARGIN:.0%}, and > 0.5 × it, in every state at the largest "
+                "working set",
+                little,
             ),
+            "clwb writes a modified line back and keeps it; clflushopt also drops it from every cache of the socket. "
+            "fabricsim's value: the smallest clwb / clflushopt ratio over the three states.",
+            if_disagrees="At the flush itself the model charges both instructions the same: an invalidation costs "
+            "the LLC nothing beyond the round trip both make (and the write-back of a modified line is the same "
+            "work), so the two are equal in every state. What makes clwb cheaper on the paper's machine is not "
+            "modelled; the following loads (the next row) are where the model's clwb gains.",
+        ),
+        Row(
+            FIG,
+            "a load after clwb is cheaper than after clflushopt",
+            None,
+            text("§7.1", "Furthermore, this avoids cache misses on the following memory accesses."),
             rr_wb / rr_opt,
-            all_of("per-line clwb ≤ clflushopt at the largest working set; loads after", le),
+            Predicate(
+                "a load after clwb < 0.5 × after clflushopt (modified lines, largest working set)",
+                rr_wb < 0.5 * rr_opt,
+                f"{rr_wb:.3g} vs {rr_opt:.3g} ns",
+            ),
             "clwb keeps the line (clean) in the core's caches, so the next load hits L1/L2; after clflushopt it "
-            "misses to memory. At the flush itself the model charges both the same (an invalidation costs the LLC "
-            "nothing extra), so 'a little less' shows as equal.",
+            "misses to memory.",
         ),
         Row(
             FIG,
@@ -154,7 +192,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
                 "are the most expensive ... When cache lines are invalidated ... causing some overheads.",
             ),
             _s(data, "clflushopt", "m")[x_max] / _s(data, "clflushopt", "r")[x_max],
-            all_of("per-line cost at the largest working set: m > i > r", order),
+            all_of("per-line cost at every working set: m > i > r", order),
             "Pipelined, a read line costs its share of the LLC round trip; a not-cached one also the broadcast; a "
             "modified one is bound by the memory's write-back rate (one line per 10 ns), above both.",
         ),
@@ -180,7 +218,7 @@ MUTANTS = [
         "clwb-invalidates",
         "clwb drops the line like clflushopt",
         set={"protocol.bi.clwb_invalidates": True},
-        flips=["clwb ≤ clflushopt in every state, and a following load is cheaper after clwb"],
+        flips=["a load after clwb is cheaper than after clflushopt"],
     ),
     Mutant(
         "clwb-no-writeback",

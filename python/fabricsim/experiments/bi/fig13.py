@@ -29,7 +29,7 @@ from ...sweeps import Sweep, build
 from .. import Experiment
 from ..plots import figure_legend
 from ..variants import Choice, Mutant, Variant
-from ..verdicts import Predicate, Row, Tolerance, all_of, monotone, text
+from ..verdicts import MODEL, Predicate, Row, Tolerance, all_of, greater, monotone, text
 from . import gas_model as gm
 from . import system
 
@@ -46,7 +46,8 @@ DIRTY_LINES = 16
 MODELS = {
     "": gm.Software(),
     "mlp2": gm.Software(mlp=2.0),
-    "mlp10": gm.Software(mlp=10.0),
+    # the machine's misses in flight (system.FILL_BUFFERS), the value Fig 12's loader runs
+    "mlp10": gm.Software(mlp=float(system.FILL_BUFFERS)),
     "record75": gm.Software(record=75.0),
     "record300": gm.Software(record=300.0),
     "edge10": gm.Software(edge=10.0),
@@ -164,12 +165,37 @@ def _share(data: pd.DataFrame) -> dict:
     return dict(zip(d["sockets"], d["exchange_ms"] / d["iteration_ms"]))
 
 
+#: every row's value comes from the count model, not from one simulation
+COUNT_MODEL = (
+    "PageRank on sockets as a count model (gas_model.py) over a simulated graph (R-MAT, PowerGraph's random vertex "
+    "cut, PageRank to convergence), the machine's measured costs (event-level loads and flushes) and PowerGraph's "
+    "software costs (parameters); the L3's miss share by Che's approximation"
+)
+
+
+def _row(*args, **kw) -> Row:
+    return Row(FIG, *args, basis=MODEL, model=COUNT_MODEL, **kw)
+
+
 def compare(data: pd.DataFrame) -> list[Row]:
     od, pe = _speedup(data, "bi-on-demand"), _speedup(data, "bi-periodic")
     lo, hi = min(SOCKETS), max(SOCKETS)
     share = _share(data)
+    at_hi = data[data["sockets"] == hi].set_index("variant")
+    exchange = float(at_hi.loc["stock", "exchange_ms"])
+    inval = {v: float(at_hi.loc[v, "flush_ms"]) for v in ("bi-on-demand", "bi-periodic")}
     ratio = sum(od[p] / pe[p] for p in SOCKETS) / len(SOCKETS)
-    src2 = text("§7.3", "on two sockets, BI-on-demand and BI-periodic is 11% and 6% slower respectively")
+    # "11% slower" is a speed-up of 1/1.11, stated to half a point of the slow-down: ±(1/1.105 - 1/1.115)/2
+    src2 = text(
+        "§7.3",
+        "on two sockets, BI-on-demand and BI-periodic is 11% and 6% slower respectively",
+        precision=_slower_precision(0.11),
+    )
+    src2p = text(
+        "§7.3",
+        "on two sockets, BI-on-demand and BI-periodic is 11% and 6% slower respectively",
+        precision=_slower_precision(0.06),
+    )
     src8 = text("§7.3", "With eight sockets, BI-on-demandand BI-periodic runs 32% and 21% faster respectively.")
 
     def cross(s: dict, name: str) -> Predicate:
@@ -187,56 +213,51 @@ def compare(data: pd.DataFrame) -> list[Row]:
         "sockets) and one core per socket invalidates the modified lines."
     )
     return [
-        Row(
-            FIG,
+        _row(
             "2 sockets: BI-on-demand speed-up over stock",
             1 / 1.11,
             src2,
             od[lo],
-            Tolerance(0.07),
+            Tolerance(),
             parts,
             "At 2 sockets stock exchanges few records (replication 1.8) while every BI gather read that misses "
             "the cache goes to the other enclosure (400 ns vs 90 ns local), so BI loses more than the paper's "
             "11 %; how much depends on the overlapped misses (Choice) more than on anything BI does.",
         ),
-        Row(
-            FIG,
+        _row(
             "2 sockets: BI-periodic speed-up over stock",
             1 / 1.06,
-            src2,
+            src2p,
             pe[lo],
-            Tolerance(0.07),
+            Tolerance(),
             parts + " BI-periodic's flusher runs beside the gather instead of at the barriers.",
             "As for BI-on-demand: the remote gather reads; the flusher's work is hidden at 2 sockets.",
         ),
-        Row(
-            FIG,
+        _row(
             "8 sockets: BI-on-demand speed-up over stock",
             1.32,
             src8,
             od[hi],
-            Tolerance(0.1),
+            Tolerance(),
             parts,
             "Stock's exchange (about 2/3 of its iteration at 8 sockets) is what BI saves; BI pays its remote "
             "gather reads (most of the vertex reads miss the L3, and 7/8 of them go to another socket) and the "
             "invalidation of the mirrored lines on one core per socket, which leaves BI about even with stock. "
             "PowerGraph's per-record cost and its misses in flight are not published (Choices).",
         ),
-        Row(
-            FIG,
+        _row(
             "8 sockets: BI-periodic speed-up over stock",
             1.21,
             src8,
             pe[hi],
-            Tolerance(0.1),
+            Tolerance(),
             parts + " BI-periodic's reader_engine invalidates every writer's modified log (Fig 8).",
             "reader_engine invalidates every BI-managed object modified anywhere (each vertex's data and every "
             "replica's gather field: V × (1 + replication) lines an iteration), on one core per socket: at 8 "
             "sockets that flusher, not the gather, sets the iteration time. Flushing only the lines the socket "
             "reads (Choice 'relevant') makes BI-periodic the fastest variant instead.",
         ),
-        Row(
-            FIG,
+        _row(
             "BI-on-demand's speed-up over stock rises with sockets",
             None,
             text(
@@ -250,8 +271,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             "edges shrink as 1/P; BI's invalidation grows with the mirrors too, but a line costs one pipelined "
             "clflushopt (≈ 6 ns) against a record's serialisation and lookup.",
         ),
-        Row(
-            FIG,
+        _row(
             "BI-on-demand: slower than stock at 2 sockets, faster at 8",
             None,
             text(
@@ -267,19 +287,21 @@ def compare(data: pd.DataFrame) -> list[Row]:
             "another socket's memory, half of them across the enclosures (400 ns). With 10 misses in flight "
             "instead of 4 (Choice) the crossover comes between 2 and 4 sockets.",
         ),
-        Row(
-            FIG,
+        _row(
             "BI-periodic: slower than stock at 2 sockets, faster at 8",
             None,
-            text("§7.3", "both BI implementations become faster than the original version"),
+            text(
+                "§7.3",
+                "With a small number of sockets, BI variants run slightly slower than the original PowerGraph ... "
+                "When the socket count grows ... both BI implementations become faster than the original version",
+            ),
             pe[hi] / pe[lo],
             cross(pe, "BI-periodic"),
             "As above, with BI-periodic's flush set.",
             "Invalidating every writer's log on one core per socket grows with V × replication and overtakes the "
             "gather from 4 sockets on (see the 8-socket row).",
         ),
-        Row(
-            FIG,
+        _row(
             "stock's communication share grows with sockets",
             None,
             text("§7.3", "PowerGraph degrades due to the high communication overhead among instances"),
@@ -287,13 +309,38 @@ def compare(data: pd.DataFrame) -> list[Row]:
             monotone(SOCKETS, [share[p] for p in SOCKETS]),
             "Records per socket grow with the replication factor while the socket's edges fall as 1/P.",
         ),
-        Row(
-            FIG,
+        _row(
+            f"{hi} sockets: BI's batched invalidation costs much less than stock's message passing",
+            None,
+            text(
+                "§7.3",
+                "This confirms that the batched cache invalidation made by BI has much less cost than message passing",
+            ),
+            max(inval.values()) / exchange,
+            all_of(
+                f"at {hi} sockets each BI variant's invalidation per iteration < stock's exchange / 2 ('much less': "
+                "under half, the magnitude rule's factor)",
+                {
+                    v: greater(exchange, inval[v], "stock's exchange", f"{v}'s invalidation (ms)", factor=2)
+                    for v in ("bi-on-demand", "bi-periodic")
+                },
+            ),
+            "Stock serialises and deserialises two records a mirror; BI invalidates the modified lines with "
+            "pipelined clflushopts on one core per socket (on-demand: the lines the socket reads, at the barriers; "
+            "periodic: every writer's log, beside the gather). fabricsim's value: the larger invalidation over "
+            "stock's exchange.",
+            f"BI-on-demand invalidates for {inval['bi-on-demand']:.0f} ms an iteration against stock's "
+            f"{exchange:.0f} ms of exchange ({inval['bi-on-demand'] / exchange:.0%}): each socket's mirrors and "
+            "masters' lines, about 6 ns a line on one core. BI-periodic's reader_engine invalidates every BI-managed "
+            "object modified machine-wide (V × (1 + replication) lines an iteration) on one core per socket: "
+            f"{inval['bi-periodic']:.0f} ms (see the 8-socket BI-periodic row).",
+        ),
+        _row(
             "on average BI-on-demand is faster than BI-periodic",
             1.05,
             text("§7.3", "On average, BI-on-demand runs 5% faster than BI-periodic"),
             ratio,
-            Tolerance(0.03),
+            Tolerance(),
             "Mean over socket counts of T_periodic / T_on-demand. The model has the paper's two reasons: "
             "on-demand invalidates only the lines each socket reads, periodic every writer's log; periodic's "
             "stale reads can cost PageRank iterations.",
@@ -302,6 +349,11 @@ def compare(data: pd.DataFrame) -> list[Row]:
             "far slower with every log flushed, faster with the relevant lines only.",
         ),
     ]
+
+
+def _slower_precision(slower: float) -> float:
+    """The stated precision of "N% slower" (N to half a point) as a speed-up T_stock / T_BI = 1 / (1 + N)."""
+    return (1 / (1 + slower - 0.005) - 1 / (1 + slower + 0.005)) / 2
 
 
 def _columns(tag: str) -> dict:
@@ -330,7 +382,12 @@ CHOICES = [
         "4",
         [
             Variant("mlp2", "2 misses in flight", columns=_columns("mlp2")),
-            Variant("mlp10", "10 misses in flight (the fill buffers)", columns=_columns("mlp10")),
+            Variant(
+                "mlp10",
+                f"{system.FILL_BUFFERS} misses in flight: the machine's fill buffers (system.FILL_BUFFERS), the "
+                "seed's common value, which Fig 12's loader runs",
+                columns=_columns("mlp10"),
+            ),
         ],
     ),
     Choice(
@@ -394,6 +451,16 @@ vertex, under independent references weighted by out-degree (Che's
 approximation; checked against an event-level gather in the tests); the
 staleness probability (1 − μ) × min(1, period / (2 × gather time)) rounded
 to one significant digit.
+
+The one departure from the seed's machine (system.py): the gather loop
+overlaps 4 misses, not the core's {system.FILL_BUFFERS} (system.FILL_BUFFERS, which Fig
+12's loader runs). Fig 12's loader is a loop of a few instructions a load,
+so its misses are bounded by the fill buffers; PowerGraph's gather does
+about 50 cycles of work an edge (the 20 ns above) around each vertex read,
+so the reorder buffer (224 micro-ops on Skylake-SP) holds only a few of
+its reads at once. The number is a property of the program on that core,
+not of the machine, and is not measured; the Choice re-runs the figure with
+the machine's {system.FILL_BUFFERS} (and with 2).
 
 {gm.__doc__}
 

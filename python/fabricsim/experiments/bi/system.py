@@ -23,6 +23,18 @@ parameter of [protocol.bi] or of a link here):
   of a line the socket does not hold 40 ns more (the broadcast); mfence
   13.2 ns; a memory accepts a written-back line in 30 ns, one every 10 ns.
 
+The core (one parameter set for every figure; the constants below): a
+Xeon Platinum 8180 (Skylake-SP) core has 10 L1 fill buffers, so at most
+FILL_BUFFERS = 10 misses in flight, the loads' and the clflushopt/clwb's
+alike (the flushes' 10 in flight above; the tree's store buffer fetches
+its stores' lines 10 at a time, agents/bi/store_buffer.rs), and a
+STORE_BUFFER = 56-entry store buffer (Intel 64 and IA-32 Architectures
+Optimization Reference Manual, §2.2, "Skylake Server microarchitecture").
+How many misses a program overlaps also depends on the program: a chain of
+dependent loads (a tree lookup, Fig 3A's latency walk) has one in flight
+on any core. A figure that departs from these values says so in its NOTES
+and declares the departure as a Choice whose alternative is this value.
+
 Links inside a socket (a core or the LLC to the socket's mesh stop) cost
 nothing: the mesh is in the cache latencies. Each socket's memory is a
 contiguous 1 GiB range of the global memory (the paper does not say how
@@ -44,6 +56,9 @@ NUMALINK = "13.3GB/s"
 NUMALINK_BPS = 13.3e9
 CONTROL = 8
 DATA = 72
+#: the core: misses in flight (Skylake-SP's L1 fill buffers) and store-buffer entries (see above)
+FILL_BUFFERS = 10
+STORE_BUFFER = 56
 
 
 def _ser(bps: float) -> float:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ...sweeps import Sweep
+from ..variants import Choice, Variant
 from . import system
 from .system import table1
 
@@ -142,3 +143,22 @@ def ratios(data: pd.DataFrame, link: str, variant: str, col: str) -> dict[str, f
 def so_mp_ratios(data: pd.DataFrame, link: str) -> tuple[dict[str, float], ...]:
     """Per app, normalised to CORD's: SO's time and traffic, then MP's time and traffic."""
     return tuple(ratios(data, link, v, c) for v in ("so", "mp") for c in ("time_norm", "traffic_norm"))
+
+
+#: the stand-ins' computation per epoch is a choice the paper does not make (Figs 2, 7 and 13 share it)
+COMPUTE_CHOICE = Choice(
+    "computation per epoch",
+    "100 ns (DOE), 300 ns (others)",
+    [
+        Variant(
+            "twice",
+            "200 ns (DOE), 600 ns (others)",
+            set_per_point=lambda labels: {"workload.compute": f"{2 * APPS[labels['app']][4]}ns"},
+        ),
+        Variant(
+            "half",
+            "50 ns (DOE), 150 ns (others)",
+            set_per_point=lambda labels: {"workload.compute": f"{APPS[labels['app']][4] // 2}ns"},
+        ),
+    ],
+)

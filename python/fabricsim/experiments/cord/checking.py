@@ -20,8 +20,8 @@ import pandas as pd
 
 from ...sweeps import Point, Sweep
 from .. import Experiment
-from ..variants import Mutant
-from ..verdicts import Predicate, Row, text
+from ..variants import Choice, Mutant, Variant
+from ..verdicts import CHECKER, Predicate, Row, text
 
 FIG = "CORD checker"
 SECTION = "§4.5, Verification"
@@ -190,8 +190,16 @@ def _kind(violation: Any) -> str:
 
 
 def analyze(df: pd.DataFrame) -> pd.DataFrame:
-    cols = ["case", "name", "ok", "complete", "forbidden_seen", "violation", "states", "seconds"]
-    return df[cols].reset_index(drop=True)
+    d = df.copy()
+    # the verdicts as counts (0 or 1 per search), so the rows read numbers
+    d["failed"] = (~d["ok"].astype(bool)).astype(int)
+    d["incomplete"] = (~d["complete"].astype(bool)).astype(int)
+    d["caught"] = [
+        int(c == "broken" and bool(v) and BROKEN.get(n.split("+")[-1].split()[0]) == v)
+        for c, n, v in zip(d["case"], d["name"], d["violation"])
+    ]
+    cols = ["case", "name", "ok", "complete", "failed", "incomplete", "forbidden_seen", "violation", "caught"]
+    return d[cols + ["states", "seconds"]].reset_index(drop=True)
 
 
 def plot(data: pd.DataFrame, fig) -> None:
@@ -208,18 +216,23 @@ def _names(d: pd.DataFrame) -> str:
     return ", ".join(f"{n}: {s:,} states" for n, s in zip(d["name"], d["states"]))
 
 
+def _row(*args, **kwargs) -> Row:
+    """A row whose value comes from the model checker or the litmus oracle."""
+    return Row(*args, basis=CHECKER, **kwargs)
+
+
 def compare(data: pd.DataFrame) -> list[Row]:
     rows = []
     suite = data[data["case"] == "suite"]
     for model in ("rc", "tso"):
         d = suite[suite["name"].str.contains(f" {model} ")]
-        bad = d[~d["ok"] | ~d["complete"]]
+        bad = d[(d["failed"] != 0) | (d["incomplete"] != 0) | (d["forbidden_seen"] != 0)]
         rows.append(
-            Row(
+            _row(
                 FIG,
                 f"litmus suite under {model.upper()}: CORD, SO and WB allow no forbidden outcome",
                 None,
-                text(SECTION, "we run 122 Armv8 release consistency litmus tests ... and 180 customized"),
+                text(SECTION, "All of our litmus tests have passed, establishing CORD's ability to enforce release"),
                 float(len(d) - len(bad)),
                 Predicate(
                     f"every one of {len(d)} runs complete and without a forbidden outcome",
@@ -229,13 +242,14 @@ def compare(data: pd.DataFrame) -> list[Row]:
                 ),
                 "CORD's directories commit a Release only after every earlier store of its epoch (counts) and "
                 "every earlier Release (lastPrevEp, notifications); SO's core waits for every ack; WB's for "
-                "every earlier miss.",
+                "every earlier miss. The paper's suite (122 herd tests and 180 custom ones) is not public: "
+                "fabricsim's own suite stands in, so the row counts its runs, not the paper's tests.",
             )
         )
     isa2 = data[data["case"] == "isa2"].set_index("name")
-    ok = {n.split()[-1].split("@")[0]: (bool(r["ok"]), int(r["forbidden_seen"])) for n, r in isa2.iterrows()}
+    ok = {n.split()[-1].split("@")[0]: (r["failed"] == 0, int(r["forbidden_seen"])) for n, r in isa2.iterrows()}
     rows.append(
-        Row(
+        _row(
             FIG,
             "ISA2 with Fig 3's homes: forbidden for CORD, SO and WB, observed under MP",
             None,
@@ -252,13 +266,13 @@ def compare(data: pd.DataFrame) -> list[Row]:
         )
     )
     mp = data[data["case"] == "mp"].set_index("name")
-    got = {n.split()[-1].split("@")[0]: (bool(r["ok"]), int(r["forbidden_seen"])) for n, r in mp.iterrows()}
+    got = {n.split()[-1].split("@")[0]: (r["failed"] == 0, int(r["forbidden_seen"])) for n, r in mp.iterrows()}
     rows.append(
-        Row(
+        _row(
             FIG,
             "message passing with data and flag at different directories: ordered by CORD, SO and WB, not MP",
             None,
-            text("§3.2", "message passing ... only point-to-point"),
+            text("§3.2", "such ordering guarantees are restricted to point-to-point communications"),
             float(got.get("mp", (True, 0))[1]),
             Predicate(
                 "CORD, SO and WB pass; MP shows the stale read",
@@ -270,15 +284,15 @@ def compare(data: pd.DataFrame) -> list[Row]:
     )
     free = data[data["case"].isin(["free", "tiny"])]
     rows.append(
-        Row(
+        _row(
             FIG,
             "free cores, wrapping epochs and counters, one-entry tables: release and same-address order, no deadlock",
             None,
-            text(SECTION, "under-provisioned tables, and overflow of the epoch, store counter"),
+            text(SECTION, "the case where epoch numbers, store counters, or notification counters overflow"),
             float(free["states"].sum()),
             Predicate(
                 "every search complete without a violation",
-                bool(free["ok"].all() and free["complete"].all()),
+                len(free) > 0 and int(free["failed"].sum() + free["incomplete"].sum()) == 0,
                 _names(free),
             ),
             "Releases that cannot commit are held and retried; a core stalls a Release rather than overflow a "
@@ -286,11 +300,9 @@ def compare(data: pd.DataFrame) -> list[Row]:
         )
     )
     broken = data[data["case"] == "broken"]
-    caught = [
-        n for n, v in zip(broken["name"], broken["violation"]) if v and BROKEN.get(n.split("+")[-1].split()[0]) == v
-    ]
+    caught = list(broken[broken["caught"] == 1]["name"])
     rows.append(
-        Row(
+        _row(
             FIG,
             "five broken CORD variants caught with the expected violation",
             None,
@@ -324,6 +336,22 @@ MUTANTS = [
     ),
 ]
 
+CHOICES = [
+    Choice(
+        "free-core bounds",
+        "2-bit epochs (they wrap within a few Releases)",
+        [
+            Variant(
+                "3-bit epochs",
+                "the free-core searches with 3-bit epochs: more Releases before a wrap (CORD's RC search: ~1.2 M "
+                "states, ~20 s)",
+                set={"check.epoch_bits": 3},
+                when=lambda labels: labels.get("case") == "free",
+            )
+        ],
+    ),
+]
+
 EXPERIMENT = Experiment(
     seed="cord",
     figure="checking",
@@ -334,5 +362,6 @@ EXPERIMENT = Experiment(
     compare=compare,
     notes=NOTES,
     mutants=MUTANTS,
+    choices=CHOICES,
     tags=["checker"],
 )

@@ -13,8 +13,8 @@ from __future__ import annotations
 import pandas as pd
 
 from .. import Experiment
-from ..variants import Mutant
-from ..verdicts import Predicate, Row, text
+from ..variants import Choice, Mutant, Variant
+from ..verdicts import Predicate, Row, all_but, all_of, between, only, text
 from . import apps
 
 FIG = "CORD Fig 2"
@@ -44,6 +44,8 @@ def analyze(df: pd.DataFrame) -> pd.DataFrame:
     out["slowdown"] = so["time_norm"] - 1
     out["traffic_overhead"] = so["traffic_norm"] - 1
     out["ack_wait_share"] = so["ack_wait_ns"] / (64 * so["time_us"] * 1000)
+    # the share of SO's time that MP does not spend: the time overhead read as a share of SO's time
+    out["time_share"] = 1 - 1 / so["time_norm"]
     return out.reset_index()
 
 
@@ -65,13 +67,16 @@ def plot(data: pd.DataFrame, fig) -> None:
     fig.suptitle("CORD Fig 2: source ordering's overhead per application")
 
 
+def _fmt(values: dict[str, float]) -> str:
+    return ", ".join(f"{a}: {v:.2f}" for a, v in values.items())
+
+
 def compare(data: pd.DataFrame) -> list[Row]:
     rows = []
     cxl = data[data["link"] == "CXL"].set_index("app")
     upi = data[data["link"] == "UPI"].set_index("app")
     slow = dict(cxl["slowdown"])
     traffic = dict(cxl["traffic_overhead"])
-    big = [a for a, v in slow.items() if v > 0.10 and a != "TQH"]
     rows.append(
         Row(
             FIG,
@@ -79,26 +84,25 @@ def compare(data: pd.DataFrame) -> list[Row]:
             0.10,
             text(SECTION, "except TQH, all other applications spend over 10% execution time waiting"),
             min(v for a, v in slow.items() if a != "TQH"),
-            Predicate(
-                "slowdown > 10 % for the 9 apps other than TQH",
-                len(big) == 9,
-                ", ".join(f"{a}: {v:.2f}" for a, v in slow.items()),
-            ),
+            all_but(slow, lambda v: v > 0.10, ["TQH"], "slowdown > 10 %"),
             "SO's Release waits for every earlier store's ack, a host-to-host round trip per epoch; it hides "
-            "behind computation only where an epoch computes longer than the round trip.",
-            if_disagrees=COMPUTE,
+            "behind computation only where an epoch computes longer than the round trip. fabricsim's value is "
+            "the smallest slowdown among the nine apps other than TQH.",
+            if_disagrees=TQH + " " + CORES,
         )
     )
-    doe = {a: slow[a] for a in ("CMC-2D", "MOCFE", "CR")}
     rows.append(
         Row(
             FIG,
             "CXL: CMC-2D, MOCFE and CR slowed by more than 37 %",
             0.37,
             text(SECTION, "CMC-2D, MOCFE, and CR observes even more than 37% slowdown"),
-            min(doe.values()),
-            Predicate("> 37 % each", min(doe.values()) > 0.37, ", ".join(f"{a}: {v:.2f}" for a, v in doe.items())),
-            "Their stand-ins compute 100 ns per epoch of a few stores: the round trip dominates.",
+            min(slow[a] for a in ("CMC-2D", "MOCFE", "CR")),
+            only(slow, lambda v: v > 0.37, ["CMC-2D", "MOCFE", "CR"], "slowdown > 37 %"),
+            "Their stand-ins compute 100 ns per epoch of a few stores: the round trip dominates. The sentence "
+            "singles the three out ('even more'): the other apps stay at or below 37 %. fabricsim's value is the "
+            "smallest of the three.",
+            if_disagrees=SLOWDOWN + " " + CORES,
         )
     )
     rows.append(
@@ -106,13 +110,14 @@ def compare(data: pd.DataFrame) -> list[Row]:
             FIG,
             "CXL: PR's ack traffic overhead over 36 %",
             0.36,
-            text(SECTION, "PR observes over 36% traffic overhead"),
+            text(SECTION, "while PR observes over 36% traffic overhead"),
             traffic["PR"],
-            Predicate("> 36 %", traffic["PR"] > 0.36, f"{traffic['PR']:.3f}"),
-            "PR stores words: a 16 B ack per 24 B store message.",
+            only(traffic, lambda v: v > 0.36, ["PR"], "traffic overhead > 36 %"),
+            "PR stores words: a 16 B ack per 24 B store message. The sentence singles PR out, as the three "
+            "slowest apps before it: the other apps stay at or below 36 %.",
+            if_disagrees=WORDS,
         )
     )
-    heavy = [a for a, v in traffic.items() if v > 0.14]
     rows.append(
         Row(
             FIG,
@@ -120,28 +125,39 @@ def compare(data: pd.DataFrame) -> list[Row]:
             0.14,
             text(SECTION, "except SSSP and TQH all observe over 14% traffic overhead"),
             min(v for a, v in traffic.items() if a not in ("SSSP", "TQH")),
-            Predicate(
-                "traffic overhead > 14 % for the 8 apps other than SSSP and TQH",
-                len(set(heavy) - {"SSSP", "TQH"}) == 8,
-                ", ".join(f"{a}: {v:.2f}" for a, v in traffic.items()),
-            ),
-            "Every Relaxed store draws a 16 B ack: 20 % of a 64 B store's 80 B message, 67 % of a word's.",
+            all_but(traffic, lambda v: v > 0.14, ["SSSP", "TQH"], "traffic overhead > 14 %"),
+            "Every Relaxed store draws a 16 B ack: 20 % of a 64 B store's 80 B message, 67 % of a word's. "
+            "fabricsim's value is the smallest overhead among the eight apps other than SSSP and TQH.",
+            if_disagrees=EXCEPTIONS,
         )
     )
     u_slow, u_traffic = dict(upi["slowdown"]), dict(upi["traffic_overhead"])
     rows.append(
         Row(
             FIG,
-            "UPI: slowdown lower than on CXL for every app",
+            "UPI: SO still slows every app, less than on CXL",
             None,
-            text(SECTION, "Even though UPI incurs much lower latency, applications still observe 4% – 30% slowdown"),
+            text(SECTION, "Even though UPI incurs much lower latency, applications still observe"),
             max(u_slow.values()),
             Predicate(
-                "UPI slowdown ≤ CXL slowdown for every app",
-                all(u_slow[a] <= slow[a] + 1e-9 for a in slow),
+                "0 < UPI slowdown < CXL slowdown for every app",
+                all(0 < u_slow[a] < slow[a] for a in slow),
                 ", ".join(f"{a}: {u_slow[a]:.2f}/{slow[a]:.2f}" for a in slow),
             ),
-            "A shorter crossing shortens the round trip SO waits for per Release.",
+            "A shorter crossing shortens the round trip SO waits for per Release, but does not remove it.",
+        )
+    )
+    rows.append(
+        Row(
+            FIG,
+            "UPI: slowdown 4-30 %",
+            0.30,
+            text(SECTION, "applications still observe 4% – 30% slowdown"),
+            max(u_slow.values()),
+            all_of("every app's UPI slowdown within 4-30 %", {a: between(v, 0.04, 0.30, a) for a, v in u_slow.items()}),
+            "SO's round trip per Release on UPI (50 ns crossings) against each epoch's computation and stores. "
+            "fabricsim's value is the largest UPI slowdown (the range's upper end is the paper's number).",
+            if_disagrees=SLOWDOWN + " " + CORES,
         )
     )
     rows.append(
@@ -151,26 +167,45 @@ def compare(data: pd.DataFrame) -> list[Row]:
             0.30,
             text(SECTION, "1% – 30% traffic overhead"),
             max(u_traffic.values()),
-            Predicate(
-                "every app within 1-30 %",
-                all(0.01 <= v <= 0.30 for v in u_traffic.values()),
-                ", ".join(f"{a}: {v:.2f}" for a, v in u_traffic.items()),
-            ),
-            "The acks' bytes do not depend on the link's latency.",
+            all_of("every app within 1-30 %", {a: between(v, 0.01, 0.30, a) for a, v in u_traffic.items()}),
+            "The acks' bytes do not depend on the link's latency. fabricsim's value is the largest overhead.",
             if_disagrees=WORDS,
         )
     )
     return rows
 
 
-COMPUTE = (
-    "Measured: the Pannotia and Chai stand-ins compute 300 ns per epoch (a choice; the paper gives no ratio), "
-    "close to the ~330 ns round trip, so SO's wait hides behind computation for the apps whose epochs send "
-    "little; the paper's apps wait more."
+TQH = (
+    "Measured: TQH's stand-in (line stores, 128 B per Release, fanout 1, 300 ns of computation per epoch) is "
+    "slowed by SO like the others (74 % on CXL): the stand-in has no property that would make TQH the "
+    "exception. The paper does not say why TQH waits less; its Table 2 row (8 B-2 KB Releases, low fanout) is "
+    "shared by CR, which the paper slows by more than 37 %, so TQH's exception comes from something the "
+    "stand-ins do not have (its computation, or its ISA2-like synchronization)."
+)
+
+SLOWDOWN = (
+    "Measured: fabricsim's slowdowns are several times the paper's: on CXL SO takes 3.1-3.4x MP's time for "
+    "CMC-2D, MOCFE and CR (slowdowns of 214-241 %) and 1.36-1.74x for the others, so most of the others exceed "
+    "37 % too; on UPI MOCFE, CMC-2D and CR are slowed by over 100 %. The stand-ins' epochs are short (100-300 ns of "
+    "computation and a few stores) against SO's ~330 ns round trip per Release on CXL, and the paper gives "
+    "no compute/communication ratio (the robustness table's compute alternatives move the numbers)."
+)
+
+CORES = (
+    "Part of the gap is the shared core front end, not CORD: the stand-in cores have no caches and issue a "
+    "store every 0.5 ns, so an epoch's stores leave in nanoseconds and the ack round trip is nearly all of "
+    "an epoch's time; gem5's cores (Table 1's caches, a real pipeline) spend longer per epoch."
+)
+
+EXCEPTIONS = (
+    "Measured: SSSP's stand-in stores words (8 B stores, 24 B messages) so each 16 B ack is 67 % extra, and "
+    "TQH's stores lines with 128 B per Release (26 %): neither stays under 14 %. The paper's SSSP reuses data "
+    "in its input graph and mixes store sizes; its exceptions come from application properties the stand-ins "
+    "(fresh lines, one store size per app) do not have."
 )
 
 WORDS = (
-    "The word-granular stand-ins (PR, SSSP, MOCFE, BigFFT: 8 B stores, 24 B messages) carry a 16 B ack per "
+    "Measured: the word-granular stand-ins (PR, SSSP, MOCFE, BigFFT: 8 B stores, 24 B messages) carry a 16 B ack per "
     "store, 67 % extra; the paper's apps mix word and line stores and their message headers differ."
 )
 
@@ -180,7 +215,22 @@ MUTANTS = [
         "SO's acks are free: SO's runs are MP's (posted, unacked stores), so no overhead can show",
         set={"protocol.cord.variant": "mp"},
         when=lambda labels: labels.get("variant") == "so",
-        flips=["CXL: CMC-2D, MOCFE and CR slowed by more than 37 %", "CXL: PR's ack traffic overhead over 36 %"],
+        flips=["UPI: SO still slows every app, less than on CXL"],
+    ),
+]
+
+CHOICES = [
+    apps.COMPUTE_CHOICE,
+    Choice(
+        "time overhead",
+        "SO's time over MP's minus one (the slowdown)",
+        [
+            Variant(
+                "share of SO's time",
+                "the share of SO's time that MP does not spend (1 - MP / SO): §3.1's 'execution time waiting'",
+                columns={"slowdown": "time_share"},
+            )
+        ],
     ),
 ]
 
@@ -194,4 +244,5 @@ EXPERIMENT = Experiment(
     compare=compare,
     notes=NOTES,
     mutants=MUTANTS,
+    choices=CHOICES,
 )

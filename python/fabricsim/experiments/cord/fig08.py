@@ -18,7 +18,7 @@ from ...sweeps import Sweep
 from .. import Experiment
 from ..plots import figure_legend
 from ..variants import Choice, Mutant, Variant
-from ..verdicts import Predicate, Row, Tolerance, all_of, bound, monotone, text
+from ..verdicts import Predicate, Row, Tolerance, all_of, flat, monotone, text
 from . import system
 from .system import table1
 
@@ -29,7 +29,8 @@ LINKS = ["CXL", "UPI"]
 KIB = 1024
 PANELS = {
     # panel: (swept key, full values, quick values); the others at Fig 8's defaults
-    "store": ("store_size", [8, 64, 256, 1024, 4096], [64, 4096]),
+    # --quick keeps 1 KB: the paper states the traffic saving there
+    "store": ("store_size", [8, 64, 256, 1024, 4096], [64, 1024, 4096]),
     "sync": ("release_every", [64, 1 * KIB, 4 * KIB, 64 * KIB, 256 * KIB, 2048 * KIB], [64, 4 * KIB, 256 * KIB]),
     "fanout": ("fanout", [1, 2, 3, 5, 7], [1, 7]),
 }
@@ -45,8 +46,9 @@ next `fanout` hosts' memory (round-robin, one LLC slice per host), then one
 Release of a flag there. Defaults: 64 B stores, fanout 1 and 4 KB per
 Release: the caption's 4 KB, not the text's 2 MB (at 2 MB the 64 GB/s
 link's transmission hides the round trip, so no store-size effect could
-show). Execution time is the simulated time until every message is handled
-(the last Release's ack included); traffic is the bytes crossing the
+show; the text's 2 MB is an alternative in the robustness table).
+Execution time is the simulated time until every message is handled (the
+last Release's ack included); traffic is the bytes crossing the
 hosts' uplinks to the switch (each counted once). Epochs per run: 100 (--quick
 quick too) for up to 4 KB per Release, fewer for larger (at least 4), so each
 run moves at least 1 MB. The fabric forwards whole messages
@@ -161,9 +163,11 @@ def compare(data: pd.DataFrame) -> list[Row]:
                 FIG,
                 f"(a) time reduction vs SO at 4 KB stores ({link})",
                 paper_store,
-                text(SECTION, f"achieving {paper_store:.0%} lower execution time over {link}"),
+                text(
+                    SECTION, f"achieving 63% and 50% lower execution time over CXL and UPI ({link}: {paper_store:.0%})"
+                ),
                 _at(xs, red, 4096),
-                Tolerance(0.35),
+                Tolerance(),
                 "SO's Release waits at the core for every earlier store's ack: one round trip per Release that "
                 "CORD does not pay; the round trip is a larger share of an epoch when larger stores move its 4 KB "
                 "faster.",
@@ -177,15 +181,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
                 None,
                 text(SECTION, "CORD's performance improvements over SO keep increasing"),
                 red[-1],
-                all_of(
-                    "CORD faster than SO at every size, and more so at the largest store than at 64 B",
-                    {
-                        "faster": Predicate("faster", min(red) > 0, f"smallest reduction {min(red):.2f}"),
-                        "rises": Predicate(
-                            "rises", red[-1] > _at(xs, red, 64), f"64 B: {_at(xs, red, 64):.2f}, 4 KB: {red[-1]:.2f}"
-                        ),
-                    },
-                ),
+                monotone(xs, red, what="CORD's time reduction vs SO"),
                 "Larger stores carry the same bytes in fewer messages (fewer headers), so an epoch's transmission "
                 "shrinks while SO's per-Release round trip stays.",
             )
@@ -194,28 +190,36 @@ def compare(data: pd.DataFrame) -> list[Row]:
         rows.append(
             Row(
                 FIG,
-                f"(a) traffic saving vs SO falls with store size, < 10 % at ≥ 1 KB ({link})",
+                f"(a) traffic saving vs SO falls with store size ({link})",
                 None,
-                text(SECTION, "reducing to < 10% for 1KB stores"),
-                next(s for x, s in zip(xs, saving) if x >= 1024),
-                all_of(
-                    "saving falls with store size and is below 10 % from 1 KB",
-                    {
-                        "falls": monotone(xs, saving, increasing=False, what="traffic saving"),
-                        "small": Predicate(
-                            "< 10 %",
-                            all(s < 0.10 for x, s in zip(xs, saving) if x >= 1024),
-                            ", ".join(f"{x}: {s:.3f}" for x, s in zip(xs, saving) if x >= 1024),
-                        ),
-                    },
-                ),
+                text(SECTION, "CORD's traffic reduction decreases with larger Relaxed store granularities"),
+                saving[-1],
+                monotone(xs, saving, increasing=False, what="traffic saving"),
                 "SO's saving is its per-store ack (a 16 B message): a smaller share of the traffic as stores grow.",
+            )
+        )
+        at1k = _at(xs, saving, 1024)
+        rows.append(
+            Row(
+                FIG,
+                f"(a) traffic saving vs SO at 1 KB stores, below 10 % ({link})",
+                0.10,
+                text(SECTION, "reducing to < 10% for 1KB stores"),
+                at1k,
+                Predicate("< 10 %", at1k < 0.10, f"{at1k:.4f}"),
+                "At 1 KB a store's message is 1040 B and SO's ack 16 B: the ack is a small share of SO's traffic.",
+                if_disagrees=ACK_SIZE,
             )
         )
         over = {
             f"{panel} {x}": 1 / v - 1
             for panel in ("store", "sync")
             for x, v in zip(_pick(data, panel, link, "mp")["x"], _pick(data, panel, link, "mp")["time_norm"])
+        }
+        extra = {
+            f"{panel} {x}": 1 / v - 1
+            for panel in ("store", "sync")
+            for x, v in zip(_pick(data, panel, link, "mp")["x"], _pick(data, panel, link, "mp")["traffic_norm"])
         }
         worst = max(over.values())
         notis = float(sum(_pick(data, p, link, "cord")["req_notis"].sum() for p in ("store", "sync")))
@@ -227,40 +231,75 @@ def compare(data: pd.DataFrame) -> list[Row]:
                 text(SECTION, "CORD observes no performance or traffic overheads compared to message passing"),
                 worst,
                 all_of(
-                    "within 10 % of MP at every store size and granularity, and no notification sent",
+                    "time and traffic within 10 % of MP at every store size and granularity, and no notification sent",
                     {
-                        "close": Predicate(
-                            "≤ 10 %", worst <= 0.10, ", ".join(f"{k}: {v:.3f}" for k, v in over.items())
+                        "time": Predicate("≤ 10 %", worst <= 0.10, ", ".join(f"{k}: {v:.3f}" for k, v in over.items())),
+                        "traffic": Predicate(
+                            "≤ 10 %",
+                            max(extra.values()) <= 0.10,
+                            ", ".join(f"{k}: {v:.3f}" for k, v in extra.items()),
                         ),
                         "no-noti": Predicate("no ReqNoti", notis == 0, f"{notis:g} ReqNotis"),
                     },
                 ),
                 "At fanout 1 every store of an epoch and its Release go to one directory: the Release commits when "
                 "its counter matches, nothing waits for a notification, and the core does not stall while fewer "
-                "than 8 epochs (Table 3's unacked-epoch table) are unacked.",
+                "than 8 epochs (Table 3's unacked-epoch table) are unacked; CORD's only extra message is one "
+                "RelAck per Release.",
                 if_disagrees=TABLE_BOUND,
             )
         )
         xs, red = _reduction(data, "sync", link)
+        at256 = _at(xs, red, 256 * KIB)
         rows.append(
             Row(
                 FIG,
                 f"(b) benefit over SO falls with bytes per Release, < 20 % at 256 KB ({link})",
                 0.20,
-                bound(SECTION, "dropping to < 20% over CXL and UPI at 256KB"),
-                _at(xs, red, 256 * KIB),
+                text(
+                    SECTION, "CORD's performance benefits over SO decrease, dropping to < 20% over CXL and UPI at 256KB"
+                ),
+                at256,
                 all_of(
                     "reduction falls with the synchronization granularity and is below 20 % at 256 KB",
                     {
                         "falls": monotone(xs, red, increasing=False, what="time reduction"),
-                        "small": Predicate("< 20 %", _at(xs, red, 256 * KIB) < 0.20, f"{_at(xs, red, 256 * KIB):.3f}"),
+                        "small": Predicate("< 20 %", at256 < 0.20, f"{at256:.3f}"),
                     },
                 ),
                 "Transmission of an epoch's bytes grows with the granularity while SO's extra round trip per "
                 "Release does not.",
+                if_disagrees=SYNC,
             )
         )
         _, saving = _reduction(data, "sync", link, "traffic_norm")
+        coarse = [(x, s_) for x, s_ in zip(xs, saving) if x >= 4 * KIB]
+        rows.append(
+            Row(
+                FIG,
+                f"(b) traffic saving vs SO lower at 64 B per Release, then constant ({link})",
+                None,
+                text(
+                    SECTION,
+                    "first increases slightly with fine-grained synchronization (i.e., 64B), then remains constant",
+                ),
+                saving[-1],
+                all_of(
+                    "saving at 64 B below the saving at every coarser granularity, and flat (within 10 %) from 4 KB",
+                    {
+                        "rises": Predicate(
+                            "64 B lowest",
+                            all(saving[0] < v for v in saving[1:]),
+                            ", ".join(f"{x}: {v:.3f}" for x, v in zip(xs, saving)),
+                        ),
+                        "flat": flat([x for x, _ in coarse], [v for _, v in coarse], 0.10, what="traffic saving"),
+                    },
+                ),
+                "With one store per Release, CORD keeps the Release's ack: its saving is SO's acks of the Relaxed "
+                "stores only, a smaller share; with many stores per Release the traffic is the stores and SO's "
+                "one ack per store.",
+            )
+        )
         rows.append(
             Row(
                 FIG,
@@ -268,7 +307,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
                 0.20,
                 text(SECTION, "then remains constant at 20% with larger synchronization granularities"),
                 _at(xs, saving, 256 * KIB),
-                Tolerance(0.3),
+                Tolerance(),
                 "With many stores per Release the traffic is the stores; SO adds one ack per store.",
             )
         )
@@ -276,13 +315,33 @@ def compare(data: pd.DataFrame) -> list[Row]:
         rows.append(
             Row(
                 FIG,
+                f"(c) CORD's benefit over SO falls with fanout and stays positive ({link})",
+                None,
+                text(SECTION, "CORD observes a decreasing but significant performance benefit"),
+                min(red),
+                all_of(
+                    "CORD's time reduction vs SO falls with the fanout and is above 0 at every fanout",
+                    {
+                        "falls": monotone(xs, red, increasing=False, what="time reduction"),
+                        "positive": Predicate("> 0", min(red) > 0, f"smallest {min(red):.3f}"),
+                    },
+                ),
+                "At a higher fanout each CORD Release waits for notifications from more pending directories, "
+                "which delays its commit; SO still pays a round trip per Release.",
+            )
+        )
+        at7 = _at(xs, red, 7)
+        rows.append(
+            Row(
+                FIG,
                 f"(c) time reduction vs SO at fanout 7 ({link})",
                 paper_fan,
-                bound(SECTION, f"> {paper_fan:.0%} over {link} at 7 hosts"),
-                _at(xs, red, 7),
-                Predicate(f"> {paper_fan:.0%}", _at(xs, red, 7) > paper_fan, f"{_at(xs, red, 7):.3f}"),
+                text(SECTION, "> 25% and > 20% over CXL and UPI at 7 hosts"),
+                at7,
+                Predicate(f"> {paper_fan:.0%}", at7 > paper_fan, f"{at7:.3f}"),
                 "SO still pays a round trip per Release; CORD's Release waits for notifications from the other "
                 "pending directories instead, which delays its commit but not the core.",
+                if_disagrees=FANOUT_SO,
             )
         )
         mp = _pick(data, "fanout", link, "mp")
@@ -292,17 +351,67 @@ def compare(data: pd.DataFrame) -> list[Row]:
                 FIG,
                 f"(c) CORD's time ÷ MP's − 1 at fanout 7 ({link})",
                 paper_mp,
-                text(SECTION, "20% slower on CXL, < 5% on UPI" if link == "CXL" else "< 5% on UPI"),
+                text(SECTION, "Over CXL, CORD observes 20% performance overheads compared to MP at 7 hosts")
+                if link == "CXL"
+                else text(SECTION, "it observes < 5% performance overheads compared to MP over UPI"),
                 over,
-                Tolerance(0.5) if link == "CXL" else Predicate("< 5 %", over < 0.05, f"{over:.3f}"),
+                Tolerance() if link == "CXL" else Predicate("< 5 %", over < 0.05, f"{over:.3f}"),
                 "A Release to one host commits only after each other pending host's directory notifies it, and "
                 "that directory notifies only after its own previous Release committed: one host-to-host crossing "
                 "per epoch on the critical path, which MP never waits for.",
                 if_disagrees=FANOUT_MP,
             )
         )
+        extra7 = 1 / float(mp[mp["x"] == 7]["traffic_norm"].iloc[0]) - 1 if 7 in list(mp["x"]) else float("nan")
+        rows.append(
+            Row(
+                FIG,
+                f"(c) CORD's traffic ÷ MP's − 1 at fanout 7 ({link})",
+                0.05,
+                # "~ 5%": to the whole percent
+                text(SECTION, "CORD observes ~ 5% traffic overhead compared to MP", precision=0.005),
+                extra7,
+                Tolerance(),
+                "CORD's extra messages over MP at fanout 7: per Release 6 notification requests, 6 notifications "
+                "and a RelAck, against the epoch's 64 stores of 80 B.",
+                if_disagrees=FANOUT_TRAFFIC,
+            )
+        )
     return rows
 
+
+CORES = (
+    "Part of the gap is the shared core front end, not CORD: the stand-in core has no caches and issues a "
+    "store every 0.5 ns, so an epoch's stores leave as fast as the link takes them and SO's round trip per "
+    "Release is most of an epoch; gem5's core spends longer per epoch."
+)
+
+ACK_SIZE = (
+    "Measured: at 1 KB a store is one 1040 B message and SO's ack 16 B, so SO sends 1.4 % more than CORD, "
+    "7x under the paper's '< 10 %' (the report takes a stated bound as the paper's number). The paper's "
+    "saving at 1 KB, near its bound, means its acks weigh far more against a 1 KB store than fabricsim's "
+    "16 B ack; the paper gives no packet or flit format (fabricsim's 16 B header and ack are choices). The "
+    "direction holds (the row above)."
+)
+
+SYNC = (
+    "Measured: the direction holds and fabricsim's benefit at 256 KB is well under the paper's bound (6 % on "
+    "CXL, 2 % on UPI): a 64 GB/s link moves 256 KB in 4 µs against SO's one ~330 ns round trip per Release, "
+    "so the round trip is a small share; the paper's value under its '< 20 %' bound is not stated, and its "
+    "slower core stretches each epoch's issue as well. " + CORES
+)
+
+FANOUT_SO = (
+    "Measured: the direction holds and CORD's lead at fanout 7 is 2.4x (CXL) and 2.9x (UPI) the paper's bound: "
+    "the stand-in core sends an epoch's 64 stores in ~80 ns, so SO's round trip per Release (~330 ns on CXL) "
+    "is most of each epoch; the paper's gem5 core spends longer per epoch (the same cause makes (a)'s 4 KB "
+    "reduction larger than the paper's). " + CORES
+)
+
+FANOUT_TRAFFIC = (
+    "Measured: per 4 KB epoch at fanout 7, CORD sends 6 notification requests, 6 notifications and a RelAck "
+    "on top of MP's 64 stores of 80 B; the paper's message sizes are not given (fabricsim's are in the notes)."
+)
 
 MAGNITUDE = (
     "The direction holds; the size differs. In this model the core issues a 64 B store per cycle and a 4 KB "
@@ -332,16 +441,22 @@ MUTANTS = [
         "one-unacked-epoch",
         "CORD's unacked-epoch table holds one entry: each Release waits for the previous one's ack, as SO's does",
         set={"protocol.cord.proc_unacked": 1},
-        flips=["(c) time reduction vs SO at fanout 7 (CXL)", "(c) time reduction vs SO at fanout 7 (UPI)"],
+        flips=[
+            "(c) CORD's benefit over SO falls with fanout and stays positive (CXL)",
+            "(c) CORD's time ÷ MP's − 1 at fanout 7 (UPI)",
+        ],
     ),
 ]
 
+#: the stand-in core's issue rate: a choice the paper does not make (Figs 8, 9 and 10 share the core)
+ISSUE_CHOICE = Choice(
+    "core store issue rate",
+    "one operation per cycle (0.5 ns)",
+    [Variant("one per 4 ns", "a write-through store every 8 cycles", set={"protocol.issue_interval": "4ns"})],
+)
+
 CHOICES = [
-    Choice(
-        "core store issue rate",
-        "one operation per cycle (0.5 ns)",
-        [Variant("one per 4 ns", "a write-through store every 8 cycles", set={"protocol.issue_interval": "4ns"})],
-    ),
+    ISSUE_CHOICE,
     Choice(
         "Table 1's 150 ns CXL latency",
         "one host-to-host crossing (75 ns per uplink)",
@@ -354,7 +469,27 @@ CHOICES = [
             )
         ],
     ),
+    Choice(
+        "default synchronization granularity",
+        "4 KB per Release (the caption's)",
+        [
+            Variant(
+                "2 MB per Release",
+                "the text's default, 2 MB per Release, on the store-size and fanout panels",
+                set_per_point=lambda labels: _sync_2mb(labels),
+                when=lambda labels: labels.get("panel") in ("store", "fanout"),
+            )
+        ],
+    ),
 ]
+
+
+def _sync_2mb(labels) -> dict:
+    """A store-size or fanout point with the text's 2 MB per Release."""
+    store = labels["x"] if labels["panel"] == "store" else DEFAULTS["store_size"]
+    sync = 2048 * KIB
+    return {"workload.release_every": f"{sync}B", "workload.requests": _requests(store, sync, True)}
+
 
 EXPERIMENT = Experiment(
     seed="cord",

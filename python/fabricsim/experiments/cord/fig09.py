@@ -175,4 +175,5 @@ EXPERIMENT = Experiment(
     compare=compare,
     notes=NOTES,
     mutants=MUTANTS,
+    choices=[fig08.ISSUE_CHOICE],
 )

@@ -16,7 +16,7 @@ from ...sweeps import Sweep
 from .. import Experiment
 from ..plots import figure_legend
 from ..variants import Choice, Mutant, Variant
-from ..verdicts import Predicate, Row, Tolerance, bound, text
+from ..verdicts import Predicate, Row, Tolerance, all_of, only, proportional, text
 from . import apps, system
 from .system import table1
 
@@ -139,17 +139,23 @@ def _at(data: pd.DataFrame, link: str, w: str, col: str) -> dict[int, float]:
     return dict(zip(d["hosts"], d[col]))
 
 
+def _largest(values: dict[str, float]):
+    top = max(values.values())
+    return lambda v: v >= top
+
+
 def compare(data: pd.DataFrame) -> list[Row]:
     rows = []
-    for link, ata_dir in (("CXL", 1536.0), ("UPI", 1229.0)):
+    for link, ata_dir in (("CXL", 1.5 * 1024), ("UPI", 1.2 * 1024)):
         proc = {w: _at(data, link, w, "processor_B") for w in WORKLOADS}
+        dirs = {w: _at(data, link, w, "directory_B") for w in WORKLOADS}
         worst = max(max(v.values()) for v in proc.values())
         rows.append(
             Row(
                 FIG,
                 f"processor storage, largest over workloads and hosts ({link})",
                 40.0,
-                bound(SECTION, "negligible (< 40B) for all workloads over CXL and UPI"),
+                text(SECTION, "negligible (< 40B) for all workloads over CXL and UPI"),
                 worst,
                 Predicate("< 40 B", worst < 40, ", ".join(f"{w}: {max(v.values()):g}" for w, v in proc.items())),
                 "A core keeps a store counter per directory it wrote this epoch and an entry per unacked "
@@ -157,15 +163,16 @@ def compare(data: pd.DataFrame) -> list[Row]:
                 if_disagrees=PROC_BYTES,
             )
         )
-        ata = _at(data, link, "ATA", "directory_B")
+        ata = dirs["ATA"]
         hosts = sorted(ata)
         at8 = ata.get(8, float("nan"))
         if link == "CXL":
             check = Predicate("< 1.5 KB", at8 < ata_dir, f"{at8:g} B")
-            source = bound(SECTION, "ATA only consumes < 1.5KB ... at 8 hosts for CXL")
+            source = text(SECTION, "ATA, only consumes < 1.5KB and ~ 1.2KB at 8 hosts for CXL and UPI")
         else:
-            check = Tolerance(0.5)
-            source = text(SECTION, "~ 1.2KB at 8 hosts for ... UPI")
+            check = Tolerance()
+            # "~ 1.2KB": to a tenth of a KB
+            source = text(SECTION, "ATA, only consumes < 1.5KB and ~ 1.2KB at 8 hosts for CXL and UPI", precision=51.2)
         rows.append(
             Row(
                 FIG,
@@ -180,19 +187,35 @@ def compare(data: pd.DataFrame) -> list[Row]:
                 if_disagrees=ATA_UPI if link == "UPI" else "",
             )
         )
+        most = {w: v[hosts[-1]] for w, v in dirs.items()}
         rows.append(
             Row(
                 FIG,
-                f"ATA's directory storage grows with hosts ({link})",
+                f"ATA the most storage-consuming workload at the directory, at {hosts[-1]} hosts ({link})",
+                None,
+                text(SECTION, "the most storage-consuming workload, ATA"),
+                most["ATA"],
+                only(most, _largest(most), ["ATA"], "the largest directory storage"),
+                "ATA writes 8 B to every other host and releases at once: the most Releases per byte, each "
+                "waiting for notifications from every other host's directory.",
+                if_disagrees=PR_DIR,
+            )
+        )
+        rows.append(
+            Row(
+                FIG,
+                f"directory storage grows linearly with hosts, every workload ({link})",
                 None,
                 text(SECTION, "the directory storage overhead increases linearly with more CPU hosts"),
                 at8 / ata[hosts[0]],
-                Predicate(
-                    "rises from the fewest to the most hosts",
-                    ata[hosts[-1]] > ata[hosts[0]],
-                    ", ".join(f"{h}: {ata[h]:g}" for h in hosts),
+                all_of(
+                    "every workload's directory storage grows in proportion to the hosts",
+                    {w: proportional(hosts, [v[h] for h in hosts], 0.15, what=w) for w, v in dirs.items()},
                 ),
-                "More hosts mean more cores writing to each directory, and its tables are per core.",
+                "A directory keeps per-core tables (the largest committed epoch of every core) and the counters of "
+                "the cores that wrote to it: more hosts, more cores. The paper's caption and Fig 12 call the "
+                "growth sub-linear (for ATA), so the paper's own words disagree for ATA.",
+                if_disagrees=LINEAR,
             )
         )
         rows.append(
@@ -203,8 +226,8 @@ def compare(data: pd.DataFrame) -> list[Row]:
                 text(SECTION, "the processor storage not only increases sub-linearly with CPU hosts"),
                 max(v[hosts[-1]] / v[hosts[0]] for v in proc.values()),
                 Predicate(
-                    f"every workload's processor storage grows less than {hosts[-1] // hosts[0]}x",
-                    all(v[hosts[-1]] < v[hosts[0]] * hosts[-1] / hosts[0] for v in proc.values()),
+                    f"every workload's processor storage rises, by less than {hosts[-1] // hosts[0]}x",
+                    all(v[hosts[0]] < v[hosts[-1]] < v[hosts[0]] * hosts[-1] / hosts[0] for v in proc.values()),
                     ", ".join(f"{w}: {v[hosts[0]]:g} → {v[hosts[-1]]:g}" for w, v in proc.items()),
                 ),
                 "A core's tables hold a store counter per directory its epoch wrote and an entry per unacked "
@@ -214,6 +237,21 @@ def compare(data: pd.DataFrame) -> list[Row]:
         )
     return rows
 
+
+PR_DIR = (
+    "Measured: PR's stand-in (5 KB of 8 B word stores per Release, fanout 7, 300 ns of computation) holds "
+    "more recycled Releases at a directory than ATA (1740 B of buffers at 8 hosts against ATA's 840 B): each "
+    "PR Release waits for notifications from 6 other directories, and those directories notify only after "
+    "their own 640-store epochs' counts match. The paper's PR (olesnik input) is not available; its stand-in's "
+    "epochs, one Release size and fanout 7, are choices."
+)
+
+LINEAR = (
+    "Measured: from 2 to 8 hosts the stand-ins' fanout grows with the hosts (capped at hosts - 1: 1 -> 7), "
+    "so at 2 hosts no Release is ever recycled (no notification) and the directories hold only their per-core "
+    "entries; the growth counts the notification machinery switching on. The paper is not consistent here: "
+    "its Fig 11 caption and its Fig 12 text call the directory's growth sub-linear."
+)
 
 PROC_BYTES = (
     "Measured: with fanout 7 a core's epoch writes to 7 directories (7 store counters, 35 B at 5 B each) and "

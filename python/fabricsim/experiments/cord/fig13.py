@@ -5,7 +5,7 @@ CXL and UPI.
 The paper (§6): under TSO CORD outperforms SO by over 102 % (CXL) and 73 %
 (UPI) on average, but sends more traffic than SO (+8 % / +6 %) for all
 apps but SSSP and PAD, since every store is now acked; it comes within 3 %
-of MP's time; for PR, MP sends only 24 % / 32 % of CORD's traffic."""
+of MP's time (not compared: fabricsim's MP is not the paper's); for PR, MP sends only 24 % / 32 % of CORD's traffic."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pandas as pd
 
 from .. import Experiment
 from ..variants import Mutant
-from ..verdicts import Predicate, Row, Tolerance, text
+from ..verdicts import Predicate, Row, Tolerance, all_but, text
 from . import apps
 
 FIG = "CORD Fig 13"
@@ -27,10 +27,12 @@ a store only when the previous one is acked; CORD orders every store with
 its Release mechanism (each is acked, each needs the notifications of the
 other pending directories); MP keeps its point-to-point ordering (the
 paper's MP totally orders all transactions as "an upper bound"; that
-variant is not modelled, so MP never waits here); WB's cores (MESI, as in
-Fig 7) put the same 16-entry FIFO store buffer in front of their cache:
-stores perform one at a time in order, loads pass them. The paper states
-no result for WB under TSO, so its bars have no verdict. 3 epochs per core
+variant is not modelled, so MP never waits here and CORD's time is not
+compared with MP's: see NOT_REPRODUCED; MP's traffic is, since the paper's
+MP sends no acks either); WB's cores (MESI, as in Fig 7) put the same
+16-entry FIFO store buffer in front of their cache: stores perform one at
+a time in order, loads pass them. The paper's only result for WB under TSO
+is that it sends more traffic than MP. 3 epochs per core
 (--quick: 2): every store waits, so runs are long in simulated time.
 Averages are geometric means over the applications (MP: without TQH).
 """
@@ -58,55 +60,79 @@ def compare(data: pd.DataFrame) -> list[Row]:
                 FIG,
                 f"TSO: SO's time ÷ CORD's, mean over apps ({link})",
                 speed,
-                text(SECTION, f"CORD outperforms SO by over {speed - 1:.0%} on average"),
+                text(
+                    SECTION,
+                    "with CXL, CORD outperforms SO by over 102% on average, and with UPI, CORD outperforms SO by "
+                    "over 73%",
+                ),
                 apps.geomean(so_t.values()),
-                Tolerance(0.35),
+                Tolerance(),
                 "Under TSO SO sends each store only after the previous one's ack, a round trip per store; "
                 "CORD sends every store at once and the directories order them, up to 8 unacked per core.",
                 if_disagrees=TSO_GAP,
             )
         )
-        above = sorted(a for a, v in so_b.items() if v < 1.0)
-        more = apps.geomean(1 / v for v in so_b.values()) - 1
+        faster = [a for a, v in so_t.items() if v > 1.0]
         rows.append(
             Row(
                 FIG,
-                f"TSO: CORD sends more traffic than SO for most apps ({link})",
+                f"TSO: CORD faster than SO for most apps ({link})",
                 None,
-                text(SECTION, "CORD observes higher traffic than SO except for SSSP and PAD"),
-                float(len(above)),
+                text(SECTION, "under TSO, CORD outperforms SO across most workloads"),
+                float(len(faster)),
                 Predicate(
-                    "CORD's traffic above SO's for at least 6 of 10 apps",
-                    len(above) >= 6,
-                    f"{len(above)} apps: {', '.join(above)}",
+                    "CORD faster for at least 8 of 10 apps",
+                    len(faster) >= 8,
+                    ", ".join(f"{a}: {v:.2f}" for a, v in so_t.items()),
                 ),
-                "Every store is now acked under both; CORD adds its notification requests and notifications "
-                "(every store is a Release) and the store counter on each.",
+                "SO's per-store round trip under TSO is on every app's critical path; CORD keeps up to 8 "
+                "stores (Releases) unacked.",
             )
         )
+        rows.append(
+            Row(
+                FIG,
+                f"TSO: CORD sends more traffic than SO for every app but SSSP and PAD ({link})",
+                None,
+                text(SECTION, "CORD observes higher traffic than SO except for SSSP and PAD"),
+                float(sum(v < 1.0 for v in so_b.values())),
+                all_but(so_b, lambda v: v < 1.0, ["SSSP", "PAD"], "SO ÷ CORD traffic < 1"),
+                "Every store is now acked under both; CORD adds its notification requests and notifications "
+                "(every store is a Release) and the store counter on each.",
+                if_disagrees=NOTI_TRAFFIC,
+            )
+        )
+        more = apps.geomean(1 / v for v in so_b.values()) - 1
         rows.append(
             Row(
                 FIG,
                 f"TSO: CORD's traffic ÷ SO's − 1, mean over apps ({link})",
                 extra,
-                text(SECTION, f"inflates SO traffic by {extra:.0%}"),
+                # whole percents
+                text("Fig 13 caption", "inflates SO traffic by 8% and 6% for CXL and UPI", precision=0.005),
                 more,
-                Tolerance(1.0),
+                Tolerance(),
                 "The acks cost the same under both; the difference is CORD's notifications.",
                 if_disagrees=NOTI_TRAFFIC,
             )
         )
-        over = apps.geomean(1 / v for v in mp_t.values()) - 1
+        versus = {
+            v.upper(): apps.geomean(apps.ratios(data, link, v, "traffic_norm")[a] / mp_b[a] for a in mp_b)
+            for v in ("cord", "so", "wb")
+        }
         rows.append(
             Row(
                 FIG,
-                f"TSO: CORD's time ÷ MP's − 1, mean over apps ({link})",
-                0.03,
-                text("Fig 13 caption", "3% and 3% close to MP performance for CXL and UPI"),
-                over,
-                Predicate("≤ 3 % + 5 points", over <= 0.08, f"{over:.3f}"),
-                "MP's time is the bound the paper compares against.",
-                if_disagrees=MP_TSO,
+                f"TSO: CORD, SO and WB send more traffic than MP, mean over apps ({link})",
+                None,
+                text(SECTION, "CORD, SO and WB observe higher traffic overhead over MP"),
+                versus["CORD"],
+                Predicate(
+                    "each one's traffic ÷ MP's > 1 (mean over the apps MP runs)",
+                    all(v > 1.0 for v in versus.values()),
+                    ", ".join(f"{k}: {v:.2f}" for k, v in versus.items()),
+                ),
+                "MP's point-to-point ordering sends no acks; the others ack every store under TSO.",
             )
         )
         rows.append(
@@ -114,9 +140,9 @@ def compare(data: pd.DataFrame) -> list[Row]:
                 FIG,
                 f"TSO: PR's traffic under MP ÷ CORD's ({link})",
                 pr_mp,
-                text(SECTION, f"for PR, MP incurs only {pr_mp:.0%} of the traffic incurred by CORD"),
+                text(SECTION, "for PR, MP incurs only 24% and 32% of the traffic incurred by CORD with CXL and UPI"),
                 float(mp_b["PR"]),
-                Tolerance(0.5),
+                Tolerance(),
                 "PR's word stores: under TSO CORD acks each and sends notifications for each to the other "
                 "pending directories (fanout 7); MP sends the stores alone.",
                 if_disagrees=NOTI_TRAFFIC,
@@ -126,10 +152,13 @@ def compare(data: pd.DataFrame) -> list[Row]:
 
 
 TSO_GAP = (
-    "Measured: CORD's lead is larger than the paper's on UPI (and at the edge of the tolerance on CXL): with "
+    "Measured: CORD's lead is larger than the paper's on both links (2.5x and 2.3x SO's time against 2.02x "
+    "and 1.73x): with "
     "8 unacked Releases per core CORD keeps 8 stores in flight where SO keeps one, and the stand-ins' short "
     "epochs leave little computation to hide SO's round trips; the shorter UPI crossing shortens CORD's "
-    "notification chain more than it shortens SO's per-store wait."
+    "notification chain more than it shortens SO's per-store wait. Part of the gap is the shared core front "
+    "end, not CORD: the stand-in cores have no caches and issue a store every 0.5 ns, so SO's per-store round "
+    "trip is nearly all of their time."
 )
 
 NOTI_TRAFFIC = (
@@ -139,11 +168,6 @@ NOTI_TRAFFIC = (
     "paper's slower cores, so fewer directories are pending per store; the paper does not give the rates."
 )
 
-MP_TSO = (
-    "The paper's MP under TSO totally orders all PCIe transactions; fabricsim's MP keeps its point-to-point "
-    "ordering and never waits, so it is a lower bound on time rather than the paper's comparable protocol."
-)
-
 MUTANTS = [
     Mutant(
         "one-unacked-epoch",
@@ -151,7 +175,7 @@ MUTANTS = [
         "under SO",
         set={"protocol.cord.proc_unacked": 1},
         when=lambda labels: labels.get("variant") != "wb",
-        flips=["TSO: SO's time ÷ CORD's, mean over apps (CXL)"],
+        flips=["TSO: CORD faster than SO for most apps (CXL)"],
     ),
 ]
 
@@ -165,4 +189,5 @@ EXPERIMENT = Experiment(
     compare=compare,
     notes=NOTES,
     mutants=MUTANTS,
+    choices=[apps.COMPUTE_CHOICE],
 )

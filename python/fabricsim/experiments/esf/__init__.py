@@ -19,4 +19,18 @@ NOT_REPRODUCED = [
         "the paper's 0.1-10% bandwidth and ≤12% (mean 4.3%) loaded-latency errors are against hardware curves "
         "given only as plots; Figs 7 and 8 compare fabricsim's curves with the paper's stated shapes instead.",
     ),
+    (
+        "ESF Figs 7/8 local- and remote-DRAM (NUMA) baselines",
+        "local and remote DRAM bandwidth falling as the read:write mix rises, and the NUMA emulator's latency "
+        "curves 'completely apart' from the CXL hardware's: these are measurements of the paper's Xeon sockets "
+        "(DDR5 channels behind the CPU's memory controller, the inter-socket link), which fabricsim does not "
+        "model; only the CXL system is simulated.",
+    ),
+    (
+        "ESF Figs 18-20 per-trace values",
+        "the throughput, latency and speed-up of each of BTree, liblinear, redis, silo and XSBench, and silo's "
+        "per-window points: the traces (collected with the tool of [61]) are not public and the paper gives no "
+        "read:write mix per trace; fabricsim replays stated stand-ins and compares only the text's per-topology "
+        "numbers (as a geometric mean over the stand-ins) and its trends.",
+    ),
 ]

@@ -11,6 +11,7 @@ from typing import Any
 
 from ...sweeps import Sweep, build
 from ..variants import Choice, Mutant, Variant
+from . import fig10
 
 READ_FRACTIONS = [1.0, 0.75, 0.5, 0.25, 0.0]
 MIX_LABELS = {1.0: "1:0", 0.75: "3:1", 0.5: "1:1", 0.25: "1:3", 0.0: "0:1"}
@@ -21,7 +22,8 @@ Modelling choices (the paper gives the system but not its numbers):
 - The bus is a PCIe 5.0 x16 link (63.0 GB/s per direction after 128b/130b
   encoding) between the requester and a switch; the switch reaches the four
   memories over 256 GB/s links, and memories have no media bandwidth limit,
-  so the bus is the only bottleneck; half duplex reverses with no turnaround
+  so the bus is the only bottleneck (the validation system's DDR5-4800 DIMMs are an
+  alternative); half duplex reverses with no turnaround
   time (the paper does not give one).
 - A data packet is one 64 B line (the paper counts header overhead only on
   header packets); a header-only packet (read request, write acknowledgement)
@@ -170,6 +172,7 @@ def _half_turnaround(labels) -> dict:
 
 
 CHOICES = [
+    fig10.MEMORY,
     Choice(
         "headers on data packets",
         "none: only header-only packets carry the header overhead",

@@ -120,7 +120,14 @@ def compare(data: pd.DataFrame) -> list[Row]:
                 FIG,
                 f"{kind} latency-bandwidth curve: flat, then a knee near the port capacity",
                 None,
-                text(SECTION, "In both low and high-intensity scenarios, ESF closely reflects the average latency"),
+                # The text names the two regimes of the curve; the hardware latencies ESF matches in them are only
+                # in the figure, so the row checks that fabricsim's curve has both regimes, not their values.
+                text(
+                    SECTION,
+                    "loaded-latency tests ... by adjusting the requester intensity. The results are shown as "
+                    "latency-bandwidth curves ... In both low and high-intensity scenarios, ESF closely reflects "
+                    "the average latency observed on the CXL hardware platform",
+                ),
                 lat[-1] / lat[0],
                 _shape(data, kind),
                 why,

@@ -69,7 +69,7 @@ def base(quick: bool = False) -> dict:
             "attach": "split",
         },
         "defaults": {
-            "link": {"bandwidth": f"{PORT_GBPS:g}GB/s"},
+            "link": {"bandwidth": "PCIe5x16"},
             "memory": {"bandwidth": "inf", "queue": 4096},
         },
         "workload": {
@@ -225,6 +225,8 @@ CHOICES = [
         "1024 each",
         [Variant("window 256", "256 each", set={"workload.window": 256})],
     ),
+    fig10.REQUEST_SIZE,
+    fig10.MEMORY,
 ]
 
 EXPERIMENT = Experiment(

@@ -20,7 +20,7 @@ from ...sweeps import Sweep, build
 from .. import Experiment
 from ..plots import figure_legend, paper_point
 from ..variants import Choice, Mutant, Variant
-from ..verdicts import Row, all_of, flat, greater, text
+from ..verdicts import Predicate, Row, all_of, flat, greater, text
 
 FIG = "ESF Fig 14"
 SECTION = "Sec. V-B"
@@ -32,7 +32,8 @@ The system is examples/esf_dcoh.toml: the DCOH protocol (agents/cxl/dcoh.rs),
 the same code `fabricsim check examples/check/dcoh.toml` proves, timed.
 Modelling choices (the paper gives the ratios, not the sizes):
 - Footprint 640 KiB (10 240 lines), hot set its first 10 %; the requester's
-  cache 128 KiB (20 %), 8-way LRU, 16 requests in flight (its request queue),
+  cache 128 KiB (20 %), 8-way LRU, 16 requests in flight (its request queue; the seed's
+  other requesters keep 1024 outstanding: a robustness alternative),
   one request per 10 ns (Table III's requester process), 12 ns hits.
 - 4 memory devices, lines interleaved over them, each with a fully
   associative snoop filter of 512 entries: together as large as the cache
@@ -150,49 +151,71 @@ COLD = (
 def compare(data: pd.DataFrame) -> list[Row]:
     bw, lat, inv = "bandwidth_vs_fifo", "latency_vs_fifo", "invalidations_vs_fifo"
     alike = all_of(
-        "LRU within 10% of FIFO and MRU within 10% of LIFO, in bandwidth and invalidations",
+        "LRU within 10% of FIFO and MRU within 10% of LIFO, in bandwidth, latency and invalidations",
         {
-            "LRU/FIFO": flat(["fifo", "lru"], [_v(data, "fifo", inv), _v(data, "lru", inv)], 0.1),
-            "MRU/LIFO": flat(["lifo", "mru"], [_v(data, "lifo", inv), _v(data, "mru", inv)], 0.1),
-            "LRU/FIFO bw": flat(["fifo", "lru"], [_v(data, "fifo", bw), _v(data, "lru", bw)], 0.1),
-            "MRU/LIFO bw": flat(["lifo", "mru"], [_v(data, "lifo", bw), _v(data, "mru", bw)], 0.1),
+            f"{a}/{b} {col.split('_')[0]}": flat([b, a], [_v(data, b, col), _v(data, a, col)], 0.1)
+            for a, b in (("lru", "fifo"), ("mru", "lifo"))
+            for col in (bw, lat, inv)
         },
     )
+    lfi_bw, lfi_lat = _v(data, "lfi", bw), _v(data, "lfi", lat)
+    # "slightly worse performance compared to LIFO and MRU": performance is Fig 14's bandwidth and latency;
+    # worse strictly, by more than 1 % (so a tie is not "worse"), than each of LIFO and MRU; "slightly": still
+    # no worse than FIFO, the baseline the paper's LFI improves on.
+    lfi_worse = all_of(
+        "LFI's bandwidth below and latency above each of LIFO's and MRU's by > 1%, and no worse than FIFO's",
+        {
+            **{
+                f"{p.upper()} bw": greater(_v(data, p, bw), lfi_bw, f"{p.upper()} bandwidth", "LFI's", margin=0.01)
+                for p in ("lifo", "mru")
+            },
+            **{
+                f"{p.upper()} lat": greater(lfi_lat, _v(data, p, lat), "LFI latency", f"{p.upper()}'s", margin=0.01)
+                for p in ("lifo", "mru")
+            },
+            "vs FIFO": Predicate("LFI bandwidth ≥ FIFO's and latency ≤ FIFO's", lfi_bw >= 1.0 >= lfi_lat, ""),
+        },
+    )
+    # The paper states changes against FIFO ("improves ... by 5%", "decreasing ... by 15%"): each row's
+    # number is that change, and fabricsim's comparable value is its own change against FIFO.
     return [
         Row(
             FIG,
             "LIFO bandwidth ÷ FIFO",
-            1.05,
-            text(SECTION, "Compared to FIFO, LIFO improves the bandwidth by 5%"),
-            _v(data, "lifo", bw),
+            0.05,
+            text(SECTION, "Compared to FIFO, LIFO improves the bandwidth by 5%", precision=0.005),
+            _v(data, "lifo", bw) - 1,
             greater(_v(data, "lifo", bw), 1.0, "LIFO ÷ FIFO", "1"),
             COLD,
+            MAGNITUDE,
         ),
         Row(
             FIG,
             "LIFO latency ÷ FIFO",
-            0.85,
-            text(SECTION, "decreasing the average latency and invalidation count by 15% and 16%"),
-            _v(data, "lifo", lat),
+            0.15,
+            text(SECTION, "decreasing the average latency and invalidation count by 15% and 16%", precision=0.005),
+            1 - _v(data, "lifo", lat),
             greater(1.0, _v(data, "lifo", lat), "1", "LIFO ÷ FIFO"),
             COLD,
+            MAGNITUDE,
         ),
         Row(
             FIG,
             "LIFO invalidations ÷ FIFO",
-            0.84,
-            text(SECTION, "decreasing the average latency and invalidation count by 15% and 16%"),
-            _v(data, "lifo", inv),
-            greater(0.95, _v(data, "lifo", inv), "0.95", "LIFO ÷ FIFO"),
+            0.16,
+            text(SECTION, "decreasing the average latency and invalidation count by 15% and 16%", precision=0.005),
+            1 - _v(data, "lifo", inv),
+            greater(1.0, _v(data, "lifo", inv), "1", "LIFO ÷ FIFO"),
             COLD,
+            MAGNITUDE,
         ),
         Row(
             FIG,
             "LFI invalidations ÷ FIFO",
-            0.85,
-            text(SECTION, "LFI reduces invalidation count by 15% compared to FIFO"),
-            _v(data, "lfi", inv),
-            greater(0.95, _v(data, "lfi", inv), "0.95", "LFI ÷ FIFO"),
+            0.15,
+            text(SECTION, "LFI reduces invalidation count by 15% compared to FIFO", precision=0.005),
+            1 - _v(data, "lfi", inv),
+            greater(1.0, _v(data, "lfi", inv), "1", "LFI ÷ FIFO"),
             "LFI evicts the line inserted least often: cold lines, inserted once, go before hot ones.",
         ),
         Row(
@@ -200,8 +223,8 @@ def compare(data: pd.DataFrame) -> list[Row]:
             "LFI slightly worse than LIFO",
             None,
             text(SECTION, "This leads to a slightly worse performance compared to LIFO and MRU"),
-            _v(data, "lfi", inv) / _v(data, "lifo", inv),
-            greater(_v(data, "lfi", inv), _v(data, "lifo", inv), "LFI invalidations", "LIFO's"),
+            lfi_bw / _v(data, "lifo", bw),
+            lfi_worse,
             "Once hot lines have been inserted as often as each other, LFI's ties fall back to the oldest "
             "insertion and it evicts hot lines again.",
         ),
@@ -219,13 +242,25 @@ def compare(data: pd.DataFrame) -> list[Row]:
     ]
 
 
+MAGNITUDE = (
+    "the direction holds but fabricsim's gain is 2-3x the paper's: LIFO avoids 37 % of FIFO's invalidations "
+    "(paper 16 %) and cuts latency by 38 % (paper 15 %). Measured under every alternative of the robustness "
+    "table and more (fully associative cache 45 % fewer invalidations, read-only 49 %, page interleave 37 %, "
+    "4 MSHRs 37 %): the share is the fraction of FIFO's victims that are hot lines the cache still holds, "
+    "which follows from sizes the paper does not give (footprint, lines per filter, the cache's policy and "
+    "associativity); what makes ESF's share 16 % was not found. The latency gain is the larger because with "
+    "the paper's infinite bus a request's latency is mostly its wait for a victim's BISnp round trip."
+)
+
 MUTANTS = [
     Mutant(
         "no-hot-set",
         "uniform traffic (hot probability = hot fraction): no hot lines for FIFO to evict, the newest entry "
         "is the line just fetched",
         set={"workload.hot_probability": 0.1},
-        flips=["LIFO bandwidth ÷ FIFO", "LIFO latency ÷ FIFO", "LIFO invalidations ÷ FIFO"],
+        # the three LIFO rows turn to the other sign under it too, but they already disagree without it
+        # (their direction holds, their magnitude is 2-3x the paper's)
+        flips=["LFI invalidations ÷ FIFO", "LFI slightly worse than LIFO"],
     ),
 ]
 
@@ -248,6 +283,17 @@ CHOICES = [
                 "4KiB-interleave",
                 "4 KiB pages interleaved over the devices instead of lines",
                 set={"protocol.interleave": "4KiB"},
+            )
+        ],
+    ),
+    Choice(
+        "requests in flight",
+        "16 in flight (the cache's MSHRs)",
+        [
+            Variant(
+                "1024 in flight",
+                "1024 MSHRs: the 1024 outstanding requests of the seed's other requesters (Figs 7, 10-13, 16-20)",
+                set={"protocol.cache.mshrs": 1024},
             )
         ],
     ),

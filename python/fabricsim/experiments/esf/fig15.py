@@ -18,7 +18,7 @@ from ...sweeps import Sweep, build
 from .. import Experiment
 from ..plots import figure_legend
 from ..variants import Choice, Mutant, Variant
-from ..verdicts import Predicate, Row, flat, greater, text
+from ..verdicts import Predicate, Row, all_of, greater, text
 from . import fig14
 
 FIG = "ESF Fig 15"
@@ -35,7 +35,8 @@ cache 128 KiB, 8-way LRU, 12 ns hits, 16 requests in flight, one request
 per 10 ns; the snoop filter as large as the caches together (256 KiB,
 4096 entries), fully associative, block-length victims (LIFO among ties);
 Table III's latencies; 640 KiB footprint; reads and writes half and half;
-16 000 measured requests per requester after 16 000 warm-up.
+8 000 measured requests per requester after 8 000 warm-up: the paper's
+16 000 in all ("request number ... the same with ... Section V-B").
 Modelling choices (the paper does not give them):
 - "Sequential requests": each requester streams through the footprint from
   its own start; the two streams interleave at the device.
@@ -59,8 +60,8 @@ def base() -> dict:
         "footprint": "640KiB",
         "line": "64B",
         "read_fraction": 0.5,
-        "warmup": 16000,
-        "requests": 16000,
+        "warmup": 8000,
+        "requests": 8000,  # per requester: 16 000 in all, as Sec. V-B
     }
     b["protocol"]["snoop_filter"] = {"size": "256KiB", "policy": "lifo"}
     return b
@@ -114,10 +115,10 @@ def _v(data, n, col):
 
 FEWER = "One BISnp clears up to `length` contiguous entries, so fewer requests find the filter full and wait."
 PER_LINE = (
-    "Measured: bandwidth rises with every length. fabricsim charges a BISnp one requester cache access per "
-    "line and carries dirty lines in BIRsp, but a 12 ns access per line is small beside the ~260 ns a request "
-    "waits for a BISnp round trip, and the x16 bus is far from full (the x4 alternative does not change it "
-    "either), so neither of the paper's costs of long blocks undoes the fewer waits. "
+    "Measured: bandwidth rises and latency falls with every length. fabricsim charges a BISnp one requester "
+    "cache access per line and carries dirty lines in BIRsp, but a 12 ns access per line is small beside the "
+    "~260 ns a request waits for a BISnp round trip, and the x16 bus is far from full (the x4 alternative does "
+    "not change it either), so neither of the paper's costs of long blocks undoes the fewer waits. "
     "The wait for invalidation alone does match the paper's "
     "shape in the default run (see the data: bi_wait_vs_1): lowest at length 2, higher again at 3 and 4, "
     "as longer blocks delay the requests that reach the filter while their BISnp is out."
@@ -126,7 +127,8 @@ PER_LINE = (
 
 def compare(data: pd.DataFrame) -> list[Row]:
     bw = [_v(data, n, "bandwidth_vs_1") for n in LENGTHS]
-    best = LENGTHS[max(range(len(LENGTHS)), key=lambda i: bw[i])]
+    # "length 2 is the best" is not stated apart: it follows from the length-2 rows and the row on lengths
+    # 3 and 4, which count the same measurements once.
     return [
         Row(
             FIG,
@@ -148,34 +150,50 @@ def compare(data: pd.DataFrame) -> list[Row]:
         ),
         Row(
             FIG,
-            "length 2 invalidation wait ÷ length 1",
+            "lengths 2-4 invalidation wait ÷ length 1",
             None,
             text(
                 SECTION,
-                "subsequent coherent requests no longer need to wait on BISnp, reducing the average waiting time",
+                "When the InvBlk length is larger than one, a single BISnp request can clear more than one entry. "
+                "As a result, subsequent coherent requests no longer need to wait on BISnp, reducing the average "
+                "waiting time",
             ),
-            _v(data, 2, "bi_wait_vs_1"),
-            greater(1.0, _v(data, 2, "bi_wait_vs_1"), "1", "length 2 ÷ length 1"),
+            max(_v(data, n, "bi_wait_vs_1") for n in LENGTHS[1:]),
+            all_of(
+                "the average wait for invalidation is below length 1's at every length larger than one",
+                {
+                    f"length {n}": greater(1.0, _v(data, n, "bi_wait_vs_1"), "1", f"length {n} ÷ length 1")
+                    for n in LENGTHS[1:]
+                },
+            ),
             FEWER,
         ),
         Row(
             FIG,
-            "length 2 has the highest bandwidth",
-            None,
-            text(SECTION, "When two lines are cleared in one BISnp ... the increase of bandwidth"),
-            float(best),
-            Predicate("the best length is 2", best == 2, f"bandwidth ÷ length 1: {', '.join(f'{b:.2f}' for b in bw)}"),
-            "Long blocks cost per-line cache accesses at the requester and BIRsp bandwidth, which outweigh "
-            "the fewer waits beyond 2 lines (the paper's explanation).",
-            if_disagrees=PER_LINE,
-        ),
-        Row(
-            FIG,
-            "lengths 3 and 4 no better than 1 (bandwidth)",
+            "lengths 3 and 4 no better than 1 (bandwidth and latency)",
             None,
             text(SECTION, "the performance of larger InvBlk length shows no improvement compared to length=1"),
             max(bw[2], bw[3]),
-            flat([1, 3, 4], [bw[0], bw[2], bw[3]], 0.05, "bandwidth at lengths 1, 3, 4"),
+            all_of(
+                "bandwidth at lengths 3 and 4 at most 1.02 x length 1's and latency at least 0.98 x (an improvement "
+                "is the 2 % the length-2 rows ask for)",
+                {
+                    **{
+                        f"bandwidth {n}": Predicate(
+                            f"length {n} bandwidth ÷ length 1 ≤ 1.02", bw[n - 1] <= 1.02, f"{bw[n - 1]:.3f}"
+                        )
+                        for n in (3, 4)
+                    },
+                    **{
+                        f"latency {n}": Predicate(
+                            f"length {n} latency ÷ length 1 ≥ 0.98",
+                            _v(data, n, "latency_vs_1") >= 0.98,
+                            f"{_v(data, n, 'latency_vs_1'):.3f}",
+                        )
+                        for n in (3, 4)
+                    },
+                },
+            ),
             "Beyond 2 lines the costs of a long block cancel the fewer waits (the paper's explanation).",
             if_disagrees=PER_LINE,
         ),
@@ -190,7 +208,7 @@ MUTANTS = [
         flips=[
             "length 2 bandwidth ÷ length 1",
             "length 2 latency ÷ length 1",
-            "length 2 invalidation wait ÷ length 1",
+            "lengths 2-4 invalidation wait ÷ length 1",
         ],
     ),
 ]
@@ -209,6 +227,17 @@ CHOICES = [
                 "x4",
                 "PCIe 5.0 x4: BIRsp data competes for a narrower bus",
                 set={"defaults.link.bandwidth": "PCIe5x4"},
+            )
+        ],
+    ),
+    Choice(
+        "requests in flight",
+        "16 in flight per requester (the cache's MSHRs)",
+        [
+            Variant(
+                "1024 in flight",
+                "1024 MSHRs: the 1024 outstanding requests of the seed's other requesters (Figs 7, 10-13, 16-20)",
+                set={"protocol.cache.mshrs": 1024},
             )
         ],
     ),

@@ -114,7 +114,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             1.0,
             text(SECTION, "When the headers have the same length of payloads, the improvement drops to zero"),
             gains[-1],
-            Tolerance(0.05),
+            Tolerance(),
             "With header-only packets as long as data packets, read-only traffic already fills both directions.",
         ),
         Row(

@@ -21,8 +21,8 @@ from ...sweeps import Sweep, build
 from .. import Experiment
 from ..plots import figure_legend, paper_line
 from ..variants import Choice, Mutant, Variant
-from ..verdicts import Row, Tolerance, rises_overall, text
-from . import duplex
+from ..verdicts import Row, Tolerance, monotone, rises_overall, text
+from . import duplex, fig10
 
 SECTION = "Sec. V-E"
 APPS = list(traces.APPS)
@@ -104,7 +104,7 @@ def analyze(df: pd.DataFrame) -> pd.DataFrame:
             {
                 "part": "b",
                 "app": "silo",
-                "mix_degree": min(p["reads"], 1 - p["reads"]),
+                "mix_degree": round(min(p["reads"], 1 - p["reads"]), 6),
                 "speedup": float("nan"),
                 "normalized_bandwidth": float(p["throughput_GBps"] / DIRECTION_GBPS),
             }
@@ -156,9 +156,16 @@ def compare(data: pd.DataFrame) -> list[Row]:
                 "platform also increases",
             ),
             float(a["speedup"].max()),
-            rises_overall(list(a["mix_degree"]), list(a["speedup"]), 0.9, "speed-up"),
+            # "when the mix degree increases, its speed-up also increases": at every step, as the paper's
+            # traces are ordered by mix degree
+            monotone([f"{r.app} {r.mix_degree:.2f}" for r in a.itertuples()], list(a["speedup"]), what="speed-up"),
             "A half-duplex bus carries one direction at a time; a full-duplex one carries reads' data one way and "
             "writes' data the other at once, so the more the mix, the more of its second direction is used.",
+            "silo's stand-in (mix degree 0.32, the mean over its phases) gains 1.613x, a hair below redis's "
+            "1.614x at 0.30: silo alternates phases from 5 % to 50 % writes, and a full-duplex bus's time per "
+            "access is convex in the mix (the busier direction sets it), so a phased trace gains less than a "
+            "steady one of the same mean mix degree (Jensen). The paper's silo is phased too (Fig 20b); its "
+            "per-trace mix degrees are not given.",
         ),
         Row(
             "ESF Fig 20",
@@ -173,9 +180,13 @@ def compare(data: pd.DataFrame) -> list[Row]:
             "ESF Fig 20",
             "(b) silo: bandwidth gain per +0.1 mix degree (÷ one direction's max)",
             0.09,
-            text(SECTION, "When the mix degree increases by 0.1, the overall bandwidth can be improved by 9%"),
+            text(
+                SECTION,
+                "When the mix degree increases by 0.1, the overall bandwidth can be improved by 9%",
+                precision=0.005,
+            ),
             slope_per_tenth(data),
-            Tolerance(0.5),
+            Tolerance(),
             "Each 0.1 of mix degree moves about a tenth of the traffic's data to the bus's other direction.",
             "with a memory-bound replay the bus is saturated at every mix, so each 0.1 of mix degree adds close "
             "to the header arithmetic's full gain; the paper's silo windows include phases that are not "
@@ -189,10 +200,8 @@ MUTANTS = [
         "half-duplex-everywhere",
         "the 'full-duplex' bus is half duplex too: the second direction is gone",
         set={"link[0].duplex": "half"},
-        flips=[
-            "(a) full-duplex speed-up rises with the mix degree",
-            "(b) silo: bandwidth rises with the mix degree",
-        ],
+        # (a) disagrees without it as well (silo's speed-up a hair below redis's): not named
+        flips=["(b) silo: bandwidth rises with the mix degree"],
     ),
 ]
 
@@ -207,6 +216,7 @@ CHOICES = [
         "1024",
         [Variant("window 64", "64 outstanding: a latency-bound replay", set={"workload.window": 64})],
     ),
+    fig10.MEMORY,
 ]
 
 EXPERIMENT = Experiment(

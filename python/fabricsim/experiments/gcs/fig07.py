@@ -16,8 +16,8 @@ from ...sweeps import Sweep, build
 from .. import Experiment
 from ..plots import figure_legend
 from ..variants import Choice, Mutant, Variant
-from ..verdicts import Predicate, Row, Tolerance, all_of, flat, greater, text
-from . import system
+from ..verdicts import Predicate, Row, Tolerance, all_of, flat, greater, monotone, proportional, text
+from . import micro, system
 
 FIG = "GCS Fig 7"
 BLADES = [1, 2, 4, 8]
@@ -41,7 +41,9 @@ GETs of the run at 8 blades). (The steady-state window the other figures use clo
 the first thread is done; the layered lock lets a blade's own threads
 re-take a hot bucket while other blades' threads sleep, so its window
 shows the lucky threads only: 4.2 Mops on Y_W at 8 blades in the window,
-0.12 Mops over the run.)
+0.12 Mops over the run.) The paper does not say which it measured: the
+window is this figure's declared alternative (a Choice), and the report
+shows which verdicts change with it.
 
 pthread_rwlock (glibc's reader-writer lock, reduced): every rdlock,
 wrlock and unlock is a read-modify-write of the lock word, which sits on a
@@ -126,7 +128,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             31.2,
             text("§5.1", "achieving 31.2 Mops throughput at 8 blades"),
             g["Y_C"][top],
-            Tolerance(0.3),
+            Tolerance(),
             "Read locks of hot buckets stay cached at every blade (locality) and need no queue: each GET is "
             "a local lock call and release (≈ 2.2 µs a thread).",
         ),
@@ -134,13 +136,9 @@ def compare(data: pd.DataFrame) -> list[Row]:
             FIG,
             "GCS scales linearly on Y_C",
             None,
-            text("§5.1", "GCS enables linear scaling for MIND-KVS for the read-only Y_C"),
+            text("Fig 7 caption", "GCS enables linear scaling from 1 to 8 compute blades for the read-only Y_C"),
             g["Y_C"][top] / g["Y_C"][1],
-            Predicate(
-                f"throughput at {top} blades ≥ 0.8 × {top} × at 1",
-                g["Y_C"][top] >= 0.8 * top * g["Y_C"][1],
-                ", ".join(f"{b}: {g['Y_C'][b]:.2f}" for b in blades),
-            ),
+            proportional(blades, [g["Y_C"][b] for b in blades], micro.LINEAR, "GCS Y_C throughput"),
             "Readers never invalidate each other.",
         ),
         Row(
@@ -149,7 +147,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             331.0,
             text("§5.1", "331× higher compared to the layered pthread_rwlock design"),
             g["Y_C"][top] / p["Y_C"][top],
-            Tolerance(0.5),
+            Tolerance(),
             "pthread writes its lock word even for a read lock, so every GET moves the word's page in M "
             "between blades, twice (lock and unlock).",
             why_ratio,
@@ -160,7 +158,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             19.0,
             text("§5.1", "higher absolute throughput — 19× and 22× for Y_A and Y_W"),
             g["Y_A"][top] / p["Y_A"][top],
-            Tolerance(0.5),
+            Tolerance(),
             "Updates invalidate for both; pthread adds the lock word's transfers and its sleepers' wake-ups.",
             "the ratio rests on how pthread degrades under contention on hot buckets (sleep and wake-up round "
             "trips on top of the word's two page transfers an operation); see the notes on its unfairness.",
@@ -171,7 +169,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             22.0,
             text("§5.1", "higher absolute throughput — 19× and 22× for Y_A and Y_W"),
             g["Y_W"][top] / p["Y_W"][top],
-            Tolerance(0.5),
+            Tolerance(),
             "Every operation is a write lock: GCS hands each hot bucket from blade to blade with its record "
             "in one transaction, pthread needs the word's page, then the record's page, then the word's again.",
             "as for Y_A: the ratio rests on the modelled pthread's behaviour under contention.",
@@ -183,9 +181,9 @@ def compare(data: pd.DataFrame) -> list[Row]:
             text("§5.1", "both GCS and pthread_rwlock observe a sharp performance drop moving from 1 to 2 blades"),
             g["Y_W"][2] / g["Y_W"][1],
             all_of(
-                "throughput at 2 blades < 0.7 × at 1",
+                f"throughput at 2 blades < {micro.SHARP:g} × at 1",
                 {
-                    f"{v} {wl}": Predicate("", s[wl][2] < 0.7 * s[wl][1], f"{s[wl][1]:.2f} → {s[wl][2]:.2f}")
+                    f"{v} {wl}": Predicate("", s[wl][2] < micro.SHARP * s[wl][1], f"{s[wl][1]:.2f} → {s[wl][2]:.2f}")
                     for v, s in (("GCS", g), ("pthread", p))
                     for wl in ("Y_A", "Y_W")
                 },
@@ -198,18 +196,52 @@ def compare(data: pd.DataFrame) -> list[Row]:
             None,
             text("§5.1", "nearly constant throughput for the write-only Y_W workload from 2 to 8 blades"),
             g["Y_W"][top] / g["Y_W"][2],
-            flat(multi, [g["Y_W"][b] for b in multi], 0.5, "GCS Y_W throughput"),
+            flat(multi, [g["Y_W"][b] for b in multi], micro.NEARLY_FLAT, "GCS Y_W throughput"),
             "The hot buckets' hand-offs, one writer at a time, set the throughput, not the number of blades.",
+            "GCS's Y_W throughput rises by 42 % from 2 to 8 blades here (1.32 → 1.87 Mops; 64 % in the "
+            "steady-state window): Zipf θ = 0.99 over 1,000 buckets sends 62 % of the updates outside the ten "
+            "hottest buckets (13 % to the hottest), and the tail's hand-offs run in parallel, so more threads "
+            "add throughput; the paper's flat curve implies its hottest buckets (or a per-blade cost this model "
+            "lacks) bound the run.",
         ),
         Row(
             FIG,
-            "GCS above pthread from 2 blades, every workload",
+            "GCS on Y_A scales from 2 to 8 blades",
+            None,
+            text("Fig 7 caption", "For the write-heavy Y_A, GCS ... preserves throughput scaling from 2 to 8 blades"),
+            g["Y_A"][top] / g["Y_A"][2],
+            monotone(
+                multi,
+                [g["Y_A"][b] for b in multi],
+                increasing=True,
+                what="GCS Y_A throughput",
+                min_change=micro.FLAT,
+            ),
+            "Half the operations are GETs, which stay local on buckets no writer took; more blades add "
+            "threads that find them cached.",
+        ),
+        Row(
+            FIG,
+            "GCS above pthread from 2 blades, in throughput and in scaling, every workload",
             None,
             text("§5.1", "better absolute performance as well as performance scaling"),
             min(g[wl][b] / p[wl][b] for wl in WORKLOADS for b in multi),
             all_of(
-                "GCS > pthread from 2 blades",
-                {wl: greater(min(g[wl][b] / p[wl][b] for b in multi), 1.0, "worst ratio", "1") for wl in WORKLOADS},
+                f"GCS > pthread at every blade count from 2, and GCS's throughput at {top} ÷ at 2 > pthread's",
+                {
+                    wl: all_of(
+                        "",
+                        {
+                            "worst ratio": greater(
+                                min(g[wl][b] / p[wl][b] for b in multi), 1.0, "worst GCS ÷ pthread", "1"
+                            ),
+                            "scaling": greater(
+                                g[wl][top] / g[wl][2], p[wl][top] / p[wl][2], "GCS's scaling", "pthread's"
+                            ),
+                        },
+                    )
+                    for wl in WORKLOADS
+                },
             ),
             "Fewer coherence transactions an operation (§2.2: one per acquire and one per release, against "
             "the layered lock's word and data transfers).",
@@ -223,11 +255,25 @@ MUTANTS = [
         "the GCS runs use the layered pthread lock",
         set={"protocol.gcs.variant": "pthread"},
         when=lambda labels: labels.get("variant") == "gcs",
-        flips=["GCS on Y_C at 8 blades (Mops)", "GCS above pthread from 2 blades, every workload"],
+        flips=[
+            "GCS on Y_C at 8 blades (Mops)",
+            "GCS above pthread from 2 blades, in throughput and in scaling, every workload",
+        ],
     ),
 ]
 
 CHOICES = [
+    Choice(
+        "the throughput's measurement",
+        "YCSB's: every operation over the run's length",
+        [
+            Variant(
+                "steady-state window",
+                "acquisitions inside the steady-state window (every thread still running), as Figs 8-11 measure",
+                columns={"mops": "window_mops"},
+            )
+        ],
+    ),
     Choice(
         "the number of buckets",
         f"{BUCKETS}",

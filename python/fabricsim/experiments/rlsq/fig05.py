@@ -18,7 +18,7 @@ from ...sweeps import Sweep, build
 from .. import Experiment
 from ..plots import figure_legend
 from ..variants import Choice, Mutant, Variant
-from ..verdicts import Predicate, Row, Tolerance, all_of, flat, text
+from ..verdicts import Predicate, Row, Tolerance, all_of, flat, greater, text
 from . import system
 
 FIG = "RLSQ Fig 5"
@@ -95,7 +95,11 @@ def compare(data: pd.DataFrame) -> list[Row]:
             FIG,
             "RC-opt's throughput ÷ Unordered's, worst DMA size",
             1.0,
-            text("Fig 5 caption", "Speculative ordering achieves ordering at no cost"),
+            text(
+                "Fig 5 caption, §6.3",
+                "Speculative ordering achieves ordering at no cost ... allowing ordered read performance to match "
+                "that of unordered accesses",
+            ),
             worst,
             Predicate(
                 "0.95 to 1.01 at every DMA size",
@@ -107,13 +111,14 @@ def compare(data: pd.DataFrame) -> list[Row]:
         ),
         Row(
             FIG,
-            "Unordered reads at 64 B (Gb/s)",
+            "Unordered reads, slowest DMA size (Gb/s)",
             100.0,
             text(SECTION, "efficient enough to saturate a 100 Gb/s network link even with 64 B granularity"),
-            un[sizes[0]],
-            Tolerance(0.15),
+            min(un.values()),
+            Tolerance(),
             "Up to 256 reads in flight cover the 0.5 µs round trip; each 64 B line comes back in an 80 B "
-            "completion on the 16 GB/s I/O bus (102 Gb/s of data).",
+            "completion on the 16 GB/s I/O bus (102 Gb/s of data). The run's throughput includes its first "
+            "round trip (a choice below).",
         ),
         Row(
             FIG,
@@ -121,40 +126,45 @@ def compare(data: pd.DataFrame) -> list[Row]:
             2.0,
             text("§3", "This limits throughput to roughly 2 million ordered reads per second"),
             mops["nic"][sizes[0]],
-            Tolerance(0.3),
+            Tolerance(),
             "Each line waits for the previous one's completion: two 200 ns crossings of the I/O bus, the root "
             "complex (17 ns) and an L2 miss to DRAM (7 + 75 ns).",
         ),
+        # The paper's "5×" is the quotient of this row's 10 Mops/s and the NIC row's 2: a row of its own would
+        # count the same two simulated values twice.
         Row(
             FIG,
             "RC-ordered reads per second (Mops/s)",
             10.0,
             text("§3", "which is ≈ 100 ns per read. This improves throughput by 5× to 10 Mops/s"),
             mops["rc"][sizes[0]],
-            Tolerance(0.3),
+            Tolerance(),
             "The NIC pipelines; the RLSQ reads the next line only after the previous acquire's data returned: "
-            "an L2 miss to DRAM (7 + 75 ns) and the on-die links to and from the host.",
-        ),
-        Row(
-            FIG,
-            "RC's gain over NIC ordering",
-            5.0,
-            text("§3", "This improves throughput by 5×"),
-            mops["rc"][sizes[0]] / mops["nic"][sizes[0]],
-            Tolerance(0.3),
-            "The I/O bus's round trip (≈ 0.4 µs) leaves the serialized path; the memory access stays on it.",
+            "an L2 miss to DRAM (7 + 75 ns) and the on-die links to and from the host. The I/O bus's round trip "
+            "(≈ 0.4 µs) leaves the serialized path (the 5× over NIC ordering).",
         ),
     ]
-    flats = {v: flat(sizes, [s[x] for x in sizes], 0.1, v) for v, s in (("nic", nic), ("rc", rc))}
+    parts = {v: flat(sizes, [s[x] for x in sizes], 0.1, v) for v, s in (("nic", nic), ("rc", rc))}
+    parts["rc > nic"] = all_of(
+        "RC above NIC at every size", {f"{x} B": greater(rc[x], nic[x], "RC", "NIC") for x in sizes}
+    )
     rows.append(
         Row(
             FIG,
-            "NIC and RC ordering do not scale with the DMA size",
+            "NIC and RC ordering do not scale with the DMA size; RC above NIC at every size",
             None,
-            text(SECTION, "destroying throughput both for small and large accesses"),
-            max(rc.values()) / min(rc.values()),
-            all_of("NIC's and RC's throughput flat within 10 % over the sizes", flats),
-            "Every line of a DMA is ordered after the one before it, so the stalls grow with the lines read.",
+            text(
+                SECTION,
+                "destroying throughput both for small and large accesses since the number of stalls is "
+                "proportional to the number of cache lines read. Delegating this responsibility to the Root "
+                "Complex (RC) reduces the length of these stalls, but it still prevents the read bandwidth from "
+                "scaling",
+            ),
+            None,
+            all_of("NIC's and RC's throughput flat within 10 % over the sizes, and RC > NIC at every size", parts),
+            "Every line of a DMA is ordered after the one before it, so the stalls grow with the lines read; "
+            "RC's stall is the host's access, NIC's also the I/O bus's round trip. (Nothing in the model depends "
+            "on where a DMA ends: the paper's reason, one stall per line, is the model's.)",
         )
     )
     return rows
@@ -173,11 +183,25 @@ MUTANTS = [
         "RC's runs order at the NIC instead (stop and wait per line)",
         set={"protocol.pcie.variant": "nic"},
         when=lambda labels: labels.get("variant") == "rc",
-        flips=["RC-ordered reads per second (Mops/s)", "RC's gain over NIC ordering"],
+        flips=[
+            "RC-ordered reads per second (Mops/s)",
+            "NIC and RC ordering do not scale with the DMA size; RC above NIC at every size",
+        ],
     ),
 ]
 
 CHOICES = [
+    Choice(
+        "the measurement: throughput over the whole run",
+        "1000 lines (--quick; 4000 full), the first round trip's ramp-up included",
+        [
+            Variant(
+                "16000 lines",
+                "a run 16 times longer: the ramp-up's share of the run ÷ 16, close to the steady state",
+                set={"workload.requests": 16000},
+            )
+        ],
+    ),
     Choice(
         "an L2 miss's DRAM latency",
         "75 ns",

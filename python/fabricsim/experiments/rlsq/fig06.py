@@ -16,7 +16,7 @@ from ...sweeps import Sweep, build
 from .. import Experiment
 from ..plots import figure_legend
 from ..variants import Choice, Mutant, Variant
-from ..verdicts import Row, Tolerance, all_of, flat, greater, ordering, text
+from ..verdicts import MODEL_TOLERANCE, Predicate, Row, Tolerance, all_of, flat, greater, policy_tolerance, text
 from . import system
 
 FIG = "RLSQ Fig 6"
@@ -125,24 +125,46 @@ def _at(data: pd.DataFrame, panel: str, v: str, col: str, key: str) -> dict[int,
     return dict(zip(d[key], d[col]))
 
 
+#: "robust performance gains": by more than the model tolerance, a gain the model's own error could not make
+ROBUST = MODEL_TOLERANCE
+#: Fig 6c's link: the row comparing RC-opt with it, and the threshold the other designs must stay under
+LINK = text(SECTION, "approaching the 100 Gb/s link that modern NICs support")
+
+
 def compare(data: pd.DataFrame) -> list[Row]:
     a = {v: _at(data, "a", v, "gets_mops", "object_bytes") for v in VARIANTS}
     b = {v: _at(data, "b", v, "gets_mops", "qps") for v in VARIANTS}
     c = {v: _at(data, "c", v, "read_gbps", "object_bytes") for v in VARIANTS}
-    sizes, qps = sorted(a["nic"]), sorted(b["nic"])
+    sizes, qps, c_sizes = sorted(a["nic"]), sorted(b["nic"]), sorted(c["nic"])
     small = sizes[0]
     nic_line_ns = 1e3 / (a["nic"][small] * system.reads_per_get("validation", small))
     gain = {v: b[v][qps[-1]] / b[v][qps[0]] for v in VARIANTS}
+    every = {
+        **{f"(a) {x} B": {v: a[v][x] for v in VARIANTS} for x in sizes},
+        **{f"(b) {q} QPs": {v: b[v][q] for v in VARIANTS} for q in qps},
+        **{f"(c) {x} B": {v: c[v][x] for v in VARIANTS} for x in c_sizes},
+    }
+    link_rel, _ = policy_tolerance(LINK, 100.0)
+    approach = 100.0 * (1 - link_rel)
     rows = [
         Row(
             FIG,
             "(a) RC's GET throughput ÷ NIC's, 64 B, 1 QP",
             29.1,
-            text(SECTION, "substantially improving performance by 29.1"),
+            text(
+                SECTION,
+                "Ordering at the RC reduces the stall between fetching cache lines substantially improving "
+                "performance by 29.1",
+            ),
             a["rc"][small] / a["nic"][small],
-            Tolerance(0.3),
+            Tolerance(),
             "The NIC waits a round trip of the I/O bus for every line; the RLSQ serializes only its accesses "
             "to the host's L2 (7 ns and 4 ns of on-die links a line), and the NIC pipelines the rest.",
+            "fabricsim's RLSQ holds each acquire for its whole access to the host: the L2's 7 ns, 4 ns of on-die "
+            "links and the 80 B completion's transfer on them, ≈ 15 ns a line (a batch of 100 GETs, 300 lines, "
+            "takes ≈ 5.1 µs besides its 1 µs gap, the same in the 1000-GET run). The paper's 29.1× over its NIC's "
+            "440 ns a line implies ≈ 10 ns a line; Table 2 gives the L2's 20 cycles but not the timing of gem5's "
+            "crossbar between the root complex and the L2. RC-opt, which does not serialize those accesses, agrees.",
         ),
         Row(
             FIG,
@@ -150,7 +172,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             50.9,
             text(SECTION, "making it 50.9"),
             a["rc-opt"][small] / a["nic"][small],
-            Tolerance(0.3),
+            Tolerance(),
             "RC-opt reads every line of a batch at once and completes them in order: a batch costs the NIC's "
             "issue of its 300 reads (3 ns each), one round trip and the 1 µs gap.",
         ),
@@ -160,21 +182,27 @@ def compare(data: pd.DataFrame) -> list[Row]:
             440.0,
             text(SECTION, "results in a 440 ns synchronous stall"),
             nic_line_ns,
-            Tolerance(0.1),
+            Tolerance(),
             "Two 200 ns crossings of the I/O bus, the root complex's 17 ns, the L2 hit and the issue and "
             "serialization of the request and its completion (plus the batch gap spread over 300 lines).",
         ),
         Row(
             FIG,
-            "(a) RC-opt > RC > NIC at every object size",
+            "RC-opt above RC and NIC in every configuration of (a), (b) and (c)",
             None,
             text("Fig 6 caption", "Across all these configurations RC-opt shows robust performance gains"),
-            None,
+            min(vs["rc-opt"] / max(vs["rc"], vs["nic"]) for vs in every.values()),
             all_of(
-                "RC-opt > RC > NIC (GETs/s) at every size",
-                {f"{s} B": ordering({v: a[v][s] for v in reversed(VARIANTS)}) for s in sizes},
+                f"RC-opt > RC and NIC by > {ROBUST:.0%} at every object size and QP count of (a), (b) and (c)",
+                {
+                    k: greater(
+                        vs["rc-opt"], max(vs["rc"], vs["nic"]), "RC-opt", "the better of RC and NIC", margin=ROBUST
+                    )
+                    for k, vs in every.items()
+                },
             ),
-            "Each design removes a stall the one before it pays on every line.",
+            "RC-opt removes the stall RC still pays on every line (its serial host accesses) and the NIC's round "
+            'trip per line; "robust" is read as more than the model\'s own 15 % tolerance.',
         ),
         Row(
             FIG,
@@ -222,21 +250,27 @@ def compare(data: pd.DataFrame) -> list[Row]:
             FIG,
             "(c) RC-opt's line data read at 64 B, 16 QPs, batch 500 (Gb/s)",
             100.0,
-            text(SECTION, "approaching the 100 Gb/s link that modern NICs support"),
+            LINK,
             c["rc-opt"][small],
-            Tolerance(0.2),
+            Tolerance(),
             "With 16 QPs the I/O bus is the limit: an 80 B completion per 64 B line at 16 GB/s is 102 Gb/s "
             "of line data.",
         ),
+        # The "only" of the claim: RC-opt's own value is the row above; this row's values are NIC's and RC's.
         Row(
             FIG,
-            "(c) only RC-opt approaches the link at 64 B",
+            "(c) only RC-opt approaches the link at 64 B: NIC and RC do not",
             None,
             text(SECTION, "RC-opt is the only approach that maintains correctness of the protocol while approaching"),
-            None,
+            max(c["nic"][small], c["rc"][small]),
             all_of(
-                "NIC and RC below half of RC-opt at 64 B",
-                {v: greater(c["rc-opt"][small], c[v][small], "RC-opt", LABEL[v], 2.0) for v in ("nic", "rc")},
+                f"NIC and RC below {approach:.0f} Gb/s at 64 B (the lower edge of the row above's tolerance)",
+                {
+                    LABEL[v]: Predicate(
+                        f"{LABEL[v]} < {approach:.0f} Gb/s", c[v][small] < approach, f"{c[v][small]:.3g} Gb/s"
+                    )
+                    for v in ("nic", "rc")
+                },
             ),
             "RC's serial L2 accesses (≈ 11 ns a line) cap it near 45 Gb/s of lines, and NIC ordering at 16 "
             "overlapped stalls.",
@@ -261,11 +295,27 @@ MUTANTS = [
         "RC's runs order at the NIC instead (stop and wait per line)",
         set={"protocol.pcie.variant": "nic"},
         when=lambda labels: labels.get("variant") == "rc",
-        flips=["(a) RC's GET throughput ÷ NIC's, 64 B, 1 QP", "(b) NIC ordering never catches up with RC"],
+        # (a)'s RC ÷ NIC (29.1×) already disagrees on the default system (see its row)
+        flips=["(b) NIC ordering never catches up with RC"],
     ),
 ]
 
 CHOICES = [
+    Choice(
+        "the measurement: GETs over the whole run",
+        "300 GETs a QP in (a) and (b) (--quick; 1000 full): three batches, the run ending at the last batch's "
+        "completion, without its gap",
+        [
+            Variant(
+                "1000 GETs",
+                "ten batches a QP in (a) and (b), as the full run: the last batch's missing gap weighs a third as much",
+                set_per_point=lambda labels: {
+                    "workload.requests": 1000 * system.reads_per_get("validation", int(labels["object_bytes"]))
+                },
+                when=lambda labels: labels.get("panel") in ("a", "b"),
+            )
+        ],
+    ),
     Choice(
         "where the KVS table lives",
         "in the host's L2 (256 KiB, written by the host)",

@@ -20,7 +20,7 @@ import pandas as pd
 from ...sweeps import Sweep
 from .. import Experiment
 from ..variants import Choice, Mutant, Variant
-from ..verdicts import Row, Tolerance, all_of, greater, text
+from ..verdicts import MODEL_TOLERANCE, Row, Tolerance, all_but, all_of, greater, text
 from . import gets, system
 
 FIG = "RLSQ Fig 7 (simulated)"
@@ -29,6 +29,8 @@ GETS = ["pessimistic", "validation", "farm", "single_read"]
 LABEL = {"pessimistic": "Pessimistic", "validation": "Validation", "farm": "FaRM", "single_read": "Single Read"}
 SIZES = [64, 128, 256, 512, 1024, 2048, 4096, 8192]
 QUICK_SIZES = [64, 512, 4096]
+#: "much better": by more than the model tolerance, a difference the model's own error could not make
+MUCH = MODEL_TOLERANCE
 #: FaRM's client copy (not given: a core's memcpy)
 COPY_RATE = "10GB/s"
 
@@ -75,7 +77,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
             1.6,
             text("Fig 7 caption (hardware)", "including a 1.6× gain over FaRM for 64 B objects"),
             s["single_read"][small] / s["farm"][small],
-            Tolerance(0.25),
+            Tolerance(),
             "Both read 2 lines with one READ per GET; FaRM's client also copies the item out (at "
             f"{COPY_RATE}) before its next READ.",
             "at 64 B the copy takes 6.4 ns against a ≈ 0.45 µs READ, so FaRM is as fast as Single Read; the "
@@ -84,58 +86,71 @@ def compare(data: pd.DataFrame) -> list[Row]:
         ),
         Row(
             FIG,
-            "Pessimistic below Validation for items under 4 KB",
+            "Pessimistic far below Validation under 4 KB, and not from 4 KB",
             None,
-            text(SECTION, "At sizes less than 4 KB, Pessimistic suffers from the high overhead of the RDMA"),
+            text(
+                SECTION,
+                "At sizes less than 4 KB, Pessimistic suffers from the high overhead of the RDMA fetch-and-add "
+                "needed to lock access to each item. Validation's protocol only relies on RDMA READs, and it "
+                "performs much better",
+            ),
             min(s["validation"][x] / s["pessimistic"][x] for x in below_4k),
-            all_of(
-                "Validation > Pessimistic below 4 KB",
-                {
-                    f"{x} B": greater(s["validation"][x], s["pessimistic"][x], "Validation", "Pessimistic")
-                    for x in below_4k
-                },
+            all_but(
+                {f"{x} B": s["validation"][x] / s["pessimistic"][x] for x in sizes},
+                lambda r: r > 1 + MUCH,
+                [f"{x} B" for x in sizes if x >= 4096],
+                f"Validation ÷ Pessimistic > {1 + MUCH:g} below 4 KB",
             ),
             "Pessimistic's fetch-and-add and READ share one round trip, as Validation's READ1; its write back "
-            "and the fetch-and-add back add two lines each way per GET.",
+            'and the fetch-and-add back add two lines each way per GET. "Much better" is read as by more '
+            "than the model's 15 % tolerance; from 4 KB the transfer dominates both and the claim does not hold.",
             "fabricsim's fetch-and-add costs one line read and one posted write, pipelined with the READ: a "
             "Pessimistic GET takes one round trip where Validation's takes two (its READ2 waits for READ1). "
             "Its write back is a coherent write (the root complex takes the line from the host directory and "
             "commits in order); with 16 QPs that doubles the fetch-and-add's latency (≈ 0.9 µs against 0.46 "
-            "µs with one QP), which puts Pessimistic just below Validation at 64 B only. "
+            "µs with one QP), which leaves Pessimistic at most 7 % below Validation up to 256 B and above it "
+            "from 512 B. "
             "The hardware's atomics are slow in the NIC's atomic unit, which is not modelled.",
         ),
         Row(
             FIG,
-            "FaRM below Validation for all but the smallest items",
+            "FaRM below Validation for all but the smallest items, not at the smallest",
             None,
-            text(SECTION, "this additional copying limits FaRM get throughput to less than what Validation can"),
+            text(
+                SECTION,
+                "this additional copying limits FaRM get throughput to less than what Validation can achieve for "
+                "all but the smallest item sizes",
+            ),
             min(s["validation"][x] / s["farm"][x] for x in sizes[1:]),
-            all_of(
-                "Validation > FaRM above the smallest size",
-                {f"{x} B": greater(s["validation"][x], s["farm"][x], "Validation", "FaRM") for x in sizes[1:]},
+            # "the smallest item sizes": 64 B is the exception; 128 B may be one too, so it is judged neither way
+            all_but(
+                {f"{x} B": s["validation"][x] / s["farm"][x] for x in sizes if x != 128},
+                lambda r: r > 1,
+                [f"{small} B"],
+                "Validation > FaRM",
             ),
             "FaRM's copy grows with the item while the round trips stay; Validation pays a second round trip.",
             "FaRM's READ needs one round trip to Validation's two, and a copy at 10 GB/s (0.8 µs at 8 KiB) "
             "costs less than a round trip until the largest items; the hardware's per-GET deserialization "
             "is not modelled.",
         ),
+        # Validation is the other baseline: Single Read against it is Fig 8's row, on the same simulated runs.
         Row(
             FIG,
-            "Single Read ≥ every other GET at every item size",
+            "Single Read above Pessimistic and FaRM at every item size",
             None,
             text(
                 SECTION, "Our proposed Single Read algorithm, enabled by hardware ordering, is simpler and outperforms"
             ),
-            min(s["single_read"][x] / max(s[g][x] for g in GETS if g != "single_read") for x in sizes),
+            min(s["single_read"][x] / max(s[g][x] for g in ("pessimistic", "farm")) for x in sizes),
             all_of(
-                "Single Read ≥ 0.98 × the best other GET",
+                "Single Read > the better of Pessimistic and FaRM at every size",
                 {
                     f"{x} B": greater(
                         s["single_read"][x],
-                        max(s[g][x] for g in GETS if g != "single_read"),
+                        max(s[g][x] for g in ("pessimistic", "farm")),
                         "Single Read",
-                        "best",
-                        0.98,
+                        "best of Pessimistic, FaRM",
                     )
                     for x in sizes
                 },
@@ -151,7 +166,7 @@ MUTANTS = [
         "the Single Read runs order their lines at the NIC (stop and wait per line) instead of at the RLSQ",
         set={"protocol.pcie.variant": "nic"},
         when=lambda labels: labels.get("get") == "single_read",
-        flips=["Single Read ≥ every other GET at every item size"],
+        flips=["Single Read above Pessimistic and FaRM at every item size"],
     ),
 ]
 

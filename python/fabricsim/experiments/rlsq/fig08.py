@@ -15,7 +15,7 @@ import pandas as pd
 from ...sweeps import Sweep
 from .. import Experiment
 from ..variants import Choice, Mutant, Variant
-from ..verdicts import Row, Tolerance, all_of, at_least, greater, text
+from ..verdicts import MODEL_TOLERANCE, Row, Tolerance, all_of, at_least, greater, text
 from . import gets, system
 
 FIG = "RLSQ Fig 8"
@@ -24,6 +24,8 @@ GETS = ["validation", "single_read"]
 LABEL = {"validation": "Validation", "single_read": "Single Read"}
 SIZES = [64, 128, 256, 512, 1024, 2048, 4096, 8192]
 QUICK_SIZES = [64, 512, 4096]
+#: "substantially improves": by more than the model tolerance, a gain the model's own error could not make
+SUBSTANTIAL = MODEL_TOLERANCE
 
 NOTES = (
     system.__doc__
@@ -58,25 +60,33 @@ def compare(data: pd.DataFrame) -> list[Row]:
             2.0,
             text(SECTION, "about double the throughput with small items"),
             ratio[sizes[0]],
-            Tolerance(0.25),
+            Tolerance(),
             "A small GET is one round trip of the I/O bus per READ: Validation's READ2 waits for READ1, "
             "Single Read has no READ2.",
         ),
+        # 64 B is the row above's (about double); this row judges the other sizes, so no value counts twice.
         Row(
             FIG,
-            "Single Read beats Validation at every item size",
+            "Single Read substantially above Validation at every item size above 64 B",
             None,
             text(SECTION, "Single Read substantially improves on Validation at every item size"),
-            min(ratio.values()),
+            min(ratio[x] for x in sizes[1:]),
             all_of(
-                "Single Read > Validation at every size",
+                f"Single Read > Validation by > {SUBSTANTIAL:.0%} at every size above {sizes[0]} B",
                 {
-                    f"{x} B": greater(s["single_read"][x], s["validation"][x], "Single Read", "Validation")
-                    for x in sizes
+                    f"{x} B": greater(
+                        s["single_read"][x], s["validation"][x], "Single Read", "Validation", margin=SUBSTANTIAL
+                    )
+                    for x in sizes[1:]
                 },
             ),
             "Single Read reads one line less per GET (a footer instead of READ2's header) and waits one round "
-            "trip less; at 8 KiB both fill the I/O bus and the gap narrows to the extra line.",
+            'trip less; "substantially" is read as by more than the model\'s 15 % tolerance.',
+            "from 4 KiB (2 KiB is 18 % above) Single Read is limited by the I/O bus (101 Gb/s of items, the bus's "
+            "line data) and Validation nearly so: at 4 KiB Single Read saves one line of 66 and Validation's second "
+            "round trip is mostly hidden by the other 15 QPs, 9 % in all (5 % at 8 KiB). "
+            "The paper's own caveat: its simulated curves depart from the "
+            "hardware's where the bottleneck differs (the simulated PCIe bus is wider than the 100 Gb/s Ethernet).",
         ),
         Row(
             FIG,

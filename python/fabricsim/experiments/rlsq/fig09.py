@@ -18,7 +18,7 @@ from ...sweeps import Sweep, build
 from .. import Experiment
 from ..plots import figure_legend
 from ..variants import Choice, Mutant, Variant
-from ..verdicts import Predicate, Row, Tolerance, all_of, greater, text
+from ..verdicts import Row, Tolerance, all_of, between, greater, text
 from . import system
 
 FIG = "RLSQ Fig 9"
@@ -27,8 +27,8 @@ CONFIGS = ["baseline", "voq", "shared"]
 LABEL = {"baseline": "RC-opt (baseline)", "voq": "P2P-VOQ", "shared": "P2P-noVOQ"}
 SIZES = [64, 128, 256, 512, 1024, 2048, 4096, 8192]
 QUICK_SIZES = [64, 1024, 8192]
-#: the P2P device's 100 ns per read, as line data (Gb/s)
-DEVICE_GBPS = 64 * 8 / 100
+#: the P2P device's time per read (ns) unless a point sets another
+DEVICE_NS = 100.0
 
 NOTES = (
     system.p2p.__doc__
@@ -66,8 +66,11 @@ def sweep(quick: bool) -> Sweep:
 def analyze(df: pd.DataFrame) -> pd.DataFrame:
     d = df.copy()
     d["cpu_gbps"] = d["a_lines"] * 64 * 8 / d["a_finished_ns"]
+    # the device's drain rate as line data (Gb/s), from the time per read the point ran with
+    ns = d.get("protocol.pcie.p2p_latency", pd.Series([None] * len(d), index=d.index))
+    d["device_gbps"] = [64 * 8 / (DEVICE_NS if pd.isna(t) else float(str(t).removesuffix("ns"))) for t in ns]
     d = d.sort_values(["config", "object_bytes"])
-    return d[["config", "object_bytes", "a_lines", "a_finished_ns", "cpu_gbps"]].reset_index(drop=True)
+    return d[["config", "object_bytes", "a_lines", "a_finished_ns", "cpu_gbps", "device_gbps"]].reset_index(drop=True)
 
 
 def plot(data: pd.DataFrame, fig) -> None:
@@ -97,14 +100,16 @@ def compare(data: pd.DataFrame) -> list[Row]:
     }
     sizes = sorted(s["baseline"])
     drop = {x: s["baseline"][x] / s["shared"][x] for x in sizes}
+    shared = data[data["config"] == "shared"]
+    dev = dict(zip(shared["object_bytes"], shared["device_gbps"]))
     return [
         Row(
             FIG,
             "P2P-noVOQ: the CPU flow's drop at 8192 B (×)",
             167.0,
-            text(SECTION, "read throughput to the CPU drops by up to 167"),
+            text(SECTION, "read throughput to the CPU drops by up to 167× for 8192 B objects compared to the baseline"),
             drop[sizes[-1]],
-            Tolerance(0.3),
+            Tolerance(),
             "The shared queue's head is a read for the busy device; A's reads behind it leave only as fast as the "
             "device drains B's, one per 100 ns, and A's refused reads take turns with B's for the places that free.",
             "here A gets about every other freed place (B's and A's refused reads are invited oldest first), so "
@@ -118,14 +123,10 @@ def compare(data: pd.DataFrame) -> list[Row]:
             None,
             text(SECTION, "the high-speed CPU flow is throttled to match the drain rate of the slow P2P flow"),
             s["shared"][sizes[-1]],
+            # "to match": at most the device's rate, and not below half of it (the report's 2x magnitude rule)
             all_of(
-                f"A's line data at most the device's {DEVICE_GBPS:.2f} Gb/s (+5 %) at every size",
-                {
-                    f"{x} B": Predicate(
-                        "≤ the device's rate", s["shared"][x] <= DEVICE_GBPS * 1.05, f"{s['shared'][x]:.2f} Gb/s"
-                    )
-                    for x in sizes
-                },
+                "A's line data from half to 1.05 × the device's drain rate (one line per read) at every size",
+                {f"{x} B": between(s["shared"][x], dev[x] / 2, dev[x] * 1.05, "A's Gb/s") for x in sizes},
             ),
             "Only the head of a shared queue may leave: a read for the busy device holds every read behind it.",
         ),

@@ -19,7 +19,7 @@ from ...sweeps import Sweep, build
 from .. import Experiment
 from ..plots import figure_legend
 from ..variants import Choice, Mutant, Variant
-from ..verdicts import Predicate, Row, Tolerance, monotone, text
+from ..verdicts import Row, Tolerance, all_of, greater, monotone, text
 from . import system
 
 FIG = "RLSQ Fig 10"
@@ -49,6 +49,17 @@ credits come back across the I/O bus: about 480 ns a round trip, so 16
 credits carry about 17 Gb/s of 64 B writes; it needs about 128 to reach
 line rate (``fabricsim run examples/rlsq_mmio.toml --set
 protocol.pcie.mmio=rob-nic --set protocol.pcie.rob_entries=128``).
+
+The same machine as the DMA figures where the paper says so (Table 3:
+caches and memory as Table 2's; the host memory is idle here). The one
+value that differs is the issue time: the core writes a line every 1 ns
+(its write-combining stores, not given), where Table 2's NIC issues a
+DMA request every 3 ns; the choice below runs the core at the NIC's 3 ns.
+The ``sfence`` is a stand-in for the core's: it waits for the root
+complex's answers to every write of the message, but it does not drain
+write-combining buffers through the core's uncore (the core that would
+is another issue's), which is where the hardware's ≈ 100 ns a packet
+comes from.
 """
 )
 
@@ -104,54 +115,71 @@ def compare(data: pd.DataFrame) -> list[Row]:
     fence, rob, un = (_series(data, m) for m in ("fence", "rob", "unordered"))
     sizes = sorted(fence)
     small = sizes[0]
-    ratio = {s: rob[s] / un[s] for s in sizes}
+    kept = {x: fence[x] / un[x] for x in sizes}
     drop = 1 - fence[512] / un[512] if 512 in fence else float("nan")
+    slowest = min(sizes, key=lambda x: rob[x])
     return [
+        # The ROB's value is judged once, against the line rate the paper states; "seq + ROB ÷ no order" would
+        # count the same runs again (the paper compares the ROB with the line rate, not with unordered writes).
         Row(
             FIG,
-            "seq + ROB at 64 B messages (Gb/s)",
+            "seq + ROB, slowest message size (Gb/s)",
             100.0,
-            text("§1", "a simple, fence-free MMIO transmit path that delivers line-rate throughput"),
-            rob[small],
-            Tolerance(0.15),
+            text("§1", "to achieve line-rate throughput (100 Gb/s on a single core) without store fences"),
+            rob[slowest],
+            Tolerance(),
             "No stall: a write leaves every 1 ns and the 16 GB/s I/O bus, an 80 B posted write per 64 B line, "
-            "is the limit (102 Gb/s); 16 credits cover the ≈ 64 ns the root complex takes to answer.",
-        ),
-        Row(
-            FIG,
-            "seq + ROB ÷ no order, worst message size",
-            1.0,
-            text("§5.2", "The Root Complex delays issuing the PCIe write"),
-            min(ratio.values()),
-            Predicate(
-                "0.95 to 1.01 at every message size",
-                all(0.95 <= r <= 1.01 for r in ratio.values()),
-                ", ".join(f"{s} B: {r:.3f}" for s, r in ratio.items()),
-            ),
-            "In order, a write passes the ROB at once; the ordering costs only the credits' round trip, which "
-            "16 entries hide.",
+            "is the limit (102 Gb/s); 16 credits cover the ≈ 64 ns the root complex takes to answer. The run's "
+            "throughput includes the last write's 0.26 µs to the NIC.",
         ),
         Row(
             FIG,
             "a fence per 64 B message (Gb/s)",
             5.0,
-            text("§3", "capping the achievable throughput for 64-byte packets at ≈ 5 Gb/s"),
+            text(
+                "§3",
+                "This serialization adds ≈ 100 ns of latency per packet, capping the achievable throughput for "
+                "64-byte packets at ≈ 5 Gb/s",
+            ),
             fence[small],
-            Tolerance(0.3),
+            Tolerance(),
             "Each message waits for the root complex's answer to its last write: 2 ns to the root complex, "
             "its 60 ns, 2 ns back, and the store and fence issue.",
-            "the simulated sfence waits 64 ns for Table 3's root complex (71 ns a 64 B message); the paper's "
-            "≈ 5 Gb/s comes from the hardware's ≈ 100 ns per fenced packet (§3), which also drains the "
-            "write-combining buffers through the core's uncore.",
+            "the simulated sfence waits 64 ns for Table 3's root complex (71 ns a 64 B message, 7.2 Gb/s); the "
+            "paper's ≈ 5 Gb/s comes from the hardware's ≈ 100 ns per fenced packet (§3). fabricsim's sfence is a "
+            "stand-in for the core's: it waits for the root complex's answers but does not drain write-combining "
+            "buffers through the core's uncore (the core that would is another issue's), so it costs less.",
         ),
+        # Fig 10's own claim (§6.7): fenced below unfenced at every size, the loss shrinking as messages grow;
+        # how much ("significantly") is the 64 B and 512 B rows' numbers.
         Row(
             FIG,
-            "a fence per message costs less as messages grow",
+            "a fence per message: below no order at every size, costing less as messages grow",
             None,
-            text("Fig 10 caption", "Inserting a fence after every message enforces message order at the source"),
-            fence[sizes[-1]] / fence[small],
-            monotone(sizes, [fence[s] for s in sizes], True, 0.01, "fenced throughput", min_change=1.0),
+            text(
+                "§6.7",
+                "Figure 10 shows similar trends to the results on the NIC. MMIO write throughput drops "
+                "significantly when fences are used to ensure ordering",
+            ),
+            kept[small],
+            all_of(
+                "fenced < no order at every size, and fenced ÷ no order rises with the size",
+                {
+                    "below": all_of(
+                        "fenced < no order",
+                        {f"{x} B": greater(un[x], fence[x], "no order", "fenced") for x in sizes},
+                    ),
+                    "rises": monotone(sizes, [kept[x] for x in sizes], True, 0.0, "fenced ÷ no order"),
+                },
+            ),
             "One round trip to the root complex per message is spread over more lines, until the I/O bus is the limit.",
+            "from 2 KiB (the full sweep; 8 KiB in --quick) a fence costs nothing: the root complex answers a "
+            "write 60 ns after it arrives, long before the write has crossed the I/O bus, so the core's 64 ns "
+            "sfence per message hides behind the ≥ 0.16 µs the bus needs for the message's 32 lines or more, and "
+            "the fenced run takes exactly as long as the unfenced one. "
+            "fabricsim's sfence is a stand-in that does not drain the write-combining buffers (the "
+            "hardware's costs ≈ 100 ns a packet, §3), and Table 3's 16-entry root complex buffer does not hold "
+            "back posted writes here; the paper gives no Fig 10 value for its largest messages.",
         ),
         Row(
             FIG,
@@ -159,13 +187,14 @@ def compare(data: pd.DataFrame) -> list[Row]:
             89.5,
             text("§2.2 (Fig 4, hardware)", "even with packet sizes as large as 512 bytes, reduced throughput by 89.5%"),
             100 * drop,
-            Tolerance(0.25),
+            Tolerance(),
             "Fig 4's drop is the hardware's; Fig 10 repeats the experiment in simulation with Table 3's 60 ns "
             "root complex.",
             "the simulated sfence waits only for the root complex's 60 ns answer (64 ns a message) against "
-            "40 ns of writing 8 lines on the bus, so the drop is about half; the hardware's sfence, which drains "
-            "the write-combining buffers through the core's uncore, costs several times more (the paper's "
-            "≈ 100 ns per packet on top of the writes; the hardware's 122 Gb/s unfenced also exceeds this bus).",
+            "40 ns of writing 8 lines on the bus, so the drop is about half. fabricsim's sfence is a stand-in "
+            "that does not drain the write-combining buffers; the hardware's, which drains them through the "
+            "core's uncore, costs several times more (the paper's ≈ 100 ns per packet on top of the writes; the "
+            "hardware's 122 Gb/s unfenced also exceeds this bus).",
         ),
     ]
 
@@ -176,7 +205,7 @@ MUTANTS = [
         "the sequence-number runs fence after every message instead (an sfence, no ROB)",
         set={"protocol.pcie.mmio": "fence"},
         when=lambda labels: labels.get("mode") == "rob",
-        flips=["seq + ROB at 64 B messages (Gb/s)", "seq + ROB ÷ no order, worst message size"],
+        flips=["seq + ROB, slowest message size (Gb/s)"],
     ),
 ]
 
@@ -189,7 +218,13 @@ CHOICES = [
     Choice(
         "the core's write-combining store rate",
         "a 64 B line every 1 ns",
-        [Variant("every 3 ns", "a line every 9 cycles", set={"protocol.issue_interval": "3ns"})],
+        [
+            Variant(
+                "every 3 ns",
+                "a line every 9 cycles: the seed's one issue time (Table 2's 3 ns DMA request issue)",
+                set={"protocol.issue_interval": "3ns", "protocol.cache_latency": "3ns"},
+            )
+        ],
     ),
 ]
 

@@ -66,6 +66,18 @@
 //! 4. `drain`: when a `bi_reclaim` found no reader inside, every object
 //!    freed at least `P + D` ticks before it began was reclaimed (the FIFO
 //!    strands nothing).
+//! 5. [`GHOST_SNAPSHOT`] (with `ghost`, the default): the paper's own local
+//!    claim for its exit-first order (§5.2: "the value of exit can never be
+//!    never than enter", read "newer"), which is not end-to-end safety: the
+//!    checker must tell the two apart (docs/design/bi.md §7). Every stamp the
+//!    reader stores carries, in unused words of the timing record's line,
+//!    the number of the section it belongs to (enter of section `k`, exit
+//!    of section `k`; the initial record is section 0); the numbers travel
+//!    with the line through caches and memory and the runtime never loads
+//!    them. When `bi_reclaim` has loaded both words, the exit it read must
+//!    not belong to a later section than the enter it read. A consistent
+//!    copy of the record has exit's section = enter's (outside) or one
+//!    less (inside); only a snapshot mixed from two copies can break it.
 
 use std::fmt;
 
@@ -89,6 +101,14 @@ pub const MAX_SLOTS: usize = 4;
 const WORDS: usize = 6;
 
 pub type LineVal = [Word; WORDS];
+
+/// Ghost words of the timing record's line (the runtime uses words 0 and
+/// 1): the section numbers of its enter and of its exit stamp.
+const SECTION_OF_ENTER: usize = 2;
+const SECTION_OF_EXIT: usize = 3;
+
+/// The violation kind of invariant 5 (the paper's local claim, a ghost).
+pub const GHOST_SNAPSHOT: &str = "ghost: exit newer than enter in the writer's snapshot";
 
 /// Deliberately broken BI the checker must catch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -155,6 +175,9 @@ pub struct Writer {
     /// The running reclaim's start (G) and its clock read.
     started: u8,
     clock: i64,
+    /// Ghost, between `bi_reclaim`'s two loads of the timing record only:
+    /// the word it loaded first and that stamp's section number.
+    snap: Option<(u8, u8)>,
 }
 
 /// The reader's program around its runtime thread.
@@ -237,6 +260,12 @@ pub struct BiRuntimeCheck {
     /// Run reader_engine on a separate quiescence thread of the reader's
     /// domain (§4.2's background invocation) instead of the reader's thread.
     pub engine_thread: bool,
+    /// reader_engine writes the timing record back after its log
+    /// invalidations (not first, as Fig 8 line 42).
+    pub flush_before_writeback: bool,
+    /// Check invariant 5 (section numbers on the timing record's stamps);
+    /// off, the states are those of the safety invariants alone.
+    pub ghost: bool,
     pub mutant: Option<Mutant>,
     rt: Runtime,
 }
@@ -266,6 +295,7 @@ impl BiRuntimeCheck {
                 Some(Mutant::NoPeriodSubtraction) => Some(RtMutant::NoPeriodSubtraction),
                 _ => None,
             },
+            writeback_after_flush: false,
         };
         BiRuntimeCheck {
             slots,
@@ -276,6 +306,8 @@ impl BiRuntimeCheck {
             same_tick: false,
             writer_ticks: false,
             engine_thread: false,
+            flush_before_writeback: false,
+            ghost: true,
             mutant,
             rt: Runtime { layout, cfg },
         }
@@ -298,6 +330,17 @@ impl BiRuntimeCheck {
 
     pub fn with_engine_thread(mut self, engine_thread: bool) -> Self {
         self.engine_thread = engine_thread;
+        self
+    }
+
+    pub fn with_flush_before_writeback(mut self, on: bool) -> Self {
+        self.flush_before_writeback = on;
+        self.rt.cfg.writeback_after_flush = on;
+        self
+    }
+
+    pub fn with_ghost(mut self, ghost: bool) -> Self {
+        self.ghost = ghost;
         self
     }
 
@@ -398,6 +441,9 @@ impl BiRuntimeCheck {
                 if d == 1 && line == ROOT {
                     self.root_loaded(s, v)?;
                 }
+                if d == 0 && line == TIME && self.ghost {
+                    self.snapshot(s, i, word)?;
+                }
                 Some(v)
             }
             MicroOp::Store { line, word, val } => {
@@ -405,6 +451,14 @@ impl BiRuntimeCheck {
                 if let Some(c) = s.cache[d][i].as_mut() {
                     c.0[word as usize] = val;
                     c.1 = true;
+                    // invariant 5: the reader's copy is the newest one (it alone writes the record)
+                    if line == TIME && self.ghost {
+                        if word == ENTER {
+                            c.0[SECTION_OF_ENTER] = c.0[SECTION_OF_EXIT] + 1;
+                        } else {
+                            c.0[SECTION_OF_EXIT] = c.0[SECTION_OF_ENTER];
+                        }
+                    }
                 }
                 None
             }
@@ -430,6 +484,31 @@ impl BiRuntimeCheck {
             }
             _ => None,
         })
+    }
+
+    /// Invariant 5 on `bi_reclaim`'s load of `word` of the timing record
+    /// (line index `i`, now in the writer's cache): the first load is kept,
+    /// the second is checked against it.
+    fn snapshot(&self, s: &mut System, i: usize, word: u8) -> Result<(), Violation> {
+        let copy = s.cache[0][i].map_or(s.mem[i], |c| c.0);
+        let sec = copy[if word == ENTER { SECTION_OF_ENTER } else { SECTION_OF_EXIT }] as u8;
+        let Some((first, first_sec)) = s.writer.snap.take() else {
+            s.writer.snap = Some((word, sec));
+            return Ok(());
+        };
+        let (enter, exit) = if first == ENTER { (first_sec, sec) } else { (sec, first_sec) };
+        if exit > enter {
+            return Err(Violation {
+                kind: GHOST_SNAPSHOT,
+                detail: format!(
+                    "bi_reclaim loaded {} first and paired the enter stamp of the reader's section {enter} \
+                     with the exit stamp of its later section {exit}: a snapshot no copy of the timing record \
+                     held",
+                    if first == ENTER { "enter" } else { "exit" }
+                ),
+            });
+        }
+        Ok(())
     }
 
     /// Invariants 2 and 3 on a load of the root by the reader.
@@ -703,13 +782,15 @@ impl Protocol for BiRuntimeCheck {
     fn name(&self) -> String {
         let m = self.mutant.and_then(|m| MUTANTS.iter().find(|x| x.1 == m)).map(|m| m.0);
         format!(
-            "bi_runtime K={} skew={} P={} H={}{}{}{}",
+            "bi_runtime K={} skew={} P={} H={}{}{}{}{}{}",
             self.slots,
             self.skew,
             self.period,
             self.horizon,
             if self.writer_ticks { " writer_ticks" } else { "" },
             if self.engine_thread { " engine_thread" } else { "" },
+            if self.flush_before_writeback { " flush_before_writeback" } else { "" },
+            if self.ghost { "" } else { " no_ghost" },
             m.map(|m| format!(" +{m}")).unwrap_or_default()
         )
     }
@@ -870,7 +951,7 @@ impl fmt::Display for Action {
 
 // ------------------------------------------------------------ packing
 
-crate::pack_struct!(Writer { t, loaded, phase, free, cur, new, old, gens, seq, started, clock });
+crate::pack_struct!(Writer { t, loaded, phase, free, cur, new, old, gens, seq, started, clock, snap });
 crate::pack_struct!(Reader {
     t,
     loaded,

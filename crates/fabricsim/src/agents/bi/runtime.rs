@@ -134,11 +134,17 @@ pub struct RtConfig {
     /// reclaimed only when `t + D <= q`.
     pub d: i64,
     pub mutant: Option<RtMutant>,
+    /// `reader_engine` writes the timing record back *after* both log
+    /// invalidations and their fences, instead of first as Fig 8 line 42
+    /// does: a record that says "outside" is then published only after the
+    /// stale root is flushed (docs/design/bi.md §7, the separate quiescence
+    /// thread).
+    pub writeback_after_flush: bool,
 }
 
 impl Default for RtConfig {
     fn default() -> Self {
-        RtConfig { deferred_writeback: true, period: 1, d: 0, mutant: None }
+        RtConfig { deferred_writeback: true, period: 1, d: 0, mutant: None, writeback_after_flush: false }
     }
 }
 
@@ -298,6 +304,8 @@ pub struct Runtime {
 
 // Program counters shared by the log walks of reader_engine.
 const END: u8 = 250;
+// reader_engine's write-back when it comes last (`writeback_after_flush`).
+const WRITEBACK_LAST: u8 = 251;
 
 impl Runtime {
     /// The thread's next micro-op. `loaded` is the value of the previous
@@ -634,7 +642,9 @@ impl Runtime {
                 0 => {
                     t.pc = 1;
                     t.moved = free; // the freed log is still to walk
-                    return MicroOp::Clwb { line: l.reader_time(t.me) };
+                    if !self.cfg.writeback_after_flush {
+                        return MicroOp::Clwb { line: l.reader_time(t.me) };
+                    }
                 }
                 1 => {
                     // `moved` marks the freed pass pending, `a` which kind is walking
@@ -643,6 +653,10 @@ impl Runtime {
                         t.a = 1;
                     } else if stale && t.a != 2 {
                         t.a = 2;
+                    } else if self.cfg.writeback_after_flush {
+                        // after the last pass's mfence: x86 orders clwb after it
+                        t.pc = WRITEBACK_LAST;
+                        return MicroOp::Clwb { line: l.reader_time(t.me) };
                     } else {
                         return self.done(t, None);
                     }
@@ -818,7 +832,10 @@ mod tests {
     }
 
     fn rt(deferred: bool) -> Runtime {
-        Runtime { layout: layout(), cfg: RtConfig { deferred_writeback: deferred, period: 2, d: 1, mutant: None } }
+        Runtime {
+            layout: layout(),
+            cfg: RtConfig { deferred_writeback: deferred, period: 2, d: 1, ..RtConfig::default() },
+        }
     }
 
     use MicroOp::*;
@@ -970,6 +987,16 @@ mod tests {
         let first_flush = ops.iter().position(|o| matches!(o, Clflushopt { .. })).unwrap();
         let wb = ops.iter().position(|o| *o == Clwb { line: 1 }).unwrap();
         assert!(wb < first_flush);
+    }
+
+    #[test]
+    fn reader_engine_can_write_back_its_timing_record_after_the_last_fence() {
+        let last = Runtime { cfg: RtConfig { writeback_after_flush: true, ..rt(true).cfg }, ..rt(true) };
+        let mut m = vec![((2, TAIL), 1), ((2, 2), 1), ((3, TAIL), 1), ((3, 2), 0)];
+        let ops = trace(&last, Call::Quiesce { free: true, stale: true }, &mut m, 0);
+        assert_eq!(ops.iter().filter(|o| **o == Clwb { line: 1 }).count(), 1);
+        // the root's flush, then the fence that orders it, then the write-back
+        assert_eq!(ops[ops.len() - 4..], [Clflushopt { line: 0 }, Mfence, Clwb { line: 1 }, Done { ret: None }]);
     }
 
     /// A freed log of three records logged at 3, 5 and 9.

@@ -424,6 +424,7 @@ pub fn program(t: &TreeBench, p: &super::Bi, seed: u64) -> ProgramSpec {
             period: ns_ticks(t.period),
             d: ns_ticks(t.d),
             mutant: t.mutant,
+            writeback_after_flush: false,
         },
     };
     if t.front_end == FrontEnd::Urcu {

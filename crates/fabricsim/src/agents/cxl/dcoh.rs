@@ -31,12 +31,15 @@
 //!   owner of its lines, wait for every BIRsp, write back dirty data, free
 //!   the entries, then serve. Serving reads memory and answers MemData.
 //! - **BIRsp** from r: write back its dirty lines, drop r from the owners
-//!   and from the awaited set; when the last arrives, free the entries (a
+//!   and from the awaited set of each line it owned when snooped (an
+//!   InvBlk BISnp asks every owner of any line of the block about all of
+//!   it: dirty data for a line r did not own is a protocol error); when the last arrives, free the entries (a
 //!   victim block, its freed slot reserved for the waiting request) or
 //!   unblock the line (a conflict), and `progress`.
 //! - **MemWr** from an owner: write memory, drop it from the owners, Cmp.
-//!   From a requester that is no longer an owner the data is stale (its
-//!   BIRsp carried the line already): Cmp only.
+//!   (A requester answers no BISnp on the line before this Cmp, so it is
+//!   still an owner; only a broken variant sends one from a non-owner,
+//!   which is answered Cmp only.)
 //! - **BIConflict** from r: answer which lines of the snooped block r's
 //!   request was already served for (`BIConflictAck.served`).
 //!
@@ -47,8 +50,11 @@
 //! - **BISnp**: invalidate the named lines, BIRsp with the dirty data. If
 //!   a request on one of them is outstanding, first BIConflict: the device
 //!   says whether it already served it (its MemData is then in flight,
-//!   and the snoop applies after it) or not (answer at once).
-//! - **Cmp**: the write-back completed.
+//!   and the snoop applies after it) or not (answer at once). If one of
+//!   them is being written back (MemWr sent, no Cmp yet), the BIRsp waits
+//!   for the Cmp and reports that line clean (CXL's BIRspI: the data went
+//!   by MemWr; see `writing_back`).
+//! - **Cmp**: the write-back completed; answer the snoops that waited.
 //! - **BIConflictAck**: resume the deferred snoop.
 //!
 //! HDM-H regions: a device's local lines below `hdm_h` are host-managed
@@ -366,13 +372,19 @@ pub enum Mutant {
     BisnpWaits,
     /// InvBlk names one line more than the block being freed.
     InvBlkTooLong,
+    /// A requester answers a BISnp on a line whose write-back awaits its
+    /// Cmp at once, with the write-back buffer's data as dirty data (the
+    /// model before issue 38): a write-back the device already applied is
+    /// reported again, after another requester may have written the line.
+    StaleWriteback,
 }
 
-pub const MUTANTS: [(&str, Mutant); 4] = [
+pub const MUTANTS: [(&str, Mutant); 5] = [
     ("free-before-all-birsp", Mutant::FreeEarly),
     ("drop-dirty-birsp", Mutant::DropDirty),
     ("bisnp-waits-for-request", Mutant::BisnpWaits),
     ("invblk-one-too-many", Mutant::InvBlkTooLong),
+    ("stale-writeback-in-birsp", Mutant::StaleWriteback),
 ];
 
 pub fn mutant_by_name(name: &str) -> Option<Mutant> {
@@ -596,7 +608,7 @@ impl Dcoh {
                         s.awaiting &= !(1 << j);
                     }
                 }
-                self.answer_ready_snoops(r, ctx, from);
+                self.answer_ready_snoops(r, ctx);
             }
             Msg::BISnp { base, len } => {
                 let mut awaiting = 0u8;
@@ -611,8 +623,11 @@ impl Dcoh {
                     }
                     r.snoops.push(Snoop { base, len, acked: false, served: 0, awaiting });
                     ctx.send(from, M2S_REQ, Msg::BIConflict { base, len });
+                } else if self.writing_back(r, base, len) {
+                    // Nothing to ask the device: the answer waits for the Cmp alone.
+                    r.snoops.push(Snoop { base, len, acked: true, served: 0, awaiting: 0 });
                 } else {
-                    self.answer_snoop(r, ctx, from, base, len);
+                    self.answer_snoop(r, ctx, base, len);
                 }
             }
             Msg::BIConflictAck { base, served } => {
@@ -621,13 +636,14 @@ impl Dcoh {
                 };
                 r.snoops[i].acked = true;
                 r.snoops[i].served = served;
-                self.answer_ready_snoops(r, ctx, from);
+                self.answer_ready_snoops(r, ctx);
             }
             Msg::Cmp { line } => {
                 let Some(i) = r.wbs.iter().position(|w| w.0 == line) else {
                     return Err(Violation::unexpected("no write-back in flight", msg));
                 };
                 r.wbs.remove(i);
+                self.answer_ready_snoops(r, ctx);
             }
             _ => return Err(Violation::unexpected("requester", msg)),
         }
@@ -638,21 +654,47 @@ impl Dcoh {
     /// said which requests it had served before snooping, and their data
     /// has arrived (the snoop applies after them). A request it had not
     /// served stays outstanding; the device serves it after the snoop.
-    fn answer_ready_snoops(&self, r: &mut Requester, ctx: &mut Ctx<Msg, Ghost>, dev: AgentId) {
+    /// A snoop also waits for the Cmp of every write-back on its lines.
+    fn answer_ready_snoops(&self, r: &mut Requester, ctx: &mut Ctx<Msg, Ghost>) {
         let mut i = 0;
         while i < r.snoops.len() {
             let s = r.snoops[i];
-            if s.acked && s.awaiting & s.served == 0 {
+            if s.acked && s.awaiting & s.served == 0 && !self.writing_back(r, s.base, s.len) {
                 r.snoops.remove(i);
-                self.answer_snoop(r, ctx, dev, s.base, s.len);
+                self.answer_snoop(r, ctx, s.base, s.len);
             } else {
                 i += 1;
             }
         }
     }
 
-    /// Invalidate the block's lines and answer BIRsp with the dirty data.
-    fn answer_snoop(&self, r: &mut Requester, ctx: &mut Ctx<Msg, Ghost>, dev: AgentId, base: Line, len: u8) {
+    /// A line of the block has a write-back whose Cmp has not arrived.
+    ///
+    /// Its data went to the device by MemWr, and only the Cmp says the
+    /// device applied it. CXL 3.0 keeps a host's dirty data on M2S RwD
+    /// (§3.3.3, flows in §3.5.1): BIRsp states what the host still holds,
+    /// and a host without the line answers BIRspI. The write-back buffer's
+    /// copy is no longer the host's to report: the device may have applied
+    /// it, freed the entry and granted the line to another requester that
+    /// wrote it since (issue 38: a block BISnp reaches a requester that
+    /// owns another line of the block). So the BIRsp waits for the Cmp and
+    /// then reports the line clean. vCXLGen's Murphi model of the CXL 3.0
+    /// host (TUM-DSE/vCXLGen, MESIxCXLxRCC) answers the same way: BIRspI
+    /// after the write-back's Cmp; it first sends BIConflict, whose answer
+    /// changes nothing here, so this model waits for the Cmp alone. The
+    /// device never waits on the RwD channel, so the Cmp always comes.
+    fn writing_back(&self, r: &Requester, base: Line, len: u8) -> bool {
+        !self.is(Mutant::StaleWriteback)
+            && !r.wbs.is_empty()
+            && (0..len).any(|i| {
+                let line = self.block_line(base, i);
+                r.wbs.iter().any(|w| w.0 == line)
+            })
+    }
+
+    /// Invalidate the block's lines and answer BIRsp (to the block's
+    /// device) with the dirty data.
+    fn answer_snoop(&self, r: &mut Requester, ctx: &mut Ctx<Msg, Ghost>, base: Line, len: u8) {
         let mut dirty = 0u8;
         let mut data = [0; MAX_BLOCK as usize];
         let reply_len = len.min(MAX_BLOCK);
@@ -670,14 +712,14 @@ impl Dcoh {
                     dirty |= 1 << i;
                     data[i as usize] = was.data;
                 }
-            } else if let Some(w) = r.wbs.iter().find(|w| w.0 == line) {
+            } else if let Some(w) = r.wbs.iter().find(|w| w.0 == line).filter(|_| self.is(Mutant::StaleWriteback)) {
                 if i < MAX_BLOCK {
                     dirty |= 1 << i;
                     data[i as usize] = w.1;
                 }
             }
         }
-        ctx.send(dev, M2S_BIRSP, Msg::BIRsp { base, len: reply_len, dirty, data });
+        ctx.send(self.device_of(base), M2S_BIRSP, Msg::BIRsp { base, len: reply_len, dirty, data });
     }
 
     /// Start a miss on `line` for a load (`None`) or a store of `v`.
@@ -747,16 +789,35 @@ impl Dcoh {
             }
             Msg::BIRsp { base, len, dirty, data } => {
                 let k0 = self.local(base);
+                let bit = 1u64 << from;
                 let mut done = true;
+                let mut asked = false;
                 for i in 0..len {
                     let k = k0 + i as u64;
                     let Some(e) = d.sf.get_mut(k) else {
                         return Err(Violation::unexpected("no snoop-filter entry", msg));
                     };
-                    let bit = 1u64 << from;
-                    if e.wait & bit == 0 {
+                    if !e.busy() {
                         return Err(Violation::unexpected(*e, msg));
                     }
+                    if e.wait & bit == 0 {
+                        // An InvBlk BISnp reaches every owner of any line of
+                        // the block; the filter did not list `from` for this
+                        // one, so dirty data for it is stale (issue 38).
+                        if dirty & (1 << i) != 0 {
+                            return Err(Violation {
+                                kind: "stale dirty data",
+                                detail: format!(
+                                    "BIRsp from requester {from} carries dirty data for line {}, which the snoop \
+                                     filter did not list for it",
+                                    self.block_line(base, i)
+                                ),
+                            });
+                        }
+                        done &= e.wait == 0;
+                        continue;
+                    }
+                    asked = true;
                     e.owners &= !bit;
                     e.wait &= !bit;
                     if self.is(Mutant::FreeEarly) {
@@ -766,6 +827,9 @@ impl Dcoh {
                     if dirty & (1 << i) != 0 && !self.is(Mutant::DropDirty) {
                         self.write_memory(d, ctx, k, data[i as usize]);
                     }
+                }
+                if !asked {
+                    return Err(Violation::unexpected("no line of the block awaits this BIRsp", msg));
                 }
                 if done {
                     self.bi_done(d, k0, len);
@@ -784,6 +848,8 @@ impl Dcoh {
                         d.sf.remove(k);
                     }
                 }
+                // Otherwise the requester's BIRsp carried the line already
+                // (only the stale-writeback mutant answers before the Cmp).
                 ctx.send(from, S2M_NDR, Msg::Cmp { line });
                 self.progress(d, ctx);
             }
@@ -898,9 +964,11 @@ impl Dcoh {
             let e = d.sf.get(base + i).expect("a victim is resident");
             owners |= e.owners;
         }
+        // Every owner of any line gets the one BISnp; each line awaits only
+        // its own owners, so a BIRsp's other lines are known not to be theirs.
         for i in 0..len as u64 {
             let e = d.sf.get_mut(base + i).expect("resident");
-            e.wait = owners;
+            e.wait = e.owners;
             e.evicting = true;
             e.for_line = for_line;
         }

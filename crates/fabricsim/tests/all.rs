@@ -1,0 +1,31 @@
+//! Every integration test in one binary: one link of the crate instead of one per file (the
+//! link with LTO dominated the test build). Run one file's tests with
+//! `cargo test -p fabricsim --release --test all dcoh::`.
+
+mod analytic;
+mod bi_coherent;
+mod bi_runtime_check;
+mod cache;
+mod coherence;
+mod common;
+mod config_errors;
+mod cord;
+mod dcoh;
+mod dor;
+mod dram;
+mod engine_golden;
+mod esf;
+mod fabric_features;
+mod fuzz;
+mod gcs;
+mod generic_timing;
+mod german;
+mod hardening;
+mod hops;
+mod invariants;
+mod litmus_oracle;
+mod pack;
+mod pcie;
+mod posted;
+mod protocol_timing;
+mod spread;
