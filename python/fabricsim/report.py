@@ -301,8 +301,9 @@ ROBUST_HEAD = ["choice", "ours", "alternative", "within / trend / disagrees", "v
 
 def _preamble(quick: bool, overrides: list[str]) -> list[str]:
     lines = [
-        f"fabricsim {__version__}{' (quick sizes)' if quick else ''}. Every fabricsim value comes from simulation; "
-        "the paper column is the reference only, never an output.",
+        f"fabricsim {__version__}{' (quick sizes)' if quick else ''}. Every fabricsim value comes from fabricsim: a "
+        "simulation, or where a row says so an analytic model or the checker; the paper column is the reference "
+        "only, never an output.",
     ]
     if overrides:
         lines.append(

@@ -35,9 +35,11 @@ DISAGREES = "disagrees"
 VERDICTS = (WITHIN, TREND, DISAGREES)
 
 VERDICT_DEFINITIONS = {
-    WITHIN: "fabricsim's value is within the row's stated relative tolerance of the paper's value",
-    TREND: "the row's predicate, which encodes the paper's qualitative claim, holds on fabricsim's simulated data",
-    DISAGREES: "the value is outside the tolerance, or the predicate does not hold on fabricsim's data",
+    WITHIN: "fabricsim's value is within the policy tolerance of the paper's value (the source's own uncertainty "
+    "plus the model tolerance; the row shows the derivation)",
+    TREND: "the row's predicate, which encodes the paper's whole claim, holds on fabricsim's data, and where the "
+    "paper states a number fabricsim's is within 2x of it",
+    DISAGREES: "the value is outside the tolerance, the predicate does not hold, or the magnitude is more than 2x off",
 }
 
 #: what fabricsim's value of a row comes from; counted apart in every summary

@@ -359,7 +359,8 @@ def compare(data: pd.DataFrame) -> list[Row]:
                 "§7.1",
                 "in Figure 12B, a 100ms invalidation period has 2% throughput degradation, while 10ms period has "
                 "10% degradation",
-                # "2%": to half a unit of its digit, 0.5 points (the policy's default for 0.02 would be 0.05)
+                # "2%": as the paper writes it, half a unit of its digit, 0.5 points (from the fraction 0.02
+                # the policy's default would be 0.001, 5 % of the value)
                 precision=L2_PRECISION,
             ),
             b100,

@@ -29,13 +29,6 @@ NOT_REPRODUCED = [
         "(cord/fig05).",
     ),
     (
-        "CORD Fig 13: CORD 'is 3% and 3% close to MP performance' under TSO",
-        "the paper's MP under TSO totally orders all PCIe transactions (§6); fabricsim's MP keeps its "
-        "point-to-point ordering under TSO and never waits (no totally ordered MP is modelled), so CORD's "
-        "time over fabricsim's MP would compare CORD with another protocol. Fig 13's traffic rows against MP "
-        "stay: the paper's MP sends no acks either.",
-    ),
-    (
         "CORD abstract and conclusion averages (24 % / 13 %, 23 % / 16 % against SO; 3 % / 6 % against MP)",
         "the same quantities as Fig 7's per-link means (28 % / 20 % faster, 11 % / 16 % less traffic, 4 % / 2 % "
         "and 7 % / 5 % against MP), combined over CXL and UPI by a rule the paper does not state: they have no "
