@@ -1813,9 +1813,21 @@ impl Builder<'_> {
                  follows from its channels and tburst",
             ));
         }
+        let default_queue_set =
+            self.raw.get("defaults").and_then(|t| t.get("memory")).and_then(|t| t.get("queue")).is_some();
         for (k, &(_, cfg)) in mem_nodes.iter().enumerate() {
             if models[k] == MemoryModel::Dram {
-                memories[k].dram = Some(self.dram_params(d, cfg.map(|i| (i, &config.memory[i])))?);
+                let p = self.dram_params(d, cfg.map(|i| (i, &config.memory[i])))?;
+                // Unless told otherwise, the endpoint holds what its controller's queues hold: requests
+                // are admitted in arrival order, so with fewer slots the writes parked in the write
+                // queues fill the endpoint and the reads behind them starve (a DDR5 DIMM's 2 x (32 + 32)
+                // against the fixed model's 64 cut a 3:1 read:write mix to a third of its rate).
+                let entry_set = cfg.is_some_and(|i| config.memory[i].queue.is_some());
+                if !entry_set && !default_queue_set {
+                    let holds = p.channels.saturating_mul(p.channel_queue.saturating_add(p.write_queue));
+                    memories[k].queue = memories[k].queue.max(holds);
+                }
+                memories[k].dram = Some(p);
             }
         }
         Ok(())
