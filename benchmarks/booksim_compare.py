@@ -89,8 +89,10 @@ def main():
         check=True,
     ).stdout
     fab = [json.loads(line) for line in fs.splitlines() if line.strip()]
-    print("| offered (flits/cycle/node) | BookSim latency (cycles) | fabricsim latency (ns) "
-          "| BookSim accepted | fabricsim accepted | BookSim traversals/CPU-s | fabricsim traversals/CPU-s | ratio |")
+    print(
+        "| offered (flits/cycle/node) | BookSim latency (cycles) | fabricsim latency (ns) "
+        "| BookSim accepted | fabricsim accepted | BookSim traversals/CPU-s | fabricsim traversals/CPU-s | ratio |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for load, f in zip(a.loads, fab):
         # Latency mode below saturation (BookSim gives up on an unstable run), throughput mode above.
@@ -100,8 +102,11 @@ def main():
             b["latency"] = float("nan")
         bs = b["traversals"] / b["cpu_s"] if b["cpu_s"] > 0 else float("nan")
         fsr = f["switch_traversals"] / f["cpu_s"]
-        print(f"| {load} | {b['latency']:.1f} | {f['latency_ns']:.1f} | {b['accepted']:.3f} | {f['accepted']:.3f} "
-              f"| {bs / 1e6:.2f} M | {fsr / 1e6:.2f} M | {fsr / bs:.1f}x |", flush=True)
+        print(
+            f"| {load} | {b['latency']:.1f} | {f['latency_ns']:.1f} | {b['accepted']:.3f} | {f['accepted']:.3f} "
+            f"| {bs / 1e6:.2f} M | {fsr / 1e6:.2f} M | {fsr / bs:.1f}x |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":
