@@ -1,7 +1,7 @@
 //! fabricsim: a simulator and model checker for memory coherence, memory
 //! ordering and interconnect fabrics.
 //!
-//! Layers (see DESIGN.md): [`engine`] (time and events), [`fabric`]
+//! Layers (docs/architecture.md): [`engine`] (time and events), [`fabric`]
 //! (topology, links, switches, routing, credits), [`agents`] (what packets
 //! mean), [`workloads`] (what requesters do), [`stats`] (outputs),
 //! [`config`] (strict configuration) and [`sim`] (the timing engine that

@@ -344,7 +344,7 @@ pub fn outcome_strings<'a>(p: &Program, outcomes: impl IntoIterator<Item = &'a O
     v
 }
 
-/// The `fabricsim litmus --json` object of DESIGN.md for one test:
+/// The `fabricsim litmus --json` object (docs/architecture.md, "Litmus tests") for one test:
 /// `{"test", "model", "verdict", "allowed": [sorted outcomes], "condition",
 /// "quantifier", "condition_holds", "matching": [sorted outcomes satisfying
 /// the proposition]}`.

@@ -1,4 +1,4 @@
-//! Parser for herd7's C litmus format, the subset of DESIGN.md's contract.
+//! Parser for herd7's C litmus format, the subset docs/architecture.md describes.
 //!
 //! ```text
 //! C MP+rel+acq

@@ -1,6 +1,6 @@
 //! German's cache-coherence protocol with data, as a fabricsim [`Protocol`].
 //!
-//! A line-for-line port of `../shared/benchmarks/murphi/german.m` (the
+//! A line-for-line port of the Murphi model `german.m` (the
 //! Chou–Mannava–Park formulation that the Murphi family of checkers runs),
 //! so that our checker's state counts and speed can be compared with theirs.
 //!
