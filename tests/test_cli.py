@@ -226,3 +226,65 @@ def test_check_config_errors_name_the_key(cli, tmp_path):
     bad.write_text('[check]\nprotocol = "mesi"\ncaches = 3\nmutnt = "x"\n')
     proc = cli("check", str(bad))
     assert proc.returncode == 2 and "check.mutnt: unknown key" in proc.stderr
+
+
+def test_check_on_disk_keeps_a_checkpoint_and_continues_it(cli, tmp_path):
+    config = tmp_path / "g.toml"
+    config.write_text('[check]\nprotocol = "german"\ncaches = 3\nvalues = 2\ncheckpoint_minutes = 0\n')
+    whole = json.loads(
+        cli("check", str(config), "--json", "--set", "check.checkpoint_minutes=0", "--disk", str(tmp_path / "w")).stdout
+    )
+    assert whole["complete"] and whole["checkpoint_depth"] is None
+    proc = cli("check", str(config), "--disk", str(tmp_path / "d"), "--set", "check.max_depth=7")
+    assert proc.returncode == 0, proc.stderr
+    assert "checkpoint at depth 7 kept: run the same command again" in proc.stdout
+    proc = cli("check", str(config), "--disk", str(tmp_path / "d"), "--json")
+    report = json.loads(proc.stdout)
+    assert report["resumed_from_depth"] == 7 and report["complete"]
+    assert (report["states"], report["transitions"]) == (whole["states"], whole["transitions"]) == (58104, 235872)
+    # the same directory for another configuration is refused, naming both
+    other = tmp_path / "o.toml"
+    other.write_text('[check]\nprotocol = "german"\ncaches = 2\nvalues = 2\n')
+    cli("check", str(config), "--disk", str(tmp_path / "d"), "--set", "check.max_depth=3")
+    proc = cli("check", str(other), "--disk", str(tmp_path / "d"))
+    assert proc.returncode == 2 and "check.disk" in proc.stderr and "another search" in proc.stderr
+
+
+def test_check_disk_keys_need_disk(cli, tmp_path):
+    config = tmp_path / "g.toml"
+    config.write_text('[check]\nprotocol = "german"\ncaches = 2\nmemory = "1GiB"\n')
+    proc = cli("check", str(config))
+    assert proc.returncode == 2 and "check.memory: applies only with disk" in proc.stderr
+    proc = cli("check", str(config), "--disk", str(tmp_path / "d"), "--set", 'check.memory="1KiB"')
+    assert proc.returncode == 2 and "check.memory" in proc.stderr and "expected 1MiB" in proc.stderr
+
+
+def test_check_symmetry_is_refused_where_there_are_no_scalarsets(cli, tmp_path):
+    config = tmp_path / "g.toml"
+    config.write_text('[check]\nprotocol = "gcs"\ncaches = 2\nsymmetry = true\n')
+    proc = cli("check", str(config))
+    assert proc.returncode == 2 and "check.symmetry: does not apply" in proc.stderr
+
+
+def test_check_suite_usage_and_entries(cli):
+    proc = cli("check")
+    assert proc.returncode == 2 and "give a CONFIG or --suite NAME" in proc.stderr
+    proc = cli("check", "--suite", "nosuch")
+    assert proc.returncode == 2 and "no such suite" in proc.stderr and "features" in proc.stderr
+    proc = cli("check", "--suite", "features", "--only", "nosuch")
+    assert proc.returncode == 2 and "not in suite" in proc.stderr and "dcoh_invblk" in proc.stderr
+    # every entry of the suite is a valid configuration (a search bounded to its first states)
+    from fabricsim import check_suite
+
+    entries = check_suite.load("features")
+    assert {"msi", "dcoh_invblk", "cord", "gcs_blades", "bi", "pcie_2qp"} <= {e.name for e in entries}
+    for e in entries:
+        if e.kind == "check":
+            report = fabricsim.check(e.path, set=["check.max_states=10"])
+            assert report["ok"] and not report["complete"], e.name
+
+
+def test_check_suite_runs_an_entry_and_compares_counts(cli):
+    proc = cli("check", "--suite", "features", "--only", "pcie_2qp")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.startswith("pcie_2qp") and " ok " in proc.stdout

@@ -188,18 +188,42 @@ def add_check(sub: argparse._SubParsersAction) -> None:
         "single writer / multiple readers, data values, deadlock, unexpected messages. "
         "A violation prints the shortest trace.",
     )
-    p.add_argument("config", metavar="CONFIG", help="check configuration (.toml)")
+    p.add_argument("config", metavar="CONFIG", nargs="?", help="check configuration (.toml)")
     _add_set(p)
+    p.add_argument(
+        "--suite",
+        default=None,
+        metavar="NAME",
+        help="run a named suite of long checks instead of CONFIG (features: where each protocol's features "
+        "meet; minutes to hours)",
+    )
+    p.add_argument("--only", action="append", default=[], metavar="ENTRY", help="with --suite: run this entry only")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--chart", default=None, metavar="FILE", help="write a violation's sequence chart (SVG)")
+    p.add_argument(
+        "--disk",
+        default=None,
+        metavar="DIR",
+        help="keep the visited set and the frontier in DIR, with checkpoints; run again to continue a stopped "
+        "search (same as --set check.disk=DIR)",
+    )
     p.set_defaults(func=cmd_check)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
     fabricsim = _api()
+    if (args.config is None) == (args.suite is None):
+        raise fabricsim.ConfigError("fabricsim check: give a CONFIG or --suite NAME (not both)")
+    if args.only and args.suite is None:
+        raise fabricsim.ConfigError("--only: applies with --suite only")
+    if args.suite is not None:
+        return _check_suite(args)
     if args.chart is not None:
         check_writable_file(args.chart, "--chart")
-    report = fabricsim.check(args.config, set=args.overrides)
+    overrides = list(args.overrides or [])
+    if args.disk is not None:
+        overrides.append(f"check.disk={json.dumps(args.disk)}")
+    report = fabricsim.check(args.config, set=overrides)
     if args.chart and report.get("chart"):
         Path(args.chart).write_text(report["chart"])
     if args.json:
@@ -212,11 +236,36 @@ def cmd_check(args: argparse.Namespace) -> int:
             f"transitions, depth {report['depth']}, {report['seconds']:.2f} s "
             f"({report['states_per_s']:,.0f} states/s), peak memory {report['peak_rss_kb'] / 1024:.0f} MiB"
         )
+        if report.get("resumed_from_depth") is not None:
+            print(f"continued from the checkpoint at depth {report['resumed_from_depth']}")
+        if report.get("checkpoint_depth") is not None:
+            print(f"checkpoint at depth {report['checkpoint_depth']} kept: run the same command again to continue")
         if report["trace_text"]:
             print(report["trace_text"].rstrip())
         if args.chart and report.get("chart"):
             print(f"sequence chart: {args.chart}")
     return EXIT_OK if report["ok"] else EXIT_VIOLATION
+
+
+def _check_suite(args: argparse.Namespace) -> int:
+    from . import check_suite
+
+    if args.chart is not None:
+        raise _api().ConfigError("--chart: applies to one CONFIG, not to --suite")
+    results = check_suite.run(
+        args.suite,
+        only=args.only,
+        disk=args.disk,
+        overrides=args.overrides,
+        out=(lambda line: None) if args.json else (lambda line: print(line, flush=True)),
+    )
+    if args.json:
+        for r in results:
+            print(json.dumps(r))
+    statuses = {r["status"] for r in results}
+    if "violation" in statuses:
+        return EXIT_VIOLATION
+    return EXIT_OK if statuses <= {"ok"} else EXIT_ERROR
 
 
 # -- litmus ---------------------------------------------------------------------------------

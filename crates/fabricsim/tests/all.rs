@@ -11,6 +11,7 @@ mod common;
 mod config_errors;
 mod cord;
 mod dcoh;
+mod disk_search;
 mod dor;
 mod dram;
 mod engine_golden;

@@ -17,6 +17,12 @@
 //!                          # values and addresses; dcoh's requesters)
 //! threads = 2              # worker threads (default: one per core); the
 //!                          # result is the same for any number
+//! disk = "search-dir"      # optional: visited set and frontier on disk,
+//!                          # checkpoints; re-running continues (check::disk)
+//! memory = "4GiB"          # with disk: fingerprints held in memory before
+//!                          # they go to the sorted files (default: 1/4 of
+//!                          # the memory the process may use)
+//! checkpoint_minutes = 5   # with disk: time between checkpoints
 //! ```
 //!
 //! `protocol = "bi"` (seed 001): `domains` coherence domains (1 or 2) of
@@ -139,7 +145,18 @@ pub struct CheckConfig {
     pub flush_before_writeback: Option<bool>,
     /// bi_runtime: the ghost invariant on the writer's snapshot of the timing record (default on).
     pub ghost: Option<bool>,
+    /// The search directory (visited set and frontier on disk, checkpoints).
+    pub disk: Option<String>,
+    /// With `disk`: bytes of fingerprints held in memory (a size like "4GiB").
+    pub memory: Option<String>,
+    /// With `disk`: minutes between checkpoints.
+    pub checkpoint_minutes: Option<f64>,
 }
+
+/// Keys that bound or place a search without changing what it explores:
+/// a checkpoint may be continued with other values of them.
+const SEARCH_KEYS: [&str; 7] =
+    ["threads", "max_states", "max_depth", "disk", "memory", "checkpoint_minutes", "deadlock"];
 
 /// `[check]` keys that only `protocol = "bi_runtime"` takes.
 const BI_RUNTIME_KEYS: [&str; 10] = [
@@ -235,6 +252,7 @@ pub fn run_with_stop(
         Some(toml::Value::Table(t)) => t.keys().cloned().collect(),
         _ => Vec::new(),
     };
+    let table_for_identity = table.clone();
     let f: File = typed(table, source, "", &parsed)?;
     let c = f.check;
     let err = |k: &str, m: String| blame(source, &parsed, format!("check.{k}"), m);
@@ -277,6 +295,16 @@ pub fn run_with_stop(
             }
         }
     }
+    if matches!(c.protocol.as_str(), "gcs" | "bi") && given.iter().any(|g| g == "symmetry") {
+        return Err(err(
+            "symmetry",
+            format!(
+                "does not apply to protocol = {:?}, which declares no scalarsets; \
+                 it applies to msi, mesi, german, dcoh and cord",
+                c.protocol
+            ),
+        ));
+    }
     if c.protocol != "gcs" && given.iter().any(|g| g == "blade_threads") {
         return Err(err("blade_threads", "applies to protocol = \"gcs\" only".to_string()));
     }
@@ -291,12 +319,24 @@ pub fn run_with_stop(
     if c.threads.is_some_and(|t| t == 0 || t > 1024) {
         return Err(err("threads", format!("{}: expected 1 to 1024", c.threads.unwrap_or(0))));
     }
+    let disk = match &c.disk {
+        None => {
+            for key in ["memory", "checkpoint_minutes"] {
+                if given.iter().any(|g| g == key) {
+                    return Err(err(key, "applies only with disk = \"DIR\" (a search on disk)".to_string()));
+                }
+            }
+            None
+        }
+        Some(d) => Some(disk_options(d, &c, &table_identity(&table_for_identity), &err)?),
+    };
     let opts = Options {
         max_states: c.max_states,
         max_depth: c.max_depth,
         check_deadlock: c.deadlock,
         stop,
         threads: c.threads.unwrap_or(0),
+        disk,
         ..Options::default()
     };
     let report = match c.protocol.as_str() {
@@ -463,8 +503,68 @@ pub fn run_with_stop(
             ))
         }
     };
+    if let Some(e) = &report.disk_error {
+        let resume = match report.checkpoint {
+            Some(d) => format!("; its checkpoint at depth {d} is kept: run again to continue"),
+            None => String::new(),
+        };
+        return Err(err("disk", format!("{e} (the search stopped at depth {}{resume})", report.depth)));
+    }
     let svg = sequence_svg(&report);
     Ok(CheckResult { report, svg })
+}
+
+/// What a search explores, as text: the `[check]` table without the keys
+/// that only bound or place it, in key order, and the version of
+/// fabricsim (whose protocols define the states).
+fn table_identity(table: &toml::Table) -> String {
+    let mut keys: Vec<String> = match table.get("check") {
+        Some(toml::Value::Table(t)) => {
+            t.iter().filter(|(k, _)| !SEARCH_KEYS.contains(&k.as_str())).map(|(k, v)| format!("{k}={v}")).collect()
+        }
+        _ => Vec::new(),
+    };
+    keys.sort();
+    format!("fabricsim {} [check] {}", env!("CARGO_PKG_VERSION"), keys.join(" "))
+}
+
+fn disk_options(
+    dir: &str,
+    c: &CheckConfig,
+    identity: &str,
+    err: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<super::disk::DiskOptions, ConfigError> {
+    use crate::engine::units::{Size, SIZE_EXPECTED};
+    if dir.is_empty() {
+        return Err(err("disk", "\"\": expected a directory".to_string()));
+    }
+    let budget = crate::config::limits::memory_budget().map_err(|m| err("memory", m))?;
+    let memory = match &c.memory {
+        None => budget / 4,
+        Some(m) => {
+            let b = Size::parse(m).map_err(|e| err("memory", format!("{m:?}: {e}; expected {SIZE_EXPECTED}")))?.bytes();
+            if !(1 << 20..=budget).contains(&b) {
+                return Err(err(
+                    "memory",
+                    format!(
+                        "{m:?}: expected 1MiB to the memory the process may use ({})",
+                        crate::config::limits::format_bytes(budget)
+                    ),
+                ));
+            }
+            b
+        }
+    };
+    let minutes = c.checkpoint_minutes.unwrap_or(5.0);
+    if !(minutes.is_finite() && minutes >= 0.0) {
+        return Err(err("checkpoint_minutes", format!("{minutes}: expected 0 or more minutes")));
+    }
+    Ok(super::disk::DiskOptions {
+        dir: dir.into(),
+        identity: identity.to_string(),
+        memory,
+        checkpoint_every: minutes * 60.0,
+    })
 }
 
 /// `protocol = "bi_runtime"`: the BI runtime on two non-coherent domains

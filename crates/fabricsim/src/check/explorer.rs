@@ -30,6 +30,7 @@ use std::time::Instant;
 
 use serde_json::json;
 
+use super::disk::{self, DiskOptions, DiskSet, LayerReader, LayerWriter, Manifest};
 use super::store::{split, Shard, Tree, Visited, FINGERPRINT_BITS};
 use super::symmetry::{Canon, Mode};
 use super::world::{Label, World};
@@ -54,6 +55,9 @@ pub struct Options {
     /// How symmetric states are reduced (when the protocol declares
     /// scalarsets).
     pub symmetry: SymmetryMode,
+    /// Keep the visited set and the frontier on disk, with checkpoints to
+    /// resume from (`check::disk`).
+    pub disk: Option<DiskOptions>,
 }
 
 /// [`Mode`], with a default.
@@ -116,6 +120,12 @@ pub struct Report {
     pub symmetry: bool,
     /// Worker threads used.
     pub threads: usize,
+    /// With `Options::disk`: the depth the search continued from, if it
+    /// resumed a checkpoint; the depth of the checkpoint it leaves, if it
+    /// stopped before the end; and what failed, if the disk did.
+    pub resumed_from: Option<u32>,
+    pub checkpoint: Option<u32>,
+    pub disk_error: Option<String>,
 }
 
 impl Report {
@@ -145,6 +155,8 @@ impl Report {
             "omission_probability_bound": self.omission_bound(),
             "symmetry": self.symmetry,
             "threads": self.threads,
+            "resumed_from_depth": self.resumed_from,
+            "checkpoint_depth": self.checkpoint,
             "violation": self.violation.as_ref().map(|v| json!({
                 "kind": v.kind,
                 "detail": v.detail,
@@ -246,6 +258,144 @@ struct Chunk {
     first_id: u32,
     len: u32,
     bytes: Vec<u8>,
+}
+
+/// A breadth-first layer: its chunks in memory, or in a file of the
+/// search directory.
+enum Layer {
+    Memory(Vec<Chunk>),
+    Disk { name: String, states: u64, bytes: u64 },
+}
+
+impl Layer {
+    /// (states, bytes).
+    fn size(&self) -> (u64, usize) {
+        match self {
+            Layer::Memory(chunks) => chunks.iter().fold((0, 0), |(n, b), c| (n + c.len as u64, b + c.bytes.capacity())),
+            Layer::Disk { states, bytes, .. } => (*states, *bytes as usize),
+        }
+    }
+}
+
+/// A layer being read, a window of chunks at a time.
+enum LayerIn {
+    Memory(std::vec::IntoIter<Chunk>),
+    Disk(LayerReader),
+}
+
+impl LayerIn {
+    fn open(layer: Layer, dir: Option<&disk::Dir>) -> Result<(LayerIn, Option<String>), String> {
+        Ok(match layer {
+            Layer::Memory(chunks) => (LayerIn::Memory(chunks.into_iter()), None),
+            Layer::Disk { name, .. } => {
+                let d = dir.expect("a layer on disk has a directory");
+                (LayerIn::Disk(LayerReader::open(d.path(&name))?), Some(name))
+            }
+        })
+    }
+
+    fn window(&mut self, n: usize) -> Result<Vec<Chunk>, String> {
+        match self {
+            LayerIn::Memory(it) => Ok(it.by_ref().take(n).collect()),
+            LayerIn::Disk(r) => {
+                let mut w = Vec::with_capacity(n);
+                while w.len() < n {
+                    match r.next_chunk()? {
+                        Some((first_id, len, bytes)) => w.push(Chunk { first_id, len, bytes }),
+                        None => break,
+                    }
+                }
+                Ok(w)
+            }
+        }
+    }
+}
+
+/// The next layer being built: chunks in memory, or (but the last,
+/// which may still grow) written to its file.
+struct LayerOut {
+    chunks: Vec<Chunk>,
+    file: Option<(String, LayerWriter)>,
+}
+
+impl LayerOut {
+    fn new(dir: Option<&disk::Dir>, depth: u32) -> Result<LayerOut, String> {
+        let file = match dir {
+            Some(d) => {
+                let name = disk::layer_name(depth);
+                Some((name.clone(), LayerWriter::create(d.path(&name))?))
+            }
+            None => None,
+        };
+        Ok(LayerOut { chunks: Vec::new(), file })
+    }
+
+    /// Add a chunk, merged into the last one while it holds fewer than `chunk` states.
+    fn push(&mut self, l: Chunk, chunk: usize) {
+        match self.chunks.last_mut() {
+            Some(prev) if (prev.len + l.len) as usize <= chunk => {
+                prev.bytes.extend_from_slice(&l.bytes);
+                prev.len += l.len;
+            }
+            _ => self.chunks.push(l),
+        }
+    }
+
+    /// On disk, write every chunk but the last.
+    fn spill(&mut self) -> Result<(), String> {
+        if let Some((_, w)) = &mut self.file {
+            let keep = self.chunks.pop();
+            for c in self.chunks.drain(..) {
+                w.write(c.first_id, c.len, &c.bytes)?;
+            }
+            self.chunks.extend(keep);
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<Layer, String> {
+        match self.file.take() {
+            None => {
+                for c in &mut self.chunks {
+                    c.bytes.shrink_to_fit();
+                }
+                Ok(Layer::Memory(self.chunks))
+            }
+            Some((name, mut w)) => {
+                for c in self.chunks.drain(..) {
+                    w.write(c.first_id, c.len, &c.bytes)?;
+                }
+                let (states, bytes) = (w.states, w.bytes);
+                w.finish()?;
+                Ok(Layer::Disk { name, states, bytes })
+            }
+        }
+    }
+}
+
+/// Clear the new-flags of the candidates the disk's visited files hold
+/// (looked up in sorted order, so the files are read forward).
+fn filter_disk<P: Protocol>(
+    set: &mut DiskSet,
+    exps: &[Expanded<P>],
+    limit: &[usize],
+    flags: &mut [Vec<u64>],
+) -> Result<(), String> {
+    let mut q: Vec<(u8, u64, u32, u32)> = Vec::new();
+    for (c, e) in exps.iter().enumerate() {
+        for (x, cand) in e.cands[..limit[c]].iter().enumerate() {
+            if is_new(&flags[c], x) {
+                q.push((cand.shard() as u8, cand.key, c as u32, x as u32));
+            }
+        }
+    }
+    q.sort_unstable();
+    for (shard, key, c, x) in q {
+        if set.contains(shard as usize, key)? {
+            flags[c as usize][x as usize / 64] &= !(1 << (x % 64));
+        }
+    }
+    Ok(())
 }
 
 /// The state's orbit fingerprint: with symmetry, the canonical one;
@@ -612,61 +762,177 @@ pub fn explore<P: Checkable>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wo
     let mut visited = Visited::default();
     let mut tree = Tree::default();
     let inits: Vec<World<P>> = p.initial().into_iter().map(|(a, g)| World::new(a, g)).collect();
+    let mut report = Report {
+        protocol: p.name(),
+        states: 0,
+        transitions: 0,
+        depth: 0,
+        seconds: 0.0,
+        peak_rss_kb: 0,
+        complete: true,
+        violation: None,
+        final_states: 0,
+        interrupted: false,
+        symmetry: false,
+        threads,
+        resumed_from: None,
+        checkpoint: None,
+        disk_error: None,
+    };
     let Some(first) = inits.first() else {
-        return Report {
-            protocol: p.name(),
-            states: 0,
-            transitions: 0,
-            depth: 0,
-            seconds: t0.elapsed().as_secs_f64(),
-            peak_rss_kb: peak_rss_kb(),
-            complete: true,
-            violation: None,
-            final_states: 0,
-            interrupted: false,
-            symmetry: false,
-            threads,
-        };
+        report.seconds = t0.elapsed().as_secs_f64();
+        report.peak_rss_kb = peak_rss_kb();
+        return report;
     };
     let mut scratch: Vec<Scratch<P>> = (0..threads).map(|_| Scratch::new(p, first, mode)).collect();
-    let symmetry = scratch[0].canon.active();
+    report.symmetry = scratch[0].canon.active();
+    // The search directory, its visited files, and the checkpoint to continue from.
+    let (mut dir, mut on_disk, resumed) = match &opts.disk {
+        None => (None, None, None),
+        Some(d) => match disk::Dir::open(d).and_then(|(dir, m)| {
+            let set = DiskSet::open(&d.dir, m.as_ref().map_or(0, |m| m.generation))?;
+            Ok((dir, set, m))
+        }) {
+            Ok((dir, set, m)) => (Some(dir), Some(set), m),
+            Err(e) => {
+                report.disk_error = Some(e);
+                report.complete = false;
+                report.seconds = t0.elapsed().as_secs_f64();
+                return report;
+            }
+        },
+    };
     // (state, failing transition's rule: the first error after its enabled ones, kind, detail)
     let mut violation: Option<(u32, bool, String, String)> = None;
-    let mut layer = vec![Chunk { first_id: 0, len: 0, bytes: Vec::new() }];
-    let mut buf = Vec::new();
-    for (i, w) in inits.iter().enumerate() {
-        if visited.insert(orbit(&mut scratch[0].canon, p, w, &mut buf)) {
-            let id = tree.len();
-            tree.push_root(i as u32);
-            if let Err((k, d)) = p.invariant(&w.agents, &w.ghost) {
-                violation.get_or_insert((id, false, k, d));
+    let mut transitions = 0u64;
+    let mut depth = 0u32;
+    let mut final_states = 0u64;
+    let mut earlier_seconds = 0.0;
+    let mut layer = match &resumed {
+        Some(m) => {
+            match dir.as_ref().expect("a checkpoint has a directory").read_tree(&m.tree) {
+                Ok(t) => tree = t,
+                Err(e) => {
+                    report.disk_error = Some(e);
+                    report.complete = false;
+                    return report;
+                }
             }
-            layer[0].bytes.extend_from_slice(&buf);
-            layer[0].len += 1;
+            transitions = m.transitions;
+            depth = m.depth;
+            final_states = m.final_states;
+            earlier_seconds = m.seconds;
+            report.resumed_from = Some(m.depth);
+            report.checkpoint = Some(m.depth);
+            Layer::Disk { name: m.layer.clone(), states: m.layer_states, bytes: m.layer_bytes }
         }
-    }
+        None => {
+            let mut first = Chunk { first_id: 0, len: 0, bytes: Vec::new() };
+            let mut buf = Vec::new();
+            for (i, w) in inits.iter().enumerate() {
+                if visited.insert(orbit(&mut scratch[0].canon, p, w, &mut buf)) {
+                    let id = tree.len();
+                    tree.push_root(i as u32);
+                    if let Err((k, d)) = p.invariant(&w.agents, &w.ghost) {
+                        violation.get_or_insert((id, false, k, d));
+                    }
+                    first.bytes.extend_from_slice(&buf);
+                    first.len += 1;
+                }
+            }
+            Layer::Memory(vec![first])
+        }
+    };
     let debug = std::env::var_os("FABRICSIM_CHECK_DEBUG").is_some();
     // Wall time in phases A, B, the walk and C (for FABRICSIM_CHECK_DEBUG).
     let mut phases = [0f64; 4];
-    let mut transitions = 0u64;
-    let mut depth = 0u32;
     let mut complete = true;
-    let mut final_states = 0u64;
     let mut interrupted = false;
-    'search: while layer.iter().any(|c| c.len > 0) && violation.is_none() {
+    let mut disk_error: Option<String> = None;
+    let mut last_checkpoint = Instant::now();
+    // Commit a checkpoint at a layer's start: the visited set wholly in
+    // its files, the layer in its file, the tree and the counts.
+    let checkpoint = |layer: &mut Layer,
+                      dir: &mut disk::Dir,
+                      set: &mut DiskSet,
+                      visited: &mut Visited,
+                      tree: &Tree,
+                      counts: (u32, u64, u64, f64)|
+     -> Result<(), String> {
+        let (depth, transitions, final_states, seconds) = counts;
+        if let Layer::Memory(chunks) = layer {
+            let name = disk::layer_name(depth);
+            let mut w = LayerWriter::create(dir.path(&name))?;
+            for c in chunks.iter() {
+                w.write(c.first_id, c.len, &c.bytes)?;
+            }
+            let (states, bytes) = (w.states, w.bytes);
+            w.finish()?;
+            *layer = Layer::Disk { name, states, bytes };
+        }
+        let Layer::Disk { name, states, bytes } = layer else { unreachable!("written above") };
+        set.absorb(&mut visited.shards)?;
+        set.keep();
+        let m = Manifest {
+            identity: dir.opts.identity.clone(),
+            depth,
+            layer: name.clone(),
+            layer_states: *states,
+            layer_bytes: *bytes,
+            tree: disk::tree_file(depth),
+            generation: set.generation(),
+            states: tree.len() as u64,
+            transitions,
+            final_states,
+            seconds,
+        };
+        dir.checkpoint(&m, tree)
+    };
+    'search: while layer.size().0 > 0 && violation.is_none() {
+        if let (Some(d), Some(set)) = (dir.as_mut(), on_disk.as_mut()) {
+            let bound = opts.max_depth.is_some_and(|m| depth >= m);
+            let due = last_checkpoint.elapsed().as_secs_f64() >= d.opts.checkpoint_every;
+            if (bound || due) && report.checkpoint != Some(depth) {
+                let seconds = earlier_seconds + t0.elapsed().as_secs_f64();
+                if let Err(e) =
+                    checkpoint(&mut layer, d, set, &mut visited, &tree, (depth, transitions, final_states, seconds))
+                {
+                    disk_error = Some(e);
+                    complete = false;
+                    break;
+                }
+                report.checkpoint = Some(depth);
+                last_checkpoint = Instant::now();
+            }
+        }
         if opts.max_depth.is_some_and(|d| depth >= d) {
             complete = false;
             break;
         }
-        let (layer_states, layer_bytes): (u64, usize) =
-            layer.iter().fold((0, 0), |(n, b), c| (n + c.len as u64, b + c.bytes.capacity()));
+        let (layer_states, layer_bytes) = layer.size();
         let mut layer_cands = 0usize;
         // The next layer's chunks, sized by this one (layers grow slowly).
         let chunk = (layer_states as usize / PARTS).clamp(MIN_CHUNK, CHUNK);
-        let mut next: Vec<Chunk> = Vec::new();
-        let mut chunks = layer.into_iter().peekable();
-        while chunks.peek().is_some() {
-            let window: Vec<Chunk> = chunks.by_ref().take(WINDOW).collect();
+        let opened = LayerIn::open(std::mem::replace(&mut layer, Layer::Memory(Vec::new())), dir.as_ref())
+            .and_then(|(i, name)| Ok((i, name, LayerOut::new(dir.as_ref(), depth + 1)?)));
+        let (mut chunks, reading, mut next) = match opened {
+            Ok(x) => x,
+            Err(e) => {
+                disk_error = Some(e);
+                complete = false;
+                break;
+            }
+        };
+        loop {
+            let window = match chunks.window(WINDOW) {
+                Ok(w) if w.is_empty() => break,
+                Ok(w) => w,
+                Err(e) => {
+                    disk_error = Some(e);
+                    complete = false;
+                    break 'search;
+                }
+            };
             let t = if window.len() < 2 { 1 } else { threads };
             // Phase A: expand every chunk (the chunks after the first one
             // with an event are not needed, and are skipped).
@@ -705,7 +971,14 @@ pub fn explore<P: Checkable>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wo
             // Phases B and C cost about a cache miss and a copy per
             // candidate: for a few, starting threads costs more.
             let tb = if window_cands < PARALLEL_CANDIDATES { 1 } else { t };
-            let flags = insert(&mut visited, &exps, &limit, tb);
+            let mut flags = insert(&mut visited, &exps, &limit, tb);
+            if let Some(set) = on_disk.as_mut().filter(|s| !s.is_empty()) {
+                if let Err(e) = filter_disk(set, &exps, &limit, &mut flags) {
+                    disk_error = Some(e);
+                    complete = false;
+                    break 'search;
+                }
+            }
             phases[1] += clock.elapsed().as_secs_f64();
             let clock = Instant::now();
             // The sequential order of events: per chunk, per state, its new
@@ -796,22 +1069,26 @@ pub fn explore<P: Checkable>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wo
             });
             drop(exps);
             for l in built.into_iter().flatten() {
-                match next.last_mut() {
-                    Some(prev) if (prev.len + l.len) as usize <= chunk => {
-                        prev.bytes.extend_from_slice(&l.bytes);
-                        prev.len += l.len;
-                    }
-                    _ => next.push(l),
-                }
+                next.push(l, chunk);
+            }
+            let spilled = next.spill().and_then(|()| match (on_disk.as_mut(), dir.as_ref()) {
+                (Some(set), Some(d)) if visited.bytes() as u64 > d.opts.memory => set.absorb(&mut visited.shards),
+                _ => Ok(()),
+            });
+            if let Err(e) = spilled {
+                disk_error = Some(e);
+                complete = false;
+                break 'search;
             }
             phases[3] += clock.elapsed().as_secs_f64();
         }
         if debug {
             eprintln!(
                 "depth {depth}: {layer_states} states ({layer_bytes} B packed), {layer_cands} candidates, \
-                 visited {} MB, tree {} MB, rss {} MB; so far {:.2} s expanding, {:.2} s inserting, \
+                 visited {} MB{}, tree {} MB, rss {} MB; so far {:.2} s expanding, {:.2} s inserting, \
                  {:.2} s walking, {:.2} s copying",
                 visited.bytes() >> 20,
+                on_disk.as_ref().map_or(String::new(), |s| format!(" (and {} states on disk)", s.len())),
                 tree.bytes() >> 20,
                 current_rss_kb() >> 10,
                 phases[0],
@@ -820,10 +1097,20 @@ pub fn explore<P: Checkable>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wo
                 phases[3],
             );
         }
-        for c in &mut next {
-            c.bytes.shrink_to_fit();
+        drop(chunks);
+        if let (Some(name), Some(d)) = (reading, dir.as_ref()) {
+            if !d.is_kept_layer(&name) {
+                let _ = std::fs::remove_file(d.path(&name));
+            }
         }
-        layer = next;
+        layer = match next.finish() {
+            Ok(l) => l,
+            Err(e) => {
+                disk_error = Some(e);
+                complete = false;
+                break;
+            }
+        };
         depth += 1;
     }
     // An invariant found in the walk: its kind and detail, from the state itself.
@@ -839,19 +1126,25 @@ pub fn explore<P: Checkable>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wo
     if counterexample.is_some() {
         complete = false;
     }
+    // A search that ended needs no checkpoint.
+    if let Some(d) = dir {
+        if disk_error.is_none() && (complete || counterexample.is_some()) {
+            d.finish();
+            report.checkpoint = None;
+        }
+    }
     Report {
-        protocol: p.name(),
         states: tree.len() as u64,
         transitions,
         depth,
-        seconds: t0.elapsed().as_secs_f64(),
+        seconds: earlier_seconds + t0.elapsed().as_secs_f64(),
         peak_rss_kb: peak_rss_kb(),
         complete,
         violation: counterexample,
         final_states,
         interrupted,
-        symmetry,
-        threads,
+        disk_error,
+        ..report
     }
 }
 

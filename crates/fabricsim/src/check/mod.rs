@@ -4,6 +4,7 @@
 
 pub mod chart;
 pub mod config;
+pub mod disk;
 pub mod explorer;
 pub mod litmus_run;
 pub mod oracle;

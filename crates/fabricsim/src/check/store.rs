@@ -148,6 +148,17 @@ impl Shard {
     pub fn bytes(&self) -> usize {
         self.slots.len() * 8
     }
+
+    /// Its keys in increasing order; the shard is left empty (and small).
+    pub fn take_sorted(&mut self) -> Vec<u64> {
+        let mut keys: Vec<u64> = self.slots.iter().copied().filter(|&k| k != 0).collect();
+        if self.has_zero {
+            keys.push(0);
+        }
+        keys.sort_unstable();
+        *self = Shard::new();
+        keys
+    }
 }
 
 /// The visited set: [`SHARDS`] shards of fingerprint keys.
@@ -293,6 +304,54 @@ impl Tree {
     pub fn bytes(&self) -> usize {
         self.bytes.capacity() + self.checkpoints.capacity() * 16
     }
+
+    /// The tree as bytes (a checkpoint's file): a header of its counts,
+    /// then its varints; the lookup checkpoints are rebuilt on reading.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.bytes.len() + 20);
+        out.extend_from_slice(b"FSTREE1\0");
+        for x in [self.len, self.roots, self.last_parent] {
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+        out.extend_from_slice(&self.bytes);
+        out
+    }
+
+    /// The tree [`Tree::to_bytes`] wrote, or None if `b` is not one.
+    pub fn from_bytes(b: &[u8]) -> Option<Tree> {
+        let rest = b.strip_prefix(b"FSTREE1\0")?;
+        let word = |i: usize| Some(u32::from_le_bytes(rest.get(i * 4..i * 4 + 4)?.try_into().ok()?));
+        let (len, roots, last_parent) = (word(0)?, word(1)?, word(2)?);
+        let bytes = rest[12..].to_vec();
+        // Decode every entry once, to rebuild the lookup checkpoints and
+        // to refuse a truncated file.
+        let mut checkpoints = Vec::with_capacity((len / STRIDE + 1) as usize);
+        let (mut at, mut parent) = (0usize, 0u32);
+        let varint = |at: &mut usize| -> Option<u32> {
+            let (mut x, mut shift) = (0u32, 0);
+            loop {
+                let byte = *bytes.get(*at)?;
+                *at += 1;
+                x |= ((byte & 0x7f) as u32).checked_shl(shift)?;
+                if byte < 0x80 {
+                    return Some(x);
+                }
+                shift += 7;
+            }
+        };
+        for k in 0..len {
+            if k.is_multiple_of(STRIDE) {
+                checkpoints.push((at as u64, parent));
+            }
+            if k < roots {
+                varint(&mut at)?;
+            } else {
+                parent += varint(&mut at)?;
+                varint(&mut at)?;
+            }
+        }
+        (at == bytes.len() && parent == last_parent).then_some(Tree { bytes, checkpoints, len, roots, last_parent })
+    }
 }
 
 #[cfg(test)]
@@ -334,5 +393,12 @@ mod tests {
         for (i, w) in want.iter().enumerate() {
             assert_eq!(t.get(i as u32), *w, "{i}");
         }
+        let back = Tree::from_bytes(&t.to_bytes()).expect("a tree reads back");
+        for (i, w) in want.iter().enumerate() {
+            assert_eq!(back.get(i as u32), *w, "{i} after a round trip through bytes");
+        }
+        let mut cut = t.to_bytes();
+        cut.pop();
+        assert!(Tree::from_bytes(&cut).is_none(), "a truncated tree is refused");
     }
 }
