@@ -236,7 +236,7 @@ def test_check_on_disk_keeps_a_checkpoint_and_continues_it(cli, tmp_path):
     )
     assert whole["complete"] and whole["checkpoint_depth"] is None
     proc = cli("check", str(config), "--disk", str(tmp_path / "d"), "--set", "check.max_depth=7")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 6, proc.stderr  # bounded: not a proof
     assert "checkpoint at depth 7 kept: run the same command again" in proc.stdout
     proc = cli("check", str(config), "--disk", str(tmp_path / "d"), "--json")
     report = json.loads(proc.stdout)
@@ -288,3 +288,11 @@ def test_check_suite_runs_an_entry_and_compares_counts(cli):
     proc = cli("check", "--suite", "features", "--only", "pcie_2qp")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.startswith("pcie_2qp") and " ok " in proc.stdout
+
+
+def test_a_bounded_check_is_not_a_pass(cli):
+    mesi = str(REPO / "examples" / "check" / "mesi.toml")
+    proc = cli("check", mesi, "-q", "--set", "check.max_states=1000")
+    assert proc.returncode == 6 and "bounded: not every state visited" in proc.stdout
+    assert proc.stderr == ""
+    assert cli("check", mesi, "-q").returncode == 0

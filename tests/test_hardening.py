@@ -49,9 +49,10 @@ def test_exit_code_constants_are_distinct_and_documented():
         cli_module.EXIT_DEADLOCK,
         cli_module.EXIT_TIME_LIMIT,
         cli_module.EXIT_VIOLATION,
+        cli_module.EXIT_INCOMPLETE,
         cli_module.EXIT_INTERRUPTED,
     ]
-    assert codes == [0, 1, 2, 3, 4, 5, 130]
+    assert codes == [0, 1, 2, 3, 4, 5, 6, 130]
     readme = (REPO / "README.md").read_text()
     for code in codes:
         assert f"| {code} |" in readme

@@ -175,15 +175,18 @@ def load(db: str | os.PathLike, sweep: str | None = None):
     return _load(db, sweep=sweep)
 
 
-def check(config: ConfigLike, set: OverridesLike = None) -> dict[str, Any]:
+def check(config: ConfigLike, set: OverridesLike = None, progress: bool = False) -> dict[str, Any]:
     """Exhaustively explore a protocol configuration (a ``[check]`` table).
 
     Returns the report: ``ok``, ``states``, ``transitions``, ``seconds``, ``states_per_s``,
     ``peak_rss_kb``, ``violation`` (kind, detail, trace steps), ``trace_text`` and ``chart``
-    (an SVG sequence chart of the counterexample, or None).
+    (an SVG sequence chart of the counterexample, or None). With ``progress``, a line of
+    progress goes to stderr every few seconds.
     """
     src = load_config(config)
-    report, trace, chart = _core.check(src.text, src.source, fmt=src.fmt, overrides=overrides_list(set))
+    report, trace, chart = _core.check(
+        src.text, src.source, fmt=src.fmt, overrides=overrides_list(set), progress=progress
+    )
     out = json.loads(report)
     out["trace_text"] = trace
     out["chart"] = chart

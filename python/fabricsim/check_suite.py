@@ -85,6 +85,7 @@ def run(
     only: list[str] | None = None,
     disk: str | None = None,
     overrides: list[str] | None = None,
+    progress: bool = False,
     out: Callable[[str], None] = print,
 ) -> list[dict[str, Any]]:
     """Run a suite's entries (or those named in ``only``); one result per entry, with
@@ -107,7 +108,7 @@ def run(
             sets = list(overrides or [])
             if disk is not None:
                 sets.append(f"check.disk={json.dumps(str(Path(disk) / e.name))}")
-            r = run_check(e.path, set=sets)
+            r = run_check(e.path, set=sets, progress=progress)
             got = {k: r[k] for k in _COUNTS}
             complete, ok = r["complete"], r["ok"]
             memory = r["peak_rss_kb"] / 1024

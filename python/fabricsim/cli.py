@@ -7,8 +7,8 @@ list ``add_<name>`` in :data:`COMMANDS`.
 Exit codes (README "Exit codes"): 0 completed / ok, 1 error (simulation, I/O, a resource
 limit, failed sweep points), 2 usage or configuration error, 3 deadlock, 4 time limit
 (``sim.max_time`` reached with work left), 5 violation found (``check``: an invariant fails;
-``litmus --protocol``: an outcome the model forbids, or an incomplete exploration), 130 interrupted
-(Ctrl-C).
+``litmus --protocol``: an outcome the model forbids, or an incomplete exploration), 6 incomplete
+(``check`` stopped at a bound: not a proof), 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ EXIT_USAGE = 2
 EXIT_DEADLOCK = 3
 EXIT_TIME_LIMIT = 4
 EXIT_VIOLATION = 5
+EXIT_INCOMPLETE = 6
 EXIT_INTERRUPTED = 130
 
 #: Exit code of `fabricsim run` per simulation outcome.
@@ -198,6 +199,7 @@ def add_check(sub: argparse._SubParsersAction) -> None:
         "meet; minutes to hours)",
     )
     p.add_argument("--only", action="append", default=[], metavar="ENTRY", help="with --suite: run this entry only")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines on stderr")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--chart", default=None, metavar="FILE", help="write a violation's sequence chart (SVG)")
     p.add_argument(
@@ -223,7 +225,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     overrides = list(args.overrides or [])
     if args.disk is not None:
         overrides.append(f"check.disk={json.dumps(args.disk)}")
-    report = fabricsim.check(args.config, set=overrides)
+    report = fabricsim.check(args.config, set=overrides, progress=not args.quiet)
     if args.chart and report.get("chart"):
         Path(args.chart).write_text(report["chart"])
     if args.json:
@@ -244,7 +246,9 @@ def cmd_check(args: argparse.Namespace) -> int:
             print(report["trace_text"].rstrip())
         if args.chart and report.get("chart"):
             print(f"sequence chart: {args.chart}")
-    return EXIT_OK if report["ok"] else EXIT_VIOLATION
+    if not report["ok"]:
+        return EXIT_VIOLATION
+    return EXIT_OK if report["complete"] else EXIT_INCOMPLETE
 
 
 def _check_suite(args: argparse.Namespace) -> int:
@@ -257,6 +261,7 @@ def _check_suite(args: argparse.Namespace) -> int:
         only=args.only,
         disk=args.disk,
         overrides=args.overrides,
+        progress=not args.quiet,
         out=(lambda line: None) if args.json else (lambda line: print(line, flush=True)),
     )
     if args.json:
@@ -265,7 +270,9 @@ def _check_suite(args: argparse.Namespace) -> int:
     statuses = {r["status"] for r in results}
     if "violation" in statuses:
         return EXIT_VIOLATION
-    return EXIT_OK if statuses <= {"ok"} else EXIT_ERROR
+    if "differs" in statuses:
+        return EXIT_ERROR
+    return EXIT_INCOMPLETE if "incomplete" in statuses else EXIT_OK
 
 
 # -- litmus ---------------------------------------------------------------------------------

@@ -147,18 +147,20 @@ fn litmus(py: Python<'_>, text: &str, source: &str, model: &str, protocol: Optio
 /// Exhaustive check of a protocol configuration: JSON text of the report,
 /// the counterexample as text, and its sequence chart (SVG) if any.
 #[pyfunction]
-#[pyo3(signature = (text, source, fmt = "toml", overrides = Vec::new()))]
+#[pyo3(signature = (text, source, fmt = "toml", overrides = Vec::new(), progress = false))]
 fn check(
     py: Python<'_>,
     text: &str,
     source: &str,
     fmt: &str,
     overrides: Vec<String>,
+    progress: bool,
 ) -> PyResult<(String, String, Option<String>)> {
     let f = self::fmt(fmt)?;
     let stop = python_stop();
-    let r =
-        py.detach(|| fabricsim::check::config::run_with_stop(text, source, f, &overrides, stop)).map_err(config_err)?;
+    let r = py
+        .detach(|| fabricsim::check::config::run_with_stop(text, source, f, &overrides, stop, progress))
+        .map_err(config_err)?;
     Ok((r.to_json().to_string(), r.report.trace_text(), r.svg))
 }
 

@@ -221,6 +221,7 @@ fn the_explorer_stops_when_asked_and_says_so() {
         fabricsim::Format::Toml,
         &[],
         fabricsim::check::Stop::new(|| true),
+        false,
     )
     .unwrap_or_else(|e| panic!("{e}"));
     assert!(r.report.interrupted && !r.report.complete && r.report.states > 0);

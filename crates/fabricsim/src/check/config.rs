@@ -234,7 +234,7 @@ impl CheckResult {
 }
 
 pub fn run(text: &str, source: &str, fmt: Format, overrides: &[String]) -> Result<CheckResult, ConfigError> {
-    run_with_stop(text, source, fmt, overrides, super::Stop::default())
+    run_with_stop(text, source, fmt, overrides, super::Stop::default(), false)
 }
 
 /// [`run`], stopping early (report `interrupted`) when `stop` asks.
@@ -244,6 +244,7 @@ pub fn run_with_stop(
     fmt: Format,
     overrides: &[String],
     stop: super::Stop,
+    progress: bool,
 ) -> Result<CheckResult, ConfigError> {
     let table = parse_table(text, source, fmt)?;
     let parsed: Vec<Override> = overrides.iter().map(|o| Override::parse(o)).collect::<Result<_, _>>()?;
@@ -337,6 +338,7 @@ pub fn run_with_stop(
         stop,
         threads: c.threads.unwrap_or(0),
         disk,
+        progress,
         ..Options::default()
     };
     let report = match c.protocol.as_str() {

@@ -58,7 +58,12 @@ pub struct Options {
     /// Keep the visited set and the frontier on disk, with checkpoints to
     /// resume from (`check::disk`).
     pub disk: Option<DiskOptions>,
+    /// Print a line of progress to stderr every [`PROGRESS_EVERY`] seconds.
+    pub progress: bool,
 }
+
+/// Seconds between progress lines (Murphi prints one every 100,000 states).
+pub const PROGRESS_EVERY: f64 = 5.0;
 
 /// [`Mode`], with a default.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -808,6 +813,7 @@ pub fn explore<P: Checkable>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wo
     let mut depth = 0u32;
     let mut final_states = 0u64;
     let mut earlier_seconds = 0.0;
+    let mut resumed_states = 0u64;
     let mut layer = match &resumed {
         Some(m) => {
             match dir.as_ref().expect("a checkpoint has a directory").read_tree(&m.tree) {
@@ -822,6 +828,7 @@ pub fn explore<P: Checkable>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wo
             depth = m.depth;
             final_states = m.final_states;
             earlier_seconds = m.seconds;
+            resumed_states = m.states;
             report.resumed_from = Some(m.depth);
             report.checkpoint = Some(m.depth);
             Layer::Disk { name: m.layer.clone(), states: m.layer_states, bytes: m.layer_bytes }
@@ -850,6 +857,7 @@ pub fn explore<P: Checkable>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wo
     let mut interrupted = false;
     let mut disk_error: Option<String> = None;
     let mut last_checkpoint = Instant::now();
+    let mut last_progress = Instant::now();
     // Commit a checkpoint at a layer's start: the visited set wholly in
     // its files, the layer in its file, the tree and the counts.
     let checkpoint = |layer: &mut Layer,
@@ -911,6 +919,7 @@ pub fn explore<P: Checkable>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wo
         }
         let (layer_states, layer_bytes) = layer.size();
         let mut layer_cands = 0usize;
+        let mut layer_done = 0u64;
         // The next layer's chunks, sized by this one (layers grow slowly).
         let chunk = (layer_states as usize / PARTS).clamp(MIN_CHUNK, CHUNK);
         let opened = LayerIn::open(std::mem::replace(&mut layer, Layer::Memory(Vec::new())), dir.as_ref())
@@ -934,6 +943,7 @@ pub fn explore<P: Checkable>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wo
                 }
             };
             let t = if window.len() < 2 { 1 } else { threads };
+            layer_done += window.iter().map(|c| c.len as u64).sum::<u64>();
             // Phase A: expand every chunk (the chunks after the first one
             // with an event are not needed, and are skipped).
             let first_event = AtomicUsize::new(usize::MAX);
@@ -1081,6 +1091,18 @@ pub fn explore<P: Checkable>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wo
                 break 'search;
             }
             phases[3] += clock.elapsed().as_secs_f64();
+            if opts.progress && last_progress.elapsed().as_secs_f64() >= PROGRESS_EVERY {
+                last_progress = Instant::now();
+                let seconds = t0.elapsed().as_secs_f64();
+                eprintln!(
+                    "check: depth {depth}, {layer_done} of {layer_states} states of the layer expanded; \
+                     {} states, {:.0} states/s, {} MB{}",
+                    tree.len(),
+                    (tree.len() as u64 - report.resumed_from.map_or(0, |_| resumed_states)) as f64 / seconds,
+                    current_rss_kb() >> 10,
+                    on_disk.as_ref().map_or(String::new(), |s| format!(", {} on disk", s.len())),
+                );
+            }
         }
         if debug {
             eprintln!(
