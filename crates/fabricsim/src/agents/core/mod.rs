@@ -253,6 +253,42 @@ impl<T: Copy> Core<T> {
         self.sb.len()
     }
 
+    /// The payloads of the stores not yet performed, oldest first (a
+    /// driver's store-to-load forwarding looks them up).
+    pub fn buffered_stores(&self) -> impl Iterator<Item = &T> {
+        self.sb.iter().filter(|e| e.kind == Kind::Store && !matches!(e.state, State::Done(_))).map(|e| &e.payload)
+    }
+
+    /// The payloads of the stores not yet issued (waiting to perform),
+    /// oldest first.
+    pub fn waiting_stores(&self) -> impl Iterator<Item = &T> {
+        self.sb.iter().filter(|e| e.kind == Kind::Store && e.state == State::Waiting).map(|e| &e.payload)
+    }
+
+    /// Whether an operation of `kind` pushed now dispatches at once: no
+    /// operation waits to dispatch and its buffer has a free entry (after
+    /// [`Core::at`]). Only the buffers are checked, not the window.
+    pub fn has_room(&self, kind: Kind) -> bool {
+        self.pending.is_none()
+            && match kind {
+                Kind::Store | Kind::Sfence => self.sb.len() < self.p.store_buffer as usize,
+                Kind::WcStore => self.wc.len() < self.p.wc_buffers as usize,
+                Kind::Load | Kind::Rmw => (loads(&self.window).0) < self.p.load_queue,
+                Kind::Mfence | Kind::Compute => true,
+            }
+    }
+
+    /// Every operation pushed has issued and completed.
+    pub fn drained(&self) -> bool {
+        self.pending.is_none() && self.all_issued()
+    }
+
+    /// The driver's time is `now`: nothing will be pushed before it, and
+    /// what completed by then leaves the window and the buffers.
+    pub fn at(&mut self, now: Time) {
+        self.advance(now);
+    }
+
     /// When the core is done: its last dispatch cycle ended and its last
     /// operation completed.
     pub fn end(&self) -> Time {
