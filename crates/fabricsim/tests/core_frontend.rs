@@ -265,3 +265,121 @@ fn bad_parameters_are_errors() {
     assert_eq!(c.issue(1, 0, None), Err(CoreError::NoFillBuffer));
     assert_eq!(c.issue(7, 0, None), Err(CoreError::Unknown(7)));
 }
+
+mod random {
+    //! Random programs on random small cores: every run finishes, and no
+    //! operation issues before what it must wait for.
+
+    use super::*;
+    use proptest::prelude::*;
+
+    fn kind() -> impl Strategy<Value = Kind> {
+        prop_oneof![
+            6 => Just(Kind::Load),
+            4 => Just(Kind::Store),
+            1 => Just(Kind::Rmw),
+            1 => Just(Kind::WcStore),
+            1 => Just(Kind::Mfence),
+            1 => Just(Kind::Sfence),
+            1 => Just(Kind::Compute),
+        ]
+    }
+
+    fn op() -> impl Strategy<Value = Op<Mem>> {
+        (kind(), 0u64..12, any::<bool>(), 0u8..3, 0u64..300, any::<bool>()).prop_map(|(k, gap, dep, o, lat, m)| {
+            let order = [Order::Relaxed, Order::Acquire, Order::Release][o as usize];
+            Op { kind: k, gap, dep, order, payload: (lat * NS, m) }
+        })
+    }
+
+    fn params() -> impl Strategy<Value = Params> {
+        (1u32..20, 1u32..5, 1u32..6, 1u32..5, 1u32..5, 1u32..4, any::<bool>()).prop_map(
+            |(rob, width, lq, fb, sb, wc, tso)| Params {
+                rob: rob.max(width),
+                width,
+                load_queue: lq,
+                fill_buffers: fb,
+                store_buffer: sb,
+                wc_buffers: wc,
+                cycle: NS,
+                model: if tso { Model::Tso } else { Model::Rc },
+            },
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+        #[test]
+        fn operations_issue_after_what_they_wait_for(p in params(), ops in prop::collection::vec(op(), 1..40)) {
+            let r = run(p, &ops);
+            // the id of each operation, and its issue and completion times
+            let mut ids = Vec::new();
+            let mut seq = 0;
+            for o in &ops {
+                seq += o.gap;
+                if o.kind != Kind::Compute {
+                    ids.push(Some(seq));
+                    seq += 1;
+                } else {
+                    ids.push(None);
+                }
+            }
+            let times: Vec<Option<(Time, Time)>> = ids
+                .iter()
+                .zip(&ops)
+                .map(|(id, o)| {
+                    id.map(|id| {
+                        let at = r.issued.iter().find(|x| x.0 == id).expect("every operation issued").2;
+                        (at, at + o.payload.0)
+                    })
+                })
+                .collect();
+            let mut last_load: Option<usize> = None;
+            for (k, o) in ops.iter().enumerate() {
+                let Some((at, _)) = times[k] else { continue };
+                let done = |j: usize| times[j].map_or(0, |t| t.1);
+                let older = 0..k;
+                match o.kind {
+                    Kind::Load | Kind::Rmw => {
+                        if o.dep {
+                            if let Some(j) = last_load {
+                                prop_assert!(at >= done(j), "op {k} before its producer {j}");
+                            }
+                        }
+                        for j in older.clone() {
+                            let barrier = ops[j].kind == Kind::Mfence
+                                || (ops[j].kind == Kind::Rmw && p.model == Model::Tso)
+                                || (p.model == Model::Rc && ops[j].order == Order::Acquire
+                                    && matches!(ops[j].kind, Kind::Load | Kind::Rmw));
+                            if barrier {
+                                prop_assert!(at >= done(j), "op {k} passed barrier {j}");
+                            }
+                        }
+                        last_load = Some(k);
+                    }
+                    Kind::Mfence | Kind::Sfence => {
+                        for j in older.clone() {
+                            let all = o.kind == Kind::Mfence
+                                || matches!(ops[j].kind, Kind::Store | Kind::WcStore | Kind::Sfence);
+                            if all {
+                                prop_assert!(at >= done(j), "fence {k} before {j}");
+                            }
+                        }
+                    }
+                    Kind::Store => {
+                        for j in older.clone() {
+                            let before = matches!(ops[j].kind, Kind::Load | Kind::Rmw | Kind::Mfence | Kind::Sfence)
+                                || (p.model == Model::Tso && ops[j].kind == Kind::Store);
+                            if before {
+                                prop_assert!(at >= done(j), "store {k} before {j}");
+                            }
+                        }
+                    }
+                    Kind::WcStore | Kind::Compute => {}
+                }
+            }
+            let last = times.iter().flatten().map(|t| t.1).max().unwrap_or(0);
+            prop_assert!(r.end >= last);
+        }
+    }
+}
