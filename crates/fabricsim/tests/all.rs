@@ -10,6 +10,7 @@ mod coherence;
 mod common;
 mod config_errors;
 mod cord;
+mod core_frontend;
 mod dcoh;
 mod disk_search;
 mod dor;

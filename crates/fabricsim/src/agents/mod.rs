@@ -6,6 +6,7 @@ pub mod bi;
 pub mod cache;
 pub mod coherence;
 pub mod cord;
+pub mod core;
 pub mod cxl;
 pub mod gcs;
 pub mod memory;

@@ -32,6 +32,7 @@ use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
 use crate::agents::cache::LineHasher;
+use crate::agents::core::{self as front, Core, Next};
 use crate::agents::protocol::{AgentId, Ctx, OpEvent, OpKind, OpOrder, Protocol, Role, Send, Step, WorkOp};
 use crate::config::resolve::ProtocolSpec;
 use crate::config::schema::Spread;
@@ -68,7 +69,8 @@ pub struct Timing {
     /// Messages a home holds per virtual channel.
     pub queue: usize,
     /// Entries of a workload-driven core's TSO store buffer (0: none; the
-    /// protocol's own front end orders the stores).
+    /// protocol's own front end orders the stores): the store buffer of the
+    /// shared core front end ([`crate::agents::core`]).
     pub store_buffer: usize,
 }
 
@@ -135,10 +137,33 @@ struct CoreDrive {
     barrier: Option<Time>,
     pending: Option<WorkOp>,
     next_issue: Time,
-    /// TSO: stores retired from the stream, oldest first, and the stores
-    /// performing in the protocol (one at a time).
-    sb: VecDeque<WorkOp>,
-    stores_open: u32,
+    /// TSO: the shared core front end's store buffer, which orders the
+    /// core's stores, RMWs and fences ([`crate::agents::core`]).
+    core: Option<Core<WorkOp>>,
+}
+
+/// An operation in flight: its issue time, kind, whether it is measured,
+/// and the core front end's id of it.
+type OpenOp = (Time, OpKind, bool, Option<front::OpId>);
+
+/// The core front end of a workload-driven TSO core: its store buffer of
+/// `entries`; the other sizes do not bind (loads go straight to the
+/// protocol, which bounds its misses with its MSHRs, and the workload's
+/// operations are paced by `issue_interval`).
+fn tso_front(entries: usize) -> Core<WorkOp> {
+    let p = front::Params {
+        rob: 64,
+        width: 64,
+        load_queue: 64,
+        fill_buffers: front::MAX_ENTRIES,
+        // `store_buffer` counts the stores waiting to start, as before the
+        // front end; the one performing holds one more entry
+        store_buffer: entries as u32 + 1,
+        wc_buffers: 1,
+        cycle: 1,
+        model: front::Model::Tso,
+    };
+    Core::new(p).expect("resolve() bounds the store buffer")
 }
 
 pub struct ProtocolSystem<P: Protocol> {
@@ -165,8 +190,13 @@ pub struct ProtocolSystem<P: Protocol> {
     serving: Vec<bool>,
     drive: Vec<CoreDrive>,
     rng: Stream,
-    /// Operations in flight, keyed by `op_key(agent, id)`.
-    open_ops: HashMap<u64, (Time, OpKind, bool), BuildHasherDefault<LineHasher>>,
+    /// Operations in flight, keyed by `op_key(agent, id)`: issue time,
+    /// kind, measured, and the core front end's id of the operation.
+    open_ops: HashMap<u64, OpenOp, BuildHasherDefault<LineHasher>>,
+    /// The front end's operation an action of a core performs while it
+    /// fires, and whether the protocol reported it issued and done then.
+    firing: Option<(AgentId, front::OpId)>,
+    fired: (bool, bool),
     sends: Vec<Send<P::Msg>>,
     ops: Vec<OpEvent>,
     acts: Vec<P::Action>,
@@ -355,8 +385,8 @@ impl<P: Protocol> ProtocolSystem<P> {
                     barrier: None,
                     pending: None,
                     next_issue: 0,
-                    sb: VecDeque::with_capacity(ps.timing.store_buffer),
-                    stores_open: 0,
+                    core: (roles[a] == Role::Core && ps.timing.store_buffer > 0)
+                        .then(|| tso_front(ps.timing.store_buffer)),
                 }
             })
             .collect();
@@ -376,6 +406,8 @@ impl<P: Protocol> ProtocolSystem<P> {
             drive,
             rng: Stream::new(system.seed, 0x5eed_0a11),
             open_ops: HashMap::default(),
+            firing: None,
+            fired: (false, false),
             sends: Vec::new(),
             ops: Vec::new(),
             acts: Vec::new(),
@@ -533,17 +565,28 @@ impl<P: Protocol> ProtocolSystem<P> {
                 },
                 OpEvent::Issued { id, kind } => {
                     let measured = self.in_window(a);
-                    self.open_ops.insert(op_key(a, id), (now, kind, measured));
-                    if self.t.store_buffer > 0 && matches!(kind, OpKind::Store | OpKind::Rmw) {
-                        self.drive[ai].stores_open += 1;
-                    }
+                    // the first operation an action of the front end's starts is that one
+                    let fe = match self.firing {
+                        Some((f, cid)) if f == a && !self.fired.0 => {
+                            self.fired.0 = true;
+                            Some(cid)
+                        }
+                        _ => None,
+                    };
+                    self.open_ops.insert(op_key(a, id), (now, kind, measured, fe));
                 }
                 OpEvent::Done { id } => {
-                    if let Some((t0, kind, measured)) = self.open_ops.remove(&op_key(a, id)) {
+                    if let Some((t0, kind, measured, fe)) = self.open_ops.remove(&op_key(a, id)) {
                         self.ops_done[a as usize] += 1;
                         self.finished[ai] = now + delay;
-                        if self.t.store_buffer > 0 && matches!(kind, OpKind::Store | OpKind::Rmw) {
-                            self.drive[ai].stores_open -= 1;
+                        match (fe, self.firing) {
+                            // done in the action that started it: the front end learns it at issue
+                            (Some(cid), Some((f, c))) if f == a && c == cid => self.fired.1 = true,
+                            (Some(cid), _) => {
+                                let core = self.drive[ai].core.as_mut().expect("a front end's operation");
+                                core.complete(cid, now).expect("an operation the front end issued");
+                            }
+                            (None, _) => {}
                         }
                         if measured {
                             let lat = (now + delay).saturating_sub(t0);
@@ -792,54 +835,78 @@ impl<P: Protocol> ProtocolSystem<P> {
 
     fn wants_to_issue(&self, a: AgentId) -> bool {
         let d = &self.drive[a as usize];
-        d.issued < d.ops || !d.sb.is_empty()
+        d.issued < d.ops || d.core.as_ref().is_some_and(|c| !c.drained())
     }
 
-    /// TSO: the oldest buffered store starts once no store is performing
-    /// (stores become visible in program order, one at a time). It goes as
-    /// a release, so it also waits for the loads in flight: a load before
-    /// it must perform first (x86 retires a store after its earlier loads),
-    /// and, conservatively, so must a later one.
+    /// TSO: the operation the core front end lets go now: the oldest
+    /// buffered store once the stores before it performed (stores become
+    /// visible in program order, one at a time), an RMW or a fence once
+    /// the buffer drained. A store goes as a release, so it also waits for
+    /// the loads in flight: a load before it must perform first (x86
+    /// retires a store after its earlier loads), and, conservatively, so
+    /// must a later one.
     fn drain(&mut self, a: AgentId) -> bool {
         let ai = a as usize;
-        let Some(&op) = self.drive[ai].sb.front() else { return false };
-        if self.drive[ai].stores_open > 0 {
-            return false;
+        let now = self.q.now();
+        let Some(core) = self.drive[ai].core.as_mut() else { return false };
+        core.at(now);
+        let Next::Issue { id, kind, payload, .. } = core.next(now) else { return false };
+        let op = match kind {
+            front::Kind::Store => WorkOp { order: OpOrder::Release, ..payload },
+            _ => payload,
+        };
+        let Some(x) = self.p.workload_action(&self.agents[ai], a, &op) else { return false };
+        self.firing = Some((a, id));
+        self.fired = (false, false);
+        let ok = self.fire(a, x);
+        self.firing = None;
+        if ok {
+            // an action that reports no operation, or one done at once, is over now
+            let latency = match self.fired {
+                (true, false) => None,
+                _ => Some(0),
+            };
+            let core = self.drive[ai].core.as_mut().expect("checked");
+            core.issue(id, now, latency).expect("the front end offered it");
         }
-        let op = WorkOp { order: OpOrder::Release, ..op };
-        match self.p.workload_action(&self.agents[ai], a, &op) {
-            Some(x) if self.fire(a, x) => {
-                self.drive[ai].sb.pop_front();
-                true
-            }
-            _ => false,
-        }
+        ok
     }
 
     /// TSO, before the protocol sees `op`: a store retires into the store
     /// buffer (`Some(true)`; full: `Some(false)`, the core stalls); a load
     /// of a buffered line takes the buffered value (`Some(true)`), any
     /// other load passes the buffered stores (`None`); an RMW or a fence
-    /// waits for the buffer to drain.
+    /// waits for the buffer to drain, then goes through the front end,
+    /// which holds the stores behind it until it completed.
     fn buffer(&mut self, a: AgentId, op: WorkOp) -> Option<bool> {
-        let d = &mut self.drive[a as usize];
-        match op.kind {
-            OpKind::Store => {
-                let room = d.sb.len() < self.t.store_buffer;
-                if room {
-                    d.sb.push_back(op);
-                }
-                Some(room)
-            }
+        let now = self.q.now();
+        let core = self.drive[a as usize].core.as_mut().expect("a TSO core has a front end");
+        core.at(now);
+        let kind = match op.kind {
             OpKind::Load => {
-                let forwarded = d.sb.iter().any(|s| s.line == op.line);
+                // (from the stores waiting to start, as before the front end)
+                let forwarded = core.waiting_stores().any(|s| s.line == op.line);
                 if forwarded {
                     self.ops_done[a as usize] += 1;
                 }
-                forwarded.then_some(true)
+                return forwarded.then_some(true);
             }
-            _ => (!d.sb.is_empty() || d.stores_open > 0).then_some(false),
+            OpKind::Store => front::Kind::Store,
+            OpKind::Rmw => front::Kind::Rmw,
+            OpKind::Fence | OpKind::Other => front::Kind::Mfence,
+        };
+        let room = match kind {
+            front::Kind::Store => core.waiting_stores().count() < self.t.store_buffer,
+            _ => core.drained(),
+        };
+        if !room || !core.has_room(kind) {
+            return Some(false);
         }
+        core.push(front::Op::new(kind, 0, op), now).expect("room checked");
+        if kind != front::Kind::Store {
+            self.drain(a);
+        }
+        Some(true)
     }
 
     /// The driver's next environment action for core `a`, if it may start now.
