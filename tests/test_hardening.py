@@ -415,3 +415,32 @@ def test_a_byte_order_mark_is_accepted_in_traces_and_litmus_files(tmp_path: Path
     proc = run_cli("litmus", str(lit), "--model", "sc")
     no_traceback(proc)
     assert proc.returncode == 0, proc.stderr
+
+
+# -- limits a job respects (issue 34, item 8) --------------------------------------------------
+def test_a_size_over_the_process_limit_is_refused_naming_the_limit(tmp_path: Path):
+    """A 1400 x 1400 mesh (about 4.7 GB of per-link state) fits the machine but not a job
+    limited by ``ulimit -v`` to 3 GB: validation refuses it, naming the limit, with exit 2
+    (before, it passed and the run aborted on an allocation)."""
+    import resource
+
+    cfg = tmp_path / "mesh.toml"
+    cfg.write_text(
+        '[topology]\nkind = "mesh"\nrequesters = 2\nmemories = 2\nrows = 1400\ncols = 1400\n[workload]\nrequests = 10\n'
+    )
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (3_000_000_000, resource.RLIM_INFINITY))
+
+    env = {k: v for k, v in os.environ.items() if k != "FABRICSIM_MEMORY_LIMIT"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "fabricsim", "validate", str(cfg)],
+        capture_output=True,
+        text=True,
+        preexec_fn=limit,
+        env=env,
+        timeout=120,
+    )
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "topology.rows" in proc.stderr and "ulimit -v" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr and "memory allocation" not in proc.stderr

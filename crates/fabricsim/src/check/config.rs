@@ -331,6 +331,7 @@ pub fn run_with_stop(
         }
         Some(d) => Some(disk_options(d, &c, &table_identity(&table_for_identity), &err)?),
     };
+    let opts_disk = disk.is_some();
     let opts = Options {
         max_states: c.max_states,
         max_depth: c.max_depth,
@@ -339,6 +340,11 @@ pub fn run_with_stop(
         threads: c.threads.unwrap_or(0),
         disk,
         progress,
+        // what the process holds now, and what it may still take
+        memory_limit: Some(
+            super::explorer::current_rss_kb() * 1024
+                + crate::config::limits::memory_budget().map_err(|m| err("memory", m))?,
+        ),
         ..Options::default()
     };
     let report = match c.protocol.as_str() {
@@ -505,6 +511,25 @@ pub fn run_with_stop(
             ))
         }
     };
+    if let Some(rss) = report.out_of_memory {
+        let b = crate::config::limits::budget().map_err(|m| err("memory", m))?;
+        let hint = if opts_disk {
+            "a smaller memory for the in-memory table"
+        } else {
+            "disk = \"DIR\" (fabricsim check --disk DIR), which keeps the visited set and the frontier on disk"
+        };
+        return Err(err(
+            if opts_disk { "memory" } else { "disk" },
+            format!(
+                "the search stopped after {} states at depth {}: it uses {} of the {} available under {}; expected {hint}",
+                report.states,
+                report.depth,
+                crate::config::limits::format_bytes(rss),
+                crate::config::limits::format_bytes(b.bytes),
+                b.source
+            ),
+        ));
+    }
     if let Some(e) = &report.disk_error {
         let resume = match report.checkpoint {
             Some(d) => format!("; its checkpoint at depth {d} is kept: run again to continue"),

@@ -60,6 +60,9 @@ pub struct Options {
     pub disk: Option<DiskOptions>,
     /// Print a line of progress to stderr every [`PROGRESS_EVERY`] seconds.
     pub progress: bool,
+    /// Stop (with `Report::out_of_memory`) before the process's resident
+    /// memory passes this many bytes, rather than abort on an allocation.
+    pub memory_limit: Option<u64>,
 }
 
 /// Seconds between progress lines (Murphi prints one every 100,000 states).
@@ -131,6 +134,8 @@ pub struct Report {
     pub resumed_from: Option<u32>,
     pub checkpoint: Option<u32>,
     pub disk_error: Option<String>,
+    /// Stopped at `Options::memory_limit`: the resident memory then.
+    pub out_of_memory: Option<u64>,
 }
 
 impl Report {
@@ -202,7 +207,7 @@ pub fn peak_rss_kb() -> u64 {
 }
 
 /// Resident memory of this process now, in KiB (Linux; 0 elsewhere).
-fn current_rss_kb() -> u64 {
+pub fn current_rss_kb() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
@@ -783,6 +788,7 @@ pub fn explore<P: Checkable>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wo
         resumed_from: None,
         checkpoint: None,
         disk_error: None,
+        out_of_memory: None,
     };
     let Some(first) = inits.first() else {
         report.seconds = t0.elapsed().as_secs_f64();
@@ -856,6 +862,7 @@ pub fn explore<P: Checkable>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wo
     let mut complete = true;
     let mut interrupted = false;
     let mut disk_error: Option<String> = None;
+    let mut out_of_memory = None;
     let mut last_checkpoint = Instant::now();
     let mut last_progress = Instant::now();
     // Commit a checkpoint at a layer's start: the visited set wholly in
@@ -1090,6 +1097,14 @@ pub fn explore<P: Checkable>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wo
                 complete = false;
                 break 'search;
             }
+            // The next window holds about as much again as this one: stop
+            // with room to spare.
+            let rss = current_rss_kb() * 1024;
+            if opts.memory_limit.is_some_and(|m| rss > m / 10 * 9) {
+                out_of_memory = Some(rss);
+                complete = false;
+                break 'search;
+            }
             phases[3] += clock.elapsed().as_secs_f64();
             if opts.progress && last_progress.elapsed().as_secs_f64() >= PROGRESS_EVERY {
                 last_progress = Instant::now();
@@ -1166,6 +1181,7 @@ pub fn explore<P: Checkable>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wo
         final_states,
         interrupted,
         disk_error,
+        out_of_memory,
         ..report
     }
 }

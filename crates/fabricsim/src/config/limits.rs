@@ -16,16 +16,102 @@ pub fn format_bytes(b: u64) -> String {
     format!("{b} B")
 }
 
-/// The memory a run may use: `FABRICSIM_MEMORY_LIMIT` (a size like `4GiB`)
-/// if set, else the machine's physical memory (`MemTotal` of
-/// `/proc/meminfo`), else 16 GiB.
-pub fn memory_budget() -> Result<u64, String> {
+/// The memory a run may use, and what sets it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Budget {
+    pub bytes: u64,
+    /// The limit that decides, in words, with how to raise it.
+    pub source: String,
+}
+
+/// The memory a run may really use: the least of `FABRICSIM_MEMORY_LIMIT`
+/// (a size like `4GiB`), the process's address-space and data limits
+/// (`ulimit -v`, `ulimit -d`: RLIMIT_AS and RLIMIT_DATA, less what the
+/// process already maps), its cgroup's `memory.max` (less what the group
+/// already uses: a cluster job's limit), and the machine's physical memory
+/// (`MemTotal`; 16 GiB if unknown).
+pub fn budget() -> Result<Budget, String> {
+    let mut all: Vec<Budget> = Vec::new();
     if let Ok(v) = std::env::var("FABRICSIM_MEMORY_LIMIT") {
-        return Size::parse(v.trim())
+        let b = Size::parse(v.trim())
             .map(Size::bytes)
-            .map_err(|e| format!("environment variable FABRICSIM_MEMORY_LIMIT = {v:?}: {e}"));
+            .map_err(|e| format!("environment variable FABRICSIM_MEMORY_LIMIT = {v:?}: {e}"))?;
+        all.push(Budget { bytes: b, source: format!("FABRICSIM_MEMORY_LIMIT = {v}") });
     }
-    Ok(physical_memory().unwrap_or(16 << 30))
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let limits = std::fs::read_to_string("/proc/self/limits").unwrap_or_default();
+    for (name, used, shell) in
+        [("Max address space", "VmSize:", "ulimit -v"), ("Max data size", "VmData:", "ulimit -d")]
+    {
+        if let Some(limit) = soft_limit(&limits, name) {
+            let in_use = status_kb(&status, used).unwrap_or(0) * 1024;
+            all.push(Budget {
+                bytes: limit.saturating_sub(in_use),
+                source: format!(
+                    "the process's limit ({shell}: {}, of which {} already in use; raise it with {shell})",
+                    format_bytes(limit),
+                    format_bytes(in_use)
+                ),
+            });
+        }
+    }
+    if let Some((max, current, file)) = cgroup_limit() {
+        all.push(Budget {
+            bytes: max.saturating_sub(current),
+            source: format!(
+                "the cgroup's memory limit ({file}: {}, of which {} already in use; a job scheduler sets it: \
+                 ask for more memory)",
+                format_bytes(max),
+                format_bytes(current)
+            ),
+        });
+    }
+    all.push(match physical_memory() {
+        Some(b) => Budget { bytes: b, source: "the machine's physical memory".to_string() },
+        None => Budget { bytes: 16 << 30, source: "16 GiB (the machine's memory is unknown)".to_string() },
+    });
+    Ok(all.into_iter().min_by_key(|b| b.bytes).expect("physical memory is always a candidate"))
+}
+
+/// [`budget`]'s bytes.
+pub fn memory_budget() -> Result<u64, String> {
+    budget().map(|b| b.bytes)
+}
+
+/// The soft limit of `/proc/self/limits`'s line `name`, in bytes (None if unlimited or absent).
+fn soft_limit(limits: &str, name: &str) -> Option<u64> {
+    let rest = limits.lines().find(|l| l.starts_with(name))?[name.len()..].trim_start();
+    rest.split_whitespace().next()?.parse().ok()
+}
+
+fn status_kb(status: &str, key: &str) -> Option<u64> {
+    status.lines().find(|l| l.starts_with(key))?.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The memory limit of this process's cgroup (v2 `memory.max`, v1
+/// `memory.limit_in_bytes`) and its current use, if one is set.
+fn cgroup_limit() -> Option<(u64, u64, String)> {
+    let groups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let read = |p: &str| std::fs::read_to_string(p).ok().and_then(|t| t.trim().parse::<u64>().ok());
+    for line in groups.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        let (max_file, cur_file) = if controllers.is_empty() {
+            (format!("/sys/fs/cgroup{path}/memory.max"), format!("/sys/fs/cgroup{path}/memory.current"))
+        } else if controllers.split(',').any(|c| c == "memory") {
+            (
+                format!("/sys/fs/cgroup/memory{path}/memory.limit_in_bytes"),
+                format!("/sys/fs/cgroup/memory{path}/memory.usage_in_bytes"),
+            )
+        } else {
+            continue;
+        };
+        // "max" (v2) or a huge number (v1) means no limit
+        if let Some(max) = read(&max_file).filter(|&m| m < 1 << 60) {
+            return Some((max, read(&cur_file).unwrap_or(0), max_file));
+        }
+    }
+    None
 }
 
 fn physical_memory() -> Option<u64> {
@@ -94,13 +180,14 @@ pub fn check_system(
 }
 
 pub fn check(bytes: u64, what: &str) -> Result<(), String> {
-    let budget = memory_budget()?;
-    if bytes > budget {
+    let b = budget()?;
+    if bytes > b.bytes {
         return Err(format!(
-            "{what} need about {} of memory (routing tables and per-link state), more than the {} available (FABRICSIM_MEMORY_LIMIT or physical memory); \
-             expected a smaller system",
+            "{what} need about {} of memory (routing tables and per-link state), more than the {} available \
+             under {}; expected a smaller system",
             format_bytes(bytes),
-            format_bytes(budget)
+            format_bytes(b.bytes),
+            b.source
         ));
     }
     Ok(())
