@@ -96,19 +96,28 @@ fn cgroup_limit() -> Option<(u64, u64, String)> {
     for line in groups.lines() {
         let mut parts = line.splitn(3, ':');
         let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
-        let (max_file, cur_file) = if controllers.is_empty() {
-            (format!("/sys/fs/cgroup{path}/memory.max"), format!("/sys/fs/cgroup{path}/memory.current"))
+        // The group's use counts its anonymous memory only: its page cache
+        // (a build's, a search's files) is given back under pressure.
+        let (max_file, stat_file, anon) = if controllers.is_empty() {
+            (format!("/sys/fs/cgroup{path}/memory.max"), format!("/sys/fs/cgroup{path}/memory.stat"), "anon")
         } else if controllers.split(',').any(|c| c == "memory") {
             (
                 format!("/sys/fs/cgroup/memory{path}/memory.limit_in_bytes"),
-                format!("/sys/fs/cgroup/memory{path}/memory.usage_in_bytes"),
+                format!("/sys/fs/cgroup/memory{path}/memory.stat"),
+                "total_rss",
             )
         } else {
             continue;
         };
         // "max" (v2) or a huge number (v1) means no limit
         if let Some(max) = read(&max_file).filter(|&m| m < 1 << 60) {
-            return Some((max, read(&cur_file).unwrap_or(0), max_file));
+            let used = std::fs::read_to_string(&stat_file)
+                .ok()
+                .and_then(|t| {
+                    t.lines().find_map(|l| l.strip_prefix(anon)?.strip_prefix(' ')?.trim().parse::<u64>().ok())
+                })
+                .unwrap_or(0);
+            return Some((max, used, max_file));
         }
     }
     None
