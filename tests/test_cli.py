@@ -296,3 +296,12 @@ def test_a_bounded_check_is_not_a_pass(cli):
     assert proc.returncode == 6 and "bounded: not every state visited" in proc.stdout
     assert proc.stderr == ""
     assert cli("check", mesi, "-q").returncode == 0
+
+
+def test_examples_take_a_folder_and_say_where_they_looked(cli, tmp_path):
+    proc = cli("examples", "--dir", str(tmp_path))
+    assert proc.returncode == 2 and f"--dir {tmp_path}: no example systems" in proc.stderr
+    (tmp_path / "one.toml").write_text((REPO / "examples" / "cxl_expander.toml").read_text())
+    proc = cli("examples", "--dir", str(tmp_path), "-q")
+    assert proc.returncode == 0, proc.stderr
+    assert "== one (" in proc.stdout and "completed" in proc.stdout

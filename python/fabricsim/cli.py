@@ -382,6 +382,12 @@ def add_examples(sub: argparse._SubParsersAction) -> None:
         description="Run every example system (examples/*.toml) and print its results.",
     )
     p.add_argument("--out", default=None, metavar="DIR", help="write each result to DIR/<example>/")
+    p.add_argument(
+        "--dir",
+        default=None,
+        metavar="DIR",
+        help="the example systems' folder (default: a checkout's examples/, or ./examples)",
+    )
     p.add_argument("--quick", action="store_true", help="accepted for future use")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_examples)
@@ -408,10 +414,20 @@ def find_examples() -> list[Path]:
 
 def cmd_examples(args: argparse.Namespace) -> int:
     fabricsim = _api()
-    files = find_examples()
+    if args.dir is not None:
+        files = sorted(Path(args.dir).glob("*.toml"))
+        if not files:
+            _error(f"--dir {args.dir}: no example systems (*.toml) there; expected the examples/ folder of fabricsim")
+            return EXIT_USAGE
+    else:
+        files = find_examples()
     if not files:
         searched = ", ".join(str(d) for d in example_dirs())
-        _error(f"no example systems (*.toml) found; looked in {searched}")
+        _error(
+            f"no example systems (*.toml) found; looked in {searched}. An installed wheel does not carry them: "
+            "run from a fabricsim checkout, or give --dir DIR (the examples/ folder of fabricsim's source "
+            "distribution or checkout)"
+        )
         return EXIT_ERROR
     if args.out is not None:
         check_writable_dir(args.out, "--out")
