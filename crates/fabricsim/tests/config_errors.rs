@@ -34,6 +34,28 @@ fn unknown_key() {
 }
 
 #[test]
+fn an_unknown_key_near_a_known_one_gets_a_suggestion() {
+    let e = error(&format!("{OK}\n[workload]\nwindoww = 3\n"), &[]);
+    assert!(e.contains("unknown key; did you mean `window`?"), "{e}");
+    let e = error(OK, &["workload.patern=stream"]);
+    assert!(e.contains("did you mean `pattern`?"), "{e}");
+    // nothing close: no suggestion, the list only
+    let e = error(&format!("{OK}\n[workload]\nzzzzzzzz = 3\n"), &[]);
+    assert!(e.contains("unknown key, expected one of") && !e.contains("did you mean"), "{e}");
+}
+
+#[test]
+fn type_errors_are_in_plain_words() {
+    let e = error(&format!("{OK}\n[workload]\nwindow = \"64\"\n"), &[]);
+    assert!(e.ends_with("workload.window: expected an integer from 0 to 2^32-1, got the string \"64\""), "{e}");
+    let e = error(&format!("{OK}\n[workload]\nwindow = 1.5\n"), &[]);
+    assert!(e.ends_with("expected an integer from 0 to 2^32-1, got the number 1.5"), "{e}");
+    let e = error(&format!("{OK}\n[workload]\nwindow = -3\n"), &[]);
+    assert!(e.ends_with("the integer -3: expected an integer from 0 to 2^32-1"), "{e}");
+    assert!(!e.contains("u32"), "{e}");
+}
+
+#[test]
 fn wrong_unit() {
     let e = error(&format!("{OK}\n[defaults.link]\nlatency = \"3 parsecs\"\n"), &[]);
     assert!(e.starts_with("bad.toml: defaults.link.latency:"), "{e}");

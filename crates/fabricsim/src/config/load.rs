@@ -221,7 +221,12 @@ pub fn typed<T: DeserializeOwned>(
                 if !ends_with(&path, field) {
                     path = if path.is_empty() { field.to_string() } else { format!("{path}.{field}") };
                 }
-                msg = format!("unknown key{expected}");
+                msg = match did_you_mean(field, expected) {
+                    Some(best) => {
+                        format!("unknown key; did you mean `{best}`? ({})", expected.trim_start_matches(", "))
+                    }
+                    None => format!("unknown key{expected}"),
+                };
             }
         }
         if let Some(rest) = msg.strip_prefix("missing field `") {
@@ -237,17 +242,24 @@ pub fn typed<T: DeserializeOwned>(
             if let Some((digits, expected)) = rest.split_once("\", expected ") {
                 let ty = expected.trim_end_matches('.');
                 let max = match ty {
-                    "u8" => Some("2^8-1"),
-                    "u16" => Some("2^16-1"),
-                    "u32" => Some("2^32-1"),
-                    "u64" => Some("2^64-1"),
-                    "usize" => Some("2^64-1"),
+                    "u8" => Some(("2^8-1", u8::MAX as u128)),
+                    "u16" => Some(("2^16-1", u16::MAX as u128)),
+                    "u32" => Some(("2^32-1", u32::MAX as u128)),
+                    "u64" | "usize" => Some(("2^64-1", u64::MAX as u128)),
                     _ => None,
                 };
-                if let (Some(max), true) = (max, !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())) {
+                // A digit string within range was typed as a string (a quoted
+                // number); beyond it, an integer too large for TOML.
+                let too_large = digits.parse::<u128>().map_or(true, |v| max.is_some_and(|(_, m)| v > m));
+                if let (Some((max, _)), true, true) =
+                    (max, !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()), too_large)
+                {
                     msg = format!("{digits}: out of range; expected an integer from 0 to {max}");
                 }
             }
+        }
+        if msg.starts_with("invalid type: ") || msg.starts_with("invalid value: ") {
+            msg = plain_type_error(&msg).unwrap_or(msg);
         }
         let full = match (prefix.is_empty(), path.is_empty()) {
             (true, _) => path,
@@ -255,6 +267,73 @@ pub fn typed<T: DeserializeOwned>(
             (false, false) => format!("{prefix}.{path}"),
         };
         blame(source, overrides, full, msg)
+    })
+}
+
+/// The key of serde's ", expected one of `a`, `b`" list closest to `field`
+/// in edit distance, if close enough to be a slip (a third of its letters).
+fn did_you_mean<'a>(field: &str, expected: &'a str) -> Option<&'a str> {
+    let names = expected.split('`').skip(1).step_by(2);
+    let limit = (field.chars().count() / 3).max(1);
+    names
+        .map(|n| (edit_distance(&field.to_lowercase(), &n.to_lowercase()), n))
+        .filter(|&(d, _)| d <= limit)
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, n)| n)
+}
+
+/// Levenshtein distance (insertions, deletions, substitutions).
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + (ca != cb) as usize).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+/// serde's "invalid type: string \"64\", expected u32" in plain words:
+/// "expected an integer, got the string \"64\"".
+fn plain_type_error(msg: &str) -> Option<String> {
+    let (kind, rest) = msg.split_once(": ")?;
+    let (got, expected) = rest.rsplit_once(", expected ")?;
+    let expected = expected.trim_end_matches('.');
+    let want = match expected {
+        "u8" | "u16" | "u32" | "u64" | "usize" => {
+            let max = match expected {
+                "u8" => "2^8-1",
+                "u16" => "2^16-1",
+                "u32" => "2^32-1",
+                _ => "2^64-1",
+            };
+            format!("an integer from 0 to {max}")
+        }
+        "i8" | "i16" | "i32" | "i64" | "isize" => "an integer".to_string(),
+        "f32" | "f64" => "a number".to_string(),
+        "a boolean" => "true or false".to_string(),
+        other => other.to_string(),
+    };
+    let got = if let Some(v) = got.strip_prefix("string ") {
+        format!("the string {v}")
+    } else if let Some(v) = got.strip_prefix("integer ") {
+        format!("the integer {}", v.trim_matches('`'))
+    } else if let Some(v) = got.strip_prefix("floating point ") {
+        format!("the number {}", v.trim_matches('`'))
+    } else if let Some(v) = got.strip_prefix("boolean ") {
+        v.trim_matches('`').to_string()
+    } else {
+        got.to_string()
+    };
+    Some(if kind == "invalid value" {
+        format!("{got}: expected {want}")
+    } else {
+        format!("expected {want}, got {got}")
     })
 }
 
