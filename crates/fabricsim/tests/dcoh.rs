@@ -415,3 +415,17 @@ fn the_checker_catches_a_stale_write_back_in_a_block_birsp() {
     assert!(ok.violation.is_none(), "{}", ok.trace_text());
     assert!(ok.states > r.states, "{} states", ok.states);
 }
+
+/// A counterexample reads in the protocol's words: the snoop filter's
+/// owners as a set of requesters, lines with their states, no statistics.
+#[test]
+fn a_counterexample_shows_states_in_the_protocols_words() {
+    let p = Dcoh::checked(2, 1, 2, 1, 1, 2).with_mutant(Some(Mutant::FreeEarly));
+    let r = explore(&p, &opts(), &mut |_| {});
+    let text = r.trace_text();
+    assert!(text.contains("snoop filter [line 0: {req0, req1} S"), "{text}");
+    assert!(text.contains("line 0 S=0") && text.contains("(load waiting)"), "{text}");
+    for noise in ["stats", "DcohStats", "Requester {", "Tracker {", "pending:"] {
+        assert!(!text.contains(noise), "{noise:?} in {text}");
+    }
+}

@@ -453,7 +453,13 @@ impl std::fmt::Debug for Node {
                     .map(|(l, d)| {
                         let st = match d.owner {
                             Some(o) => format!("owner=cache{o}"),
-                            None if d.sharers != 0 => format!("sharers={:b}", d.sharers),
+                            None if d.sharers != 0 => {
+                                let set: Vec<String> = (0..u64::BITS)
+                                    .filter(|c| d.sharers >> c & 1 == 1)
+                                    .map(|c| format!("cache{c}"))
+                                    .collect();
+                                format!("sharers={{{}}}", set.join(", "))
+                            }
                             None => "I".to_string(),
                         };
                         let busy = if d.wait > 0 { format!(" busy({})", d.wait) } else { String::new() };

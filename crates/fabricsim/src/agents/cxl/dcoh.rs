@@ -157,7 +157,7 @@ pub struct Snoop {
     pub awaiting: u8,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Clone, PartialEq, Eq, Hash)]
 pub struct Requester {
     pub lines: LineStore<CLine>,
     /// Dirty write-backs awaiting their Cmp.
@@ -199,7 +199,7 @@ pub struct DcohStats {
     pub hdm_h_requests: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Clone, PartialEq, Eq, Hash)]
 pub struct Device {
     pub sf: SnoopFilter,
     /// Memory values by local line (checked only; empty when timed).
@@ -208,7 +208,7 @@ pub struct Device {
     pub stats: DcohStats,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Clone, PartialEq, Eq, Hash)]
 pub enum Agent {
     Requester(Requester),
     Device(Device),

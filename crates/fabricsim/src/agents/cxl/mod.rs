@@ -4,6 +4,7 @@
 //! BISnp/BIRsp, InvBlk) as a protocol.
 
 pub mod dcoh;
+mod dcoh_text;
 pub mod line_store;
 pub mod memory_endpoint;
 pub mod messages;
