@@ -70,13 +70,24 @@ def test_dask_local_cluster_matches_local_processes(tmp_path):
 
 def test_a_failed_point_is_stored_with_its_error_and_not_retried_silently(tmp_path, capsys):
     db = tmp_path / "f.db"
-    df = fabricsim.sweep(TINY, grid={"workload.window": [1, 2]}, metrics=["latency_ns.nope"], db=db, workers=1)
+    limited = {**TINY, "sim": {"max_time": "1ns"}}  # every point stops at its time limit
+    df = fabricsim.sweep(limited, grid={"workload.window": [1, 2]}, metrics=["latency_ns.mean"], db=db, workers=1)
     assert (df["status"] == "error").all()
-    assert "metric 'latency_ns.nope'" in df["error"].iloc[0]
+    assert "did not complete" in df["error"].iloc[0]
     assert "2 of 2 points failed" in capsys.readouterr().err
-    again = fabricsim.sweep(TINY, grid={"workload.window": [1, 2]}, metrics=["latency_ns.nope"], db=db, workers=1)
+    again = fabricsim.sweep(limited, grid={"workload.window": [1, 2]}, metrics=["latency_ns.mean"], db=db, workers=1)
     assert again["wall_s"].tolist() == df["wall_s"].tolist()  # not re-run
     assert "2 of 2 points failed" in capsys.readouterr().err
+
+
+def test_a_misspelt_metric_stops_the_sweep_at_the_first_point_with_a_suggestion(tmp_path):
+    db = tmp_path / "m.db"
+    with pytest.raises(fabricsim.ConfigError, match=r"sweep\.metrics: metric 'latency_ns\.p999'.*did you mean"):
+        fabricsim.sweep(TINY, grid={"workload.window": [1, 2, 4]}, metrics=["latency_ns.p999"], db=db, workers=1)
+    with sqlite3.connect(db) as c:
+        stored = c.execute("select count(*) from sqlite_master where type = 'table'").fetchone()[0]
+        rows = c.execute("select count(*) from points").fetchone()[0] if stored else 0
+    assert rows == 0  # no point was run and stored as failed
 
 
 def _children(pid: int) -> list[int]:

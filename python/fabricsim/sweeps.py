@@ -292,6 +292,28 @@ def pick(summary: Mapping[str, Any], tables: Mapping[str, Any], metric: str) -> 
     return v
 
 
+class UnknownMetric(ValueError):
+    """A metric name the results do not have."""
+
+
+def _metric_names(summary: Mapping[str, Any], prefix: str = "") -> list[str]:
+    """The summary's leaf paths (``latency_ns.p99``), in order."""
+    names = []
+    for k, v in summary.items():
+        path = f"{prefix}{k}"
+        names.extend(_metric_names(v, f"{path}.") if isinstance(v, Mapping) else [path])
+    return names
+
+
+def _unknown_metric(metric: str, summary: Mapping[str, Any]) -> UnknownMetric:
+    import difflib
+
+    names = _metric_names(summary) + ["links.<column>.<max|mean|min|sum>", "links[FROM->TO].<column>"]
+    close = difflib.get_close_matches(metric, names, n=1, cutoff=0.6)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return UnknownMetric(f"metric {metric!r}: not in the results; {hint}(the results have: {', '.join(names)})")
+
+
 def run_point(point: Point) -> dict[str, Any]:
     """Run one point; never raises: failures come back as an error row."""
     t0 = time.perf_counter()
@@ -316,7 +338,7 @@ def run_point(point: Point) -> dict[str, Any]:
                 metrics[m] = pick(r.summary, tables, m)
             except KeyError:
                 if outcome == "completed":
-                    raise ValueError(f"metric {m!r}: not in the results") from None
+                    raise _unknown_metric(m, r.summary) from None
         if point.extract:
             metrics.update(_resolve(point.extract)(r))
         if outcome == "completed":
@@ -383,6 +405,19 @@ def execute(
         total = len(seen)
         bar = _Progress(total, total - len(todo), failed_before, progress)
         try:
+            if todo and not todo[0].runner:
+                # The metric names are checked on the first point, before the others run: a
+                # misspelt name is a configuration error, not a sweep of failed points.
+                # It runs in a process of its own as every point does (one that aborts is its
+                # failure, not the sweep's).
+                held = _Held()
+                _run_local(todo[:1], 1, held, _NoBar())  # type: ignore[arg-type]
+                first = held.row
+                if first["status"] == "error" and str(first["error"]).startswith("UnknownMetric: "):
+                    raise ConfigError(f"sweep.metrics: {first['error'].removeprefix('UnknownMetric: ')}")
+                store.put(first)
+                bar.update(first)
+                todo = todo[1:]
             if todo:
                 if dask is not None:
                     _run_dask(todo, dask, workers, store, bar)
@@ -406,6 +441,20 @@ def execute(
 
 class WorkerDied(RuntimeError):
     pass
+
+
+class _Held:
+    """A store for one row, looked at before it is stored."""
+
+    row: dict[str, Any] = {}
+
+    def put(self, row: dict[str, Any]) -> None:
+        self.row = row
+
+
+class _NoBar:
+    def update(self, row: dict[str, Any]) -> None:
+        pass
 
 
 def _die_with_parent(parent: int) -> None:
