@@ -195,3 +195,27 @@ def test_results_command_exports_csv(tmp_path):
 
     df = pd.read_csv(tmp_path / "r.csv")
     assert sorted(df["workload.window"]) == [1, 2] and "throughput_GBps" in df
+
+
+def test_results_have_named_ordered_columns_and_units_as_numbers(tmp_path):
+    df = fabricsim.sweep(
+        TINY,
+        grid={"defaults.link.bandwidth": ["128GB/s", "32GB/s"], "workload.window": [2]},
+        metrics=["throughput_GBps"],
+        db=tmp_path / "u.db",
+        workers=1,
+    )
+    cols = list(df.columns)
+    assert cols[:5] == ["sweep", "seed", "defaults.link.bandwidth", "defaults.link.bandwidth [B/s]", "workload.window"]
+    assert cols[-5:] == ["status", "error", "wall_s", "version", "key"]
+    # as text "128GB/s" sorts before "32GB/s"; as numbers it does not
+    by_number = df.sort_values("defaults.link.bandwidth [B/s]")["defaults.link.bandwidth"].tolist()
+    assert by_number == ["32GB/s", "128GB/s"]
+    assert sweeps_unit("32KiB") == (32768.0, "B") and sweeps_unit("1.5ns") == pytest.approx((1.5e-9, "s"))
+    assert sweeps_unit("64") is None and sweeps_unit("fast") is None
+
+
+def sweeps_unit(text):
+    from fabricsim.store import unit_value
+
+    return unit_value(text)

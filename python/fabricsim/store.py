@@ -144,25 +144,77 @@ class Store:
         return out
 
 
+#: Units a parameter's text may carry, to the number beside it in base units (bytes, seconds,
+#: bytes per second, hertz): ``"32KiB"`` is 32768 in ``<name> [B]``, so sizes sort as numbers.
+_UNITS: dict[str, tuple[str, float]] = {
+    "B": ("B", 1),
+    "KB": ("B", 1e3),
+    "MB": ("B", 1e6),
+    "GB": ("B", 1e9),
+    "TB": ("B", 1e12),
+    "KiB": ("B", 2**10),
+    "MiB": ("B", 2**20),
+    "GiB": ("B", 2**30),
+    "TiB": ("B", 2**40),
+    "ps": ("s", 1e-12),
+    "ns": ("s", 1e-9),
+    "us": ("s", 1e-6),
+    "ms": ("s", 1e-3),
+    "s": ("s", 1),
+    "B/s": ("B/s", 1),
+    "KB/s": ("B/s", 1e3),
+    "MB/s": ("B/s", 1e6),
+    "GB/s": ("B/s", 1e9),
+    "TB/s": ("B/s", 1e12),
+    "MHz": ("Hz", 1e6),
+    "GHz": ("Hz", 1e9),
+}
+
+
+def unit_value(text: Any) -> tuple[float, str] | None:
+    """``"32KiB"`` -> ``(32768.0, "B")``; None for anything that is not a number with a unit."""
+    import re
+
+    if not isinstance(text, str):
+        return None
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?)\s*([A-Za-z/]+)\s*", text)
+    if not m or m.group(2) not in _UNITS:
+        return None
+    base, factor = _UNITS[m.group(2)]
+    return float(m.group(1)) * factor, base
+
+
 def frame(rows: list[dict[str, Any]]):
-    """Rows as a pandas DataFrame: one column per parameter and per metric."""
+    """Rows as a pandas DataFrame: the sweep and seed, one column per parameter (a parameter
+    given with units also as a number in base units, ``<name> [B]``), one per metric, then the
+    status, error, wall time, version and the point's key."""
     import pandas as pd
 
     records = []
+    params: dict[str, None] = {}
+    metrics: dict[str, None] = {}
     for r in rows:
-        rec: dict[str, Any] = {
-            "sweep": r["sweep"],
-            "key": r["key"],
-            "seed": r["seed"],
-            "status": r["status"],
-        }
-        rec.update(r["params"])
-        rec.update(r["metrics"])
-        rec["error"] = r["error"]
-        rec["wall_s"] = r["wall_s"]
-        rec["version"] = r["version"]
+        rec: dict[str, Any] = {"sweep": r["sweep"], "seed": r["seed"]}
+        for k, v in r["params"].items():
+            params.setdefault(k)
+            rec[k] = v
+            u = unit_value(v)
+            if u is not None:
+                rec[f"{k} [{u[1]}]"] = u[0]
+        for k, v in (r["metrics"] or {}).items():
+            metrics.setdefault(k)
+            rec[k] = v
+        rec.update(status=r["status"], error=r["error"], wall_s=r["wall_s"], version=r["version"], key=r["key"])
         records.append(rec)
-    return pd.DataFrame.from_records(records)
+    df = pd.DataFrame.from_records(records)
+    numbers = [c for c in df.columns if c.endswith("]") and c.rsplit(" [", 1)[0] in params]
+    order = ["sweep", "seed"]
+    for p in sorted(params):
+        order.append(p)
+        order.extend(c for c in numbers if c.rsplit(" [", 1)[0] == p)
+    order += [m for m in metrics if m not in order]
+    order += ["status", "error", "wall_s", "version", "key"]
+    return df[[c for c in order if c in df.columns]]
 
 
 def load(path: str | os.PathLike, sweep: str | None = None):
