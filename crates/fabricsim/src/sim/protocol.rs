@@ -146,6 +146,9 @@ struct CoreDrive {
     next_issue: Time,
     /// The operation in the front end that has not passed the issue stage.
     gate: Gate,
+    /// That operation, once the front end let it go and the protocol
+    /// refused it (it stays ready: the front end is not asked again).
+    ready: Option<(front::OpId, front::Kind, WorkOp)>,
     /// Workload: instructions before each operation, and the fraction of
     /// loads that depend on the previous load.
     instructions: u64,
@@ -417,6 +420,7 @@ impl<P: Protocol> ProtocolSystem<P> {
                     pending: None,
                     next_issue: 0,
                     gate: Gate::Open,
+                    ready: None,
                     instructions: w.map_or(0, |w| w.instructions),
                     dependent: w.map_or(0.0, |w| w.dependent),
                     core: (roles[a] == Role::Core && driver == Driver::Workload).then(|| front_end(&ps.timing)),
@@ -908,10 +912,13 @@ impl<P: Protocol> ProtocolSystem<P> {
                 Err(t) => wake = wake.min(t),
             }
         }
-        match self.core_issue(a, Queues::Window) {
-            Ok(true) => return true,
-            Ok(false) => {}
-            Err(t) => wake = wake.min(t),
+        // the window's only operation not issued is the one at the issue stage
+        if self.drive[ai].gate == Gate::Issue {
+            match self.core_issue(a, Queues::Window) {
+                Ok(true) => return true,
+                Ok(false) => {}
+                Err(t) => wake = wake.min(t),
+            }
         }
         if wake < Time::MAX {
             self.schedule_step(a, wake);
@@ -988,11 +995,15 @@ impl<P: Protocol> ProtocolSystem<P> {
         let ai = a as usize;
         let now = self.q.now();
         let tso = self.t.store_buffer > 0;
+        let cached = if queues == Queues::Window { self.drive[ai].ready.take() } else { None };
         let core = self.drive[ai].core.as_mut().expect("a workload-driven core has a front end");
-        let (id, kind, payload) = match core.next_from(now, queues) {
-            Next::Issue { id, kind, payload, .. } => (id, kind, payload),
-            Next::Wait(t) => return Err(t),
-            _ => return Ok(false),
+        let (id, kind, payload) = match cached {
+            Some(x) => x,
+            None => match core.next_from(now, queues) {
+                Next::Issue { id, kind, payload, .. } => (id, kind, payload),
+                Next::Wait(t) => return Err(t),
+                _ => return Ok(false),
+            },
         };
         if tso && kind == front::Kind::Load && core.waiting_stores().any(|s| s.line == payload.line) {
             core.issue(id, now, Some(0)).expect("the front end offered it");
@@ -1004,13 +1015,19 @@ impl<P: Protocol> ProtocolSystem<P> {
             front::Kind::Store => WorkOp { order: OpOrder::Release, ..payload },
             _ => payload,
         };
-        let Some(x) = self.p.workload_action(&self.agents[ai], a, &op) else { return Ok(false) };
+        let refused = |d: &mut CoreDrive| {
+            if queues == Queues::Window {
+                d.ready = Some((id, kind, payload));
+            }
+            Ok(false)
+        };
+        let Some(x) = self.p.workload_action(&self.agents[ai], a, &op) else { return refused(&mut self.drive[ai]) };
         self.firing = Some((a, id));
         self.fired = (false, false);
         let ok = self.fire(a, x);
         self.firing = None;
         if !ok {
-            return Ok(false);
+            return refused(&mut self.drive[ai]);
         }
         // an action that reports no operation, or one done at once, is over now
         let latency = match self.fired {
