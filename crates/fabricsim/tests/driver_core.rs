@@ -125,6 +125,12 @@ fn workload_compute_and_dependence_keys_are_checked() {
     assert!(e.contains("workload.instructions") && e.contains("99999999999"), "{e}");
     let e = error(&system("width = 0\n", ""));
     assert!(e.contains("protocol.width") && e.contains("expected 1 to 1024"), "{e}");
+    // request/response systems have no core front end
+    let plain = "[[requester]]\nname = \"r\"\n[[memory]]\nname = \"m\"\n[[link]]\na = \"r\"\nb = \"m\"\n[workload]\n";
+    let e = error(&format!("{plain}instructions = 4\n"));
+    assert!(e.contains("workload.instructions") && e.contains("[protocol]"), "{e}");
+    let e = error(&format!("{plain}dependent = 0.5\n"));
+    assert!(e.contains("workload.dependent") && e.contains("[protocol]"), "{e}");
     let e = error(&system("", "dependant = 0.5\n"));
     assert!(e.contains("dependant"), "{e}");
 }

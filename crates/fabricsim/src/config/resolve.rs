@@ -482,6 +482,14 @@ impl Builder<'_> {
                      releases and acquires need one); expected a [protocol] table, or another pattern",
                 ))
             }
+            None if requesters.iter().any(|r| r.workload.instructions > 0 || r.workload.dependent > 0.0) => {
+                let key = if requesters.iter().any(|r| r.workload.instructions > 0) { "instructions" } else { "dependent" };
+                return Err(self.err(
+                    format!("workload.{key}"),
+                    "applies to the workload-driven cores of a [protocol] (their core front end); expected a \
+                     [protocol] table, or no such key",
+                ));
+            }
             None => None,
             Some(_) if requesters.iter().any(|r| r.workload.posted_writes) => {
                 return Err(self.err(
