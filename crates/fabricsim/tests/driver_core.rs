@@ -28,7 +28,6 @@ a = "sw"
 b = "home"
 [protocol]
 name = "mesi"
-model = "rc"
 memory_latency = "100ns"
 directory_latency = "5ns"
 issue_interval = "1ns"
@@ -58,7 +57,11 @@ fn error(toml: &str) -> String {
 /// `n` loads of distinct cold lines (each a miss to memory), `mshrs` misses
 /// outstanding at most, each load depending on the previous one or not.
 fn cold_loads(n: u32, mshrs: u32, dependent: f64) -> RunResult {
-    let proto = format!("[protocol.cache]\nsize = \"1MiB\"\nways = 8\nmshrs = {mshrs}\n");
+    cold_loads_on("rc", n, mshrs, dependent)
+}
+
+fn cold_loads_on(model: &str, n: u32, mshrs: u32, dependent: f64) -> RunResult {
+    let proto = format!("model = \"{model}\"\n[protocol.cache]\nsize = \"1MiB\"\nways = 8\nmshrs = {mshrs}\n");
     let work = format!(
         "pattern = \"stream\"\nread_fraction = 1.0\nfootprint = \"1MiB\"\nrequests = {n}\ndependent = {dependent}\n"
     );
@@ -76,6 +79,39 @@ fn a_pointer_chase_costs_the_sum_of_its_serial_latencies() {
     // the same loads, independent, overlap (16 misses outstanding)
     let free = cold_loads(16, 16, 0.0);
     assert!(free.requesters[0].finished * 4 < chase.requesters[0].finished);
+    // the same under TSO and SC (SC serialises the independent loads too)
+    for model in ["tso", "sc"] {
+        let r = cold_loads_on(model, 16, 16, 1.0);
+        assert_eq!(r.requesters[0].finished as u128, r.read_latency.sum, "{model}");
+    }
+    let tso = cold_loads_on("tso", 16, 16, 0.0);
+    assert!(tso.requesters[0].finished * 4 < chase.requesters[0].finished);
+    let sc = cold_loads_on("sc", 16, 16, 0.0);
+    assert_eq!(sc.requesters[0].finished as u128, sc.read_latency.sum, "sc: one miss at a time");
+}
+
+/// A trace's `dep` and `instructions=N` fields drive the core the same way.
+#[test]
+fn a_trace_states_the_dependences_and_the_computation() {
+    let dir = std::env::temp_dir().join(format!("fabricsim-driver-core-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let run_trace = |name: &str, fields: &str| {
+        let text: String = (0..8).map(|i| format!("0 c0 R {} 64 {fields}\n", i * 64)).collect();
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        let work = format!("pattern = \"trace\"\ntrace = \"{}\"\nfootprint = \"1MiB\"\n", path.display());
+        run(&system("model = \"rc\"\n[protocol.cache]\nsize = \"1MiB\"\nways = 8\nmshrs = 16\n", &work))
+    };
+    let chase = run_trace("chase.trace", "dep");
+    assert_eq!(chase.requesters[0].finished as u128, chase.read_latency.sum);
+    let free = run_trace("free.trace", "");
+    assert!(free.requesters[0].finished * 4 < chase.requesters[0].finished);
+    // 40 instructions at width 1 before each of 8 independent loads: the
+    // last issues after 8 x 40 cycles of computation and 7 operations' cycles
+    let slow = run_trace("compute.trace", "instructions=40");
+    let (end, lat) = (slow.requesters[0].finished, &slow.read_latency);
+    let last_issue = (8 * 40 + 7) * 1_000;
+    assert!(last_issue + lat.min <= end && end <= last_issue + lat.max, "{end} ps");
 }
 
 #[test]
@@ -94,7 +130,7 @@ fn independent_misses_overlap_up_to_the_fill_buffers() {
 /// One core's `requests` loads of one line (a miss, then hits), `k`
 /// instructions before each, `w` instructions per 1 ns cycle: its end.
 fn hits(requests: u32, k: u64, w: u32) -> u64 {
-    let proto = format!("width = {w}\n");
+    let proto = format!("model = \"rc\"\nwidth = {w}\n");
     let work = format!(
         "pattern = \"uniform\"\nread_fraction = 1.0\nfootprint = \"64B\"\nrequests = {requests}\ninstructions = {k}\n"
     );
