@@ -464,7 +464,8 @@ impl<T: Copy> Core<T> {
     fn find(&self, id: OpId) -> Option<(Q, usize)> {
         [Q::Window, Q::Sb, Q::Wc]
             .into_iter()
-            .find_map(|q| self.queue(q).iter().position(|e| e.seq == id).map(|i| (q, i)))
+            // every queue is in program order
+            .find_map(|q| self.queue(q).binary_search_by_key(&id, |e| e.seq).ok().map(|i| (q, i)))
     }
 
     /// When `y` may issue: after its dispatch and every older entry it
@@ -532,6 +533,8 @@ impl<T: Copy> Core<T> {
         // the operation's own entry: a load queue, store buffer or
         // write-combining entry must be free
         let blocked = match op.kind {
+            // (the window holds at least the loads)
+            Kind::Load | Kind::Rmw if self.window.len() < self.p.load_queue as usize => None,
             Kind::Load | Kind::Rmw => match loads(&self.window) {
                 (n, Some(first)) if n >= self.p.load_queue => Some(retired_by(&self.window, first)),
                 _ => None,
