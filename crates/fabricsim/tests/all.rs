@@ -15,6 +15,7 @@ mod dcoh;
 mod disk_search;
 mod dor;
 mod dram;
+mod driver_core;
 mod engine_golden;
 mod esf;
 mod fabric_features;

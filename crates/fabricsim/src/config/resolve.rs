@@ -482,6 +482,14 @@ impl Builder<'_> {
                      releases and acquires need one); expected a [protocol] table, or another pattern",
                 ))
             }
+            None if requesters.iter().any(|r| r.workload.instructions > 0 || r.workload.dependent > 0.0) => {
+                let key = if requesters.iter().any(|r| r.workload.instructions > 0) { "instructions" } else { "dependent" };
+                return Err(self.err(
+                    format!("workload.{key}"),
+                    "applies to the workload-driven cores of a [protocol] (their core front end); expected a \
+                     [protocol] table, or no such key",
+                ));
+            }
             None => None,
             Some(_) if requesters.iter().any(|r| r.workload.posted_writes) => {
                 return Err(self.err(
@@ -870,6 +878,29 @@ impl Builder<'_> {
             }
             Some(n) => n as usize,
         };
+        let width = match pc.width {
+            None => 1,
+            Some(_) if driver != Driver::Workload => {
+                return Err(self.err("protocol.width", "applies to workload-driven cores only (driver = \"workload\")"))
+            }
+            Some(n) if n == 0 || n > 1024 => {
+                return Err(
+                    self.err("protocol.width", format!("{n}: expected 1 to 1024 instructions per issue_interval"))
+                )
+            }
+            Some(n) => n,
+        };
+        if driver != Driver::Workload {
+            if let Some((i, key)) = requesters.iter().enumerate().find_map(|(i, r)| {
+                let w = &r.workload;
+                (w.instructions > 0).then_some((i, "instructions")).or((w.dependent > 0.0).then_some((i, "dependent")))
+            }) {
+                return Err(self.err(
+                    format!("workload.{key}"),
+                    format!("applies to workload-driven protocol cores only (driver = \"workload\"; requester {i})"),
+                ));
+            }
+        }
         if pc.name != "german" && driver == Driver::Workload {
             if let Some(shape) = requesters.first().and_then(|r| r.workload.remote_stores) {
                 let line = line_bytes.max(1) as u64;
@@ -1035,6 +1066,7 @@ impl Builder<'_> {
                 data_bytes: pc.data_bytes.bytes().max(1) as u32,
                 line_bytes,
                 issue_interval: pc.issue_interval.ps().max(1),
+                width,
                 service: pc.directory_service.ps(),
                 queue: pc.directory_queue as usize,
                 store_buffer,
@@ -2160,6 +2192,14 @@ impl Builder<'_> {
             }
         };
         frac(w.read_fraction, "read_fraction", false)?;
+        if let Some(d) = w.dependent {
+            frac(d, "dependent", false)?;
+        }
+        if let Some(n) = w.instructions {
+            if n > 1 << 32 {
+                return Err(self.err(k("instructions"), format!("{n}: expected 0 to 4294967296 instructions")));
+            }
+        }
         frac(w.hot_fraction, "hot_fraction", true)?;
         frac(w.hot_probability, "hot_probability", false)?;
         if !(w.header_overhead.is_finite() && w.header_overhead >= 0.0 && w.header_overhead <= 16.0) {
@@ -2275,6 +2315,8 @@ impl Builder<'_> {
             kvs_gets,
             mmio_writes,
             posted_writes: w.posted_writes,
+            instructions: w.instructions.unwrap_or(0),
+            dependent: w.dependent.unwrap_or(0.0),
         })
     }
 

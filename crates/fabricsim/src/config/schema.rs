@@ -72,6 +72,9 @@ pub struct ProtocolConfig {
     /// Time between two operations a core issues.
     #[serde(default = "default_issue_interval")]
     pub issue_interval: Duration,
+    /// Workload-driven cores: instructions the core front end dispatches
+    /// per `issue_interval` (default 1).
+    pub width: Option<u32>,
     /// A home's occupancy per message it handles (0: none).
     #[serde(default = "default_directory_service")]
     pub directory_service: Duration,
@@ -1038,6 +1041,15 @@ pub struct WorkloadConfig {
     /// mmio_writes: bytes per message (default: the line).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message_size: Option<Size>,
+    /// Protocol workload-driven cores: instructions that are not memory
+    /// operations before each operation (default 0), dispatched at the
+    /// core's `[protocol] width` per `issue_interval`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<u64>,
+    /// Protocol workload-driven cores: the fraction of loads whose address
+    /// comes from the previous load (a pointer chase at 1; default 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dependent: Option<f64>,
 }
 
 impl Default for WorkloadConfig {

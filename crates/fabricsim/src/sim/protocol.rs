@@ -32,7 +32,7 @@ use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
 use crate::agents::cache::LineHasher;
-use crate::agents::core::{self as front, Core, Next};
+use crate::agents::core::{self as front, Core, Next, Queues};
 use crate::agents::protocol::{AgentId, Ctx, OpEvent, OpKind, OpOrder, Protocol, Role, Send, Step, WorkOp};
 use crate::config::resolve::ProtocolSpec;
 use crate::config::schema::Spread;
@@ -64,6 +64,9 @@ pub struct Timing {
     /// Payload bytes of a data message (the line).
     pub line_bytes: u32,
     pub issue_interval: Time,
+    /// Workload-driven cores: instructions the core front end dispatches
+    /// per `issue_interval` (its cycle).
+    pub width: u32,
     /// Home occupancy per handled message (0: none).
     pub service: Time,
     /// Messages a home holds per virtual channel.
@@ -135,35 +138,66 @@ struct CoreDrive {
     /// The pending operation starts a batch: it waits until every earlier
     /// one completed, then this long.
     barrier: Option<Time>,
-    pending: Option<WorkOp>,
+    /// The next operation, generated, not yet given to the front end: with
+    /// its instructions before it and whether it depends on the previous load.
+    pending: Option<(WorkOp, u64, bool)>,
+    /// The issue stage: the next operation enters the front end no earlier
+    /// than this (an `issue_interval` after the previous one passed).
     next_issue: Time,
-    /// TSO: the shared core front end's store buffer, which orders the
-    /// core's stores, RMWs and fences ([`crate::agents::core`]).
+    /// The operation in the front end that has not passed the issue stage.
+    gate: Gate,
+    /// That operation, once the front end let it go and the protocol
+    /// refused it (it stays ready: the front end is not asked again).
+    ready: Option<(front::OpId, front::Kind, WorkOp)>,
+    /// Workload: instructions before each operation, and the fraction of
+    /// loads that depend on the previous load.
+    instructions: u64,
+    dependent: f64,
+    /// Workload-driven cores: the shared core front end
+    /// ([`crate::agents::core`]), through which every operation goes.
     core: Option<Core<WorkOp>>,
+}
+
+/// Whether the operation given to the front end last passed the issue stage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Gate {
+    Open,
+    /// A store: it passes when it dispatches into the store buffer.
+    Store,
+    /// Anything else: it passes when it issues.
+    Issue,
 }
 
 /// An operation in flight: its issue time, kind, whether it is measured,
 /// and the core front end's id of it.
 type OpenOp = (Time, OpKind, bool, Option<front::OpId>);
 
-/// The core front end of a workload-driven TSO core: its store buffer of
-/// `entries`; the other sizes do not bind (loads go straight to the
-/// protocol, which bounds its misses with its MSHRs, and the workload's
-/// operations are paced by `issue_interval`).
-fn tso_front(entries: usize) -> Core<WorkOp> {
+/// The reorder buffer and load queue of a workload-driven core's front end:
+/// large enough not to bind at the default pacing (the stand-in before the
+/// front end had none), small enough to allocate per core.
+const DRIVER_ROB: u32 = 512;
+
+/// The core front end of a workload-driven core: `width` instructions per
+/// `issue_interval`; under TSO (`store_buffer` > 0) its store buffer of
+/// `store_buffer` entries orders the stores, RMWs and fences; otherwise
+/// (SC, RC, and protocols with their own ordering) every operation issues
+/// at dispatch and the protocol's agent orders it. The fill buffers do
+/// not bind: the protocol's MSHRs bound the misses.
+fn front_end(t: &Timing) -> Core<WorkOp> {
+    let tso = t.store_buffer > 0;
     let p = front::Params {
-        rob: 64,
-        width: 64,
-        load_queue: 64,
+        rob: DRIVER_ROB,
+        width: t.width.min(DRIVER_ROB),
+        load_queue: DRIVER_ROB,
         fill_buffers: front::MAX_ENTRIES,
         // `store_buffer` counts the stores waiting to start, as before the
         // front end; the one performing holds one more entry
-        store_buffer: entries as u32 + 1,
+        store_buffer: if tso { t.store_buffer as u32 + 1 } else { 1 },
         wc_buffers: 1,
-        cycle: 1,
-        model: front::Model::Tso,
+        cycle: t.issue_interval.clamp(1, front::MAX_CYCLE),
+        model: if tso { front::Model::Tso } else { front::Model::Rc },
     };
-    Core::new(p).expect("resolve() bounds the store buffer")
+    Core::new(p).expect("resolve() bounds the width and the store buffer")
 }
 
 pub struct ProtocolSystem<P: Protocol> {
@@ -385,8 +419,11 @@ impl<P: Protocol> ProtocolSystem<P> {
                     barrier: None,
                     pending: None,
                     next_issue: 0,
-                    core: (roles[a] == Role::Core && ps.timing.store_buffer > 0)
-                        .then(|| tso_front(ps.timing.store_buffer)),
+                    gate: Gate::Open,
+                    ready: None,
+                    instructions: w.map_or(0, |w| w.instructions),
+                    dependent: w.map_or(0.0, |w| w.dependent),
+                    core: (roles[a] == Role::Core && driver == Driver::Workload).then(|| front_end(&ps.timing)),
                 }
             })
             .collect();
@@ -816,8 +853,7 @@ impl<P: Protocol> ProtocolSystem<P> {
         }
         let fired = match own {
             true => true,
-            // the store buffer drains through the computation too
-            false if self.is_core(a) && self.t.store_buffer > 0 && self.drain(a) => true,
+            false if self.is_core(a) && self.driver == Driver::Workload => self.drive_core(a),
             false if self.is_core(a) && now >= self.drive[ai].next_issue => self.drive_env(a, &acts),
             false => {
                 if self.is_core(a) && self.wants_to_issue(a) {
@@ -838,75 +874,226 @@ impl<P: Protocol> ProtocolSystem<P> {
         d.issued < d.ops || d.core.as_ref().is_some_and(|c| !c.drained())
     }
 
-    /// TSO: the operation the core front end lets go now: the oldest
-    /// buffered store once the stores before it performed (stores become
-    /// visible in program order, one at a time), an RMW or a fence once
-    /// the buffer drained. A store goes as a release, so it also waits for
-    /// the loads in flight: a load before it must perform first (x86
-    /// retires a store after its earlier loads), and, conservatively, so
-    /// must a later one.
-    fn drain(&mut self, a: AgentId) -> bool {
+    /// A workload-driven core's turn: at most one action. Under TSO a
+    /// buffered store that may perform goes first (the store buffer drains
+    /// through the computation too); then the issue stage gives the front
+    /// end the workload's next operation, once the previous one passed it
+    /// (an in-order issue stage, one operation per `issue_interval` after
+    /// the previous passed, as the driver paced them before the front end)
+    /// with its instructions before it and its dependence; then the
+    /// operation the front end lets go issues, if the protocol accepts it.
+    /// When nothing fires, the core's next step is scheduled (or waits for
+    /// a completion, which steps the core).
+    fn drive_core(&mut self, a: AgentId) -> bool {
         let ai = a as usize;
         let now = self.q.now();
-        let Some(core) = self.drive[ai].core.as_mut() else { return false };
+        let tso = self.t.store_buffer > 0;
+        let mut wake = Time::MAX;
+        let d = &mut self.drive[ai];
+        let core = d.core.as_mut().expect("a workload-driven core has a front end");
         core.at(now);
-        let Next::Issue { id, kind, payload, .. } = core.next(now) else { return false };
-        let op = match kind {
-            front::Kind::Store => WorkOp { order: OpOrder::Release, ..payload },
-            _ => payload,
-        };
-        let Some(x) = self.p.workload_action(&self.agents[ai], a, &op) else { return false };
-        self.firing = Some((a, id));
-        self.fired = (false, false);
-        let ok = self.fire(a, x);
-        self.firing = None;
-        if ok {
-            // an action that reports no operation, or one done at once, is over now
-            let latency = match self.fired {
-                (true, false) => None,
-                _ => Some(0),
-            };
-            let core = self.drive[ai].core.as_mut().expect("checked");
-            core.issue(id, now, latency).expect("the front end offered it");
+        if d.gate == Gate::Store {
+            if let Some(t) = core.dispatched_at() {
+                self.drive[ai].gate = Gate::Open;
+                self.count_issue(a, t);
+            }
         }
-        ok
+        if tso {
+            match self.core_issue(a, Queues::Buffers) {
+                Ok(true) => return true,
+                Ok(false) => {}
+                Err(t) => wake = t,
+            }
+        }
+        if self.drive[ai].gate == Gate::Open && self.drive[ai].issued < self.drive[ai].ops {
+            match self.fetch(a) {
+                Ok(true) => return true,
+                Ok(false) => {}
+                Err(t) => wake = wake.min(t),
+            }
+        }
+        // the window's only operation not issued is the one at the issue stage
+        if self.drive[ai].gate == Gate::Issue {
+            match self.core_issue(a, Queues::Window) {
+                Ok(true) => return true,
+                Ok(false) => {}
+                Err(t) => wake = wake.min(t),
+            }
+        }
+        if wake < Time::MAX {
+            self.schedule_step(a, wake);
+        }
+        false
     }
 
-    /// TSO, before the protocol sees `op`: a store retires into the store
-    /// buffer (`Some(true)`; full: `Some(false)`, the core stalls); a load
-    /// of a buffered line takes the buffered value (`Some(true)`), any
-    /// other load passes the buffered stores (`None`); an RMW or a fence
-    /// waits for the buffer to drain, then goes through the front end,
-    /// which holds the stores behind it until it completed.
-    fn buffer(&mut self, a: AgentId, op: WorkOp) -> Option<bool> {
+    /// The issue stage of core `a`: generate its next operation and give it
+    /// to the front end when its time came. `Ok(true)`: a store passed into
+    /// the store buffer (the core's action this turn); `Err(t)`: not before `t`.
+    fn fetch(&mut self, a: AgentId) -> Result<bool, Time> {
+        let ai = a as usize;
         let now = self.q.now();
-        let core = self.drive[a as usize].core.as_mut().expect("a TSO core has a front end");
-        core.at(now);
-        let kind = match op.kind {
-            OpKind::Load => {
-                // (from the stores waiting to start, as before the front end)
-                let forwarded = core.waiting_stores().any(|s| s.line == op.line);
-                if forwarded {
-                    self.ops_done[a as usize] += 1;
-                }
-                return forwarded.then_some(true);
+        if now < self.drive[ai].next_issue {
+            return Err(self.drive[ai].next_issue);
+        }
+        if self.drive[ai].pending.is_none() {
+            self.drive[ai].pending = Some(self.generate(a));
+        }
+        // a batch starts once every earlier operation completed (each completion steps the core)
+        if let Some(gap) = self.drive[ai].barrier {
+            if self.ops_done[ai] < self.drive[ai].issued {
+                return Ok(false);
             }
+            self.drive[ai].barrier = None;
+            self.drive[ai].next_issue = now + gap;
+        }
+        if self.drive[ai].next_issue > now {
+            return Err(self.drive[ai].next_issue);
+        }
+        let (op, instructions, dep) = self.drive[ai].pending.expect("set above");
+        let tso = self.t.store_buffer > 0;
+        let kind = match op.kind {
+            _ if !tso => front::Kind::Load,
+            OpKind::Load => front::Kind::Load,
             OpKind::Store => front::Kind::Store,
             OpKind::Rmw => front::Kind::Rmw,
             OpKind::Fence | OpKind::Other => front::Kind::Mfence,
         };
-        let room = match kind {
-            front::Kind::Store => core.waiting_stores().count() < self.t.store_buffer,
-            _ => core.drained(),
+        let core = self.drive[ai].core.as_mut().expect("a workload-driven core has a front end");
+        // TSO: `store_buffer` stores wait to start at most (a full buffer stalls the core)
+        if kind == front::Kind::Store && core.waiting_stores().count() >= self.t.store_buffer {
+            return Ok(false);
+        }
+        let mut x = front::Op::new(kind, instructions, op);
+        if dep && op.kind == OpKind::Load {
+            x = x.dep();
+        }
+        core.push(x, now).expect("the previous operation dispatched");
+        let dispatched = core.dispatched_at();
+        self.drive[ai].pending = None;
+        if kind == front::Kind::Store {
+            match dispatched {
+                Some(t) => {
+                    self.count_issue(a, t);
+                    return Ok(true);
+                }
+                None => self.drive[ai].gate = Gate::Store,
+            }
+        } else {
+            self.drive[ai].gate = Gate::Issue;
+        }
+        Ok(false)
+    }
+
+    /// Issue what the front end of core `a` lets go now from `queues`:
+    /// `Ok(true)` if it issued, `Ok(false)` if nothing may (the protocol
+    /// refused it, or it waits for a completion), `Err(t)`: not before `t`.
+    /// Under TSO a load of a line a buffered store waits to write takes its
+    /// value at once, and a store goes to the protocol as a release, so it
+    /// also waits for the loads in flight (x86 retires a store after its
+    /// earlier loads; conservatively, after later ones too).
+    fn core_issue(&mut self, a: AgentId, queues: Queues) -> Result<bool, Time> {
+        let ai = a as usize;
+        let now = self.q.now();
+        let tso = self.t.store_buffer > 0;
+        let cached = if queues == Queues::Window { self.drive[ai].ready.take() } else { None };
+        let core = self.drive[ai].core.as_mut().expect("a workload-driven core has a front end");
+        let (id, kind, payload) = match cached {
+            Some(x) => x,
+            None => match core.next_from(now, queues) {
+                Next::Issue { id, kind, payload, .. } => (id, kind, payload),
+                Next::Wait(t) => return Err(t),
+                _ => return Ok(false),
+            },
         };
-        if !room || !core.has_room(kind) {
-            return Some(false);
+        if tso && kind == front::Kind::Load && core.waiting_stores().any(|s| s.line == payload.line) {
+            core.issue(id, now, Some(0)).expect("the front end offered it");
+            self.ops_done[ai] += 1;
+            self.passed(a, queues);
+            return Ok(true);
         }
-        core.push(front::Op::new(kind, 0, op), now).expect("room checked");
-        if kind != front::Kind::Store {
-            self.drain(a);
+        let op = match kind {
+            front::Kind::Store => WorkOp { order: OpOrder::Release, ..payload },
+            _ => payload,
+        };
+        let refused = |d: &mut CoreDrive| {
+            if queues == Queues::Window {
+                d.ready = Some((id, kind, payload));
+            }
+            Ok(false)
+        };
+        let Some(x) = self.p.workload_action(&self.agents[ai], a, &op) else { return refused(&mut self.drive[ai]) };
+        self.firing = Some((a, id));
+        self.fired = (false, false);
+        let ok = self.fire(a, x);
+        self.firing = None;
+        if !ok {
+            return refused(&mut self.drive[ai]);
         }
-        Some(true)
+        // an action that reports no operation, or one done at once, is over now
+        let latency = match self.fired {
+            (true, false) => None,
+            _ => Some(0),
+        };
+        let core = self.drive[ai].core.as_mut().expect("checked");
+        core.issue(id, now, latency).expect("the front end offered it");
+        self.passed(a, queues);
+        Ok(true)
+    }
+
+    /// An operation of the window issued: it is the one at the issue stage.
+    fn passed(&mut self, a: AgentId, queues: Queues) {
+        if queues == Queues::Window {
+            debug_assert_eq!(self.drive[a as usize].gate, Gate::Issue);
+            self.drive[a as usize].gate = Gate::Open;
+            let now = self.q.now();
+            self.count_issue(a, now);
+        }
+    }
+
+    /// Core `a`'s next workload operation, its instructions before it and
+    /// whether it depends on the previous load.
+    fn generate(&mut self, a: AgentId) -> (WorkOp, u64, bool) {
+        let d = &mut self.drive[a as usize];
+        let line = self.t.line_bytes.max(1) as u64;
+        let value = d.issued + 1;
+        let op = |addr: u64, write: bool| WorkOp {
+            line: addr / line,
+            kind: if write { OpKind::Store } else { OpKind::Load },
+            value,
+            order: OpOrder::Relaxed,
+            bytes: 0,
+        };
+        let (instructions, mut dep) = (d.instructions, false);
+        let op = match (&d.trace, &mut d.producer_consumer) {
+            _ if d.remote_stores.is_some() => {
+                let (op, gap) = d.remote_stores.as_mut().expect("checked").next(value);
+                // the computation starts when the previous operation issued
+                d.next_issue += gap;
+                op
+            }
+            (Some(t), _) => {
+                let r = t[d.issued as usize];
+                // not before its time
+                d.next_issue = d.next_issue.max(r.time);
+                return (op(r.addr, r.write), r.instructions, r.dep);
+            }
+            (None, Some(pc)) => pc.next(value),
+            (None, None) if d.dma_reads.is_some() => d.dma_reads.as_mut().expect("checked").next(value, &mut self.rng),
+            (None, None) if d.mmio_writes.is_some() => d.mmio_writes.as_mut().expect("checked").next(value),
+            (None, None) if d.kvs_gets.is_some() => {
+                let (op, barrier) = d.kvs_gets.as_mut().expect("checked").next(value, &mut self.rng);
+                d.barrier = barrier;
+                op
+            }
+            (None, None) => {
+                let (access, _) = d.gen.as_mut().expect("a generator per core").next(&mut self.rng);
+                op(access.addr, access.write)
+            }
+        };
+        if op.kind == OpKind::Load && d.dependent > 0.0 {
+            dep = d.dependent >= 1.0 || self.rng.unit() < d.dependent;
+        }
+        (op, instructions, dep)
     }
 
     /// The driver's next environment action for core `a`, if it may start now.
@@ -931,94 +1118,26 @@ impl<P: Protocol> ProtocolSystem<P> {
                 if chosen.is_none() {
                     return false;
                 }
-                self.count_issue(a);
+                let now = self.q.now();
+                self.count_issue(a, now);
                 return true;
             }
-            Driver::Workload => {
-                if self.drive[ai].pending.is_none() {
-                    let d = &mut self.drive[ai];
-                    let line = self.t.line_bytes.max(1) as u64;
-                    let value = d.issued + 1;
-                    let op = |addr: u64, write: bool| WorkOp {
-                        line: addr / line,
-                        kind: if write { OpKind::Store } else { OpKind::Load },
-                        value,
-                        order: OpOrder::Relaxed,
-                        bytes: 0,
-                    };
-                    d.pending = Some(match (&d.trace, &mut d.producer_consumer) {
-                        _ if d.remote_stores.is_some() => {
-                            let (op, gap) = d.remote_stores.as_mut().expect("checked").next(value);
-                            // the computation starts when the previous operation issued
-                            d.next_issue += gap;
-                            op
-                        }
-                        (Some(t), _) => {
-                            let r = t[d.issued as usize];
-                            // not before its time
-                            d.next_issue = d.next_issue.max(r.time);
-                            op(r.addr, r.write)
-                        }
-                        (None, Some(pc)) => pc.next(value),
-                        (None, None) if d.dma_reads.is_some() => {
-                            d.dma_reads.as_mut().expect("checked").next(value, &mut self.rng)
-                        }
-                        (None, None) if d.mmio_writes.is_some() => d.mmio_writes.as_mut().expect("checked").next(value),
-                        (None, None) if d.kvs_gets.is_some() => {
-                            let (op, barrier) = d.kvs_gets.as_mut().expect("checked").next(value, &mut self.rng);
-                            d.barrier = barrier;
-                            op
-                        }
-                        (None, None) => {
-                            let (access, _) = d.gen.as_mut().expect("a generator per core").next(&mut self.rng);
-                            op(access.addr, access.write)
-                        }
-                    });
-                }
-                // a batch starts once every earlier operation completed (each completion steps the core)
-                if let Some(gap) = self.drive[ai].barrier {
-                    if self.ops_done[ai] < self.drive[ai].issued {
-                        return false;
-                    }
-                    self.drive[ai].barrier = None;
-                    self.drive[ai].next_issue = self.q.now() + gap;
-                }
-                if self.drive[ai].next_issue > self.q.now() {
-                    let at = self.drive[ai].next_issue;
-                    self.schedule_step(a, at);
-                    return false;
-                }
-                let op = self.drive[ai].pending.expect("set above");
-                if self.t.store_buffer > 0 {
-                    match self.buffer(a, op) {
-                        Some(true) => {
-                            self.drive[ai].pending = None;
-                            self.count_issue(a);
-                            return true;
-                        }
-                        Some(false) => return false,
-                        None => {}
-                    }
-                }
-                let x = self.p.workload_action(&self.agents[ai], a, &op);
-                if x.is_some() {
-                    self.drive[ai].pending = None;
-                }
-                x
-            }
+            Driver::Workload => unreachable!("workload-driven cores go through drive_core"),
         };
         let Some(action) = action else { return false };
         if !self.fire(a, action) {
             return false;
         }
-        self.count_issue(a);
+        let now = self.q.now();
+        self.count_issue(a, now);
         true
     }
 
-    fn count_issue(&mut self, a: AgentId) {
+    /// An operation of core `a` passed the issue stage at `t`.
+    fn count_issue(&mut self, a: AgentId, t: Time) {
         let ai = a as usize;
         self.drive[ai].issued += 1;
-        self.drive[ai].next_issue = self.q.now() + self.t.issue_interval;
+        self.drive[ai].next_issue = t + self.t.issue_interval;
         if self.drive[ai].issued == self.drive[ai].warmup + 1 {
             self.warm_cores += 1;
             if self.warm_cores == self.roles.iter().filter(|r| **r == Role::Core).count() {

@@ -63,6 +63,11 @@ pub struct WorkloadSpec {
     pub mmio_writes: Option<mmio_writes::Shape>,
     /// Writes are posted: no acknowledgement (see `WorkloadConfig::posted_writes`).
     pub posted_writes: bool,
+    /// Protocol cores: instructions before each operation that are not
+    /// memory operations (computation).
+    pub instructions: u64,
+    /// Protocol cores: the fraction of loads that depend on the previous load.
+    pub dependent: f64,
 }
 
 impl WorkloadSpec {

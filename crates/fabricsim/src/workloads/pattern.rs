@@ -126,6 +126,8 @@ mod tests {
             kvs_gets: None,
             mmio_writes: None,
             posted_writes: false,
+            instructions: 0,
+            dependent: 0.0,
         }
     }
 

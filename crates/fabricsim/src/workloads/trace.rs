@@ -22,6 +22,12 @@ pub struct TraceRecord {
     pub write: bool,
     pub addr: u64,
     pub bytes: u32,
+    /// Instructions before it that are not memory operations (protocol
+    /// cores; optional field `instructions=N`).
+    pub instructions: u64,
+    /// A read whose address comes from the previous read (protocol cores;
+    /// optional field `dep`).
+    pub dep: bool,
 }
 
 /// Parse trace text; `requesters` are the system's requester names.
@@ -38,11 +44,28 @@ pub fn parse(text: &str, source: &str, requesters: &[String]) -> Result<Vec<Trac
         let at = format!("{source}:{}", i + 1);
         let err = |m: String| ConfigError::new(&at, "", m);
         let f: Vec<&str> = line.split_whitespace().collect();
-        if f.len() != 5 {
+        if f.len() < 5 {
             return Err(err(format!(
-                "expected 5 fields 'time requester op address size', found {} in {line:?}",
+                "expected 5 fields 'time requester op address size' (then optionally instructions=N and dep), \
+                 found {} in {line:?}",
                 f.len()
             )));
+        }
+        let (mut instructions, mut dep) = (0u64, false);
+        for x in &f[5..] {
+            match x.split_once('=') {
+                None if *x == "dep" && !dep => dep = true,
+                Some(("instructions", n)) => {
+                    instructions = n.parse().ok().filter(|&n: &u64| n <= 1 << 32).ok_or_else(|| {
+                        err(format!("instructions {n:?}: expected a number of instructions from 0 to 4294967296"))
+                    })?
+                }
+                _ => {
+                    return Err(err(format!(
+                        "field {x:?} after the size: expected instructions=N or dep (each at most once)"
+                    )))
+                }
+            }
         }
         let time = if f[0].chars().all(|c| c.is_ascii_digit() || c == '.') {
             Duration::parse(&format!("{}ns", f[0])).map(|d| d.ps())
@@ -90,7 +113,10 @@ pub fn parse(text: &str, source: &str, requesters: &[String]) -> Result<Vec<Trac
             )));
         }
         last[r] = time;
-        out.push(TraceRecord { time, requester, write, addr, bytes });
+        if dep && write {
+            return Err(err("dep on a write: only a read depends on the previous read".to_string()));
+        }
+        out.push(TraceRecord { time, requester, write, addr, bytes, instructions, dep });
     }
     if out.is_empty() {
         return Err(ConfigError::new(source, "", "the trace has no requests".to_string()));
@@ -110,7 +136,10 @@ mod tests {
     fn parses_lines() {
         let t = parse("# c\n0 host0 R 0x40 64\n\n1.5ns 1 W 128 32 # x\n", "t.trace", &names()).unwrap();
         assert_eq!(t.len(), 2);
-        assert_eq!(t[1], TraceRecord { time: 1500, requester: 1, write: true, addr: 128, bytes: 32 });
+        assert_eq!(
+            t[1],
+            TraceRecord { time: 1500, requester: 1, write: true, addr: 128, bytes: 32, instructions: 0, dep: false }
+        );
     }
 
     #[test]

@@ -113,6 +113,16 @@ pub enum Next<T> {
     Finished,
 }
 
+/// The queues [`Core::next_from`] looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Queues {
+    /// The reorder buffer's loads, RMWs and mfences.
+    Window,
+    /// The store buffer and the write-combining buffers.
+    Buffers,
+    All,
+}
+
 /// A driver's report the core rejects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CoreError {
@@ -195,6 +205,8 @@ pub struct Core<T> {
     last_load: Option<OpId>,
     /// Fill buffers in use.
     misses: u32,
+    /// The dispatch cycle of the latest operation dispatched.
+    disp: Time,
     closed: bool,
     /// The latest completion.
     last: Time,
@@ -214,6 +226,7 @@ impl<T: Copy> Core<T> {
             wc: VecDeque::with_capacity(p.wc_buffers as usize),
             last_load: None,
             misses: 0,
+            disp: 0,
             closed: false,
             last: 0,
             stats: Stats::default(),
@@ -293,6 +306,50 @@ impl<T: Copy> Core<T> {
     /// operation completed.
     pub fn end(&self) -> Time {
         self.clock.end(self.p.cycle).max(self.last)
+    }
+
+    /// When the operation pushed last dispatched (None while it waits to).
+    pub fn dispatched_at(&self) -> Option<Time> {
+        self.pending.is_none().then_some(self.disp)
+    }
+
+    /// What issues next from `queues`, no later than `until`, for a driver
+    /// that fetches on its own terms (an in-order issue stage): never
+    /// [`Next::Fetch`]; [`Next::Blocked`] when nothing there waits to issue.
+    pub fn next_from(&mut self, until: Time, queues: Queues) -> Next<T> {
+        self.dispatch();
+        match self.best(queues) {
+            Some((t, ..)) if t > until => Next::Wait(t),
+            Some((t, q, i)) => {
+                let e = self.queue(q)[i];
+                Next::Issue { id: e.seq, kind: e.kind, at: t, payload: e.payload }
+            }
+            None => Next::Blocked,
+        }
+    }
+
+    /// The waiting entry of `queues` that may issue first.
+    fn best(&self, queues: Queues) -> Option<(Time, Q, usize)> {
+        let mut best: Option<(Time, Q, usize)> = None;
+        let qs = [(Q::Window, &self.window), (Q::Sb, &self.sb), (Q::Wc, &self.wc)];
+        let qs = match queues {
+            Queues::Window => &qs[..1],
+            Queues::Buffers => &qs[1..],
+            Queues::All => &qs[..],
+        };
+        for &(q, buf) in qs {
+            for (i, y) in buf.iter().enumerate() {
+                if y.state != State::Waiting {
+                    continue;
+                }
+                if let Some(t) = self.ready(y) {
+                    if best.is_none_or(|b| t < b.0) {
+                        best = Some((t, q, i));
+                    }
+                }
+            }
+        }
+        best
     }
 
     /// What the core does next, no later than `until`.
@@ -407,7 +464,8 @@ impl<T: Copy> Core<T> {
     fn find(&self, id: OpId) -> Option<(Q, usize)> {
         [Q::Window, Q::Sb, Q::Wc]
             .into_iter()
-            .find_map(|q| self.queue(q).iter().position(|e| e.seq == id).map(|i| (q, i)))
+            // every queue is in program order
+            .find_map(|q| self.queue(q).binary_search_by_key(&id, |e| e.seq).ok().map(|i| (q, i)))
     }
 
     /// When `y` may issue: after its dispatch and every older entry it
@@ -475,6 +533,8 @@ impl<T: Copy> Core<T> {
         // the operation's own entry: a load queue, store buffer or
         // write-combining entry must be free
         let blocked = match op.kind {
+            // (the window holds at least the loads)
+            Kind::Load | Kind::Rmw if self.window.len() < self.p.load_queue as usize => None,
             Kind::Load | Kind::Rmw => match loads(&self.window) {
                 (n, Some(first)) if n >= self.p.load_queue => Some(retired_by(&self.window, first)),
                 _ => None,
@@ -492,6 +552,7 @@ impl<T: Copy> Core<T> {
             None => {}
         }
         let disp = self.clock.take(1, w, cycle);
+        self.disp = disp;
         self.stats.instructions += 1;
         let seq = self.seq;
         self.seq += 1;
