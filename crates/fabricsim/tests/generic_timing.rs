@@ -399,3 +399,30 @@ fn tso_cores_drain_their_stores_one_at_a_time_while_loads_pass() {
     let e = error(&system(4, "[protocol]\nname = \"mesi\"\nmodel = \"tso\"\nstore_buffer = 0\n", pc));
     assert!(e.contains("protocol.store_buffer: 0: expected 1 to 4096"), "{e}");
 }
+
+/// A protocol run's progress counts the cores' completed operations
+/// against their total (it measured simulated time against `sim.max_time`,
+/// and sat at 0 % for a whole run), never goes back, and ends at 100 %.
+#[test]
+fn a_protocol_runs_progress_counts_operations_and_ends_at_one() {
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/mesi_64core.toml")).unwrap();
+    let spec = fabricsim::config::resolve(
+        &text,
+        "mesi_64core.toml",
+        fabricsim::Format::Toml,
+        &["workload.requests=300".to_string()],
+        None,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let mut seen = Vec::new();
+    let r = fabricsim::run_spec(&spec, &mut |f| {
+        seen.push(f);
+        true
+    });
+    assert_eq!(r.outcome, fabricsim::Outcome::Completed);
+    assert_eq!(seen.last(), Some(&1.0), "{seen:?}");
+    assert!(seen.windows(2).all(|w| w[0] <= w[1]), "{seen:?}");
+    // the run's middle reports a real share of the work, not ~0 (sim.max_time is far away)
+    assert!(seen.iter().any(|&f| f > 0.2 && f < 1.0), "{seen:?}");
+}

@@ -1170,6 +1170,18 @@ impl<P: Protocol> ProtocolSystem<P> {
         true
     }
 
+    /// How far the run is: the cores' operations completed of their total
+    /// when a workload sets one, else simulated time against `sim.max_time`.
+    fn fraction_done(&self, t: Time) -> f64 {
+        let total: u64 = self.drive.iter().map(|d| d.ops).sum();
+        let f = if self.driver != Driver::Own && total > 0 {
+            self.ops_done.iter().sum::<u64>() as f64 / total as f64
+        } else {
+            t as f64 / self.max_time as f64
+        };
+        f.min(1.0)
+    }
+
     pub fn run(mut self, progress: &mut dyn FnMut(f64) -> bool) -> RunResult {
         let wall = std::time::Instant::now();
         for a in 0..self.agents.len() {
@@ -1199,10 +1211,13 @@ impl<P: Protocol> ProtocolSystem<P> {
                 Event::DramDone(a, r) => self.dram_done(a, r),
             }
             tick = tick.wrapping_add(1);
-            if tick & 0xFFFF == 0 && !progress(t as f64 / self.max_time as f64) {
+            if tick & 0xFFFF == 0 && !progress(self.fraction_done(t)) {
                 outcome = Outcome::Interrupted;
                 break;
             }
+        }
+        if outcome != Outcome::Interrupted {
+            progress(1.0);
         }
         let (end, over) = self.idle.end(self.q.now(), over);
         if over {
