@@ -111,12 +111,12 @@ def run(
             r = run_check(e.path, set=sets, progress=progress)
             got = {k: r[k] for k in _COUNTS}
             complete, ok = r["complete"], r["ok"]
-            memory = r["peak_rss_kb"] / 1024
+            memory: float | None = r["peak_rss_kb"] / 1024
         else:
             r = run_litmus(e.path, model=e.model, protocol=e.protocol)
             got = {"states": r["states"]}
             complete, ok = True, r["ok"]
-            memory = float("nan")
+            memory = None
         seconds = time.monotonic() - t0
         differs = {k: (v, got.get(k)) for k, v in e.expected.items() if got.get(k) != v}
         if not ok:
@@ -131,7 +131,7 @@ def run(
         if "depth" in got:
             line += f", depth {got['depth']}"
         line += f", {seconds:,.0f} s"
-        if memory == memory:
+        if memory is not None:
             line += f", {memory:,.0f} MiB"
         if not e.expected and status == "ok":
             line += " (no recorded counts)"

@@ -191,27 +191,26 @@ def frame(rows: list[dict[str, Any]]):
     import pandas as pd
 
     records = []
-    params: dict[str, None] = {}
+    params: dict[str, dict[str, None]] = {}  # a parameter -> its number-with-units columns
     metrics: dict[str, None] = {}
     for r in rows:
         rec: dict[str, Any] = {"sweep": r["sweep"], "seed": r["seed"]}
         for k, v in r["params"].items():
-            params.setdefault(k)
+            units = params.setdefault(k, {})
             rec[k] = v
             u = unit_value(v)
             if u is not None:
                 rec[f"{k} [{u[1]}]"] = u[0]
+                units.setdefault(f"{k} [{u[1]}]")
         for k, v in (r["metrics"] or {}).items():
             metrics.setdefault(k)
             rec[k] = v
         rec.update(status=r["status"], error=r["error"], wall_s=r["wall_s"], version=r["version"], key=r["key"])
         records.append(rec)
     df = pd.DataFrame.from_records(records)
-    numbers = [c for c in df.columns if c.endswith("]") and c.rsplit(" [", 1)[0] in params]
     order = ["sweep", "seed"]
     for p in sorted(params):
-        order.append(p)
-        order.extend(c for c in numbers if c.rsplit(" [", 1)[0] == p)
+        order += [p, *params[p]]
     order += [m for m in metrics if m not in order]
     order += ["status", "error", "wall_s", "version", "key"]
     return df[[c for c in order if c in df.columns]]

@@ -320,6 +320,9 @@ pub fn run_with_stop(
     if c.threads.is_some_and(|t| t == 0 || t > 1024) {
         return Err(err("threads", format!("{}: expected 1 to 1024", c.threads.unwrap_or(0))));
     }
+    // The memory the process may still take (read once: it bounds the
+    // in-memory table of a search on disk, and the search itself).
+    let budget = crate::config::limits::budget().map_err(|m| err("memory", m))?;
     let disk = match &c.disk {
         None => {
             for key in ["memory", "checkpoint_minutes"] {
@@ -329,7 +332,7 @@ pub fn run_with_stop(
             }
             None
         }
-        Some(d) => Some(disk_options(d, &c, &table_identity(&table_for_identity), &err)?),
+        Some(d) => Some(disk_options(d, &c, &table_identity(&table_for_identity), budget.bytes, &err)?),
     };
     let opts_disk = disk.is_some();
     let opts = Options {
@@ -341,10 +344,7 @@ pub fn run_with_stop(
         disk,
         progress,
         // what the process holds now, and what it may still take
-        memory_limit: Some(
-            super::explorer::current_rss_kb() * 1024
-                + crate::config::limits::memory_budget().map_err(|m| err("memory", m))?,
-        ),
+        memory_limit: Some(super::explorer::current_rss_kb() * 1024 + budget.bytes),
         ..Options::default()
     };
     let report = match c.protocol.as_str() {
@@ -512,7 +512,6 @@ pub fn run_with_stop(
         }
     };
     if let Some(rss) = report.out_of_memory {
-        let b = crate::config::limits::budget().map_err(|m| err("memory", m))?;
         let hint = if opts_disk {
             "a smaller memory for the in-memory table"
         } else {
@@ -525,8 +524,8 @@ pub fn run_with_stop(
                 report.states,
                 report.depth,
                 crate::config::limits::format_bytes(rss),
-                crate::config::limits::format_bytes(b.bytes),
-                b.source
+                crate::config::limits::format_bytes(budget.bytes),
+                budget.source
             ),
         ));
     }
@@ -559,13 +558,13 @@ fn disk_options(
     dir: &str,
     c: &CheckConfig,
     identity: &str,
+    budget: u64,
     err: &dyn Fn(&str, String) -> ConfigError,
 ) -> Result<super::disk::DiskOptions, ConfigError> {
     use crate::engine::units::{Size, SIZE_EXPECTED};
     if dir.is_empty() {
         return Err(err("disk", "\"\": expected a directory".to_string()));
     }
-    let budget = crate::config::limits::memory_budget().map_err(|m| err("memory", m))?;
     let memory = match &c.memory {
         None => budget / 4,
         Some(m) => {

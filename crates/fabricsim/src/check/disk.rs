@@ -79,7 +79,7 @@ pub fn layer_name(depth: u32) -> String {
     format!("layer-{depth}.bin")
 }
 
-fn tree_name(depth: u32) -> String {
+pub fn tree_name(depth: u32) -> String {
     format!("tree-{depth}.bin")
 }
 
@@ -412,8 +412,4 @@ impl Dir {
             }
         }
     }
-}
-
-pub fn tree_file(depth: u32) -> String {
-    tree_name(depth)
 }

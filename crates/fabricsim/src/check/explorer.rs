@@ -894,7 +894,7 @@ pub fn explore<P: Checkable>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wo
             layer: name.clone(),
             layer_states: *states,
             layer_bytes: *bytes,
-            tree: disk::tree_file(depth),
+            tree: disk::tree_name(depth),
             generation: set.generation(),
             states: tree.len() as u64,
             transitions,
@@ -1113,7 +1113,7 @@ pub fn explore<P: Checkable>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wo
                     "check: depth {depth}, {layer_done} of {layer_states} states of the layer expanded; \
                      {} states, {:.0} states/s, {} MB{}",
                     tree.len(),
-                    (tree.len() as u64 - report.resumed_from.map_or(0, |_| resumed_states)) as f64 / seconds,
+                    (tree.len() as u64 - resumed_states) as f64 / seconds,
                     current_rss_kb() >> 10,
                     on_disk.as_ref().map_or(String::new(), |s| format!(", {} on disk", s.len())),
                 );

@@ -241,13 +241,7 @@ pub fn typed<T: DeserializeOwned>(
         if let Some(rest) = msg.strip_prefix("invalid type: string \"") {
             if let Some((digits, expected)) = rest.split_once("\", expected ") {
                 let ty = expected.trim_end_matches('.');
-                let max = match ty {
-                    "u8" => Some(("2^8-1", u8::MAX as u128)),
-                    "u16" => Some(("2^16-1", u16::MAX as u128)),
-                    "u32" => Some(("2^32-1", u32::MAX as u128)),
-                    "u64" | "usize" => Some(("2^64-1", u64::MAX as u128)),
-                    _ => None,
-                };
+                let max = uint_max(ty);
                 // A digit string within range was typed as a string (a quoted
                 // number); beyond it, an integer too large for TOML.
                 let too_large = digits.parse::<u128>().map_or(true, |v| max.is_some_and(|(_, m)| v > m));
@@ -298,26 +292,29 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
     row[b.len()]
 }
 
+/// An unsigned Rust type's largest value, as written in messages and as a number.
+fn uint_max(ty: &str) -> Option<(&'static str, u128)> {
+    match ty {
+        "u8" => Some(("2^8-1", u8::MAX as u128)),
+        "u16" => Some(("2^16-1", u16::MAX as u128)),
+        "u32" => Some(("2^32-1", u32::MAX as u128)),
+        "u64" | "usize" => Some(("2^64-1", u64::MAX as u128)),
+        _ => None,
+    }
+}
+
 /// serde's "invalid type: string \"64\", expected u32" in plain words:
 /// "expected an integer, got the string \"64\"".
 fn plain_type_error(msg: &str) -> Option<String> {
     let (kind, rest) = msg.split_once(": ")?;
     let (got, expected) = rest.rsplit_once(", expected ")?;
     let expected = expected.trim_end_matches('.');
-    let want = match expected {
-        "u8" | "u16" | "u32" | "u64" | "usize" => {
-            let max = match expected {
-                "u8" => "2^8-1",
-                "u16" => "2^16-1",
-                "u32" => "2^32-1",
-                _ => "2^64-1",
-            };
-            format!("an integer from 0 to {max}")
-        }
-        "i8" | "i16" | "i32" | "i64" | "isize" => "an integer".to_string(),
-        "f32" | "f64" => "a number".to_string(),
-        "a boolean" => "true or false".to_string(),
-        other => other.to_string(),
+    let want = match (uint_max(expected), expected) {
+        (Some((max, _)), _) => format!("an integer from 0 to {max}"),
+        (None, "i8" | "i16" | "i32" | "i64" | "isize") => "an integer".to_string(),
+        (None, "f32" | "f64") => "a number".to_string(),
+        (None, "a boolean") => "true or false".to_string(),
+        (None, other) => other.to_string(),
     };
     let got = if let Some(v) = got.strip_prefix("string ") {
         format!("the string {v}")

@@ -355,19 +355,7 @@ impl<T: Copy> Core<T> {
     /// What the core does next, no later than `until`.
     pub fn next(&mut self, until: Time) -> Next<T> {
         self.dispatch();
-        let mut best: Option<(Time, Q, usize)> = None;
-        for (q, buf) in [(Q::Window, &self.window), (Q::Sb, &self.sb), (Q::Wc, &self.wc)] {
-            for (i, y) in buf.iter().enumerate() {
-                if y.state != State::Waiting {
-                    continue;
-                }
-                if let Some(t) = self.ready(y) {
-                    if best.is_none_or(|b| t < b.0) {
-                        best = Some((t, q, i));
-                    }
-                }
-            }
-        }
+        let best = self.best(Queues::All);
         // an operation not yet fetched dispatches at the clock or later
         let horizon = if self.pending.is_none() && !self.closed { self.clock.cyc } else { Time::MAX };
         match best {
