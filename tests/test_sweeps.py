@@ -219,3 +219,37 @@ def sweeps_unit(text):
     from fabricsim.store import unit_value
 
     return unit_value(text)
+
+
+def test_plot_draws_a_line_per_value_with_numbers_for_units(tmp_path):
+    db = tmp_path / "p.db"
+    fabricsim.sweep(
+        TINY,
+        grid={"defaults.link.bandwidth": ["128GB/s", "32GB/s"], "workload.window": [1, 4]},
+        metrics=["throughput_GBps"],
+        db=db,
+        workers=1,
+    )
+    ax = fabricsim.plot(db, x="defaults.link.bandwidth", y="throughput_GBps", by="workload.window")
+    lines = ax.get_lines()
+    assert [ln.get_label() for ln in lines] == ["workload.window = 1", "workload.window = 4"]
+    # x in numbers (GB/s), ordered as numbers, not as text ("128GB/s" < "32GB/s")
+    assert list(lines[0].get_xdata()) == pytest.approx([32.0, 128.0])
+    assert ax.get_xlabel() == "defaults.link.bandwidth [GB/s]"
+    df = fabricsim.load(db)
+    for ln, window in zip(lines, [1, 4]):
+        want = df[df["workload.window"] == window].sort_values("defaults.link.bandwidth [B/s]")["throughput_GBps"]
+        assert list(ln.get_ydata()) == pytest.approx(list(want))
+
+
+def test_plot_command_writes_a_picture_and_names_a_wrong_column(tmp_path):
+    db = tmp_path / "p.db"
+    fabricsim.sweep(TINY, grid={"workload.window": [1, 2]}, metrics=["throughput_GBps"], db=db, workers=1)
+    out = tmp_path / "p.svg"
+    cmd = [sys.executable, "-m", "fabricsim", "plot", str(db), "--y", "throughput_GBps", "-o", str(out)]
+    proc = subprocess.run([*cmd, "--x", "workload.window"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_text().lstrip().startswith("<?xml")
+    proc = subprocess.run([*cmd, "--x", "workload.windo"], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert "did you mean 'workload.window'" in proc.stderr

@@ -28,6 +28,7 @@ __all__ = [
     "bench",
     "sweep",
     "load",
+    "plot",
     "check",
     "litmus",
     "Result",
@@ -173,6 +174,15 @@ def load(db: str | os.PathLike, sweep: str | None = None):
     from .store import load as _load
 
     return _load(db, sweep=sweep)
+
+
+def plot(results: Any, x: str, y: str, by: str | None = None, **kwargs: Any):
+    """Plot metric ``y`` of a sweep against parameter ``x``, one line per value of ``by``
+    (``results``: a DataFrame from :func:`load` or a sweep store's path); see
+    :func:`fabricsim.plotting.plot`. Returns the matplotlib Axes."""
+    from .plotting import plot as _plot
+
+    return _plot(results, x, y, by=by, **kwargs)
 
 
 def check(config: ConfigLike, set: OverridesLike = None, progress: bool = False) -> dict[str, Any]:

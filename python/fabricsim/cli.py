@@ -536,6 +536,45 @@ def cmd_results(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# -- plot -----------------------------------------------------------------------------------
+def add_plot(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "plot",
+        help="plot a metric of a sweep against a parameter",
+        description="Plot one metric of a sweep store against one parameter (mean over seeds; "
+        "failed points left out), one line per value of --by. Parameters with units are plotted "
+        "by their numbers.",
+    )
+    p.add_argument("db", metavar="DB", help="SQLite store written by `fabricsim sweep`")
+    p.add_argument("--x", required=True, metavar="PARAM", help="parameter on the x axis, e.g. workload.window")
+    p.add_argument("--y", required=True, metavar="METRIC", help="metric on the y axis, e.g. throughput_GBps")
+    p.add_argument("--by", default=None, metavar="PARAM", help="one line per value of this parameter")
+    p.add_argument("--sweep", default=None, help="only this sweep's points")
+    p.add_argument("--logx", action="store_true", help="logarithmic x axis (base 2)")
+    p.add_argument("--logy", action="store_true", help="logarithmic y axis")
+    p.add_argument(
+        "-o", "--out", default=None, metavar="FILE", help="image to write (.svg, .png, .pdf); default DB-Y.svg"
+    )
+    p.set_defaults(func=cmd_plot)
+
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    from .plotting import PlotError, plot
+
+    fabricsim = _api()
+    out = args.out or f"{os.path.splitext(args.db)[0]}-{args.y.replace('/', '_')}.svg"
+    check_writable_file(out, "--out")
+    try:
+        ax = plot(fabricsim.load(args.db, sweep=args.sweep), args.x, args.y, by=args.by, logx=args.logx, logy=args.logy)
+    except PlotError as exc:
+        _error(f"{args.db}: {exc}")
+        return EXIT_USAGE
+    ax.figure.tight_layout()
+    ax.figure.savefig(out)
+    print(f"wrote {out}", file=sys.stderr)
+    return EXIT_OK
+
+
 # -- reproduce ------------------------------------------------------------------------------
 def add_reproduce(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -604,6 +643,7 @@ COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_validate,
     add_sweep,
     add_results,
+    add_plot,
     add_reproduce,
     add_check,
     add_litmus,
