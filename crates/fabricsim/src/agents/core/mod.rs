@@ -22,6 +22,7 @@
 //! path above allocates.
 
 mod params;
+pub mod presets;
 mod store_buffer;
 mod window;
 
