@@ -32,3 +32,4 @@ mod pcie;
 mod posted;
 mod protocol_timing;
 mod spread;
+mod trace_words;

@@ -88,8 +88,8 @@ pub enum HBusy {
     },
 }
 
-/// The home directory's entry of a line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// The home directory's entry of a line (Debug: `text.rs`).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct HLine {
     /// The domain with M permission (possibly stale: see the module doc).
     pub owner: Option<u8>,
@@ -102,8 +102,8 @@ impl HLine {
     pub(super) const FREE: HLine = HLine { owner: None, sharers: 0, busy: HBusy::None };
 }
 
-/// A global memory with its home directory.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+/// A global memory with its home directory (Debug: `text.rs`).
+#[derive(Clone, PartialEq, Eq, Hash, Default)]
 pub struct Home {
     /// The values written to it (kept when checking).
     pub mem: BTreeMap<Line, Val>,

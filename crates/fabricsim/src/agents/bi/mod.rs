@@ -112,6 +112,7 @@ pub mod program;
 mod protocol;
 pub mod runtime;
 mod store_buffer;
+mod text;
 pub mod tree;
 pub mod urcu;
 

@@ -275,7 +275,8 @@ pub struct Run {
     pub flush_t0: Time,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// (Debug: `text.rs`.)
+#[derive(Clone, PartialEq, Eq, Hash)]
 pub struct Core {
     /// L1 tags (timing; the checker keeps one private level).
     pub l1: Option<Lines<Tag>>,
@@ -298,8 +299,8 @@ pub struct Core {
     pub prog: Option<Box<Prog>>,
 }
 
-/// The LLC's line: the L3 copy and the domain directory's entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// The LLC's line: the L3 copy and the domain directory's entry (Debug: `text.rs`).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct LLine {
     pub sharers: u64,
     pub owner: Option<u8>,
@@ -383,8 +384,8 @@ pub enum Busy {
 
 /// A line the LLC no longer holds but still works on: an L3 victim
 /// recalled from the domain's cores, then written back; or a flush of a
-/// line the domain does not hold, broadcast to its cores.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// line the domain does not hold, broadcast to its cores (Debug: `text.rs`).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Pend {
     pub line: Line,
     pub acks: u8,
@@ -394,7 +395,8 @@ pub struct Pend {
     pub writing: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// (Debug: `text.rs`.)
+#[derive(Clone, PartialEq, Eq, Hash)]
 pub struct Llc {
     pub lines: Lines<LLine>,
     pub pend: SmallVec<[Pend; 2]>,
@@ -402,7 +404,7 @@ pub struct Llc {
 
 // a core is the common agent (one per core of the machine); boxing it would cost a pointer chase per message
 #[allow(clippy::large_enum_variant)]
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Clone, PartialEq, Eq, Hash)]
 pub enum Node {
     Core(Core),
     Llc(Llc),

@@ -10,8 +10,8 @@ use super::{Mutant, Variant};
 use crate::agents::protocol::{AgentId, Ctx, Violation};
 use crate::workloads::program::Value;
 
-/// A directory slice with its LLC slice.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+/// A directory slice with its LLC slice (Debug: `text.rs`).
+#[derive(Clone, PartialEq, Eq, Hash, Default)]
 pub struct Dir {
     /// Values by location (checking; empty when timed: no data is kept).
     pub mem: Vec<Value>,

@@ -67,6 +67,7 @@ mod pack;
 mod processor;
 mod protocol;
 pub mod tables;
+mod text;
 
 pub use directory::Dir;
 pub use messages::{Loc, Msg, Num, CHANNELS};

@@ -41,8 +41,8 @@ pub struct Buffered {
     pub id: u64,
 }
 
-/// A processor core.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+/// A processor core (Debug: `text.rs`).
+#[derive(Clone, PartialEq, Eq, Hash, Default)]
 pub struct Proc {
     /// A litmus program's front end (unused when free or timed).
     pub core: Core,

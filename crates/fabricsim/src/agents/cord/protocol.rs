@@ -16,7 +16,8 @@ use crate::agents::protocol::{
 };
 use crate::workloads::program::{Op, Outcome, Program};
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// (Debug: `text.rs`.)
+#[derive(Clone, PartialEq, Eq, Hash)]
 pub enum Node {
     Proc(Proc),
     Dir(Dir),

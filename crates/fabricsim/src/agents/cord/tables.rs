@@ -8,7 +8,8 @@ use smallvec::SmallVec;
 use super::messages::Num;
 use crate::agents::protocol::AgentId;
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+/// (Debug: `text.rs`.)
+#[derive(Clone, PartialEq, Eq, Hash, Default)]
 pub struct EpochTable {
     entries: SmallVec<[(AgentId, Num, Num); 4]>,
 }
@@ -70,6 +71,11 @@ impl EpochTable {
 
     pub fn len(&self) -> usize {
         self.entries.len()
+    }
+
+    /// Every entry: (core, epoch, count), sorted.
+    pub fn iter(&self) -> impl Iterator<Item = (AgentId, Num, Num)> + '_ {
+        self.entries.iter().copied()
     }
 
     pub fn is_empty(&self) -> bool {

@@ -69,7 +69,8 @@ impl Word {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+/// (Debug: `text.rs`.)
+#[derive(Clone, PartialEq, Eq, Hash, Default)]
 pub struct BLine {
     pub perm: Perm,
     /// Local threads inside their critical sections.
@@ -111,7 +112,8 @@ impl BLine {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+/// (Debug: `text.rs`.)
+#[derive(Clone, PartialEq, Eq, Hash, Default)]
 pub struct Blade {
     /// Lines not in their initial state (invalid and idle).
     pub lines: BTreeMap<Line, BLine>,

@@ -11,7 +11,8 @@ use super::Mutant;
 use crate::agents::protocol::{AgentId, Ctx, Step, Violation};
 use crate::workloads::program::Value;
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+/// (Debug: `text.rs`.)
+#[derive(Clone, PartialEq, Eq, Hash, Default)]
 pub struct DEntry {
     pub state: Perm,
     /// Blades with a copy (a bit each).
@@ -28,7 +29,8 @@ pub struct DEntry {
     pub reading: u16,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+/// (Debug: `text.rs`.)
+#[derive(Clone, PartialEq, Eq, Hash, Default)]
 pub struct Dir {
     pub lines: BTreeMap<Line, DEntry>,
     /// Timing only (zero when checking).

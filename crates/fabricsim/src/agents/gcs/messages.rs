@@ -39,7 +39,8 @@ pub type Blade = u8;
 /// bits per request (the blade, then whether it asks for M). A blade has
 /// at most one request per line outstanding, so a queue holds fewer than
 /// [`super::MAX_BLADES`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+/// (Debug: `text.rs`, as a list of blades.)
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Queue(pub u64);
 
 impl Queue {

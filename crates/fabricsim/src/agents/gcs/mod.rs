@@ -52,6 +52,7 @@ mod directory;
 pub mod messages;
 mod pack;
 mod protocol;
+mod text;
 mod thread;
 
 pub use messages::{Msg, Queue, CHANNELS};

@@ -12,7 +12,8 @@ use crate::agents::protocol::{AgentId, ChannelOrder, Ctx, OpKind, Protocol, Role
 use crate::engine::Time;
 use crate::workloads::program::Value;
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// (Debug: `text.rs`.)
+#[derive(Clone, PartialEq, Eq, Hash)]
 pub enum Node {
     Thread(Thread),
     Blade(Blade),

@@ -18,7 +18,8 @@ pub enum St {
     Rel,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+/// (Debug: `text.rs`.)
+#[derive(Clone, PartialEq, Eq, Hash, Default)]
 pub struct Thread {
     pub st: St,
     pub line: Line,
