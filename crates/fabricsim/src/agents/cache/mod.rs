@@ -18,7 +18,7 @@ use std::fmt;
 use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize, Serializer};
 
-pub use params::{CacheParams, Ways};
+pub use params::{geometry_warnings, CacheParams, Ways};
 pub use store::{LineHasher, SetAssoc};
 
 // ---------------------------------------------------------------- geometry

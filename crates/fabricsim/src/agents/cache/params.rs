@@ -130,3 +130,52 @@ impl CacheParams {
         Ok(geom)
     }
 }
+
+/// What looks like a slip in a valid cache geometry, as warnings naming
+/// `key.size`: a size that is a whole number of kilobytes (10^3) but not
+/// of KiB (2^10), and a set count that is not a power of two (real caches
+/// index sets with address bits).
+pub fn geometry_warnings(geom: &CacheGeometry, key: &str) -> Vec<String> {
+    let size = geom.lines() * geom.line_bytes() as u64;
+    let mut out = Vec::new();
+    if size % 1000 == 0 && size % 1024 != 0 {
+        out.push(format!(
+            "{key}.size: {size} B is a decimal size (KB, MB = 10^3, 10^6 B); a cache of {} KiB is written \"{}KiB\"",
+            size / 1000,
+            size / 1000
+        ));
+    }
+    let sets = geom.sets();
+    if !sets.is_power_of_two() {
+        out.push(format!(
+            "{key}.size: {sets} sets ({size} B / {} ways / {} B lines) is not a power of two; sets are indexed \
+             with a modulo, which no real cache does",
+            geom.ways(),
+            geom.line_bytes()
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn warnings(size: &str, ways: u32) -> Vec<String> {
+        let p = CacheParams { ways: Ways::Count(ways), ..CacheParams::with_size(Size::parse(size).unwrap().bytes()) };
+        geometry_warnings(&p.validate("t.toml", "protocol.cache").unwrap(), "protocol.cache")
+    }
+
+    #[test]
+    fn a_decimal_size_and_a_set_count_not_a_power_of_two_are_warned() {
+        assert!(warnings("64KiB", 8).is_empty());
+        let w = warnings("64KB", 8);
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(w[0].contains("protocol.cache.size: 64000 B is a decimal size") && w[0].contains("\"64KiB\""), "{w:?}");
+        assert!(w[1].contains("125 sets"), "{w:?}");
+        // 3 MiB over 12 ways: 4096 sets, fine; over 16 ways a non-power-of-two set count
+        assert!(warnings("3MiB", 12).is_empty());
+        let w = warnings("3MiB", 16);
+        assert!(w.len() == 1 && w[0].contains("3072 sets"), "{w:?}");
+    }
+}
