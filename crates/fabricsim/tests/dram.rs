@@ -2,7 +2,7 @@
 
 use crate::common;
 use common::*;
-use fabricsim::agents::memory::dram::{Dram, DramParams, Page, Preset};
+use fabricsim::agents::memory::dram::{Dram, DramParams, Page, Preset, Step};
 use fabricsim::config::units::Bandwidth;
 use fabricsim::engine::Time;
 use fabricsim::{config, Format};
@@ -178,30 +178,41 @@ fn addr_of(p: &DramParams, bank: u32, row: u64, column: u32) -> u64 {
         .expect("address in the first row stride")
 }
 
-/// Idle read to a precharged bank = tRCD + tCL + tBURST, exactly, for both
-/// page policies and presets; the preset values are the speed bins'.
+/// Idle read to a precharged bank = the front end (one controller clock) +
+/// tRCD + tCL + tBURST, exactly, for both page policies and presets; the
+/// preset values are the speed bins'. Without a front end (`frontend = 0`)
+/// the ACT issues at arrival.
 #[test]
 fn idle_read_is_the_sum_of_its_timings() {
-    let expect = [("DDR4-3200", 13_750 + 13_750 + 2_500), ("DDR5-4800", 16_250 + 16_667 + 3_333)];
-    for (name, sum) in expect {
-        for page in [Page::Open, Page::Closed] {
-            let mut p = preset(name);
-            p.page = page;
-            assert_eq!(p.idle_read(), sum);
-            let mut d = Dram::new(p.clone());
-            let t0 = 5_000;
-            assert_eq!(serve_one(&mut d, t0, 0, 0) - t0, sum, "{name} {page:?}");
-            if page == Page::Closed {
-                // Closed page: every later access to the bank is idle too (after tRP).
-                let t1 = 1_000_000;
-                assert_eq!(serve_one(&mut d, t1, 1, 64 * 1000) - t1, sum, "{name} closed, second access");
+    let expect = [("DDR4-3200", 625, 13_750 + 13_750 + 2_500), ("DDR5-4800", 417, 16_250 + 16_667 + 3_333)];
+    for (name, tck, sum) in expect {
+        for (frontend, front) in [(1, tck), (0, 0), (3, 3 * tck)] {
+            for page in [Page::Open, Page::Closed] {
+                let mut p = preset(name);
+                assert_eq!((p.frontend, p.tck), (1, tck), "{name}: the preset's front end is one clock");
+                p.page = page;
+                p.frontend = frontend;
+                assert_eq!(p.idle_read(), front + sum);
+                let mut d = Dram::new(p.clone());
+                let t0 = 5_000;
+                assert_eq!(serve_one(&mut d, t0, 0, 0) - t0, front + sum, "{name} {page:?} frontend {frontend}");
+                if page == Page::Closed {
+                    // Closed page: every later access to the bank is idle too (after tRP).
+                    let t1 = 1_000_000;
+                    assert_eq!(
+                        serve_one(&mut d, t1, 1, 64 * 1000) - t1,
+                        front + sum,
+                        "{name} closed, second access, frontend {frontend}"
+                    );
+                }
             }
         }
     }
 }
 
 /// Open page, one access outstanding: a stream in one row versus one that
-/// alternates two rows of one bank differ by exactly tRP + tRCD per access.
+/// alternates two rows of one bank differ by exactly tRP + tRCD per access
+/// (a hit costs the front end + tCL + tBURST).
 #[test]
 fn row_hit_and_row_miss_streams_differ_by_trp_plus_trcd() {
     for name in PRESETS {
@@ -225,8 +236,9 @@ fn row_hit_and_row_miss_streams_differ_by_trp_plus_trcd() {
         assert_eq!(hits[0], p.idle_read());
         assert_eq!(misses[0], p.idle_read());
         for i in 1..20 {
-            assert_eq!(hits[i], p.tcl + p.tburst, "{name}: hit {i}");
-            assert_eq!(misses[i], p.trp + p.trcd + p.tcl + p.tburst, "{name}: miss {i}");
+            let fe = p.tfrontend();
+            assert_eq!(hits[i], fe + p.tcl + p.tburst, "{name}: hit {i}");
+            assert_eq!(misses[i], fe + p.trp + p.trcd + p.tcl + p.tburst, "{name}: miss {i}");
             assert_eq!(misses[i] - hits[i], p.trp + p.trcd);
         }
     }
@@ -245,9 +257,10 @@ fn fr_fcfs_serves_a_younger_row_hit_before_an_older_row_miss() {
         let ch = d.enqueue(t, 1, addr_of(&p, 2, 8, 0), 64, false); // older: a row miss
         assert_eq!(d.enqueue(t, 2, addr_of(&p, 2, 7, 1), 64, false), ch); // younger: a row hit
         let order = drain(&mut d, t, ch);
+        let fe = p.tfrontend();
         assert_eq!(
             order,
-            vec![(2, t + p.tcl + p.tburst), (1, t + p.trtp + p.trp + p.trcd + p.tcl + p.tburst)],
+            vec![(2, t + fe + p.tcl + p.tburst), (1, t + fe + p.trtp + p.trp + p.trcd + p.tcl + p.tburst)],
             "{name}: hit first, then the miss"
         );
         assert_eq!((d.stats.row_hits, d.stats.row_conflicts, d.stats.row_empty), (1, 1, 1));
@@ -276,7 +289,8 @@ fn bank_parallelism_and_bus_pipelining() {
 }
 
 /// Refresh: every tREFI a rank's banks are blocked for tRFC; a read that
-/// arrives just after the tick waits for the refresh to end.
+/// arrives just after the tick waits for the refresh to end (its front-end
+/// clock overlaps the wait).
 #[test]
 fn refresh_blocks_the_rank_for_trfc() {
     for name in PRESETS {
@@ -284,7 +298,7 @@ fn refresh_blocks_the_rank_for_trfc() {
         let mut d = Dram::new(p.clone());
         let t = p.trefi + 1_000;
         let done = serve_one(&mut d, t, 0, 0);
-        assert_eq!(done, p.trefi + p.trfc + p.idle_read(), "{name}");
+        assert_eq!(done, p.trefi + p.trfc + p.trcd + p.tcl + p.tburst, "{name}");
         assert_eq!(d.stats.refreshes, 1);
         let mut p0 = p.clone();
         p0.trefi = 0;
@@ -331,7 +345,7 @@ fn sequential_reads_in_one_bank_group_are_tccd_l_apart_across_groups_tccd_s() {
             d.enqueue(t, i, addr_of(&p, 0, 3, 1 + i), 64, false);
         }
         let order = drain(&mut d, t, 0);
-        assert_eq!(order[0].1, t + p.tcl + p.tburst, "{name}");
+        assert_eq!(order[0].1, t + p.tfrontend() + p.tcl + p.tburst, "{name}");
         assert!(gaps(&order).iter().all(|&g| g == p.tccd_l), "{name}: one group: {:?}", gaps(&order));
 
         let mut d = Dram::new(p.clone());
@@ -404,17 +418,52 @@ fn writes_drain_from_the_high_to_the_low_watermark() {
         }
         let s = d.step(t, 0);
         assert!(d.draining(0), "{name}: six writes queued, high watermark 6");
-        assert_eq!(s.issued.map(|i| i.id), Some(200));
-        ids = vec![200];
-        ids.extend(drain(&mut d, s.next.unwrap(), 0).iter().map(|o| o.0));
+        assert_eq!(s, Step { issued: None, next: Some(t + p.tfrontend()) }, "{name}: the front end");
+        ids = drain(&mut d, t, 0).iter().map(|o| o.0).collect();
         assert_eq!(ids, vec![200, 201, 202, 203, 0, 1, 2, 204, 205], "{name}: drain stops at 2 writes");
         assert!(!d.draining(0));
     }
 }
 
+/// A read handed to its bank before a write drain begins keeps issuing
+/// during the drain (as the requests already in a controller's per-bank
+/// command queues do), ahead of the drain's writes; a read that arrives
+/// during the drain waits until the front end has handed the drain's
+/// writes to their banks. Here a read waits for a refresh to end while
+/// writes arrive and start a drain: when the refresh ends, the read
+/// issues first. (Before, every read waited for the drain to end: the read
+/// came after four writes.)
+#[test]
+fn a_read_queued_before_a_write_drain_issues_during_it() {
+    for name in PRESETS {
+        let mut p = preset(name);
+        (p.write_queue, p.write_high, p.write_low) = (8, 6, 2);
+        let mut d = Dram::new(p.clone());
+        // The rank refreshes from tREFI to tREFI + tRFC.
+        let t = p.trefi + 1_000;
+        d.enqueue(t, 0, addr_of(&p, 0, 5, 0), 64, false);
+        assert_eq!(d.step(t, 0).issued, None);
+        let tw = t + 10_000;
+        for i in 0..6 {
+            d.enqueue(tw, 100 + i, addr_of(&p, 1, 5, i), 64, true);
+        }
+        // A read to a third bank arrives as the drain begins (handed
+        // after the writes, long before the refresh ends).
+        d.enqueue(tw, 1, addr_of(&p, 2, 5, 0), 64, false);
+        assert_eq!(d.step(tw, 0).issued, None, "{name}: the refresh");
+        assert!(d.draining(0), "{name}: six writes queued, high watermark 6");
+        let order = drain(&mut d, tw, 0);
+        let ids: Vec<u32> = order.iter().map(|o| o.0).collect();
+        assert_eq!(ids[0], 0, "{name}: the read queued before the drain goes first: {ids:?}");
+        assert_eq!(order[0].1, p.trefi + p.trfc + p.trcd + p.tcl + p.tburst, "{name}: an ACT as the refresh ends");
+        assert_eq!(ids.len(), 8);
+        println!("{name}: {ids:?}");
+    }
+}
+
 /// A read after a write to the same rank waits tWTR_L (same bank group)
 /// or tWTR_S (another group) after the write's last data beat; an idle
-/// write takes tCWL + tBURST.
+/// write takes the front end + tCWL + tBURST.
 #[test]
 fn read_after_write_pays_twtr() {
     for name in PRESETS {
@@ -424,8 +473,9 @@ fn read_after_write_pays_twtr() {
             open_rows(&mut d, &p, &[0, 1], 2);
             let t = 10_000_000;
             d.enqueue(t, 7, addr_of(&p, 0, 2, 1), 64, true);
-            let w = d.step(t, 0).issued.expect("the write issues at once");
-            assert_eq!(w.done, t + p.tcwl + p.tburst, "{name}: idle write");
+            assert_eq!(d.step(t, 0), Step { issued: None, next: Some(t + p.tfrontend()) }, "{name}: the front end");
+            let w = d.step(t + p.tfrontend(), 0).issued.expect("the write issues after the front end");
+            assert_eq!(w.done, t + p.tfrontend() + p.tcwl + p.tburst, "{name}: idle write");
             d.enqueue(t, 8, addr_of(&p, bank, 2, 3), 64, false);
             let order = drain(&mut d, t, 0);
             assert_eq!(order, vec![(8, w.done + twtr + p.tcl + p.tburst)], "{name}: read to bank {bank}");
@@ -466,7 +516,8 @@ header_overhead = 0.25
 }
 
 /// End to end: the latency of a lone read is the fabric's round trip plus
-/// tRCD + tCL + tBURST + the controller overhead, to the picosecond.
+/// the DRAM front end's clock + tRCD + tCL + tBURST + the controller
+/// overhead, to the picosecond.
 #[test]
 fn idle_latency_through_the_fabric_is_exact() {
     for name in PRESETS {
@@ -477,7 +528,7 @@ fn idle_latency_through_the_fabric_is_exact() {
         let bw = Bandwidth::parse("256GB/s").unwrap();
         let prop = 2_000 + 2 * 5_000;
         let fabric = 10_000 + (bw.serialize(16) + prop) + (bw.serialize(64) + prop) + 12_000;
-        let expected = fabric + p.trcd + p.tcl + p.tburst + 20_000;
+        let expected = fabric + p.tck + p.trcd + p.tcl + p.tburst + 20_000;
         let h = r.all_latency();
         // 200 reads span more than one tREFI: most see the idle latency
         // exactly, a few wait for a refresh.
@@ -596,7 +647,7 @@ fn dram_keys_resolve_with_preset_defaults_and_overrides() {
     // The timings added with bank groups and the write queue resolve too.
     let s = resolve_ok(&with_memory(
         "model = \"dram\"\ndram = \"DDR4-2400\"\nbank_groups = 2\ntccd_l = \"6ns\"\ntfaw = \"30ns\"\n\
-         twtr_l = \"8ns\"\ntrtrs = \"1ns\"\nwrite_queue = 16\nwrite_low = 4",
+         twtr_l = \"8ns\"\ntrtrs = \"1ns\"\nwrite_queue = 16\nwrite_low = 4\nfrontend = 3",
         "tcwl = \"11ns\"\ntwr = \"16ns\"\ntrtp = \"8ns\"\ntrrd_l = \"7ns\"",
     ));
     let p = s.memories[0].dram.clone().unwrap();
@@ -606,6 +657,7 @@ fn dram_keys_resolve_with_preset_defaults_and_overrides() {
         (6_000, 30_000, 8_000, 1_000, 11_000, 16_000, 8_000, 7_000)
     );
     assert_eq!(p.tccd_s, preset("DDR4-2400").tccd_s);
+    assert_eq!((p.frontend, preset("DDR4-2400").frontend), (3, 1));
     let s = resolve_ok(&with_memory("model = \"dram\"\nwrite_high = 10", ""));
     let p = s.memories[0].dram.clone().unwrap();
     assert_eq!((p.write_queue, p.write_high, p.write_low), (32, 10, 5));

@@ -13,7 +13,8 @@ fn example() -> String {
 /// A lone CXL read through one switch takes exactly: requester process,
 /// four PCIe port crossings, two bus times and the switching time each way,
 /// the serialisation of a 16 B request and a 64 B response on each link,
-/// the device controller, the DRAM's tRCD + tCL + tBURST, and the cache
+/// the device controller, the DRAM's front-end clock + tRCD + tCL +
+/// tBURST, and the cache
 /// access. Closed page and no refresh make every read see that idle time.
 #[test]
 fn zero_load_cxl_read_is_table_iii_plus_links_plus_dram_idle() {
@@ -35,7 +36,7 @@ fn zero_load_cxl_read_is_table_iii_plus_links_plus_dram_idle() {
     let request = hop(16) + switch + hop(16);
     let response = hop(64) + switch + hop(64);
     let d = Preset::find("DDR5-4800").unwrap().params();
-    let dram = d.trcd + d.tcl + d.tburst;
+    let dram = d.tck + d.trcd + d.tcl + d.tburst;
     let expected = issue + request + controller + dram + response + cache;
     let h = r.all_latency();
     assert_eq!((h.min, h.max), (expected, expected));

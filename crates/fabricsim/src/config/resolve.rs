@@ -1928,6 +1928,7 @@ impl Builder<'_> {
         apply!(twtr_l, |p: &mut DramParams, v: super::units::Duration| p.twtr_l = v.ps());
         apply!(trtp, |p: &mut DramParams, v: super::units::Duration| p.trtp = v.ps());
         apply!(trtrs, |p: &mut DramParams, v: super::units::Duration| p.trtrs = v.ps());
+        apply!(frontend, |p: &mut DramParams, v| p.frontend = v);
         // Watermarks not set follow the write queue as the preset's do: a
         // drain from full to half.
         let is_set = |k: &str| set.iter().any(|(s, _)| *s == k);

@@ -707,6 +707,9 @@ pub struct MemoryParams {
     pub trtp: Option<Duration>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trtrs: Option<Duration>,
+    /// Controller clocks between a request's arrival and its first command.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frontend: Option<u32>,
 }
 
 impl Default for MemoryParams {
@@ -734,7 +737,7 @@ pub enum PagePolicy {
 
 /// The DRAM keys of `[defaults.memory]` and `[[memory]]`, by name, for
 /// checks that treat them alike.
-pub const DRAM_KEYS: [&str; 31] = [
+pub const DRAM_KEYS: [&str; 32] = [
     "dram",
     "channels",
     "ranks",
@@ -766,6 +769,7 @@ pub const DRAM_KEYS: [&str; 31] = [
     "twtr_l",
     "trtp",
     "trtrs",
+    "frontend",
 ];
 
 fn default_memory_latency() -> Duration {
@@ -924,6 +928,9 @@ pub struct MemoryConfig {
     pub trtp: Option<Duration>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trtrs: Option<Duration>,
+    /// Controller clocks between a request's arrival and its first command.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frontend: Option<u32>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]

@@ -3,8 +3,10 @@
 //! tCL, tCWL, tRP, tRAS, tCCD_S/L, tRRD_S/L, tFAW, tWR, tWTR_S/L, tRTP,
 //! rank-to-rank switching tRTRS, tRFC every tREFI), one command per
 //! command-bus clock, and per channel a read queue and a write queue served
-//! FR-FCFS, writes drained between a high and a low watermark. See
-//! docs/dram.md.
+//! FR-FCFS, writes drained between a high and a low watermark. A request
+//! can issue its first command `frontend` clocks after it arrives (the
+//! controller's front end); reads handed to their banks before a drain
+//! began keep issuing during it. See docs/dram.md.
 //!
 //! The model is engine-agnostic: a caller enqueues requests on a channel
 //! and calls [`Dram::step`] at the times the channel asks to be woken
@@ -297,6 +299,7 @@ impl Preset {
             write_queue: channel_queue,
             write_high: channel_queue,
             write_low: channel_queue / 2,
+            frontend: 1,
         }
     }
 }
@@ -362,6 +365,13 @@ pub struct DramParams {
     pub write_high: u32,
     /// Writes queued at which a drain stops.
     pub write_low: u32,
+    /// Controller clocks (tCK) between a request's arrival and the first
+    /// command it may issue: the clock on which the controller latches the
+    /// request into its queue, before its scheduler can pick it on the
+    /// next. Pipeline latency beyond the scheduler (gem5's 10 ns static
+    /// front- and back-end latencies, added to the response) is the
+    /// endpoint's `latency`.
+    pub frontend: u32,
 }
 
 /// Largest channels × ranks × banks accepted (bank state is allocated up front).
@@ -459,9 +469,15 @@ impl DramParams {
         self.channels as f64 * self.burst_bytes as f64 / (self.tburst as f64 / 1e12) / 1e9
     }
 
-    /// Idle read to a closed bank: ACT, column command, first data, burst.
+    /// The front end's time: `frontend` clocks.
+    pub fn tfrontend(&self) -> Time {
+        self.frontend as Time * self.tck
+    }
+
+    /// Idle read to a closed bank: the front end, ACT, column command,
+    /// first data, burst.
     pub fn idle_read(&self) -> Time {
-        self.trcd + self.tcl + self.tburst
+        self.tfrontend() + self.trcd + self.tcl + self.tburst
     }
 
     fn lines_per_row(&self) -> u64 {
@@ -578,7 +594,8 @@ struct Entry {
     /// Flat bank index: rank × banks + bank.
     bank: u32,
     row: u64,
-    arrival: Time,
+    /// Past the front end: its first command may issue (arrival + frontend clocks).
+    ready: Time,
     bursts: u32,
     /// Time of the PRE / ACT issued for this request (excluded from its queueing delay).
     prep: Time,
@@ -601,6 +618,12 @@ struct Channel {
     writes: Vec<Entry>,
     /// Draining writes (from the high watermark down to the low one).
     draining: bool,
+    /// When the drain began: reads past the front end by then had been
+    /// handed to their banks and keep issuing during the drain.
+    drain_start: Time,
+    /// When the front end has handed the drain's writes to their banks:
+    /// reads that arrived during the drain are handed after them.
+    hand_end: Time,
     /// The command bus is free again (one command per tCK).
     cmd_free: Time,
     /// The data bus is free again, after a burst of `bus_rank`, a write if `bus_write`.
@@ -620,8 +643,9 @@ pub struct Issued {
     pub id: u32,
     /// When its last data beat leaves the DRAM (a read) or is written (a write).
     pub done: Time,
-    /// Time it waited in the queue beyond its own PRE/ACT (for the buses,
-    /// other requests' banks, a write drain, refresh).
+    /// Time it waited in the queue beyond the front end and its own
+    /// PRE/ACT (for the buses, other requests' banks, a write drain,
+    /// refresh).
     pub queued: Time,
 }
 
@@ -677,13 +701,48 @@ impl Layout {
     }
 }
 
-/// What a pass over the active queue chose.
+/// What a pass over the active queues chose: the column command, or the
+/// PRE or ACT, of request i of the write queue (`true`) or the read queue.
 #[derive(Clone, Copy)]
 enum Cmd {
-    /// The column command of request i.
-    Column(usize),
-    /// The PRE or ACT for request i.
-    Row(usize),
+    Column(bool, usize),
+    Row(bool, usize),
+}
+
+/// Which requests a step considers.
+#[derive(Clone, Copy)]
+enum Mode {
+    /// The reads.
+    Read,
+    /// The writes (no read waits).
+    Write,
+    /// A drain that began at `start`: the reads handed to their banks
+    /// before it (past the front end by `start`), then the writes, then the
+    /// reads that arrived since, handed once the front end has handed the
+    /// drain's writes (at `handed`).
+    Drain { start: Time, handed: Time },
+}
+
+/// The requests taking part in a step, in FR-FCFS order: (a write, index in
+/// its queue, the request, the earliest time it may issue a command).
+fn participants<'a>(
+    reads: &'a [Entry],
+    writes: &'a [Entry],
+    mode: Mode,
+) -> impl Iterator<Item = (bool, usize, &'a Entry, Time)> + 'a {
+    let (before, with_writes, after) = match mode {
+        Mode::Read => (Time::MAX, false, None),
+        Mode::Write => (0, true, None),
+        Mode::Drain { start, handed } => (start, true, Some(handed)),
+    };
+    let early = reads.iter().enumerate().filter(move |(_, q)| q.ready <= before).map(|(i, q)| (false, i, q, q.ready));
+    let ws = writes.iter().enumerate().filter(move |_| with_writes).map(|(i, q)| (true, i, q, q.ready));
+    let late = reads
+        .iter()
+        .enumerate()
+        .filter(move |(_, q)| after.is_some() && q.ready > before)
+        .map(move |(i, q)| (false, i, q, q.ready.max(after.unwrap_or(0))));
+    early.chain(ws).chain(late)
 }
 
 impl Dram {
@@ -703,6 +762,8 @@ impl Dram {
                 reads: Vec::with_capacity(params.channel_queue as usize),
                 writes: Vec::with_capacity(params.write_queue as usize),
                 draining: false,
+                drain_start: 0,
+                hand_end: 0,
                 cmd_free: 0,
                 bus_free: 0,
                 bus_rank: 0,
@@ -770,7 +831,7 @@ impl Dram {
             group,
             bank,
             row: loc.row,
-            arrival: now,
+            ready: now + p.tfrontend(),
             bursts,
             prep: 0,
             pre: false,
@@ -868,20 +929,20 @@ impl Dram {
     /// row) is legal: tRCD, tCCD_S/L, tWTR_S/L, the data bus (with tRTRS
     /// on a change of rank or direction) and the command bus.
     #[inline]
-    fn column_time(p: &DramParams, c: &Channel, q: &Entry, write: bool) -> Time {
+    fn column_time(p: &DramParams, c: &Channel, q: &Entry, write: bool, ready: Time) -> Time {
         let b = &c.banks[q.bank as usize];
         let r = &c.ranks[q.rank as usize];
         let g = &c.groups[(q.rank * p.bank_groups + q.group) as usize];
         let (own, latency) = if write { (r.wr.max(g.wr), p.tcwl) } else { (r.rd.max(g.rd), p.tcl) };
         let turn = if c.bus_rank != q.rank || c.bus_write != write { p.trtrs } else { 0 };
         let bus = (c.bus_free + turn).saturating_sub(latency);
-        b.col_ready.max(own).max(bus).max(c.cmd_free)
+        b.col_ready.max(own).max(bus).max(c.cmd_free).max(ready)
     }
 
     /// The earliest time of the row command `q` needs: a PRE if its bank
     /// has another row open, else an ACT (tRP, refresh, tRRD_S/L, tFAW).
     #[inline]
-    fn row_time(p: &DramParams, c: &Channel, q: &Entry) -> Time {
+    fn row_time(p: &DramParams, c: &Channel, q: &Entry, ready: Time) -> Time {
         let b = &c.banks[q.bank as usize];
         let t = if b.row != NO_ROW {
             b.pre_ready
@@ -892,17 +953,21 @@ impl Dram {
             let faw = c.faw[r][c.faw_at[r] as usize];
             b.act_ready.max(c.ranks[r].act).max(g.act).max(faw)
         };
-        t.max(c.cmd_free)
+        t.max(c.cmd_free).max(ready)
     }
 
     /// Issue the command on channel `ch` that FR-FCFS chooses at `now`, if
-    /// one is legal: of the active queue (writes while draining, or when no
-    /// read waits; else reads), the oldest request whose column command is
-    /// legal (a row hit), else the oldest PRE or ACT that is legal, for the
-    /// oldest request of a bank that no queued request hits (a bank with a
-    /// queued hit stays open). One command per step (the command bus
-    /// carries one per tCK). Returns the column command issued, if any, and
-    /// when the channel next needs a step.
+    /// one is legal. The requests taking part: the reads, unless the
+    /// channel writes (it drains, or no read waits); then the writes, and
+    /// during a drain also the reads that were past the front end when the
+    /// drain began (handed to their banks' command queues, which a drain
+    /// does not empty), ahead of the writes. Of these, in that order, the
+    /// oldest whose column command is legal (a row hit), else the oldest
+    /// PRE or ACT that is legal, for the oldest request of a bank that no
+    /// request taking part hits (a bank with a queued hit stays open). No
+    /// command before a request's front end has passed. One command per
+    /// step (the command bus carries one per tCK). Returns the column
+    /// command issued, if any, and when the channel next needs a step.
     pub fn step(&mut self, now: Time, ch: u32) -> Step {
         let chi = ch as usize;
         self.refresh(chi, now);
@@ -916,50 +981,61 @@ impl Dram {
         }
         if !c.draining && nw >= p.write_high as usize {
             c.draining = true;
+            c.drain_start = now;
+            // The front end hands the drain's writes to their banks, one a clock.
+            c.hand_end = now + (nw - p.write_low as usize) as Time * p.tck;
         }
         let write = c.draining || (c.reads.is_empty() && nw > 0);
         if !write && c.reads.is_empty() {
             return Step { issued: None, next: None };
         }
+        let mode = if !write {
+            Mode::Read
+        } else if c.draining {
+            Mode::Drain { start: c.drain_start, handed: c.hand_end }
+        } else {
+            Mode::Write
+        };
         let e = Self::new_pass(c);
-        for q in if write { &c.writes } else { &c.reads } {
-            let b = &mut c.banks[q.bank as usize];
-            if b.row == q.row {
-                b.hit = e;
+        {
+            for (_, _, q, _) in participants(&c.reads, &c.writes, mode) {
+                let b = &mut c.banks[q.bank as usize];
+                if b.row == q.row {
+                    b.hit = e;
+                }
             }
         }
         let mut choice: Option<Cmd> = None;
-        let mut row_choice: Option<usize> = None;
+        let mut row_choice: Option<Cmd> = None;
         let mut next = Time::MAX;
-        let queue = if write { &c.writes } else { &c.reads };
-        for (i, q) in queue.iter().enumerate() {
+        for (w, i, q, ready) in participants(&c.reads, &c.writes, mode) {
             let bi = q.bank as usize;
             let (row, hit, oldest) = {
                 let b = &c.banks[bi];
                 (b.row, b.hit == e, b.seen != e)
             };
             if row == q.row {
-                let t = Self::column_time(p, c, q, write);
+                let t = Self::column_time(p, c, q, w, ready);
                 if t <= now && choice.is_none() {
-                    choice = Some(Cmd::Column(i));
+                    choice = Some(Cmd::Column(w, i));
                 }
                 next = next.min(t);
             } else if oldest && !hit {
-                let t = Self::row_time(p, c, q);
+                let t = Self::row_time(p, c, q, ready);
                 if t <= now && row_choice.is_none() {
-                    row_choice = Some(i);
+                    row_choice = Some(Cmd::Row(w, i));
                 }
                 next = next.min(t);
             }
             c.banks[bi].seen = e;
         }
         if choice.is_none() {
-            choice = row_choice.map(Cmd::Row);
+            choice = row_choice;
         }
         let issued = match choice {
-            Some(Cmd::Column(i)) => Some(self.column(chi, i, write, now)),
-            Some(Cmd::Row(i)) => {
-                self.row_command(chi, i, write, now);
+            Some(Cmd::Column(w, i)) => Some(self.column(chi, i, w, now)),
+            Some(Cmd::Row(w, i)) => {
+                self.row_command(chi, i, w, now);
                 None
             }
             None => None,
@@ -974,7 +1050,7 @@ impl Dram {
         Step { issued, next }
     }
 
-    /// Issue the PRE or ACT that request `i` of the active queue needs.
+    /// Issue the PRE or ACT that request `i` of the write (`write`) or read queue needs.
     fn row_command(&mut self, ch: usize, i: usize, write: bool, now: Time) {
         let p = &self.params;
         let c = &mut self.channels[ch];
@@ -1003,7 +1079,7 @@ impl Dram {
         c.cmd_free = now + p.tck;
     }
 
-    /// Issue the column command of request `i` of the active queue.
+    /// Issue the column command of request `i` of the write (`write`) or read queue.
     fn column(&mut self, ch: usize, i: usize, write: bool, now: Time) -> Issued {
         let p = &self.params;
         let c = &mut self.channels[ch];
@@ -1048,7 +1124,7 @@ impl Dram {
             (false, true) => s.row_empty += 1,
             (true, true) => s.row_conflicts += 1,
         }
-        Issued { id: q.id, done, queued: (now - q.arrival).saturating_sub(q.prep) }
+        Issued { id: q.id, done, queued: now.saturating_sub(q.ready).saturating_sub(q.prep) }
     }
 }
 
