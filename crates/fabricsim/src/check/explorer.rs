@@ -198,22 +198,12 @@ impl Report {
 
 /// Peak resident memory of this process, in KiB (Linux; 0 elsewhere).
 pub fn peak_rss_kb() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-        })
-        .unwrap_or(0)
+    crate::engine::process::self_status_kb("VmHWM:")
 }
 
 /// Resident memory of this process now, in KiB (Linux; 0 elsewhere).
 pub fn current_rss_kb() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines().find(|l| l.starts_with("VmRSS:")).and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
-        })
-        .unwrap_or(0)
+    crate::engine::process::self_status_kb("VmRSS:")
 }
 
 /// A protocol the explorer can run on several threads (every protocol

@@ -4,6 +4,7 @@
 //! allocation.
 
 use super::units::Size;
+use crate::engine::process::status_kb;
 
 /// `12.8 GB` style: decimal units, three significant figures.
 pub fn format_bytes(b: u64) -> String {
@@ -82,10 +83,6 @@ pub fn memory_budget() -> Result<u64, String> {
 fn soft_limit(limits: &str, name: &str) -> Option<u64> {
     let rest = limits.lines().find(|l| l.starts_with(name))?[name.len()..].trim_start();
     rest.split_whitespace().next()?.parse().ok()
-}
-
-fn status_kb(status: &str, key: &str) -> Option<u64> {
-    status.lines().find(|l| l.starts_with(key))?.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// The memory limit of this process's cgroup (v2 `memory.max`, v1

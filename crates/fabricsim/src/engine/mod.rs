@@ -7,6 +7,7 @@
 
 pub mod fingerprint;
 pub mod pack;
+pub mod process;
 mod queue;
 mod time;
 pub mod units;

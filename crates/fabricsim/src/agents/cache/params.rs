@@ -138,7 +138,7 @@ impl CacheParams {
 pub fn geometry_warnings(geom: &CacheGeometry, key: &str) -> Vec<String> {
     let size = geom.lines() * geom.line_bytes() as u64;
     let mut out = Vec::new();
-    if size % 1000 == 0 && size % 1024 != 0 {
+    if size.is_multiple_of(1000) && !size.is_multiple_of(1024) {
         out.push(format!(
             "{key}.size: {size} B is a decimal size (KB, MB = 10^3, 10^6 B); a cache of {} KiB is written \"{}KiB\"",
             size / 1000,
