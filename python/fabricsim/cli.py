@@ -131,7 +131,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     elif not args.quiet:
         print(result.text.rstrip("\n"))
     if args.out is not None and not args.quiet:
-        print(f"wrote {args.out}", file=sys.stderr)
+        # the table above shows the busiest links only; links.csv has every one
+        print(f"wrote {args.out} (every link direction in {Path(args.out) / 'links.csv'})", file=sys.stderr)
     outcome = result.summary.get("outcome", "completed")
     if outcome != "completed" and not args.json:
         print(

@@ -106,6 +106,15 @@ class Result:
         return self.table("hops") if "hops" in self._tables else pandas.DataFrame()
 
     @property
+    def caches(self) -> pandas.DataFrame:
+        """Per core and cache (``[protocol.core]`` levels ``l1``, ``l2``, then ``protocol``): hits,
+        misses, capacity and coherence misses, evictions. Protocol runs with levels only; empty
+        otherwise."""
+        import pandas
+
+        return self.table("caches") if "caches" in self._tables else pandas.DataFrame()
+
+    @property
     def memories(self) -> pandas.DataFrame:
         """Per memory (a protocol's homes): accesses served, utilization and DRAM counters."""
         return self.table("memories")

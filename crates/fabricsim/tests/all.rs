@@ -11,6 +11,7 @@ mod common;
 mod config_errors;
 mod cord;
 mod core_frontend;
+mod core_levels;
 mod dcoh;
 mod disk_search;
 mod dor;

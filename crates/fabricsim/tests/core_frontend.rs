@@ -383,3 +383,42 @@ mod random {
         }
     }
 }
+
+/// A miss of the first level whose latency is known at issue (a hit in a
+/// lower level, `Access::Fill`) holds a fill buffer until its data
+/// arrives, with no event; a first-level hit holds none; a miss found late
+/// (`Access::LateMiss`) takes one past the bound.
+#[test]
+fn a_lower_level_hit_holds_a_fill_buffer_for_its_latency() {
+    use fabricsim::agents::core::Access;
+    let p = Params { fill_buffers: 1, ..params(Model::Rc) };
+    let mut core: Core<u32> = Core::new(p).unwrap();
+    for i in 0..4 {
+        core.push(Op::new(Kind::Load, 0, i), 0).unwrap();
+    }
+    core.at(0);
+    let id = |core: &mut Core<u32>| match core.next_from(Time::MAX, fabricsim::agents::core::Queues::Window) {
+        Next::Issue { id, .. } => id,
+        n => panic!("{n:?}"),
+    };
+    let a = id(&mut core);
+    core.issue_as(a, 0, Access::Fill(10 * NS)).unwrap();
+    assert!(!core.fill_free());
+    assert_eq!(core.fill_frees_at(), Some(10 * NS));
+    let b = id(&mut core);
+    assert_eq!(core.issue_as(b, NS, Access::Miss), Err(CoreError::NoFillBuffer));
+    assert_eq!(core.issue_as(b, NS, Access::Fill(NS)), Err(CoreError::NoFillBuffer));
+    // a first-level hit needs none
+    core.issue_as(b, NS, Access::Hit(NS)).unwrap();
+    let c = id(&mut core);
+    core.at(10 * NS);
+    assert!(core.fill_free());
+    core.issue_as(c, 10 * NS, Access::Miss).unwrap();
+    let d = id(&mut core);
+    core.issue_as(d, 10 * NS, Access::LateMiss).unwrap();
+    assert_eq!((core.stats().misses, core.stats().late_overruns, core.stats().hits), (2, 1, 2));
+    core.complete(c, 20 * NS).unwrap();
+    core.complete(d, 20 * NS).unwrap();
+    core.at(20 * NS);
+    assert!(core.fill_free());
+}

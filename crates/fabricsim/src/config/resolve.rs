@@ -14,6 +14,7 @@ use super::ConfigError;
 use crate::agents::memory::dram::{parse_mapping, DramParams, Page, Preset};
 use crate::engine::Time;
 use crate::fabric::topology::{generate, Link, NodeId, NodeKind, ShapeParams, Topology};
+use crate::sim::protocol::{core_base, CoreSpec, LevelSpec, Timing};
 use crate::workloads::{trace, WorkloadSpec};
 
 #[derive(Debug, Clone)]
@@ -543,7 +544,7 @@ impl Builder<'_> {
         memories: &[MemorySpec],
         topo: &Topology,
     ) -> Result<ProtocolSpec, ConfigError> {
-        use crate::sim::protocol::{Driver, Timing};
+        use crate::sim::protocol::Driver;
         let caches = requesters.len();
         let dirs = memories.len();
         let cores = self.placement(
@@ -861,32 +862,55 @@ impl Builder<'_> {
         let tso_buffer = model == crate::check::oracle::Model::Tso
             && driver == Driver::Workload
             && matches!(pc.name.as_str(), "msi" | "mesi" | "dcoh");
-        let store_buffer = match pc.store_buffer {
+        let ct = pc.core.as_ref();
+        if ct.is_some() && driver != Driver::Workload {
+            return Err(self.err("protocol.core", "applies to workload-driven cores only (driver = \"workload\")"));
+        }
+        // `width` and `store_buffer` may be given in [protocol] (as before
+        // [protocol.core]) or in [protocol.core], not both
+        let (sb_key, sb) = match (pc.store_buffer, ct.and_then(|c| c.store_buffer)) {
+            (Some(_), Some(_)) => {
+                return Err(self.err(
+                    "protocol.core.store_buffer",
+                    "also given as protocol.store_buffer: give one of protocol.store_buffer and \
+                     protocol.core.store_buffer",
+                ))
+            }
+            (None, Some(n)) => ("protocol.core.store_buffer", Some(n)),
+            (n, None) => ("protocol.store_buffer", n),
+        };
+        let (width_key, width) = match (pc.width, ct.and_then(|c| c.width)) {
+            (Some(_), Some(_)) => {
+                return Err(self.err(
+                    "protocol.core.width",
+                    "also given as protocol.width: give one of protocol.width and protocol.core.width",
+                ))
+            }
+            (None, Some(n)) => ("protocol.core.width", Some(n)),
+            (n, None) => ("protocol.width", n),
+        };
+        let store_buffer = match sb {
             None if tso_buffer => 16,
             None => 0,
             Some(n) if !tso_buffer => {
                 return Err(self.err(
-                    "protocol.store_buffer",
+                    sb_key,
                     format!(
                         "{n}: applies to workload-driven msi, mesi or dcoh cores under model = \"tso\" (cord: \
                          protocol.cord.store_buffer)"
                     ),
                 ))
             }
-            Some(n) if n == 0 || n > 4096 => {
-                return Err(self.err("protocol.store_buffer", format!("{n}: expected 1 to 4096 entries")))
-            }
+            Some(n) if n == 0 || n > 4096 => return Err(self.err(sb_key, format!("{n}: expected 1 to 4096 entries"))),
             Some(n) => n as usize,
         };
-        let width = match pc.width {
+        let width = match width {
             None => 1,
             Some(_) if driver != Driver::Workload => {
-                return Err(self.err("protocol.width", "applies to workload-driven cores only (driver = \"workload\")"))
+                return Err(self.err(width_key, "applies to workload-driven cores only (driver = \"workload\")"))
             }
             Some(n) if n == 0 || n > 1024 => {
-                return Err(
-                    self.err("protocol.width", format!("{n}: expected 1 to 1024 instructions per issue_interval"))
-                )
+                return Err(self.err(width_key, format!("{n}: expected 1 to 1024 instructions per issue_interval")))
             }
             Some(n) => n,
         };
@@ -1049,6 +1073,23 @@ impl Builder<'_> {
             // every core and home time of bi is its own parameter
             cache_latency = 0;
         }
+        let mut timing = Timing {
+            cache_latency,
+            directory_latency: pc.directory_latency.ps(),
+            memory_latency,
+            control_bytes: pc.control_bytes.bytes().max(1) as u32,
+            data_bytes: pc.data_bytes.bytes().max(1) as u32,
+            line_bytes,
+            issue_interval: pc.issue_interval.ps().max(1),
+            width,
+            service: pc.directory_service.ps(),
+            queue: pc.directory_queue as usize,
+            store_buffer,
+            core: None,
+        };
+        if let Some(c) = ct {
+            timing.core = Some(self.core_spec(c, &timing, width_key)?);
+        }
         Ok(ProtocolSpec {
             dcoh,
             cord,
@@ -1058,19 +1099,7 @@ impl Builder<'_> {
             name: pc.name.clone(),
             program,
             model,
-            timing: Timing {
-                cache_latency,
-                directory_latency: pc.directory_latency.ps(),
-                memory_latency,
-                control_bytes: pc.control_bytes.bytes().max(1) as u32,
-                data_bytes: pc.data_bytes.bytes().max(1) as u32,
-                line_bytes,
-                issue_interval: pc.issue_interval.ps().max(1),
-                width,
-                service: pc.directory_service.ps(),
-                queue: pc.directory_queue as usize,
-                store_buffer,
-            },
+            timing,
             driver,
             values: pc.values as usize,
             assert_invariants: pc.assert_invariants,
@@ -1081,6 +1110,106 @@ impl Builder<'_> {
             cores,
             homes,
         })
+    }
+
+    /// `[protocol.core]`: the front end's parameters and private levels.
+    /// The base is [`core_base`] (the driver's stand-ins; a `preset` key
+    /// would pick another base there); each key given overrides it.
+    /// `width` and `store_buffer` are already resolved into `t` (from
+    /// either place, `width_key` says which).
+    fn core_spec(&self, c: &CoreConfig, t: &Timing, width_key: &str) -> Result<CoreSpec, ConfigError> {
+        let mut spec = core_base(t);
+        let f = &mut spec.front;
+        f.width = t.width;
+        for (v, field) in [
+            (c.rob, &mut f.rob),
+            (c.load_queue, &mut f.load_queue),
+            (c.fill_buffers, &mut f.fill_buffers),
+            (c.wc_buffers, &mut f.wc_buffers),
+        ] {
+            if let Some(n) = v {
+                *field = n;
+            }
+        }
+        if let Some(d) = c.clock {
+            f.cycle = d.ps();
+        }
+        if let Some(l) = &c.l1 {
+            let level = self.level(l, "protocol.core.l1", t.line_bytes)?;
+            match (l.mshrs, c.fill_buffers) {
+                (Some(_), Some(_)) => {
+                    return Err(self.err(
+                        "protocol.core.l1.mshrs",
+                        "the L1's miss entries are the front end's fill buffers: give one of \
+                         protocol.core.fill_buffers and protocol.core.l1.mshrs",
+                    ))
+                }
+                (Some(n), None) => f.fill_buffers = n,
+                _ => {}
+            }
+            spec.l1 = Some(LevelSpec { mshrs: f.fill_buffers, ..level });
+        }
+        if let Some(l) = &c.l2 {
+            let key = "protocol.core.l2";
+            let Some(l1) = spec.l1 else {
+                return Err(self.err(key, "an L2 needs an L1 ([protocol.core.l1])"));
+            };
+            let level = self.level(l, key, t.line_bytes)?;
+            if level.geometry.lines() < l1.geometry.lines() {
+                return Err(self.err(
+                    format!("{key}.size"),
+                    format!(
+                        "{} B: the L2 is inclusive of the L1; expected at least protocol.core.l1.size ({} B)",
+                        level.geometry.size_bytes(),
+                        l1.geometry.size_bytes()
+                    ),
+                ));
+            }
+            if level.latency < l1.latency {
+                return Err(self.err(
+                    format!("{key}.latency"),
+                    format!("{} ps: expected at least protocol.core.l1.latency ({} ps)", level.latency, l1.latency),
+                ));
+            }
+            spec.l2 = Some(level);
+        }
+        spec.front.validate().map_err(|e| {
+            let key = match e.field {
+                "cycle" => "protocol.core.clock".to_string(),
+                "width" => width_key.to_string(),
+                "fill_buffers" if c.fill_buffers.is_none() && c.l1.as_ref().is_some_and(|l| l.mshrs.is_some()) => {
+                    "protocol.core.l1.mshrs".to_string()
+                }
+                field => format!("protocol.core.{field}"),
+            };
+            self.err(key, e.message)
+        })?;
+        Ok(spec)
+    }
+
+    /// `[protocol.core.l1]` or `.l2`: its geometry checked as a
+    /// `[protocol.cache]`'s (the line is the protocol's).
+    fn level(&self, l: &LevelConfig, key: &str, line: u32) -> Result<LevelSpec, ConfigError> {
+        use crate::agents::cache::{CacheParams, Ways};
+        use crate::agents::core::MAX_ENTRIES;
+        let mshrs = l.mshrs.unwrap_or(16);
+        let cp = CacheParams {
+            size: l.size,
+            line: crate::engine::units::Size(u64::from(line)),
+            ways: l.ways.unwrap_or(Ways::Count(8)),
+            hit_latency: l.latency,
+            mshrs,
+            policy: l.policy,
+        };
+        let geometry = cp.validate(self.source, key)?;
+        if mshrs > MAX_ENTRIES {
+            return Err(self.err(format!("{key}.mshrs"), format!("{mshrs}: expected 1 to {MAX_ENTRIES}")));
+        }
+        let latency = l.latency.ps();
+        if latency == 0 || latency > crate::agents::core::MAX_CYCLE {
+            return Err(self.err(format!("{key}.latency"), format!("{latency} ps: expected 1 ps to 1 us")));
+        }
+        Ok(LevelSpec { geometry, policy: l.policy, latency, mshrs })
     }
 
     /// `[protocol.bi]`: the domains from the system's shape, the caches,

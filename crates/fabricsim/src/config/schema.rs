@@ -116,6 +116,52 @@ pub struct ProtocolConfig {
     /// bi: coherence domains, their caches and the explicit cache
     /// operations' costs (`[protocol.bi]`).
     pub bi: Option<BiConfig>,
+    /// Workload-driven cores: the core front end's sizes and private cache
+    /// levels in front of the protocol's cache (`[protocol.core]`,
+    /// docs/core.md).
+    pub core: Option<CoreConfig>,
+}
+
+/// `[protocol.core]`: a workload-driven core's front end. Every key is
+/// optional; an absent one keeps the driver's stand-in (docs/config.md).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CoreConfig {
+    /// Reorder buffer entries.
+    pub rob: Option<u32>,
+    /// Instructions dispatched per cycle (as `protocol.width`).
+    pub width: Option<u32>,
+    /// Load queue entries.
+    pub load_queue: Option<u32>,
+    /// Fill buffers: operations that miss the first level at once.
+    pub fill_buffers: Option<u32>,
+    /// TSO store buffer entries (as `protocol.store_buffer`).
+    pub store_buffer: Option<u32>,
+    /// Write-combining buffers.
+    pub wc_buffers: Option<u32>,
+    /// The core's cycle time (a Duration, e.g. "400ps" for 2.5 GHz).
+    pub clock: Option<Duration>,
+    /// Private levels in front of the protocol's cache, tags only.
+    pub l1: Option<LevelConfig>,
+    pub l2: Option<LevelConfig>,
+}
+
+/// `[protocol.core.l1]`, `[protocol.core.l2]`: a private cache level.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LevelConfig {
+    /// Capacity (required), a whole number of the protocol's lines.
+    pub size: Size,
+    /// Associativity (default 8; "full": one set).
+    pub ways: Option<crate::agents::cache::Ways>,
+    /// Load-to-use latency of a hit in this level, from issue (required).
+    pub latency: Duration,
+    /// Miss entries: accesses that missed this level at once (l1: the
+    /// front end's fill buffers; l2: default 16).
+    pub mshrs: Option<u32>,
+    /// Victim policy (default lru).
+    #[serde(default)]
+    pub policy: crate::agents::cache::VictimPolicy,
 }
 
 /// `[protocol.bi]`: the Bounded Incoherence machine (seed 001). Requesters

@@ -6,4 +6,4 @@ pub mod protocol;
 pub mod report;
 pub mod system;
 
-pub use system::{Outcome, RunResult, System};
+pub use system::{CacheResult, CacheStats, Outcome, RunResult, System};

@@ -31,7 +31,7 @@ use std::collections::{HashMap, VecDeque};
 use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
-use crate::agents::cache::LineHasher;
+use crate::agents::cache::{CacheGeometry, LineHasher, SetAssoc, VictimPolicy};
 use crate::agents::core::{self as front, Core, Next, Queues};
 use crate::agents::protocol::{AgentId, Ctx, OpEvent, OpKind, OpOrder, Protocol, Role, Send, Step, WorkOp};
 use crate::config::resolve::ProtocolSpec;
@@ -41,7 +41,7 @@ use crate::engine::{EventQueue, Time};
 use crate::fabric::routing::RoutingTable;
 use crate::fabric::{Fabric, FabricEvent, NodeId, PacketHeader, PacketId};
 use crate::sim::home_memory::HomeDram;
-use crate::sim::system::{MemoryResult, Outcome, RequesterResult, RunResult};
+use crate::sim::system::{CacheResult, CacheStats, MemoryResult, Outcome, RequesterResult, RunResult};
 use crate::stats::Histogram;
 use crate::workloads::dma_reads::DmaReads;
 use crate::workloads::kvs_gets::KvsGets;
@@ -75,6 +75,31 @@ pub struct Timing {
     /// protocol's own front end orders the stores): the store buffer of the
     /// shared core front end ([`crate::agents::core`]).
     pub store_buffer: usize,
+    /// `[protocol.core]`: the front end's parameters and private levels
+    /// (None: the driver's stand-ins, [`driver_front`], and no levels).
+    pub core: Option<CoreSpec>,
+}
+
+/// A workload-driven core's front end and its private cache levels
+/// (`[protocol.core]`, docs/core.md).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CoreSpec {
+    pub front: front::Params,
+    /// L1, then L2 (an L2 only with an L1).
+    pub l1: Option<LevelSpec>,
+    pub l2: Option<LevelSpec>,
+}
+
+/// A private cache level: tags only, inclusive in the protocol's cache.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LevelSpec {
+    pub geometry: CacheGeometry,
+    pub policy: VictimPolicy,
+    /// Load-to-use latency of a hit, from issue.
+    pub latency: Time,
+    /// Accesses that missed this level at once (L1: the front end's fill
+    /// buffers, which `front.fill_buffers` holds).
+    pub mshrs: u32,
 }
 
 impl Timing {
@@ -156,6 +181,8 @@ struct CoreDrive {
     /// Workload-driven cores: the shared core front end
     /// ([`crate::agents::core`]), through which every operation goes.
     core: Option<Core<WorkOp>>,
+    /// Its private levels (`[protocol.core.l1]`, `.l2`).
+    levels: Option<Levels>,
 }
 
 /// Whether the operation given to the front end last passed the issue stage.
@@ -177,15 +204,159 @@ type OpenOp = (Time, OpKind, bool, Option<front::OpId>);
 /// front end had none), small enough to allocate per core.
 const DRIVER_ROB: u32 = 512;
 
-/// The core front end of a workload-driven core: `width` instructions per
+/// The core front end of a workload-driven core: `[protocol.core]`'s
+/// parameters when given, else [`driver_front`].
+fn front_end(t: &Timing) -> Core<WorkOp> {
+    let p = t.core.as_ref().map_or_else(|| driver_front(t), |c| c.front);
+    Core::new(p).expect("resolve() validates the front end's parameters")
+}
+
+/// The driver's stand-in front end (no `[protocol.core]`, and the values
+/// of the keys it does not give): `width` instructions per
 /// `issue_interval`; under TSO (`store_buffer` > 0) its store buffer of
 /// `store_buffer` entries orders the stores, RMWs and fences; otherwise
 /// (SC, RC, and protocols with their own ordering) every operation issues
 /// at dispatch and the protocol's agent orders it. The fill buffers do
 /// not bind: the protocol's MSHRs bound the misses.
-fn front_end(t: &Timing) -> Core<WorkOp> {
+/// The base `[protocol.core]` resolves from before its keys override it:
+/// the driver's stand-in front end, no levels. A `preset = "NAME"` key
+/// adds one function returning a preset's `CoreSpec` in its place.
+pub fn core_base(t: &Timing) -> CoreSpec {
+    CoreSpec { front: driver_front(t), l1: None, l2: None }
+}
+
+/// Where a core's private levels hold a line (tags only; the protocol may
+/// have lost it since).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Held {
+    L1,
+    L2,
+    /// In neither: the access goes to the protocol's cache.
+    Neither,
+}
+
+/// A workload-driven core's private levels: tags, inclusive in the
+/// protocol's cache, and their counters (docs/core.md).
+struct Levels {
+    l1: SetAssoc<()>,
+    l1_latency: Time,
+    l2: Option<(SetAssoc<()>, Time)>,
+    /// The L2's miss entries (with an L2).
+    l2_mshrs: Option<front::Entries>,
+    /// L1, L2, the protocol's cache.
+    stats: [CacheStats; 3],
+}
+
+impl Levels {
+    fn new(c: &CoreSpec, seed: u64) -> Option<Self> {
+        let l1 = c.l1?;
+        Some(Levels {
+            l1: SetAssoc::new(l1.geometry, l1.policy, seed),
+            l1_latency: l1.latency,
+            l2: c.l2.map(|l| (SetAssoc::new(l.geometry, l.policy, seed ^ 0x12), l.latency)),
+            l2_mshrs: c.l2.map(|l| front::Entries::new(l.mshrs)),
+            stats: [CacheStats::default(); 3],
+        })
+    }
+
+    fn held(&self, line: u64) -> Held {
+        if self.l1.contains(line) {
+            Held::L1
+        } else if self.l2.as_ref().is_some_and(|(c, _)| c.contains(line)) {
+            Held::L2
+        } else {
+            Held::Neither
+        }
+    }
+
+    /// The latency of a hit in the level holding the line (None: the
+    /// protocol cache's own).
+    fn hit_latency(&self, held: Held) -> Option<Time> {
+        match held {
+            Held::L1 => Some(self.l1_latency),
+            Held::L2 => self.l2.as_ref().map(|l| l.1),
+            Held::Neither => None,
+        }
+    }
+
+    /// The protocol completed the access at once: a hit where the line was
+    /// held, the levels above it filled.
+    fn hit(&mut self, line: u64, held: Held) {
+        match held {
+            Held::L1 => {
+                self.stats[0].hits += 1;
+                self.l1.touch(line);
+            }
+            Held::L2 => {
+                self.stats[0].capacity += 1;
+                self.stats[1].hits += 1;
+                if let Some((l2, _)) = &mut self.l2 {
+                    l2.touch(line);
+                }
+                self.fill_l1(line);
+            }
+            Held::Neither => {
+                self.stats[0].capacity += 1;
+                if self.l2.is_some() {
+                    self.stats[1].capacity += 1;
+                }
+                self.stats[2].hits += 1;
+                self.fill(line);
+            }
+        }
+    }
+
+    /// The protocol missed: a tag still held is stale (the protocol lost
+    /// the line, or holds it without the permission): a coherence miss of
+    /// that level, the tag dropped. Filled at completion ([`Levels::fill`]).
+    fn miss(&mut self, line: u64, held: Held) {
+        let has_l2 = self.l2.is_some();
+        let (l1, l2) = match held {
+            Held::L1 => (true, has_l2),
+            Held::L2 => (false, true),
+            Held::Neither => (false, false),
+        };
+        if l1 {
+            self.stats[0].coherence += 1;
+            self.l1.remove(line);
+        } else {
+            self.stats[0].capacity += 1;
+        }
+        if let Some((c, _)) = &mut self.l2 {
+            if l2 {
+                self.stats[1].coherence += 1;
+                c.remove(line);
+            } else {
+                self.stats[1].capacity += 1;
+            }
+        }
+        self.stats[2].capacity += 1;
+    }
+
+    /// The line's data arrived: both levels hold it (an L2 victim leaves
+    /// the L1 too: inclusion).
+    fn fill(&mut self, line: u64) {
+        if let Some((l2, _)) = &mut self.l2 {
+            if let Some((victim, ())) = l2.insert(line, ()) {
+                self.stats[1].evictions += 1;
+                if self.l1.remove(victim).is_some() {
+                    self.stats[0].evictions += 1;
+                }
+            }
+        }
+        self.fill_l1(line);
+    }
+
+    fn fill_l1(&mut self, line: u64) {
+        if self.l1.insert(line, ()).is_some() {
+            self.stats[0].evictions += 1;
+        }
+    }
+}
+
+pub fn driver_front(t: &Timing) -> front::Params {
     let tso = t.store_buffer > 0;
-    let p = front::Params {
+    front::Params {
         rob: DRIVER_ROB,
         width: t.width.min(DRIVER_ROB),
         load_queue: DRIVER_ROB,
@@ -196,8 +367,7 @@ fn front_end(t: &Timing) -> Core<WorkOp> {
         wc_buffers: 1,
         cycle: t.issue_interval.clamp(1, front::MAX_CYCLE),
         model: if tso { front::Model::Tso } else { front::Model::Rc },
-    };
-    Core::new(p).expect("resolve() bounds the width and the store buffer")
+    }
 }
 
 pub struct ProtocolSystem<P: Protocol> {
@@ -231,6 +401,11 @@ pub struct ProtocolSystem<P: Protocol> {
     /// fires, and whether the protocol reported it issued and done then.
     firing: Option<(AgentId, front::OpId)>,
     fired: (bool, bool),
+    /// While it fires: the latency of a hit in the private level holding
+    /// its line (None: no levels, or the protocol cache's own); and the
+    /// delay of the action (the protocol cache's hit latency).
+    level_hit: Option<Time>,
+    fire_delay: Time,
     sends: Vec<Send<P::Msg>>,
     ops: Vec<OpEvent>,
     acts: Vec<P::Action>,
@@ -424,6 +599,12 @@ impl<P: Protocol> ProtocolSystem<P> {
                     instructions: w.map_or(0, |w| w.instructions),
                     dependent: w.map_or(0.0, |w| w.dependent),
                     core: (roles[a] == Role::Core && driver == Driver::Workload).then(|| front_end(&ps.timing)),
+                    levels: match &ps.timing.core {
+                        Some(c) if roles[a] == Role::Core && driver == Driver::Workload => {
+                            Levels::new(c, system.seed ^ (a as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15))
+                        }
+                        _ => None,
+                    },
                 }
             })
             .collect();
@@ -445,6 +626,8 @@ impl<P: Protocol> ProtocolSystem<P> {
             open_ops: HashMap::default(),
             firing: None,
             fired: (false, false),
+            level_hit: None,
+            fire_delay: 0,
             sends: Vec::new(),
             ops: Vec::new(),
             acts: Vec::new(),
@@ -615,18 +798,33 @@ impl<P: Protocol> ProtocolSystem<P> {
                 OpEvent::Done { id } => {
                     if let Some((t0, kind, measured, fe)) = self.open_ops.remove(&op_key(a, id)) {
                         self.ops_done[a as usize] += 1;
-                        self.finished[ai] = now + delay;
+                        let mut end = now + delay;
                         match (fe, self.firing) {
-                            // done in the action that started it: the front end learns it at issue
-                            (Some(cid), Some((f, c))) if f == a && c == cid => self.fired.1 = true,
+                            // done in the action that started it: the front end learns it at issue;
+                            // a hit in a private level costs that level's latency
+                            (Some(cid), Some((f, c))) if f == a && c == cid => {
+                                self.fired.1 = true;
+                                if let Some(l) = self.level_hit {
+                                    end = now + l;
+                                }
+                            }
                             (Some(cid), _) => {
-                                let core = self.drive[ai].core.as_mut().expect("a front end's operation");
+                                let d = &mut self.drive[ai];
+                                let core = d.core.as_mut().expect("a front end's operation");
+                                if let Some(lv) = &mut d.levels {
+                                    let line = core.payload(cid).expect("an operation the front end issued").line;
+                                    lv.fill(line);
+                                    if let Some(m) = &mut lv.l2_mshrs {
+                                        m.release();
+                                    }
+                                }
                                 core.complete(cid, now).expect("an operation the front end issued");
                             }
                             (None, _) => {}
                         }
+                        self.finished[ai] = end;
                         if measured {
-                            let lat = (now + delay).saturating_sub(t0);
+                            let lat = end.saturating_sub(t0);
                             self.measured[a as usize] += 1;
                             self.per_core[a as usize].record(lat);
                             match kind {
@@ -1021,21 +1219,85 @@ impl<P: Protocol> ProtocolSystem<P> {
             }
             Ok(false)
         };
+        // the miss entries an access needs before it may go: a fill buffer
+        // if it misses the L1 (without levels: any access, a hit or a miss
+        // of the protocol's cache is known only after), an L2 MSHR if it
+        // misses the L2; none free: wait for one (a completion steps the core)
+        let held = self.drive[ai].levels.as_ref().map(|lv| lv.held(op.line));
+        if let Some(c) = &self.t.core {
+            let d = &mut self.drive[ai];
+            let core = d.core.as_ref().expect("checked");
+            let mut wait = None;
+            if held != Some(Held::L1) && c.front.fill_buffers < front::MAX_ENTRIES && !core.fill_free() {
+                wait = Some(core.fill_frees_at());
+            }
+            if let (Some(Held::Neither), Some(m)) = (held, d.levels.as_ref().and_then(|lv| lv.l2_mshrs.as_ref())) {
+                if !m.free(now) {
+                    wait = Some(wait.flatten().into_iter().chain(m.frees_at(now)).min());
+                }
+            }
+            if let Some(w) = wait {
+                let r = refused(d);
+                return match w {
+                    Some(t) => Err(t),
+                    None => r,
+                };
+            }
+        }
         let Some(x) = self.p.workload_action(&self.agents[ai], a, &op) else { return refused(&mut self.drive[ai]) };
         self.firing = Some((a, id));
         self.fired = (false, false);
+        self.level_hit = held.and_then(|h| self.drive[ai].levels.as_ref().and_then(|lv| lv.hit_latency(h)));
         let ok = self.fire(a, x);
         self.firing = None;
+        self.level_hit = None;
         if !ok {
             return refused(&mut self.drive[ai]);
         }
-        // an action that reports no operation, or one done at once, is over now
-        let latency = match self.fired {
-            (true, false) => None,
-            _ => Some(0),
-        };
-        let core = self.drive[ai].core.as_mut().expect("checked");
-        core.issue(id, now, latency).expect("the front end offered it");
+        let d = &mut self.drive[ai];
+        let core = d.core.as_mut().expect("checked");
+        match (held, &mut d.levels) {
+            (Some(h), Some(lv)) => {
+                let access = match self.fired {
+                    // the protocol missed: filled at completion
+                    (true, false) => {
+                        lv.miss(op.line, h);
+                        if let Some(m) = &mut lv.l2_mshrs {
+                            m.hold();
+                        }
+                        match h {
+                            Held::L1 => front::Access::LateMiss,
+                            _ => front::Access::Miss,
+                        }
+                    }
+                    // done at once: a hit of the level holding it
+                    (true, true) => {
+                        lv.hit(op.line, h);
+                        match h {
+                            Held::L1 => front::Access::Hit(lv.l1_latency),
+                            Held::L2 => front::Access::Fill(lv.hit_latency(h).expect("an L2")),
+                            Held::Neither => {
+                                if let Some(m) = &mut lv.l2_mshrs {
+                                    m.hold_until(now, now + self.fire_delay);
+                                }
+                                front::Access::Fill(self.fire_delay)
+                            }
+                        }
+                    }
+                    // no operation reported: over now
+                    (false, _) => front::Access::Hit(0),
+                };
+                core.issue_as(id, now, access).expect("the front end offered it, its entries checked");
+            }
+            _ => {
+                // an action that reports no operation, or one done at once, is over now
+                let latency = match self.fired {
+                    (true, false) => None,
+                    _ => Some(0),
+                };
+                core.issue(id, now, latency).expect("the front end offered it");
+            }
+        }
         self.passed(a, queues);
         Ok(true)
     }
@@ -1164,6 +1426,7 @@ impl<P: Protocol> ProtocolSystem<P> {
             Some(t) => t + self.delay(a, None),
             None => self.delay(a, None),
         };
+        self.fire_delay = delay;
         self.finish(a, delay);
         // Anything waiting in the inbox may now be taken.
         self.serve(a);
@@ -1307,6 +1570,25 @@ impl<P: Protocol> ProtocolSystem<P> {
             spread: self.fabric.routing.spread_used().map(Spread::name),
             warnings,
             protocol_stats: self.p.stats(&self.agents),
+            caches: (0..self.agents.len())
+                .filter_map(|a| self.drive[a].levels.as_ref().map(|lv| (a, lv)))
+                .flat_map(|(a, lv)| {
+                    let core = topo.nodes[self.node_of[a] as usize].name.clone();
+                    let levels: &[&'static str] =
+                        if lv.l2.is_some() { &["l1", "l2", "protocol"] } else { &["l1", "protocol"] };
+                    levels
+                        .iter()
+                        .map(|&level| {
+                            let i = match level {
+                                "l1" => 0,
+                                "l2" => 1,
+                                _ => 2,
+                            };
+                            CacheResult { core: core.clone(), level, stats: lv.stats[i] }
+                        })
+                        .collect::<Vec<_>>()
+                })
+                .collect(),
         }
     }
 

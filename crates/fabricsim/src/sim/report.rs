@@ -118,7 +118,45 @@ impl RunResult {
                 self.protocol_stats.iter().map(|(k, x)| (k.clone(), json!(round(*x, 6)))).collect();
             v["protocol"] = serde_json::Value::Object(m);
         }
+        if !self.caches.is_empty() {
+            // Only runs with [protocol.core] levels have it: other outputs stay as they were.
+            v["caches"] = self.caches.iter().map(Self::cache_json).collect();
+        }
         serde_json::to_string_pretty(&v).expect("summary serializes")
+    }
+
+    fn cache_json(c: &crate::sim::CacheResult) -> serde_json::Value {
+        let st = &c.stats;
+        let mut v = json!({
+            "core": c.core,
+            "level": c.level,
+            "hits": st.hits,
+            "misses": st.capacity + st.coherence,
+        });
+        // the protocol's cache: its misses are not split, its evictions not seen
+        if c.level != "protocol" {
+            v["capacity_misses"] = json!(st.capacity);
+            v["coherence_misses"] = json!(st.coherence);
+            v["evictions"] = json!(st.evictions);
+        }
+        v
+    }
+
+    /// One row per core and cache (`[protocol.core]` levels, then the
+    /// protocol's cache); the protocol's cache leaves the miss split and the
+    /// evictions empty.
+    pub fn caches_csv(&self) -> String {
+        let mut s = String::from("core,level,hits,misses,capacity_misses,coherence_misses,evictions\n");
+        for c in &self.caches {
+            let st = &c.stats;
+            let _ = write!(s, "{},{},{},{}", c.core, c.level, st.hits, st.capacity + st.coherence);
+            if c.level == "protocol" {
+                s.push_str(",,,\n");
+            } else {
+                let _ = writeln!(s, ",{},{},{}", st.capacity, st.coherence, st.evictions);
+            }
+        }
+        s
     }
 
     fn hop_json(c: &crate::sim::system::HopClass) -> serde_json::Value {
@@ -300,6 +338,10 @@ impl RunResult {
         if !self.by_hops.is_empty() {
             t.push(("hops", self.hops_csv()));
         }
+        // Runs with [protocol.core] levels only.
+        if !self.caches.is_empty() {
+            t.push(("caches", self.caches_csv()));
+        }
         t
     }
 
@@ -369,7 +411,8 @@ impl RunResult {
             );
         }
         if self.links.len() > 8 {
-            let _ = writeln!(s, "  ... {} more link directions in links.csv", self.links.len() - 8);
+            // (the terminal does not know whether the tables are written)
+            let _ = writeln!(s, "  ... {} more link directions", self.links.len() - 8);
         }
         for w in &self.warnings {
             let _ = writeln!(s, "  warning: {w}");

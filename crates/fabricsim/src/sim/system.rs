@@ -124,6 +124,33 @@ pub struct RunResult {
     pub warnings: Vec<String>,
     /// Protocol-specific counters (`Protocol::stats`; empty without a protocol).
     pub protocol_stats: Vec<(String, f64)>,
+    /// Workload-driven cores with `[protocol.core]` levels: per core, its
+    /// levels and its protocol cache (empty otherwise).
+    pub caches: Vec<CacheResult>,
+}
+
+/// The counters of one cache of one core (docs/core.md): a private level
+/// (`l1`, `l2`) or the protocol's cache (`protocol`) as the accesses that
+/// missed the levels saw it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    pub hits: u64,
+    /// Tag absent: cold, capacity or conflict misses.
+    pub capacity: u64,
+    /// Tag present but the protocol had lost the line (or lacked the
+    /// permission): the tag is dropped.
+    pub coherence: u64,
+    /// Tags evicted to make room (an L1 also loses the lines its L2 evicts).
+    pub evictions: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CacheResult {
+    /// The core's requester.
+    pub core: String,
+    /// `l1`, `l2` or `protocol`.
+    pub level: &'static str,
+    pub stats: CacheStats,
 }
 
 pub struct System {
@@ -750,6 +777,7 @@ impl System {
             spread: self.fabric.routing.spread_used().map(Spread::name),
             warnings,
             protocol_stats: Vec::new(),
+            caches: Vec::new(),
         }
     }
 }

@@ -21,6 +21,7 @@
 //! core allocates its queues once, from its [`Params`]; nothing on the
 //! path above allocates.
 
+mod entries;
 mod params;
 pub mod presets;
 mod store_buffer;
@@ -28,6 +29,7 @@ mod window;
 
 use std::collections::VecDeque;
 
+pub use entries::Entries;
 pub use params::{Model, ParamError, Params, MAX_CYCLE, MAX_ENTRIES};
 
 use crate::engine::Time;
@@ -124,6 +126,23 @@ pub enum Queues {
     All,
 }
 
+/// How an operation issued ([`Core::issue_as`]): what it holds of the
+/// first level's fill buffers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// A hit in the first level: done this long after issue, no fill buffer.
+    Hit(Time),
+    /// A miss of the first level whose data arrives this long after issue
+    /// (a hit in a lower level): it holds a fill buffer until then.
+    Fill(Time),
+    /// A miss whose completion is not known: it holds a fill buffer until
+    /// [`Core::complete`].
+    Miss,
+    /// A miss found only after it issued (the first level held a stale
+    /// copy): as `Miss`, and it takes a fill buffer even when none is free.
+    LateMiss,
+}
+
 /// A driver's report the core rejects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CoreError {
@@ -174,6 +193,9 @@ pub struct Stats {
     pub hits: u64,
     /// Operations issued outstanding (each holds a fill buffer).
     pub misses: u64,
+    /// Of those, misses found after they issued ([`Access::LateMiss`])
+    /// while every fill buffer was in use: how far the bound was exceeded.
+    pub late_overruns: u64,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -204,8 +226,10 @@ pub struct Core<T> {
     wc: Buffer<T>,
     /// The youngest load or RMW (a dependent one's producer).
     last_load: Option<OpId>,
-    /// Fill buffers in use.
-    misses: u32,
+    /// The fill buffers.
+    fill: Entries,
+    /// The driver's latest time ([`Core::at`], [`Core::issue`]).
+    now: Time,
     /// The dispatch cycle of the latest operation dispatched.
     disp: Time,
     closed: bool,
@@ -226,7 +250,8 @@ impl<T: Copy> Core<T> {
             sb: VecDeque::with_capacity(p.store_buffer as usize),
             wc: VecDeque::with_capacity(p.wc_buffers as usize),
             last_load: None,
-            misses: 0,
+            fill: Entries::new(p.fill_buffers),
+            now: 0,
             disp: 0,
             closed: false,
             last: 0,
@@ -257,9 +282,21 @@ impl<T: Copy> Core<T> {
         self.closed = true;
     }
 
-    /// Whether a miss may issue now (a fill buffer is free).
+    /// Whether a miss may issue now (a fill buffer is free at the driver's
+    /// latest time).
     pub fn fill_free(&self) -> bool {
-        self.misses < self.p.fill_buffers
+        self.fill.free(self.now)
+    }
+
+    /// When a fill buffer held by a miss of known latency frees next (None:
+    /// only a completion frees one).
+    pub fn fill_frees_at(&self) -> Option<Time> {
+        self.fill.frees_at(self.now)
+    }
+
+    /// The payload of operation `id` (dispatched, not yet left).
+    pub fn payload(&self, id: OpId) -> Option<&T> {
+        self.find(id).map(|(q, i)| &self.queue(q)[i].payload)
     }
 
     /// Stores and sfences in the store buffer.
@@ -300,6 +337,7 @@ impl<T: Copy> Core<T> {
     /// The driver's time is `now`: nothing will be pushed before it, and
     /// what completed by then leaves the window and the buffers.
     pub fn at(&mut self, now: Time) {
+        self.now = self.now.max(now);
         self.advance(now);
     }
 
@@ -369,7 +407,7 @@ impl<T: Copy> Core<T> {
             }
             _ if horizon < Time::MAX => Next::Fetch,
             Some((t, ..)) => Next::Wait(t),
-            None if self.pending.is_some() || self.misses > 0 => Next::Blocked,
+            None if self.pending.is_some() || self.fill.open() > 0 => Next::Blocked,
             None if !self.closed => Next::Fetch,
             None if self.all_issued() => Next::Finished,
             None => Next::Blocked,
@@ -377,32 +415,50 @@ impl<T: Copy> Core<T> {
     }
 
     /// Operation `id` issued at `at`: it completes `latency` later when
-    /// that is known (`Some`), else it is outstanding until [`Core::complete`]
-    /// and holds a fill buffer (a fence never does).
+    /// that is known (`Some`: a hit, no fill buffer), else it is outstanding
+    /// until [`Core::complete`] and holds a fill buffer (a fence never does).
     pub fn issue(&mut self, id: OpId, at: Time, latency: Option<Time>) -> Result<(), CoreError> {
+        self.issue_as(id, at, latency.map_or(Access::Miss, Access::Hit))
+    }
+
+    /// Operation `id` issued at `at` as `access`: a miss of the first level
+    /// holds a fill buffer from `at` until its data arrives (known at issue
+    /// for [`Access::Fill`], at [`Core::complete`] otherwise); a fence
+    /// never holds one.
+    pub fn issue_as(&mut self, id: OpId, at: Time, access: Access) -> Result<(), CoreError> {
         let (q, i) = self.find(id).ok_or(CoreError::Unknown(id))?;
         if self.queue(q)[i].state != State::Waiting {
             return Err(CoreError::Unknown(id));
         }
+        self.now = self.now.max(at);
         let fence = matches!(self.queue(q)[i].kind, Kind::Mfence | Kind::Sfence | Kind::Compute);
-        let miss = latency.is_none() && !fence;
-        if miss && !self.fill_free() {
+        let access = match access {
+            Access::Fill(l) if fence => Access::Hit(l),
+            a => a,
+        };
+        // (a hit needs no fill buffer: not counted)
+        let full = !fence && !matches!(access, Access::Hit(_)) && !self.fill.free(at);
+        if full && matches!(access, Access::Fill(_) | Access::Miss) {
             return Err(CoreError::NoFillBuffer);
         }
-        let state = match latency {
-            Some(l) => {
+        let (state, miss) = match access {
+            Access::Miss | Access::LateMiss if fence => {
+                self.last = self.last.max(at);
+                (State::Done(at), false)
+            }
+            Access::Hit(l) | Access::Fill(l) => {
+                if let Access::Fill(_) = access {
+                    self.fill.hold_until(at, at + l);
+                }
                 self.last = self.last.max(at + l);
                 self.stats.hits += 1;
-                State::Done(at + l)
+                (State::Done(at + l), false)
             }
-            None if fence => {
-                self.last = self.last.max(at);
-                State::Done(at)
-            }
-            None => {
-                self.misses += 1;
+            Access::Miss | Access::LateMiss => {
+                self.fill.hold();
                 self.stats.misses += 1;
-                State::Out
+                self.stats.late_overruns += u64::from(full);
+                (State::Out, true)
             }
         };
         let e = &mut self.queue_mut(q)[i];
@@ -422,7 +478,7 @@ impl<T: Copy> Core<T> {
         e.state = State::Done(at);
         if e.miss {
             e.miss = false;
-            self.misses -= 1;
+            self.fill.release();
         }
         self.last = self.last.max(at);
         Ok(())
