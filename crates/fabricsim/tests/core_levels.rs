@@ -273,3 +273,49 @@ fn bad_core_keys_are_config_errors_naming_the_key() {
     let e = error(&system(1, "driver = \"random\"\n[protocol.core]\nrob = 8\n", ""));
     assert!(e.contains("protocol.core") && e.contains("workload"), "{e}");
 }
+
+/// The resolved core of `toml`.
+fn core_of(toml: &str) -> (fabricsim::sim::protocol::CoreSpec, fabricsim::sim::protocol::Timing) {
+    let spec = config::resolve(toml, "<test>", Format::Toml, &[], None).unwrap_or_else(|e| panic!("{e}"));
+    let t = spec.protocol.expect("a protocol").timing;
+    (t.core.clone().expect("a [protocol.core]"), t)
+}
+
+/// `system` without its fixed issue interval.
+fn free(cores: usize, protocol: &str, workload: &str) -> String {
+    system(cores, protocol, workload).replace("issue_interval = \"1ns\"\n", "")
+}
+
+#[test]
+fn a_preset_gives_its_cited_core_and_levels_and_keys_override_it() {
+    let (c, t) = core_of(&free(1, "model = \"tso\"\n[protocol.core]\npreset = \"skylake-sp\"\n", ""));
+    let f = c.front;
+    assert_eq!((f.rob, f.width, f.load_queue, f.store_buffer, f.fill_buffers, f.cycle), (224, 4, 72, 56, 12, 400));
+    // the driver counts the stores waiting to start; the preset's entries hold the one performing too
+    assert_eq!((t.store_buffer, t.width, t.issue_interval), (55, 4, 0));
+    let (l1, l2) = (c.l1.unwrap(), c.l2.unwrap());
+    assert_eq!((l1.geometry.size_bytes(), l1.geometry.ways(), l1.latency, l1.mshrs), (32 << 10, 8, 1600, 12));
+    assert_eq!((l2.geometry.size_bytes(), l2.geometry.ways(), l2.latency, l2.mshrs), (1 << 20, 16, 5200, 16));
+    // a key beside the preset overrides one value; a clock re-times the levels in cycles
+    let (c, _) = core_of(&free(1, "[protocol.core]\npreset = \"skylake-sp\"\nrob = 100\nclock = \"500ps\"\n", ""));
+    assert_eq!((c.front.rob, c.front.width, c.front.cycle), (100, 4, 500));
+    assert_eq!((c.l1.unwrap().latency, c.l2.unwrap().latency), (2000, 6500));
+    // an explicit issue interval keeps the in-order issue stage
+    let (_, t) = core_of(&system(1, "[protocol.core]\npreset = \"skylake-sp\"\n", ""));
+    assert_eq!(t.issue_interval, 1000);
+}
+
+#[test]
+fn a_presets_l1_hit_costs_its_cycles() {
+    // 8 lines, loaded over and over: after the warm-up every load hits the L1 (4 cycles of 400 ps)
+    let r = run(&free(1, &cache("[protocol.core]\npreset = \"skylake-sp\"\n"), &loads("stream", 8, 64, 400)));
+    assert_eq!((r.read_latency.min, r.read_latency.max), (1600, 1600));
+    assert_eq!(stats(&r, "c0", "l1").hits, 400 + 64 - 8);
+}
+
+#[test]
+fn a_wrong_preset_is_refused_with_the_nearest_name() {
+    let e = error(&free(1, "[protocol.core]\npreset = \"skylake\"\n", ""));
+    assert!(e.contains("protocol.core.preset") && e.contains("did you mean \"skylake-sp\""), "{e}");
+    assert!(e.contains("gem5-o3-2ghz") && e.contains("sapphire-rapids"), "{e}");
+}

@@ -11,6 +11,7 @@ use serde::Serialize;
 use super::load::{load_config, typed, Format, Override};
 use super::schema::*;
 use super::ConfigError;
+use crate::agents::core::presets::Preset as CorePreset;
 use crate::agents::memory::dram::{parse_mapping, DramParams, Page, Preset};
 use crate::engine::Time;
 use crate::fabric::topology::{generate, Link, NodeId, NodeKind, ShapeParams, Topology};
@@ -866,6 +867,26 @@ impl Builder<'_> {
         if ct.is_some() && driver != Driver::Workload {
             return Err(self.err("protocol.core", "applies to workload-driven cores only (driver = \"workload\")"));
         }
+        let preset = match ct.and_then(|c| c.preset.as_deref()) {
+            None => None,
+            Some(name) => Some(crate::agents::core::presets::find(name).ok_or_else(|| {
+                let names: Vec<&str> = crate::agents::core::presets::PRESETS.iter().map(|p| p.name).collect();
+                // a slip, or the name without its suffix ("skylake")
+                let close = names
+                    .iter()
+                    .map(|n| (super::load::edit_distance(name, n), *n))
+                    .filter(|&(d, n)| d <= (name.chars().count() / 3).max(1) || (name.len() > 2 && n.starts_with(name)))
+                    .min()
+                    .map_or(String::new(), |(_, n)| format!("did you mean \"{n}\"? "));
+                self.err(
+                    "protocol.core.preset",
+                    format!(
+                        "{name:?}: no such core; {close}expected one of {} (docs/cpu-presets.md)",
+                        names.join(", ")
+                    ),
+                )
+            })?),
+        };
         // `width` and `store_buffer` may be given in [protocol] (as before
         // [protocol.core]) or in [protocol.core], not both
         let (sb_key, sb) = match (pc.store_buffer, ct.and_then(|c| c.store_buffer)) {
@@ -890,7 +911,8 @@ impl Builder<'_> {
             (n, None) => ("protocol.width", n),
         };
         let store_buffer = match sb {
-            None if tso_buffer => 16,
+            // a preset's entries hold the store performing too
+            None if tso_buffer => preset.map_or(16, |p| p.core.store_buffer as usize - 1),
             None => 0,
             Some(n) if !tso_buffer => {
                 return Err(self.err(
@@ -905,7 +927,7 @@ impl Builder<'_> {
             Some(n) => n as usize,
         };
         let width = match width {
-            None => 1,
+            None => preset.map_or(1, |p| p.core.width),
             Some(_) if driver != Driver::Workload => {
                 return Err(self.err(width_key, "applies to workload-driven cores only (driver = \"workload\")"))
             }
@@ -1080,7 +1102,12 @@ impl Builder<'_> {
             control_bytes: pc.control_bytes.bytes().max(1) as u32,
             data_bytes: pc.data_bytes.bytes().max(1) as u32,
             line_bytes,
-            issue_interval: pc.issue_interval.ps().max(1),
+            issue_interval: match pc.issue_interval {
+                Some(d) => d.ps().max(1),
+                // a core with a clock of its own has no in-order issue stage
+                None if ct.is_some_and(|c| c.preset.is_some() || c.clock.is_some()) => 0,
+                None => crate::engine::NS,
+            },
             width,
             service: pc.directory_service.ps(),
             queue: pc.directory_queue as usize,
@@ -1088,7 +1115,8 @@ impl Builder<'_> {
             core: None,
         };
         if let Some(c) = ct {
-            timing.core = Some(self.core_spec(c, &timing, width_key)?);
+            let caches = matches!(pc.name.as_str(), "msi" | "mesi" | "dcoh");
+            timing.core = Some(self.core_spec(c, &timing, width_key, preset, caches)?);
         }
         Ok(ProtocolSpec {
             dcoh,
@@ -1117,8 +1145,34 @@ impl Builder<'_> {
     /// would pick another base there); each key given overrides it.
     /// `width` and `store_buffer` are already resolved into `t` (from
     /// either place, `width_key` says which).
-    fn core_spec(&self, c: &CoreConfig, t: &Timing, width_key: &str) -> Result<CoreSpec, ConfigError> {
-        let mut spec = core_base(t);
+    fn core_spec(
+        &self,
+        c: &CoreConfig,
+        t: &Timing,
+        width_key: &str,
+        preset: Option<&CorePreset>,
+        caches: bool,
+    ) -> Result<CoreSpec, ConfigError> {
+        if !caches {
+            if let Some(k) = [("l1", c.l1.is_some()), ("l2", c.l2.is_some())].iter().find(|k| k.1) {
+                return Err(self.err(
+                    format!("protocol.core.{}", k.0),
+                    "applies to protocols whose core agent is a cache (msi, mesi, dcoh); this protocol's cores \
+                     have none to put a private level in front of",
+                ));
+            }
+        }
+        let mut spec = match preset {
+            None => {
+                let mut base = core_base(t);
+                // no issue stage: the default issue interval is the cycle
+                if t.issue_interval == 0 {
+                    base.front.cycle = crate::engine::NS;
+                }
+                base
+            }
+            Some(p) => preset_spec(p, t, caches),
+        };
         let f = &mut spec.front;
         f.width = t.width;
         for (v, field) in [
@@ -1133,6 +1187,14 @@ impl Builder<'_> {
         }
         if let Some(d) = c.clock {
             f.cycle = d.ps();
+            // a preset's levels are timed in its core's cycles
+            if let Some(p) = preset {
+                for (lv, pl) in [(&mut spec.l1, p.l1), (&mut spec.l2, p.l2)] {
+                    if let Some(l) = lv {
+                        l.latency = pl.latency(f.cycle);
+                    }
+                }
+            }
         }
         if let Some(l) = &c.l1 {
             let level = self.level(l, "protocol.core.l1", t.line_bytes)?;
@@ -1148,6 +1210,12 @@ impl Builder<'_> {
                 _ => {}
             }
             spec.l1 = Some(LevelSpec { mshrs: f.fill_buffers, ..level });
+            if c.l2.is_none() {
+                // a preset's L2 is not kept under an L1 given here
+                spec.l2 = None;
+            }
+        } else if let (Some(l1), Some(n)) = (&mut spec.l1, c.fill_buffers) {
+            l1.mshrs = n;
         }
         if let Some(l) = &c.l2 {
             let key = "protocol.core.l2";
@@ -2660,4 +2728,23 @@ fn dram_keys_set<T: Serialize>(t: &T) -> Option<&'static str> {
     // The DRAM keys serialize only when set.
     let v = serde_json::to_value(t).expect("memory keys serialize");
     DRAM_KEYS.iter().copied().find(|k| v.get(k).is_some())
+}
+
+/// A preset's front end and, for protocols whose core agent is a cache,
+/// its L1 and L2 (lru; the line is the protocol's). The front end's memory
+/// model and its use of the store buffer are the driver's (`t`).
+fn preset_spec(p: &CorePreset, t: &Timing, caches: bool) -> CoreSpec {
+    use crate::agents::cache::{CacheGeometry, VictimPolicy};
+    let base = core_base(t).front;
+    let front = crate::agents::core::Params { model: base.model, ..p.core };
+    let level = |l: crate::agents::core::presets::Level, mshrs: u32| {
+        CacheGeometry::new(l.size, u64::from(t.line_bytes), l.ways).ok().map(|geometry| LevelSpec {
+            geometry,
+            policy: VictimPolicy::Lru,
+            latency: l.latency(front.cycle),
+            mshrs,
+        })
+    };
+    let (l1, l2) = if caches { (level(p.l1, front.fill_buffers), level(p.l2, p.l2.mshrs)) } else { (None, None) };
+    CoreSpec { front, l1, l2: l1.and(l2) }
 }

@@ -69,9 +69,10 @@ pub struct ProtocolConfig {
     pub control_bytes: Size,
     #[serde(default = "default_data_bytes")]
     pub data_bytes: Size,
-    /// Time between two operations a core issues.
-    #[serde(default = "default_issue_interval")]
-    pub issue_interval: Duration,
+    /// Time between two operations a core issues (an in-order issue
+    /// stage). Default 1 ns; none (0) when `[protocol.core]` gives a
+    /// `preset` or a `clock`: its dispatch width and cycle pace the core.
+    pub issue_interval: Option<Duration>,
     /// Workload-driven cores: instructions the core front end dispatches
     /// per `issue_interval` (default 1).
     pub width: Option<u32>,
@@ -127,6 +128,10 @@ pub struct ProtocolConfig {
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct CoreConfig {
+    /// A named core (docs/cpu-presets.md): its front end and, for
+    /// protocols whose core agent is a cache, its L1 and L2; the other keys
+    /// override single values of it.
+    pub preset: Option<String>,
     /// Reorder buffer entries.
     pub rob: Option<u32>,
     /// Instructions dispatched per cycle (as `protocol.width`).
@@ -448,9 +453,6 @@ fn default_control_bytes() -> Size {
 }
 fn default_data_bytes() -> Size {
     Size(80)
-}
-fn default_issue_interval() -> Duration {
-    Duration(crate::engine::NS)
 }
 
 fn default_name() -> String {
