@@ -64,8 +64,10 @@ directory_latency = "4ns"   # LLC slice, 8 cycles at 2 GHz
 cache_latency = "1ns"       # a core's handling of an ack or data
 control_bytes = "16B"
 data_bytes = "80B"
-issue_interval = "0.5ns"
 interleave = "16MiB"        # footprint / 64 slices: each host's memory is its own 8 slices
+
+[protocol.core]
+preset = "gem5-o3-2ghz"     # gem5's O3 at 2 GHz (docs/cpu-presets.md)
 
 [protocol.cord]
 variant = "cord"            # cord | so | mp

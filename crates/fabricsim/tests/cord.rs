@@ -330,6 +330,10 @@ fn table1_wb(overrides: &[&str]) -> Result<fabricsim::sim::system::RunResult, St
         .filter(|l| !l.starts_with("cache_latency") && !l.starts_with("variant"))
         .map(|l| match l {
             l if l.starts_with("name = \"cord\"") => "name = \"mesi\"".to_string(),
+            // Table 1's L1 in front of the protocol's cache, which is its L2 (as experiments/cord/system.py)
+            l if l.starts_with("preset = ") => {
+                format!("{l}\n[protocol.core.l1]\nsize = \"64KiB\"\nways = 2\nlatency = \"1ns\"")
+            }
             "[protocol.cord]" => {
                 "[protocol.cache]\nsize = \"64KiB\"\nways = 8\nhit_latency = \"2ns\"\nmshrs = 16".into()
             }

@@ -16,6 +16,7 @@ from .. import Experiment
 from ..variants import Choice, Mutant, Variant
 from ..verdicts import Predicate, Row, all_but, all_of, between, only, text
 from . import apps
+from .system import CORE_GAP
 
 FIG = "CORD Fig 2"
 SECTION = "§3.1, Inefficiencies of Source Ordering"
@@ -191,11 +192,7 @@ SLOWDOWN = (
     "no compute/communication ratio (the robustness table's compute alternatives move the numbers)."
 )
 
-CORES = (
-    "Part of the gap is the shared core front end, not CORD: the stand-in cores have no caches and issue a "
-    "store every 0.5 ns, so an epoch's stores leave in nanoseconds and the ack round trip is nearly all of "
-    "an epoch's time; gem5's cores (Table 1's caches, a real pipeline) spend longer per epoch."
-)
+CORES = CORE_GAP
 
 EXCEPTIONS = (
     "Measured: SSSP's stand-in stores words (8 B stores, 24 B messages) so each 16 B ack is 67 % extra, and "

@@ -17,6 +17,7 @@ from .. import Experiment
 from ..variants import Mutant
 from ..verdicts import Predicate, Row, Tolerance, all_but, all_of, between, only, text
 from . import apps
+from .system import CORE_GAP
 
 FIG = "CORD Fig 7"
 SECTION = "§5.2, End-to-end Workloads"
@@ -268,11 +269,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
     return rows
 
 
-CORES = (
-    "Part of the gap is the shared core front end, not CORD: the stand-in cores have no caches and issue a "
-    "store every 0.5 ns, so an epoch's stores leave in nanoseconds and the round trips (SO's acks, CORD's "
-    "notifications) are most of an epoch's time; gem5's cores spend longer per epoch."
-)
+CORES = CORE_GAP
 
 TRAFFIC_MIX = (
     "Measured: fabricsim's messages do not depend on the link's latency, so its CXL and UPI reductions are "

@@ -170,8 +170,8 @@ TSO_GAP = (
     "and 1.73x): with "
     "8 unacked Releases per core CORD keeps 8 stores in flight where SO keeps one, and the stand-ins' short "
     "epochs leave little computation to hide SO's round trips; the shorter UPI crossing shortens CORD's "
-    "notification chain more than it shortens SO's per-store wait. Part of the gap is the shared core front "
-    "end, not CORD: the stand-in cores have no caches and issue a store every 0.5 ns, so SO's per-store round "
+    "notification chain more than it shortens SO's per-store wait. Part of the gap is the core, not CORD: "
+    "gem5's O3 defaults running stand-in loops with no computation between stores, so SO's per-store round "
     "trip is nearly all of their time."
 )
 
