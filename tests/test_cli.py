@@ -80,6 +80,24 @@ def test_validate_ok(cli, tiny_file):
     assert proc.stdout.startswith(f"{tiny_file}: ok")
 
 
+def test_a_decimal_cache_size_is_warned_not_refused(cli, tmp_path: Path):
+    root = Path(__file__).resolve().parents[1]
+    text = (root / "examples" / "mesi_64core.toml").read_text().replace('size = "256KiB"', 'size = "64KB"')
+    cfg = tmp_path / "decimal.toml"
+    cfg.write_text(text)
+    proc = cli("validate", str(cfg))
+    assert proc.returncode == 0, proc.stderr
+    assert "warning: protocol.cache.size: 64000 B is a decimal size" in proc.stderr
+    assert "125 sets" in proc.stderr
+    with pytest.warns(fabricsim.ConfigWarning) as caught:
+        fabricsim.validate(cfg)
+    assert [("64KiB" in str(w.message), "125 sets" in str(w.message)) for w in caught] == [(True, False), (False, True)]
+    r = fabricsim.run(cfg, set={"workload.requests": 20}, progress=False)
+    assert any("decimal size" in w for w in r.warnings)
+    proc = cli("validate", str(root / "examples" / "mesi_64core.toml"))
+    assert "warning" not in proc.stderr
+
+
 def test_validate_bad_file_exits_2_and_names_file(cli, tiny_toml, tmp_path: Path):
     bad = tmp_path / "broken_system.toml"
     bad.write_text(tiny_toml.replace('bandwidth = "64GB/s"', 'bandwidth = "-3GB/s"'))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import warnings
 from typing import Any, Callable
 
 from . import _core
@@ -33,9 +34,16 @@ __all__ = [
     "litmus",
     "Result",
     "ConfigError",
+    "ConfigWarning",
     "Interrupted",
     "__version__",
 ]
+
+
+class ConfigWarning(UserWarning):
+    """A valid configuration with what looks like a slip (a cache size in decimal units, a set
+    count that is not a power of two). ``validate`` warns with it; a run lists it in
+    ``Result.warnings``."""
 
 
 class Interrupted(KeyboardInterrupt):
@@ -59,7 +67,9 @@ def validate(config: ConfigLike, set: OverridesLike = None) -> dict[str, Any]:
     the key, the value and what was expected.
     """
     src = load_config(config)
-    resolved = _core.validate(src.text, src.source, fmt=src.fmt, overrides=overrides_list(set))
+    resolved, warns = _core.validate(src.text, src.source, fmt=src.fmt, overrides=overrides_list(set))
+    for w in warns:
+        warnings.warn(w, ConfigWarning, stacklevel=2)
     return json.loads(resolved)
 
 

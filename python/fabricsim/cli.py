@@ -174,8 +174,14 @@ def describe_config(resolved: Mapping[str, Any]) -> str:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    import warnings
+
     fabricsim = _api()
-    resolved = fabricsim.validate(args.config, set=args.overrides)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", fabricsim.ConfigWarning)
+        resolved = fabricsim.validate(args.config, set=args.overrides)
+    for w in caught:
+        print(f"warning: {w.message}", file=sys.stderr)
     counts = describe_config(resolved) if isinstance(resolved, Mapping) else ""
     print(f"{args.config}: ok ({counts})" if counts else f"{args.config}: ok")
     return EXIT_OK

@@ -41,6 +41,12 @@ class Result:
         return json.loads(json.dumps(self._summary))
 
     @property
+    def warnings(self) -> list[str]:
+        """What the run warns about: the configuration's slips (a cache size in decimal units),
+        a time limit or deadlock reached, an interruption."""
+        return list(self.summary.get("warnings", []))
+
+    @property
     def summary_json(self) -> str:
         """The summary exactly as the core wrote it (includes wall-clock timing)."""
         return self._summary_text

@@ -28,9 +28,9 @@ fn fmt(s: &str) -> PyResult<Format> {
 /// Validate a configuration; return the resolved configuration as JSON text.
 #[pyfunction]
 #[pyo3(signature = (text, source, fmt = "toml", overrides = Vec::new()))]
-fn validate(text: &str, source: &str, fmt: &str, overrides: Vec<String>) -> PyResult<String> {
+fn validate(text: &str, source: &str, fmt: &str, overrides: Vec<String>) -> PyResult<(String, Vec<String>)> {
     let spec = config::resolve(text, source, self::fmt(fmt)?, &overrides, None).map_err(config_err)?;
-    Ok(serde_json::to_string(&spec.resolved).expect("json"))
+    Ok((serde_json::to_string(&spec.resolved).expect("json"), spec.warnings))
 }
 
 /// Run a configuration. Releases the GIL while simulating; calls

@@ -39,10 +39,13 @@ pub fn run_text(
 /// Run a validated system: a coherence protocol if it names one, else its
 /// request/response workload.
 pub fn run_spec(spec: &SystemSpec, progress: &mut dyn FnMut(f64) -> bool) -> RunResult {
-    match &spec.protocol {
+    let mut r = match &spec.protocol {
         Some(p) => run_protocol(spec, p, progress),
         None => System::build(spec).run(progress),
-    }
+    };
+    // the configuration's warnings first: they may explain the run's
+    r.warnings.splice(0..0, spec.warnings.iter().cloned());
+    r
 }
 
 /// The protocol a `[protocol]` table names, on the generic timing engine.

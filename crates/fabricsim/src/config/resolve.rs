@@ -51,6 +51,10 @@ pub struct SystemSpec {
     pub resolved: serde_json::Value,
     /// A coherence protocol to run instead of the request/response workload.
     pub protocol: Option<ProtocolSpec>,
+    /// What looks like a slip in a valid configuration (a cache size in
+    /// decimal units, a set count that is not a power of two); a run
+    /// reports them with its own warnings.
+    pub warnings: Vec<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -525,6 +529,7 @@ impl Builder<'_> {
                 ));
             }
         }
+        let warnings = protocol.as_ref().map_or_else(Vec::new, cache_warnings);
         Ok(SystemSpec {
             name: config.name.clone(),
             seed: config.sim.seed,
@@ -535,6 +540,7 @@ impl Builder<'_> {
             memories,
             resolved,
             protocol,
+            warnings,
         })
     }
 
@@ -2747,4 +2753,22 @@ fn preset_spec(p: &CorePreset, t: &Timing, caches: bool) -> CoreSpec {
     };
     let (l1, l2) = if caches { (level(p.l1, front.fill_buffers), level(p.l2, p.l2.mshrs)) } else { (None, None) };
     CoreSpec { front, l1, l2: l1.and(l2) }
+}
+
+/// The protocol's caches and the cores' private levels whose geometry
+/// looks like a slip (`agents::cache::geometry_warnings`).
+fn cache_warnings(p: &ProtocolSpec) -> Vec<String> {
+    use crate::agents::cache::geometry_warnings;
+    let mut out = Vec::new();
+    if let Some(c) = &p.cache {
+        out.extend(geometry_warnings(&c.geometry, "protocol.cache"));
+    }
+    if let Some(core) = &p.timing.core {
+        for (level, key) in [(core.l1, "protocol.core.l1"), (core.l2, "protocol.core.l2")] {
+            if let Some(l) = level {
+                out.extend(geometry_warnings(&l.geometry, key));
+            }
+        }
+    }
+    out
 }
