@@ -371,6 +371,7 @@ fn random_program(rng: &mut Rng, sc_accesses: bool, fenced: bool) -> Program {
         threads,
         registers,
         condition: Condition { quantifier: Quantifier::Exists, expr: Expr::True },
+        code: None,
     }
 }
 
