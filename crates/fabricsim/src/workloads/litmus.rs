@@ -16,8 +16,8 @@
 //! exists (1:r0=1 /\ 1:r1=0)
 //! ```
 //!
-//! Read as herd7 reads it: `(* ... *)` (nesting), `//` and `/* */`
-//! comments; herd's `Key=Value` metadata lines between the header and the
+//! Read as herd7 reads it: `(* ... *)` comments outside braces (nesting;
+//! inside a thread `(*x)` is C), `//` and `/* */` comments; herd's `Key=Value` metadata lines between the header and the
 //! initial state (`Cycle=`, `Relax=`, `Safe=`, `Prefetch=`, `Com=`,
 //! `Orig=`, `Generator=`, ...) are skipped; a `;` may follow the condition.
 //!
@@ -485,8 +485,8 @@ impl<'a> Parser<'a> {
                     (ty, at) = self.ident("a parameter type after the qualifier")?;
                 }
                 let plain = match ty.as_str() {
-                    "atomic_int" => false,
-                    "int" => true,
+                    "atomic_int" | "atomic_t" => false,
+                    "int" | "intptr_t" => true,
                     _ => {
                         return self.err(
                             at,
@@ -670,7 +670,7 @@ impl<'a> Parser<'a> {
                 self.pos += 1;
                 let s = self.call(ctx, &name, at, None)?;
                 self.expect_p(';', "after the statement")?;
-                out.push(s);
+                out.extend(s);
                 Ok(())
             }
             Tok::Ident(name) => {
@@ -699,7 +699,7 @@ impl<'a> Parser<'a> {
             Tok::Ident(f) if *self.peek_at(1) == Tok::P('(') && !ctx.regs.contains(&f) => {
                 self.pos += 1;
                 let s = self.call(ctx, &f, at, Some(reg))?;
-                out.push(s);
+                out.extend(s);
                 Ok(())
             }
             Tok::P('*') => {
@@ -739,7 +739,94 @@ impl<'a> Parser<'a> {
     }
 
     /// A function call after its name: a C11 atomic operation.
-    fn call(&mut self, ctx: &mut ThreadCtx, f: &str, at: Pos, dest: Option<u8>) -> Result<Stmt, LitmusError> {
+    fn call(&mut self, ctx: &mut ThreadCtx, f: &str, at: Pos, dest: Option<u8>) -> Result<Vec<Stmt>, LitmusError> {
+        if let Some(k) = lkmm(f) {
+            return self.lkmm_call(ctx, f, k, at, dest);
+        }
+        self.c11_call(ctx, f, at, dest).map(|s| vec![s])
+    }
+
+    /// A location argument of a Linux-kernel primitive: `x` or `*x`
+    /// (`READ_ONCE(*x)`).
+    fn lkmm_location(&mut self, ctx: &ThreadCtx) -> Result<u8, LitmusError> {
+        let at = self.at();
+        if self.eat_p('*') {
+            return self.deref_location(ctx, at);
+        }
+        self.location(ctx)
+    }
+
+    /// A Linux-kernel primitive mapped onto the oracle's operations (the
+    /// table in docs/checker.md, "Linux-kernel primitives").
+    fn lkmm_call(
+        &mut self,
+        ctx: &mut ThreadCtx,
+        f: &str,
+        k: Lkmm,
+        at: Pos,
+        dest: Option<u8>,
+    ) -> Result<Vec<Stmt>, LitmusError> {
+        self.expect_p('(', &format!("after `{f}`"))?;
+        let no_result = |p: &Self| -> Result<(), LitmusError> {
+            if dest.is_some() {
+                return p.err(at, format!("`{f}` has no result to assign"));
+            }
+            Ok(())
+        };
+        let out = match k {
+            Lkmm::Load(order) => {
+                let loc = self.lkmm_location(ctx)?;
+                vec![Stmt::Load { loc, reg: dest, order }]
+            }
+            Lkmm::Store(order) => {
+                no_result(self)?;
+                let loc = self.lkmm_location(ctx)?;
+                self.expect_p(',', "after the location")?;
+                let value = self.exp(ctx, 0)?;
+                vec![Stmt::Store { loc, value, order }]
+            }
+            Lkmm::Fence(order) => {
+                no_result(self)?;
+                vec![Stmt::Fence { order }]
+            }
+            Lkmm::Rmw { op, order, value_first } => {
+                let (loc, v) = if value_first {
+                    // atomic_add(i, v)
+                    let v = self.exp(ctx, 0)?;
+                    self.expect_p(',', "after the value")?;
+                    (self.lkmm_location(ctx)?, v)
+                } else {
+                    let loc = self.lkmm_location(ctx)?;
+                    let v = match op {
+                        LkmmRmw::Inc | LkmmRmw::Dec => Exp::Const(1),
+                        _ => {
+                            self.expect_p(',', "after the location")?;
+                            self.exp(ctx, 0)?
+                        }
+                    };
+                    (loc, v)
+                };
+                let rmw = match op {
+                    LkmmRmw::Xchg => RmwExp::Exchange(v),
+                    LkmmRmw::Add | LkmmRmw::Inc => RmwExp::FetchAdd(v),
+                    LkmmRmw::Sub | LkmmRmw::Dec => RmwExp::FetchAdd(Exp::Un(UnOp::Neg, Box::new(v))),
+                };
+                match order {
+                    // Fully ordered: smp_mb() before and after.
+                    None => vec![
+                        Stmt::Fence { order: Order::SeqCst },
+                        Stmt::Rmw { loc, reg: dest, op: rmw, order: Order::Relaxed },
+                        Stmt::Fence { order: Order::SeqCst },
+                    ],
+                    Some(order) => vec![Stmt::Rmw { loc, reg: dest, op: rmw, order }],
+                }
+            }
+        };
+        self.expect_p(')', &format!("to close `{f}(...)`"))?;
+        Ok(out)
+    }
+
+    fn c11_call(&mut self, ctx: &mut ThreadCtx, f: &str, at: Pos, dest: Option<u8>) -> Result<Stmt, LitmusError> {
         let explicit = f.ends_with("_explicit");
         let base = f.strip_suffix("_explicit").unwrap_or(f);
         self.expect_p('(', &format!("after `{f}`"))?;
@@ -1116,6 +1203,77 @@ impl<'a> Parser<'a> {
     }
 }
 
+/// A Linux-kernel read-modify-write.
+#[derive(Clone, Copy)]
+enum LkmmRmw {
+    Xchg,
+    Add,
+    Sub,
+    Inc,
+    Dec,
+}
+
+/// A Linux-kernel primitive and the operation it maps onto.
+#[derive(Clone, Copy)]
+enum Lkmm {
+    Load(Order),
+    Store(Order),
+    Fence(Order),
+    /// `order: None` is fully ordered (value-returning RMWs without a
+    /// suffix); `value_first` for `atomic_add(i, v)`.
+    Rmw {
+        op: LkmmRmw,
+        order: Option<Order>,
+        value_first: bool,
+    },
+}
+
+/// The Linux-kernel primitives fabricsim maps (docs/checker.md).
+fn lkmm(f: &str) -> Option<Lkmm> {
+    use Lkmm::*;
+    Some(match f {
+        "READ_ONCE" | "atomic_read" => Load(Order::Relaxed),
+        "smp_load_acquire" | "atomic_read_acquire" => Load(Order::Acquire),
+        "WRITE_ONCE" | "atomic_set" => Store(Order::Relaxed),
+        "smp_store_release" | "atomic_set_release" => Store(Order::Release),
+        "smp_mb" => Fence(Order::SeqCst),
+        "smp_rmb" => Fence(Order::Acquire),
+        "smp_wmb" => Fence(Order::Release),
+        _ => {
+            let (stem, order) = if let Some(s) = f.strip_suffix("_relaxed") {
+                (s, Some(Order::Relaxed))
+            } else if let Some(s) = f.strip_suffix("_acquire") {
+                (s, Some(Order::Acquire))
+            } else if let Some(s) = f.strip_suffix("_release") {
+                (s, Some(Order::Release))
+            } else {
+                (f, None)
+            };
+            let (op, returns, value_first) = match stem {
+                "xchg" | "atomic_xchg" => (LkmmRmw::Xchg, true, false),
+                "atomic_add_return" | "atomic_fetch_add" => (LkmmRmw::Add, true, true),
+                "atomic_sub_return" | "atomic_fetch_sub" => (LkmmRmw::Sub, true, true),
+                "atomic_inc_return" | "atomic_fetch_inc" => (LkmmRmw::Inc, true, false),
+                "atomic_dec_return" | "atomic_fetch_dec" => (LkmmRmw::Dec, true, false),
+                // Not value-returning: unordered (relaxed).
+                "atomic_add" => (LkmmRmw::Add, false, true),
+                "atomic_sub" => (LkmmRmw::Sub, false, true),
+                "atomic_inc" => (LkmmRmw::Inc, false, false),
+                "atomic_dec" => (LkmmRmw::Dec, false, false),
+                _ => return None,
+            };
+            if !returns && order.is_some() {
+                return None;
+            }
+            // Unsuffixed `atomic_fetch_add(x, v)` is C11's.
+            if order.is_none() && (stem == "atomic_fetch_add" || stem == "atomic_fetch_sub") {
+                return None;
+            }
+            Rmw { op, order: if returns { order } else { Some(Order::Relaxed) }, value_first }
+        }
+    })
+}
+
 /// What a register holds during lowering to straight-line operations.
 #[derive(Clone, Copy, PartialEq)]
 enum RegState {
@@ -1239,6 +1397,8 @@ fn tokenize(text: &str, first_line: usize, file: &str) -> Result<Vec<(Tok, Pos)>
     let mut toks = Vec::new();
     let mut line = first_line;
     let mut col = 0;
+    // Brace depth: `(*` opens a comment only at depth 0.
+    let mut depth = 0usize;
     let mut it = text.chars().peekable();
     // Every character read goes through `step`, which tracks the position.
     let step = |c: char, line: &mut usize, col: &mut usize| {
@@ -1281,23 +1441,24 @@ fn tokenize(text: &str, first_line: usize, file: &str) -> Result<Vec<(Tok, Pos)>
                     return Err(err(at, "unterminated `/* ... */` comment".into()));
                 }
             }
-            '(' if it.peek() == Some(&'*') => {
-                // herd's `(* ... *)` comments, which nest (as OCaml's).
+            '(' if it.peek() == Some(&'*') && depth == 0 => {
+                // herd's `(* ... *)` comments, which nest (as OCaml's); as in
+                // herd, only outside braces: in C code `(*x)` is a dereference.
                 if let Some(c) = it.next() {
                     step(c, &mut line, &mut col);
                 }
-                let mut depth = 1;
+                let mut nest = 1;
                 let mut prev = ' ';
                 for c in it.by_ref() {
                     step(c, &mut line, &mut col);
                     if prev == '(' && c == '*' {
-                        depth += 1;
+                        nest += 1;
                         prev = ' ';
                         continue;
                     }
                     if prev == '*' && c == ')' {
-                        depth -= 1;
-                        if depth == 0 {
+                        nest -= 1;
+                        if nest == 0 {
                             break;
                         }
                         prev = ' ';
@@ -1305,7 +1466,7 @@ fn tokenize(text: &str, first_line: usize, file: &str) -> Result<Vec<(Tok, Pos)>
                     }
                     prev = c;
                 }
-                if depth > 0 {
+                if nest > 0 {
                     return Err(err(at, "unterminated `(* ... *)` comment".into()));
                 }
             }
@@ -1385,6 +1546,11 @@ fn tokenize(text: &str, first_line: usize, file: &str) -> Result<Vec<(Tok, Pos)>
                 }
             }
             '{' | '}' | '(' | ')' | '[' | ']' | ';' | ',' | '*' | ':' | '~' | '-' | '+' | '^' => {
+                match c {
+                    '{' => depth += 1,
+                    '}' => depth = depth.saturating_sub(1),
+                    _ => {}
+                }
                 toks.push((Tok::P(c), at))
             }
             c => {
@@ -1499,6 +1665,8 @@ P0(atomic_int* x, atomic_int* z) {
             (body("int r0 = x;"), "bad.litmus:4:10: `x` is a pointer to a location, not a value"),
             (body("int r0 = *x + 1;"), "bad.litmus:4:13: expected `;` or `,` after the declaration, found `+`"),
             (body("int r0 = 1 + *x;"), "bad.litmus:4:14: a plain load inside an expression"),
+            // Inside braces `(*` is C, not a comment (as in herd).
+            (body("int r0 = (*x);"), "bad.litmus:4:11: a plain load inside an expression"),
             (body("int r0 = 1 + atomic_load(x);"), "bad.litmus:4:14: `atomic_load(...)` inside an expression"),
             (body("int r0 = r1;"), "bad.litmus:4:10: `r1` is not a register of P0 (read before it is assigned)"),
             (body("int* r0 = x;"), "bad.litmus:4:4: pointer registers"),
@@ -1598,11 +1766,12 @@ exists (1:r0=1 /\\ 1:r1=0)
     fn herd_comments_nest_and_keep_positions() {
         let src = HERD_MP
             .replace("{ x=0;", "(* a comment (* nested *) with { braces } and P0() *)\n{ x=0;")
-            .replace("  atomic_store_explicit(y", "  (* inline *) atomic_store_explicit(y");
+            .replace("}\nP1(", "}\n(* between threads *)\nP1(")
+            .replace("exists (", "(* before the condition *) exists (");
         let p = parse(&src, "c.litmus").unwrap();
         mp_ops(&p);
         // Lines and columns after a multi-line comment are right.
-        let bad = "C T\n(* one\ntwo *) { x=0; }\nP0(atomic_int* x) {\n  (* c *) while (1) {}\n}\nexists (x=0)\n";
+        let bad = "C T\n(* one\ntwo *) { x=0; }\nP0(atomic_int* x) {\n  /* c */ while (1) {}\n}\nexists (x=0)\n";
         assert_eq!(error(bad), "bad.litmus:5:11: `while` is outside what the models define: threads are loop-free code of accesses, fences, register assignments and `if`/`else`");
     }
 
@@ -1693,6 +1862,60 @@ exists (1:r0=1 /\\ 1:r1=0)
         let src = "C T\n{}\nP0(atomic_int* x) { int v = 2; atomic_store_explicit(x, v + 1, memory_order_relaxed); v = 0; }\nexists (x=3)\n";
         let p = parse(src, "t.litmus").unwrap();
         assert_eq!(p.threads[0], vec![Op::Store { loc: 0, value: 3, order: Order::Relaxed }]);
+    }
+
+    #[test]
+    fn linux_kernel_primitives_map_onto_operations() {
+        let src = "C LK\n{ x=0; }\nP0(int *x, atomic_t *v, intptr_t *y) {\n\
+            int r0 = READ_ONCE(*x);\n  WRITE_ONCE(*x, r0 + 1);\n  r1 = smp_load_acquire(y);\n  smp_store_release(y, 2);\n\
+            smp_mb(); smp_rmb(); smp_wmb();\n  r2 = xchg_relaxed(x, 3);\n  r3 = atomic_add_return_acquire(2, v);\n\
+            atomic_inc(v);\n  atomic_sub(4, v);\n  r4 = atomic_read(v);\n  atomic_set_release(v, 5);\n  r5 = xchg(y, 6);\n}\n\
+            exists (0:r0=0)\n";
+        let p = parse(src, "lk.litmus").unwrap();
+        let code = p.code.expect("r0 + 1 is a data dependency");
+        use crate::workloads::program::{BinOp, Exp, RmwExp, Stmt};
+        let (x, v, y) = (0u8, 1u8, 2u8);
+        let c = Exp::Const;
+        assert_eq!(
+            code[0],
+            vec![
+                Stmt::Load { loc: x, reg: Some(0), order: Order::Relaxed },
+                Stmt::Store {
+                    loc: x,
+                    value: Exp::Bin(BinOp::Add, Box::new(Exp::Reg(0)), Box::new(c(1))),
+                    order: Order::Relaxed
+                },
+                Stmt::Load { loc: y, reg: Some(1), order: Order::Acquire },
+                Stmt::Store { loc: y, value: c(2), order: Order::Release },
+                Stmt::Fence { order: Order::SeqCst },
+                Stmt::Fence { order: Order::Acquire },
+                Stmt::Fence { order: Order::Release },
+                Stmt::Rmw { loc: x, reg: Some(2), op: RmwExp::Exchange(c(3)), order: Order::Relaxed },
+                Stmt::Rmw { loc: v, reg: Some(3), op: RmwExp::FetchAdd(c(2)), order: Order::Acquire },
+                Stmt::Rmw { loc: v, reg: None, op: RmwExp::FetchAdd(c(1)), order: Order::Relaxed },
+                Stmt::Rmw {
+                    loc: v,
+                    reg: None,
+                    op: RmwExp::FetchAdd(Exp::Un(UnOp::Neg, Box::new(c(4)))),
+                    order: Order::Relaxed
+                },
+                Stmt::Load { loc: v, reg: Some(4), order: Order::Relaxed },
+                Stmt::Store { loc: v, value: c(5), order: Order::Release },
+                Stmt::Fence { order: Order::SeqCst },
+                Stmt::Rmw { loc: y, reg: Some(5), op: RmwExp::Exchange(c(6)), order: Order::Relaxed },
+                Stmt::Fence { order: Order::SeqCst },
+            ]
+        );
+        // C11's unsuffixed atomic_fetch_add(x, v) stays C11's (location first, seq_cst).
+        let src = "C T\n{}\nP0(atomic_int* x) { int r = atomic_fetch_add(x, 2); }\nexists (0:r=0)\n";
+        assert_eq!(
+            parse(src, "t").unwrap().threads[0][0],
+            Op::Rmw { loc: 0, reg: 0, kind: RmwKind::FetchAdd(2), order: Order::SeqCst }
+        );
+        // Not mapped: an error naming it.
+        let src = "C T\n{}\nP0(spinlock_t *l) { spin_lock(l); }\nexists (0:r=0)\n";
+        assert!(error(src).contains("bad.litmus:3:4: unsupported parameter type `spinlock_t`"), "{}", error(src));
+        assert!(error(&body("  rcu_read_lock();")).contains("bad.litmus:4:3: unknown name `rcu_read_lock`"));
     }
 
     #[test]
