@@ -401,8 +401,9 @@ impl<'a> Parser<'a> {
                     while name == "volatile" || name == "const" {
                         name = self.ident("a type after the qualifier")?.0;
                     }
-                    if name == "atomic_int" || name == "int" {
-                        // `atomic_int x = 0;`, `int x = 0;`, `volatile int x = 0;`
+                    if ["atomic_int", "int", "atomic_t", "intptr_t"].contains(&name.as_str()) {
+                        // `atomic_int x = 0;`, `int x = 0;`, `volatile int x = 0;`,
+                        // `atomic_t x = ATOMIC_INIT(0);`
                         if *self.peek() == Tok::P('*') {
                             return self.err(
                                 line,
@@ -444,7 +445,15 @@ impl<'a> Parser<'a> {
                  initial values are integers (`[x]=V;`)",
             );
         }
+        // The kernel's `ATOMIC_INIT(V)`.
+        let wrapped = matches!(self.peek(), Tok::Ident(f) if f == "ATOMIC_INIT") && *self.peek_at(1) == Tok::P('(');
+        if wrapped {
+            self.pos += 2;
+        }
         let v = self.int(&format!("the initial value of `{name}`"))?;
+        if wrapped {
+            self.expect_p(')', "to close `ATOMIC_INIT(...)`")?;
+        }
         if !matches!(self.peek(), Tok::P(';') | Tok::P('}')) {
             let t = self.peek().clone();
             let l = self.line();
@@ -600,7 +609,7 @@ impl<'a> Parser<'a> {
                 out.push(Stmt::Store { loc, value, order: Order::Relaxed });
                 Ok(())
             }
-            Tok::Ident(kw) if kw == "int" => {
+            Tok::Ident(kw) if kw == "int" || kw == "intptr_t" => {
                 self.pos += 1;
                 if *self.peek() == Tok::P('*') {
                     let a = self.at();
@@ -1866,12 +1875,13 @@ exists (1:r0=1 /\\ 1:r1=0)
 
     #[test]
     fn linux_kernel_primitives_map_onto_operations() {
-        let src = "C LK\n{ x=0; }\nP0(int *x, atomic_t *v, intptr_t *y) {\n\
-            int r0 = READ_ONCE(*x);\n  WRITE_ONCE(*x, r0 + 1);\n  r1 = smp_load_acquire(y);\n  smp_store_release(y, 2);\n\
+        let src = "C LK\n{ x=0; atomic_t v = ATOMIC_INIT(7); }\nP0(int *x, atomic_t *v, intptr_t *y) {\n\
+            intptr_t r0 = READ_ONCE(*x);\n  WRITE_ONCE(*x, r0 + 1);\n  r1 = smp_load_acquire(y);\n  smp_store_release(y, 2);\n\
             smp_mb(); smp_rmb(); smp_wmb();\n  r2 = xchg_relaxed(x, 3);\n  r3 = atomic_add_return_acquire(2, v);\n\
             atomic_inc(v);\n  atomic_sub(4, v);\n  r4 = atomic_read(v);\n  atomic_set_release(v, 5);\n  r5 = xchg(y, 6);\n}\n\
             exists (0:r0=0)\n";
         let p = parse(src, "lk.litmus").unwrap();
+        assert_eq!(p.init, vec![0, 7, 0]);
         let code = p.code.expect("r0 + 1 is a data dependency");
         use crate::workloads::program::{BinOp, Exp, RmwExp, Stmt};
         let (x, v, y) = (0u8, 1u8, 2u8);
