@@ -88,9 +88,12 @@
 //!   axiom 4 only forbids cycles through *preserved* program order: LB is
 //!   allowed, LB+acq+rel, LB with release stores, LB with acquire loads are
 //!   forbidden. Out-of-thin-air values, the reason for RC11's axiom, cannot
-//!   arise in this language: stores write constants, and an RMW writes a
-//!   function of the value it reads to the same location, which atomicity
-//!   and `mo` make well founded. The RC here therefore allows a superset of
+//!   arise: in straight-line programs stores write constants and an RMW
+//!   writes a function of the value it reads to the same location, which
+//!   atomicity and `mo` make well founded; in general code (data and
+//!   control dependencies) the dependencies are part of `ppo`, and the
+//!   values a read may return are only those some path writes from the
+//!   initial state (see "General code" below). The RC here therefore allows a superset of
 //!   RC11's outcomes: the executions it adds are exactly those with a
 //!   `po ∪ rf` cycle but no `ppo ∪ rf` cycle (a unit test runs both and
 //!   checks that, on this repository's tests, only LB differs).
@@ -105,6 +108,16 @@
 //!   RC11's meaning: they are ordered by `psc`, so SB with seq_cst loads and
 //!   stores is forbidden under RC — while under the README's TSO mapping
 //!   (plain stores) it is allowed.
+//!
+//! # General code
+//!
+//! Programs with [`Program::code`] (register arithmetic, data and control
+//! dependencies, `if`/`else`) run by specialisation to straight-line
+//! programs, under every model (`mod general` below): each read's value is
+//! guessed, every read is constrained to return its guess, and under RC a
+//! dependency from a read to a later write (data: the written value or RMW
+//! operand is computed from the read; control: the write follows a branch
+//! on it) is preserved program order in axiom 4.
 //!
 //! # Common to the three models
 //!
@@ -1384,12 +1397,7 @@ mod general {
         Ok(out)
     }
 
-    fn exec(
-        mut stack: Vec<&Stmt>,
-        mut st: St,
-        domain: &[Vec<Value>],
-        out: &mut Vec<Trace>,
-    ) -> Result<(), String> {
+    fn exec(mut stack: Vec<&Stmt>, mut st: St, domain: &[Vec<Value>], out: &mut Vec<Trace>) -> Result<(), String> {
         while let Some(s) = stack.pop() {
             match s {
                 Stmt::Assign { reg, value } => {
