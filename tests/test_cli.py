@@ -219,12 +219,72 @@ def test_litmus_catches_a_broken_release(cli):
     assert "forbidden outcome observed" in proc.stdout
 
 
-def test_litmus_parse_error_names_file_and_line(cli, tmp_path):
+def test_litmus_parse_error_names_file_line_and_column(cli, tmp_path):
     bad = tmp_path / "bad.litmus"
-    bad.write_text("C bad\n{ x=0; }\nP0(atomic_int* x) {\n  if (1) { }\n}\nexists (x=0)\n")
+    bad.write_text("C bad\n{ x=0; }\nP0(atomic_int* x) {\n  while (1) { }\n}\nexists (x=0)\n")
     proc = cli("litmus", str(bad), "--model", "sc")
     assert proc.returncode == 2
-    assert f"{bad}:4:" in proc.stderr
+    assert f"{bad}:4:3: `while` is outside what the models define" in proc.stderr
+
+
+def test_litmus_directory_with_a_broken_file_reports_every_other_test(cli, tmp_path):
+    tests = tmp_path / "tests"
+    (tests / "sub").mkdir(parents=True)
+    names = ["SB", "MP", "LB+acq+rel", "CoRR"]
+    for n in names[:2]:
+        (tests / f"{n}.litmus").write_text((SHARED_LITMUS / f"{n}.litmus").read_text())
+    for n in names[2:]:
+        (tests / "sub" / f"{n}.litmus").write_text((SHARED_LITMUS / f"{n}.litmus").read_text())
+    broken = tests / "sub" / "broken.litmus"
+    broken.write_text("C broken\n{ x=0; }\nP0(atomic_int* x) {\n  while (1) { }\n}\nexists (x=0)\n")
+    (tests / "notes.txt").write_text("not a litmus test")
+    missing = tmp_path / "missing.litmus"
+    proc = cli("litmus", str(tests), str(missing), "--model", "tso", "--json", "-j", "2")
+    assert proc.returncode == 2, proc.stderr
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    # Every file, sorted within the directory, in order; each line names its file.
+    in_dir = [
+        tests / "MP.litmus",
+        tests / "SB.litmus",
+        tests / "sub" / "CoRR.litmus",
+        tests / "sub" / "LB+acq+rel.litmus",
+    ]
+    assert [o["file"] for o in lines] == sorted(str(p) for p in [*in_dir, broken]) + [str(missing)]
+    good = [o for o in lines if "error" not in o]
+    assert sorted(o["test"] for o in good) == sorted(names)
+    assert {o["file"] for o in lines if "error" in o} == {str(broken), str(missing)}
+    assert f"{broken}:4:3:" in proc.stderr and str(missing) in proc.stderr
+    assert "summary: 6 files, 4 tests run under tso" in proc.stderr
+    assert "2 files refused" in proc.stderr and "failures by reason" in proc.stderr
+    # The same files give the same bytes.
+    again = cli("litmus", str(tests), str(missing), "--model", "tso", "--json", "-j", "2")
+    assert again.stdout == proc.stdout
+
+
+def test_litmus_protocol_failure_in_a_directory_exits_5(cli, tmp_path):
+    for n in ["MP", "MP+rel+acq"]:
+        (tmp_path / f"{n}.litmus").write_text((SHARED_LITMUS / f"{n}.litmus").read_text())
+    proc = cli("litmus", str(tmp_path), "--model", "rc", "--protocol", "msi+reorder-release")
+    assert proc.returncode == 5, proc.stderr
+    assert "msi+reorder-release: forbidden outcome observed" in proc.stdout
+
+
+def test_litmus_seq_cst_store_buffering_under_tso_follows_the_mapping(cli, tmp_path):
+    sb = (SHARED_LITMUS / "SB.litmus").read_text()
+    assert "memory_order_relaxed" in sb
+    f = tmp_path / "SB+sc.litmus"
+    f.write_text(sb.replace("memory_order_relaxed", "memory_order_seq_cst"))
+    standard = cli("litmus", str(f), "--model", "tso", "--json")
+    assert standard.returncode == 0, standard.stderr
+    o = json.loads(standard.stdout)
+    assert o["verdict"] == "forbidden" and o["mapping"] == "standard"
+    plain = cli("litmus", str(f), "--model", "tso", "--mapping", "plain", "--json")
+    o = json.loads(plain.stdout)
+    assert o["verdict"] == "allowed" and o["mapping"] == "plain"
+    # A protocol runs the same compiled program: MESI's TSO cores never show SB.
+    proc = cli("litmus", str(f), "--model", "tso", "--protocol", "mesi", "--json")
+    o = json.loads(proc.stdout)
+    assert proc.returncode == 0 and o["ok"] and o["verdict"] == "forbidden"
 
 
 def test_check_passes_mesi_and_catches_a_mutant_with_a_chart(cli, tmp_path):

@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 from . import _core
 from ._config import ConfigLike, OverridesLike, check_writable_dir, load_config, overrides_list
-from ._core import ConfigError
+from ._core import ConfigError, StopToken
 from .result import Result
 
 __version__: str = _core.__version__
@@ -36,6 +36,7 @@ __all__ = [
     "ConfigError",
     "ConfigWarning",
     "Interrupted",
+    "StopToken",
     "__version__",
 ]
 
@@ -219,9 +220,18 @@ def check(config: ConfigLike, set: OverridesLike = None, progress: bool = False)
     return out
 
 
-def litmus(path: str | os.PathLike, model: str, protocol: str | None = None) -> dict[str, Any]:
+def litmus(
+    path: str | os.PathLike,
+    model: str,
+    protocol: str | None = None,
+    mapping: str = "standard",
+    stop: Any = None,
+) -> dict[str, Any]:
     """A litmus test's verdict under ``model`` (sc, tso, rc); with ``protocol`` also the outcomes the
-    protocol produces (``observed``) and whether they are all allowed (``ok``)."""
+    protocol produces (``observed``) and whether they are all allowed (``ok``). Under tso, ``mapping``
+    says how C11 is compiled to x86: ``standard`` (a seq_cst store is a store and MFENCE) or ``plain``
+    (every store a plain store). ``stop``, a :class:`StopToken`, stops the search when set (for runs
+    in other threads, which Ctrl-C does not reach)."""
     path = os.fspath(path)
     try:
         with open(path, encoding="utf-8-sig") as f:
@@ -232,7 +242,7 @@ def litmus(path: str | os.PathLike, model: str, protocol: str | None = None) -> 
         ) from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    out = json.loads(_core.litmus(text, path, model, protocol))
+    out = json.loads(_core.litmus(text, path, model, protocol, mapping, stop))
     if out.get("interrupted"):
         raise Interrupted(f"{path}: {out['test']}: incomplete: {out['states']:,} states explored", out)
     return out

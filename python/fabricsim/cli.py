@@ -287,39 +287,177 @@ def add_litmus(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "litmus",
         help="litmus tests: the memory model's verdict, or a protocol's outcomes against it",
-        description="For each herd7 C litmus file: the outcomes the memory model allows and the verdict of "
-        "its condition; with --protocol, also every outcome the protocol can produce (exhaustively), "
-        "which must be allowed.",
+        description="For each herd7 C litmus file (directories are searched recursively for *.litmus): "
+        "the outcomes the memory model allows and the verdict of its condition; with --protocol, also every "
+        "outcome the protocol can produce (exhaustively), which must be allowed. Tests run in parallel; a "
+        "file that cannot be read is reported and the others still run; with several files a summary "
+        "follows. Exit code: 5 if a protocol observed a forbidden outcome (or did not finish), else 2 if a "
+        "file could not be read or was refused, else 1 if a test was too large, else 0.",
     )
-    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("files", nargs="+", metavar="PATH", help="litmus files, or directories of *.litmus files")
     p.add_argument("--model", required=True, choices=["sc", "tso", "rc"])
+    p.add_argument(
+        "--mapping",
+        default="standard",
+        choices=["standard", "plain"],
+        help="under tso, how C11 is compiled to x86: standard (a seq_cst store is a store and MFENCE; "
+        "the default) or plain (every store a plain store)",
+    )
     p.add_argument("--protocol", default=None, metavar="NAME", help="msi or mesi (optionally +MUTANT)")
-    p.add_argument("--json", action="store_true", help="one JSON object per test per line")
+    p.add_argument("--json", action="store_true", help="one JSON object per test per line, naming its file")
+    p.add_argument(
+        "-j", "--jobs", type=int, default=None, metavar="N", help="tests run at once (default: one per core)"
+    )
     p.set_defaults(func=cmd_litmus)
 
 
-def cmd_litmus(args: argparse.Namespace) -> int:
-    fabricsim = _api()
-    status = EXIT_OK
-    for f in args.files:
-        r = fabricsim.litmus(f, model=args.model, protocol=args.protocol)
+def _litmus_paths(paths: list[str]) -> list[str]:
+    """The files to run: files as given, directories' *.litmus files (recursively, sorted)."""
+    out: list[str] = []
+    for f in paths:
+        if os.path.isdir(f):
+            found = sorted(str(p) for p in Path(f).rglob("*.litmus") if p.is_file())
+            out.extend(found if found else [f])  # an empty directory is reported as unreadable
+        else:
+            out.append(f)
+    return out
+
+
+def _litmus_reason(message: str) -> str:
+    """A message without its file, position and variable names: the reason it stands for."""
+    import re
+
+    head = message.split("; supported")[0]
+    head = re.sub(r"^.*?:\d+(:\d+)?: ", "", head, count=1)
+    parts = head.split("`")
+    for i in range(1, len(parts), 2):
+        if len(parts[i]) > 24 or any(c.isdigit() for c in parts[i]):
+            parts[i] = "_"
+    return re.sub(r"\d+", "N", "`".join(parts))
+
+
+def _litmus_one(fabricsim: Any, path: str, args: argparse.Namespace, stop: Any) -> dict[str, Any]:
+    """One file's result; errors become results with ``error`` and ``reason``."""
+    try:
+        r = fabricsim.litmus(path, model=args.model, protocol=args.protocol, mapping=args.mapping, stop=stop)
+    except fabricsim.ConfigError as exc:
+        if os.path.isdir(path):
+            msg = f"{path}: a directory without *.litmus files"
+        else:
+            msg = str(exc)
+        return {"file": path, "error": msg, "kind": "refused", "reason": "refused: " + _litmus_reason(msg)}
+    except fabricsim.Interrupted as exc:
+        return {"file": path, "error": str(exc), "kind": "interrupted", "reason": "interrupted"}
+    except RuntimeError as exc:
+        msg = str(exc)
+        kind = "too large" if "too large" in msg else "error"
+        return {"file": path, "error": msg, "kind": kind, "reason": kind}
+    return {"file": path, **r}
+
+
+def _litmus_print(r: dict[str, Any], args: argparse.Namespace) -> None:
+    if "error" in r:
+        if r["kind"] == "interrupted":
+            return
         if args.json:
             print(json.dumps(r), flush=True)
-        else:
-            line = f"{r['test']:<20} {r['model']:<4} {r['verdict']:<10}"
-            if args.protocol:
-                line += (
-                    f" {args.protocol}: {'ok' if r['ok'] else 'FAIL'} (observed {len(r['observed'])} of "
-                    f"{len(r['allowed'])} allowed outcomes, {r['states']} states)"
-                )
-                for o in r.get("forbidden_observed", []):
-                    line += f"\n    forbidden outcome observed: {o}"
-                if r.get("violation"):
-                    line += f"\n    {r['violation']['kind']}: {r['violation']['detail']}"
-            print(line, flush=True)
-        if args.protocol and not r["ok"]:
-            status = EXIT_VIOLATION
-    return status
+        _error(r["error"])
+        return
+    if args.json:
+        print(json.dumps(r), flush=True)
+        return
+    line = f"{r['test']:<20} {r['model']:<4} {r['verdict']:<10}"
+    if args.protocol:
+        line += (
+            f" {args.protocol}: {'ok' if r['ok'] else 'FAIL'} (observed {len(r['observed'])} of "
+            f"{len(r['allowed'])} allowed outcomes, {r['states']} states)"
+        )
+        for o in r.get("forbidden_observed", []):
+            line += f"\n    forbidden outcome observed: {o}"
+        if r.get("violation"):
+            line += f"\n    {r['violation']['kind']}: {r['violation']['detail']}"
+    print(line, flush=True)
+
+
+def _litmus_summary(results: list[dict[str, Any]], files: int, args: argparse.Namespace) -> str:
+    from collections import Counter
+
+    tests = [r for r in results if "error" not in r]
+    verdicts = Counter(r["verdict"] for r in tests)
+    failures: Counter[str] = Counter(r["reason"] for r in results if "error" in r)
+    if args.protocol:
+        for r in tests:
+            if r["ok"]:
+                continue
+            if r.get("forbidden_observed"):
+                failures[f"{args.protocol}: forbidden outcome observed"] += 1
+            elif r.get("violation"):
+                failures[f"{args.protocol}: {r['violation']['kind']}"] += 1
+            else:
+                failures[f"{args.protocol}: incomplete"] += 1
+    text = f"summary: {files} files, {len(tests)} tests run under {args.model}"
+    text += ": " + ", ".join(f"{n} {v}" for v, n in sorted(verdicts.items())) if verdicts else ""
+    if args.protocol:
+        ok = sum(1 for r in tests if r["ok"])
+        text += f"; {args.protocol}: {ok} ok, {len(tests) - ok} not ok"
+    unread = sum(1 for r in results if "error" in r and r["kind"] == "refused")
+    text += f"; {unread} files refused (unreadable, not parsed, or refused by the protocol)"
+    if failures:
+        text += "\nfailures by reason:"
+        for reason, n in sorted(failures.items(), key=lambda kv: (-kv[1], kv[0])):
+            text += f"\n  {n:6}  {reason}"
+    return text
+
+
+def cmd_litmus(args: argparse.Namespace) -> int:
+    import concurrent.futures as cf
+
+    fabricsim = _api()
+    paths = _litmus_paths(args.files)
+    stop = fabricsim.StopToken()
+    jobs = max(1, args.jobs or os.cpu_count() or 1)
+    results: list[dict[str, Any]] = []
+    pool = cf.ThreadPoolExecutor(max_workers=min(jobs, len(paths)))
+    futures = [pool.submit(_litmus_one, fabricsim, p, args, stop) for p in paths]
+    try:
+        # In input order, so that the same files give the same output.
+        for fut in futures:
+            while True:
+                try:
+                    r = fut.result(timeout=0.1)
+                    break
+                except cf.TimeoutError:
+                    continue
+            results.append(r)
+            _litmus_print(r, args)
+    except KeyboardInterrupt:
+        stop.set()
+        pool.shutdown(wait=True, cancel_futures=True)
+        done = [f.result() for f in futures[len(results) :] if f.done() and not f.cancelled()]
+        for r in done:
+            if r.get("kind") == "interrupted":
+                print(f"interrupted: {r['error']}", file=sys.stderr)
+        print(
+            f"interrupted: {len(results)} of {len(paths)} files done; the running tests stopped: incomplete",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
+    pool.shutdown(wait=True)
+    interrupted = [r for r in results if r.get("kind") == "interrupted"]
+    for r in interrupted:
+        print(f"interrupted: {r['error']}", file=sys.stderr)
+    if len(paths) > 1:
+        print(_litmus_summary(results, len(paths), args), file=sys.stderr if args.json else sys.stdout, flush=True)
+    if interrupted:
+        return EXIT_INTERRUPTED
+    kinds = {r.get("kind") for r in results}
+    if args.protocol and any("error" not in r and not r["ok"] for r in results):
+        return EXIT_VIOLATION
+    if "refused" in kinds:
+        return EXIT_CONFIG
+    if kinds & {"too large", "error"}:
+        return EXIT_ERROR
+    return EXIT_OK
 
 
 # -- bench ----------------------------------------------------------------------------------

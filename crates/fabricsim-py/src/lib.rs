@@ -1,6 +1,8 @@
 //! PyO3 bindings: the `fabricsim._core` module. Only conversion lives here;
 //! validation and simulation are the core crate's (docs/core-api.md).
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use pyo3::create_exception;
@@ -110,20 +112,65 @@ fn python_stop() -> fabricsim::check::Stop {
     })
 }
 
-/// Litmus tests: the oracle's verdict under `model`, and with `protocol`
-/// the outcomes the protocol produces, exhaustively. Returns JSON text (one
-/// object); a parse error raises ConfigError naming the file and line.
+/// A flag that stops the searches of other threads: the main thread sets it
+/// when it sees Ctrl-C (signals reach only the main thread).
+#[pyclass]
+struct StopToken(Arc<AtomicBool>);
+
+#[pymethods]
+impl StopToken {
+    #[new]
+    fn new() -> Self {
+        StopToken(Arc::new(AtomicBool::new(false)))
+    }
+
+    fn set(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    fn is_set(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// Litmus tests: the oracle's verdict under `model` (with `mapping`, under
+/// tso, how C11 is compiled to x86: `standard` or `plain`), and with
+/// `protocol` the outcomes the protocol produces, exhaustively. Returns JSON
+/// text (one object); a parse error raises ConfigError naming the file,
+/// line and column. `stop`, when set, stops the search (as Ctrl-C does on
+/// the main thread).
 #[pyfunction]
-#[pyo3(signature = (text, source, model, protocol = None))]
-fn litmus(py: Python<'_>, text: &str, source: &str, model: &str, protocol: Option<String>) -> PyResult<String> {
+#[pyo3(signature = (text, source, model, protocol = None, mapping = "standard", stop = None))]
+fn litmus(
+    py: Python<'_>,
+    text: &str,
+    source: &str,
+    model: &str,
+    protocol: Option<String>,
+    mapping: &str,
+    stop: Option<PyRef<'_, StopToken>>,
+) -> PyResult<String> {
     use fabricsim::check::{litmus_run, oracle};
     let prog = fabricsim::workloads::litmus::parse(text, source).map_err(|e| PyConfigError::new_err(e.to_string()))?;
     let m: oracle::Model = model.parse().map_err(|e: String| PyConfigError::new_err(format!("--model: {e}")))?;
-    let prog = std::sync::Arc::new(prog);
-    let limits = oracle::Limits { stop: python_stop(), ..Default::default() };
+    let mapping: oracle::Mapping =
+        mapping.parse().map_err(|e: String| PyConfigError::new_err(format!("--mapping: {e}")))?;
+    let prog = std::sync::Arc::new(oracle::compile(&prog, m, mapping));
+    let token = stop.map(|t| t.0.clone());
+    let signals = python_stop();
+    let stop = fabricsim::check::Stop::new(move || {
+        token.as_ref().is_some_and(|t| t.load(Ordering::Relaxed)) || signals.requested()
+    });
+    let limits = oracle::Limits { stop, ..Default::default() };
+    let with_mapping = |mut j: serde_json::Value| {
+        if m == oracle::Model::Tso {
+            j["mapping"] = mapping.name().into();
+        }
+        j.to_string()
+    };
     py.detach(|| match protocol {
         None => match oracle::try_allowed_outcomes(&prog, m, &limits) {
-            Ok(outcomes) => Ok(oracle::report_json_of(&prog, m, &outcomes).to_string()),
+            Ok(outcomes) => Ok(with_mapping(oracle::report_json_of(&prog, m, &outcomes))),
             Err(e) if e.interrupted => Ok(serde_json::json!({
                 "test": prog.name, "model": m.name(), "interrupted": true, "complete": false,
                 "states": e.explored,
@@ -139,7 +186,7 @@ fn litmus(py: Python<'_>, text: &str, source: &str, model: &str, protocol: Optio
                     PyConfigError::new_err(format!("{source}: --protocol {name}: {e}"))
                 }
             })?;
-            Ok(litmus_run::run_json(&prog, m, &name, &run).to_string())
+            Ok(with_mapping(litmus_run::run_json(&prog, m, &name, &run)))
         }
     })
 }
@@ -301,5 +348,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(litmus, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_class::<RmatGraph>()?;
+    m.add_class::<StopToken>()?;
     Ok(())
 }

@@ -282,6 +282,124 @@ pub struct Program {
     /// Register names per thread; an `Op`'s `reg` indexes the thread's list.
     pub registers: Vec<Vec<String>>,
     pub condition: Condition,
+    /// The threads' code when it is not a straight line of memory
+    /// operations with constant values (register arithmetic, data or
+    /// control dependencies, `if`/`else`): then `threads` is empty per
+    /// thread, the oracle runs this code ([`crate::check::oracle`]) and a
+    /// protocol refuses the program. `None` for straight-line programs.
+    pub code: Option<Vec<Vec<Stmt>>>,
+}
+
+/// A binary operator of a register expression (C's, on 64-bit integers,
+/// wrapping; comparisons and `&&`/`||` give 0 or 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    And,
+    Or,
+}
+
+/// A unary operator: `-`, `!` (0 or 1), `~`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UnOp {
+    Neg,
+    Not,
+    BitNot,
+}
+
+/// An expression over a thread's registers and constants.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Exp {
+    Const(Value),
+    Reg(u8),
+    Un(UnOp, Box<Exp>),
+    Bin(BinOp, Box<Exp>, Box<Exp>),
+}
+
+impl Exp {
+    /// The value with the registers `regs`.
+    pub fn eval(&self, regs: &[Value]) -> Value {
+        match self {
+            Exp::Const(v) => *v,
+            Exp::Reg(r) => regs.get(*r as usize).copied().unwrap_or(0),
+            Exp::Un(op, e) => {
+                let v = e.eval(regs);
+                match op {
+                    UnOp::Neg => v.wrapping_neg(),
+                    UnOp::Not => (v == 0) as Value,
+                    UnOp::BitNot => !v,
+                }
+            }
+            Exp::Bin(op, a, b) => {
+                let (x, y) = (a.eval(regs), b.eval(regs));
+                match op {
+                    BinOp::Add => x.wrapping_add(y),
+                    BinOp::Sub => x.wrapping_sub(y),
+                    BinOp::Mul => x.wrapping_mul(y),
+                    BinOp::BitAnd => x & y,
+                    BinOp::BitOr => x | y,
+                    BinOp::BitXor => x ^ y,
+                    BinOp::Eq => (x == y) as Value,
+                    BinOp::Ne => (x != y) as Value,
+                    BinOp::Lt => (x < y) as Value,
+                    BinOp::Le => (x <= y) as Value,
+                    BinOp::Gt => (x > y) as Value,
+                    BinOp::Ge => (x >= y) as Value,
+                    BinOp::And => (x != 0 && y != 0) as Value,
+                    BinOp::Or => (x != 0 || y != 0) as Value,
+                }
+            }
+        }
+    }
+
+    /// The registers the expression reads, in order of appearance.
+    pub fn regs(&self, out: &mut Vec<u8>) {
+        match self {
+            Exp::Const(_) => {}
+            Exp::Reg(r) => out.push(*r),
+            Exp::Un(_, e) => e.regs(out),
+            Exp::Bin(_, a, b) => {
+                a.regs(out);
+                b.regs(out);
+            }
+        }
+    }
+}
+
+/// The value operand of a read-modify-write in general code.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum RmwExp {
+    /// Write `old + e` (`fetch_sub` is `old + -e`).
+    FetchAdd(Exp),
+    /// Write `e`.
+    Exchange(Exp),
+    /// Compare with register `expected`, write `new` on success; `expected`
+    /// receives the old value (C semantics) and `result`, if any, 1 on
+    /// success and 0 on failure.
+    CompareExchange { expected: u8, new: Exp, result: Option<u8> },
+}
+
+/// A statement of general thread code (see [`Program::code`]). `reg: None`
+/// is an access whose result is not assigned.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Stmt {
+    Load { loc: u8, reg: Option<u8>, order: Order },
+    Store { loc: u8, value: Exp, order: Order },
+    Rmw { loc: u8, reg: Option<u8>, op: RmwExp, order: Order },
+    Fence { order: Order },
+    Assign { reg: u8, value: Exp },
+    If { cond: Exp, then: Vec<Stmt>, otherwise: Vec<Stmt> },
 }
 
 impl Program {
@@ -296,6 +414,25 @@ impl Program {
     /// Name of a location (`?N` if out of range).
     pub fn loc_name(&self, loc: u8) -> String {
         self.locations.get(loc as usize).cloned().unwrap_or_else(|| format!("?{loc}"))
+    }
+
+    /// Whether a register is hidden: it holds the result of an access whose
+    /// result the test does not assign (named `%N`); outcomes keep it at 0
+    /// and do not print it.
+    pub fn is_hidden_reg(&self, thread: usize, reg: usize) -> bool {
+        self.registers.get(thread).and_then(|r| r.get(reg)).is_some_and(|n| n.starts_with('%'))
+    }
+
+    /// The outcome with its hidden registers at 0.
+    pub fn project(&self, mut o: Outcome) -> Outcome {
+        for (t, regs) in o.regs.iter_mut().enumerate() {
+            for (r, v) in regs.iter_mut().enumerate() {
+                if self.is_hidden_reg(t, r) {
+                    *v = 0;
+                }
+            }
+        }
+        o
     }
 
     /// Name of a register of a thread (`rN` if the program has no name).
@@ -396,6 +533,9 @@ impl fmt::Display for OutcomeDisplay<'_> {
         };
         for (t, regs) in self.outcome.regs.iter().enumerate() {
             for (r, v) in regs.iter().enumerate() {
+                if self.program.is_some_and(|p| p.is_hidden_reg(t, r)) {
+                    continue;
+                }
                 sep(f)?;
                 match self.program {
                     Some(p) => write!(f, "{t}:{}={v};", p.reg_name(t as u8, r as u8))?,
@@ -428,6 +568,7 @@ mod tests {
                 vec![Op::Load { loc: 0, reg: 0, order: Order::Acquire }],
             ],
             registers: vec![vec![], vec!["r0".into()]],
+            code: None,
             condition: Condition {
                 quantifier: Quantifier::Exists,
                 expr: Expr::And(
