@@ -218,6 +218,12 @@ fn levels_report_per_core_counters_and_a_csv() {
     assert_eq!(csv, again.caches_csv());
     // the terminal table names no file (it does not know whether they are written)
     assert!(!r.text().contains(".csv"), "{}", r.text());
+    // and sums each level over the cores
+    for level in ["l1", "l2", "protocol"] {
+        let n = sum(level, |s| s.hits + s.capacity + s.coherence).to_string();
+        let line = format!("  {level:<12} {n:>12} ");
+        assert!(r.text().contains(&line), "{line:?} in\n{}", r.text());
+    }
 }
 
 #[test]

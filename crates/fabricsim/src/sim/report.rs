@@ -414,6 +414,41 @@ impl RunResult {
             // (the terminal does not know whether the tables are written)
             let _ = writeln!(s, "  ... {} more link directions", self.links.len() - 8);
         }
+        if !self.caches.is_empty() {
+            let _ = writeln!(s);
+            let _ = writeln!(
+                s,
+                "  {:<12} {:>12} {:>8} {:>12} {:>12} {:>10}",
+                "cache", "accesses", "hit %", "capacity", "coherence", "evictions"
+            );
+            // per level, summed over the cores, in the order the cores report them
+            let mut levels: Vec<&'static str> = Vec::new();
+            for c in &self.caches {
+                if !levels.contains(&c.level) {
+                    levels.push(c.level);
+                }
+            }
+            for level in levels {
+                let mut sum = super::system::CacheStats::default();
+                for c in self.caches.iter().filter(|c| c.level == level) {
+                    sum.hits += c.stats.hits;
+                    sum.capacity += c.stats.capacity;
+                    sum.coherence += c.stats.coherence;
+                    sum.evictions += c.stats.evictions;
+                }
+                let accesses = sum.hits + sum.capacity + sum.coherence;
+                let _ = writeln!(
+                    s,
+                    "  {:<12} {:>12} {:>8.2} {:>12} {:>12} {:>10}",
+                    level,
+                    accesses,
+                    100.0 * sum.hits as f64 / accesses.max(1) as f64,
+                    sum.capacity,
+                    sum.coherence,
+                    sum.evictions
+                );
+            }
+        }
         for w in &self.warnings {
             let _ = writeln!(s, "  warning: {w}");
         }

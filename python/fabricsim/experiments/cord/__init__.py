@@ -7,9 +7,11 @@ experiment's ``notes``."""
 NOT_REPRODUCED = [
     (
         "CORD Table 1, L1 caches and HBM",
-        "the cores' two cache levels and the HBM behind the LLC: the write-through variants' cores have no "
-        "cache (their stores go through and receivers read their host's LLC slice), WB's have one (Table 1's "
-        "L2), and every access that reaches a slice hits there (no HBM access is timed).",
+        "the cores' two cache levels and the HBM behind the LLC: the write-through variants' cores (the "
+        "gem5-o3-2ghz preset, docs/cpu-presets.md) have no private level timed in front of them (their stores "
+        "go through and receivers read their host's LLC slice), WB's have Table 1's L1 as tags in front of "
+        "Table 1's L2 (the protocol's cache), and every access that reaches a slice hits there (no HBM access "
+        "is timed).",
     ),
     (
         "CORD Table 3",
