@@ -104,3 +104,22 @@ fn other_errors_name_their_key() {
     let e = error(&format!("{OK}\n[workload]\ntargets = [\"r\"]\n"), &[]);
     assert!(e.contains("workload.targets") && e.contains("\"r\" is not a memory"), "{e}");
 }
+
+#[test]
+fn a_mistyped_protocol_name_gets_a_suggestion() {
+    let e = error(&format!("{OK}[protocol]\nname = \"mesl\"\n"), &[]);
+    assert!(e.contains("protocol.name") && e.contains("did you mean \"mesi\"?"), "{e}");
+    let e = error(&format!("{OK}[protocol]\nname = \"zzz\"\n"), &[]);
+    assert!(e.contains("no such protocol;") && !e.contains("did you mean"), "{e}");
+    let check = |name: &str| {
+        let text = format!("[check]\nprotocol = \"{name}\"\n");
+        match fabricsim::check::config::run(&text, "c.toml", fabricsim::config::Format::Toml, &[]) {
+            Ok(_) => panic!("{name} accepted"),
+            Err(e) => e.to_string(),
+        }
+    };
+    let e = check("germen");
+    assert!(e.contains("did you mean \"german\"?"), "{e}");
+    let e = check("bi_runtim");
+    assert!(e.contains("did you mean \"bi_runtime\"?"), "{e}");
+}

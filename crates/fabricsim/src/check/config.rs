@@ -505,10 +505,14 @@ pub fn run_with_stop(
             explore(&p, &opts, &mut |_| {})
         }
         other => {
+            const PROTOCOLS: [&str; 8] = ["msi", "mesi", "german", "dcoh", "cord", "gcs", "bi", "bi_runtime"];
+            let close = crate::config::load::did_you_mean_name(other, PROTOCOLS);
             return Err(err(
                 "protocol",
-                format!("{other:?}: expected msi, mesi, german, dcoh, cord, gcs, bi or bi_runtime"),
-            ))
+                format!(
+                    "{other:?}: no such protocol;{close} expected msi, mesi, german, dcoh, cord, gcs, bi or bi_runtime"
+                ),
+            ));
         }
     };
     if let Some(rss) = report.out_of_memory {

@@ -575,11 +575,14 @@ impl Builder<'_> {
             Some(d) => d.ps(),
             None => 40 * crate::engine::NS,
         };
-        if !["msi", "mesi", "german", "dcoh", "cord", "pcie", "gcs", "bi"].contains(&pc.name.as_str()) {
+        const PROTOCOLS: [&str; 8] = ["msi", "mesi", "german", "dcoh", "cord", "pcie", "gcs", "bi"];
+        if !PROTOCOLS.contains(&pc.name.as_str()) {
+            let close = super::load::did_you_mean_name(&pc.name, PROTOCOLS);
             return Err(self.err(
                 "protocol.name",
                 format!(
-                    "{:?}: expected \"msi\", \"mesi\", \"german\", \"dcoh\", \"cord\", \"pcie\", \"gcs\" or \"bi\"",
+                    "{:?}: no such protocol;{close} expected \"msi\", \"mesi\", \"german\", \"dcoh\", \"cord\", \"pcie\", \
+                     \"gcs\" or \"bi\"",
                     pc.name
                 ),
             ));
@@ -877,17 +880,11 @@ impl Builder<'_> {
             None => None,
             Some(name) => Some(crate::agents::core::presets::find(name).ok_or_else(|| {
                 let names: Vec<&str> = crate::agents::core::presets::PRESETS.iter().map(|p| p.name).collect();
-                // a slip, or the name without its suffix ("skylake")
-                let close = names
-                    .iter()
-                    .map(|n| (super::load::edit_distance(name, n), *n))
-                    .filter(|&(d, n)| d <= (name.chars().count() / 3).max(1) || (name.len() > 2 && n.starts_with(name)))
-                    .min()
-                    .map_or(String::new(), |(_, n)| format!("did you mean \"{n}\"? "));
+                let close = super::load::did_you_mean_name(name, names.iter().copied());
                 self.err(
                     "protocol.core.preset",
                     format!(
-                        "{name:?}: no such core; {close}expected one of {} (docs/cpu-presets.md)",
+                        "{name:?}: no such core;{close} expected one of {} (docs/cpu-presets.md)",
                         names.join(", ")
                     ),
                 )
