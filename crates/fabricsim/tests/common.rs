@@ -1,5 +1,5 @@
 #![allow(dead_code)]
-use fabricsim::{config, Format, Outcome, RunResult, System};
+use fabricsim::{config, run_spec, Format, Outcome, RunResult, System};
 
 pub fn run(toml: &str) -> RunResult {
     run_with(toml, &[])
@@ -26,4 +26,13 @@ pub fn error(toml: &str, overrides: &[&str]) -> String {
         Ok(_) => panic!("configuration was accepted"),
         Err(e) => e.to_string(),
     }
+}
+
+/// A configuration with a `[protocol]` run to completion, with no warning.
+pub fn run_protocol(toml: &str) -> RunResult {
+    let spec = config::resolve(toml, "<test>", Format::Toml, &[], None).unwrap_or_else(|e| panic!("{e}"));
+    let r = run_spec(&spec, &mut |_| true);
+    assert_eq!(r.outcome, Outcome::Completed, "{:?}", r.warnings);
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    r
 }

@@ -6,7 +6,7 @@
 //! table nothing changes.
 
 use fabricsim::sim::{CacheResult, CacheStats};
-use fabricsim::{config, run_spec, Format, Outcome, RunResult};
+use fabricsim::{config, Format, RunResult};
 
 /// `cores` MESI cores and one home behind a switch, a fixed 100 ns memory,
 /// a 10 ns protocol cache hit.
@@ -37,13 +37,7 @@ fn cache(core: &str) -> String {
 const LEVELS: &str = "[protocol.core]\n[protocol.core.l1]\nsize = \"1KiB\"\nways = 2\nlatency = \"1500ps\"\n\
                       [protocol.core.l2]\nsize = \"16KiB\"\nways = 4\nlatency = \"4ns\"\nmshrs = 64\n";
 
-fn run(toml: &str) -> RunResult {
-    let spec = config::resolve(toml, "<test>", Format::Toml, &[], None).unwrap_or_else(|e| panic!("{e}"));
-    let r = run_spec(&spec, &mut |_| true);
-    assert_eq!(r.outcome, Outcome::Completed, "{:?}", r.warnings);
-    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
-    r
-}
+use crate::common::run_protocol as run;
 
 fn error(toml: &str) -> String {
     match config::resolve(toml, "<test>", Format::Toml, &[], None) {

@@ -4,7 +4,7 @@
 //! may have outstanding, and computation between operations costs its
 //! dispatch cycles; the workload keys that state them are checked.
 
-use fabricsim::{config, run_spec, Format, Outcome, RunResult};
+use fabricsim::{config, Format, RunResult};
 
 /// One MESI core and one home behind a switch, with a fixed 100 ns memory.
 fn system(protocol: &str, workload: &str) -> String {
@@ -39,13 +39,7 @@ line = "64B"
     )
 }
 
-fn run(toml: &str) -> RunResult {
-    let spec = config::resolve(toml, "<test>", Format::Toml, &[], None).unwrap_or_else(|e| panic!("{e}"));
-    let r = run_spec(&spec, &mut |_| true);
-    assert_eq!(r.outcome, Outcome::Completed, "{:?}", r.warnings);
-    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
-    r
-}
+use crate::common::run_protocol as run;
 
 fn error(toml: &str) -> String {
     match config::resolve(toml, "<test>", Format::Toml, &[], None) {
