@@ -300,6 +300,9 @@ fn a_preset_gives_its_cited_core_and_levels_and_keys_override_it() {
     let (c, _) = core_of(&free(1, "[protocol.core]\npreset = \"skylake-sp\"\nrob = 100\nclock = \"500ps\"\n", ""));
     assert_eq!((c.front.rob, c.front.width, c.front.cycle), (100, 4, 500));
     assert_eq!((c.l1.unwrap().latency, c.l2.unwrap().latency), (2000, 6500));
+    // a store buffer given beside the preset sizes the front end's too (the waiting stores and the one performing)
+    let (c, t) = core_of(&free(1, "model = \"tso\"\n[protocol.core]\npreset = \"skylake-sp\"\nstore_buffer = 8\n", ""));
+    assert_eq!((t.store_buffer, c.front.store_buffer), (8, 9));
     // an explicit issue interval keeps the in-order issue stage
     let (_, t) = core_of(&system(1, "[protocol.core]\npreset = \"skylake-sp\"\n", ""));
     assert_eq!(t.issue_interval, 1000);

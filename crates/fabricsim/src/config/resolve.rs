@@ -2735,11 +2735,12 @@ fn dram_keys_set<T: Serialize>(t: &T) -> Option<&'static str> {
 
 /// A preset's front end and, for protocols whose core agent is a cache,
 /// its L1 and L2 (lru; the line is the protocol's). The front end's memory
-/// model and its use of the store buffer are the driver's (`t`).
+/// model and its store buffer are the driver's (`t`, where an absent
+/// `store_buffer` key already took the preset's).
 fn preset_spec(p: &CorePreset, t: &Timing, caches: bool) -> CoreSpec {
     use crate::agents::cache::{CacheGeometry, VictimPolicy};
     let base = core_base(t).front;
-    let front = crate::agents::core::Params { model: base.model, ..p.core };
+    let front = crate::agents::core::Params { model: base.model, store_buffer: base.store_buffer, ..p.core };
     let level = |l: crate::agents::core::presets::Level, mshrs: u32| {
         CacheGeometry::new(l.size, u64::from(t.line_bytes), l.ways).ok().map(|geometry| LevelSpec {
             geometry,

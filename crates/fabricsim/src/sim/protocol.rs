@@ -211,16 +211,9 @@ fn front_end(t: &Timing) -> Core<WorkOp> {
     Core::new(p).expect("resolve() validates the front end's parameters")
 }
 
-/// The driver's stand-in front end (no `[protocol.core]`, and the values
-/// of the keys it does not give): `width` instructions per
-/// `issue_interval`; under TSO (`store_buffer` > 0) its store buffer of
-/// `store_buffer` entries orders the stores, RMWs and fences; otherwise
-/// (SC, RC, and protocols with their own ordering) every operation issues
-/// at dispatch and the protocol's agent orders it. The fill buffers do
-/// not bind: the protocol's MSHRs bound the misses.
-/// The base `[protocol.core]` resolves from before its keys override it:
-/// the driver's stand-in front end, no levels. A `preset = "NAME"` key
-/// adds one function returning a preset's `CoreSpec` in its place.
+/// The base `[protocol.core]` without a `preset` resolves from before its
+/// keys override it: the driver's stand-in front end, no levels (a preset
+/// is the base otherwise: `config::resolve`'s `preset_spec`).
 pub fn core_base(t: &Timing) -> CoreSpec {
     CoreSpec { front: driver_front(t), l1: None, l2: None }
 }
@@ -354,6 +347,13 @@ impl Levels {
     }
 }
 
+/// The driver's stand-in front end (no `[protocol.core]`, and the values
+/// of the keys it does not give): `width` instructions per
+/// `issue_interval`; under TSO (`store_buffer` > 0) its store buffer of
+/// `store_buffer` entries orders the stores, RMWs and fences; otherwise
+/// (SC, RC, and protocols with their own ordering) every operation issues
+/// at dispatch and the protocol's agent orders it. The fill buffers do
+/// not bind: the protocol's MSHRs bound the misses.
 pub fn driver_front(t: &Timing) -> front::Params {
     let tso = t.store_buffer > 0;
     front::Params {
