@@ -12,3 +12,4 @@ pub mod gcs;
 pub mod memory;
 pub mod pcie;
 pub mod protocol;
+pub mod text;

@@ -246,6 +246,14 @@ impl<'a> Parser<'a> {
         Err(LitmusError { file: self.file.to_string(), line: at.line, column: at.col, message: message.into() })
     }
 
+    /// A call that has no result (a store, a fence) assigned to a register.
+    fn no_result(&self, f: &str, at: Pos, dest: Option<u8>) -> Result<(), LitmusError> {
+        match dest {
+            Some(_) => self.err(at, format!("`{f}` has no result to assign")),
+            None => Ok(()),
+        }
+    }
+
     fn peek(&self) -> &Tok {
         self.toks.get(self.pos).map_or(&Tok::Eof, |t| &t.0)
     }
@@ -776,26 +784,20 @@ impl<'a> Parser<'a> {
         dest: Option<u8>,
     ) -> Result<Vec<Stmt>, LitmusError> {
         self.expect_p('(', &format!("after `{f}`"))?;
-        let no_result = |p: &Self| -> Result<(), LitmusError> {
-            if dest.is_some() {
-                return p.err(at, format!("`{f}` has no result to assign"));
-            }
-            Ok(())
-        };
         let out = match k {
             Lkmm::Load(order) => {
                 let loc = self.lkmm_location(ctx)?;
                 vec![Stmt::Load { loc, reg: dest, order }]
             }
             Lkmm::Store(order) => {
-                no_result(self)?;
+                self.no_result(f, at, dest)?;
                 let loc = self.lkmm_location(ctx)?;
                 self.expect_p(',', "after the location")?;
                 let value = self.exp(ctx, 0)?;
                 vec![Stmt::Store { loc, value, order }]
             }
             Lkmm::Fence(order) => {
-                no_result(self)?;
+                self.no_result(f, at, dest)?;
                 vec![Stmt::Fence { order }]
             }
             Lkmm::Rmw { op, order, value_first } => {
@@ -839,12 +841,6 @@ impl<'a> Parser<'a> {
         let explicit = f.ends_with("_explicit");
         let base = f.strip_suffix("_explicit").unwrap_or(f);
         self.expect_p('(', &format!("after `{f}`"))?;
-        let no_result = |p: &Self| -> Result<(), LitmusError> {
-            if dest.is_some() {
-                return p.err(at, format!("`{f}` has no result to assign"));
-            }
-            Ok(())
-        };
         let stmt = match base {
             "atomic_load" => {
                 let loc = self.location(ctx)?;
@@ -862,7 +858,7 @@ impl<'a> Parser<'a> {
                 Stmt::Load { loc, reg: dest, order }
             }
             "atomic_store" => {
-                no_result(self)?;
+                self.no_result(f, at, dest)?;
                 let loc = self.location(ctx)?;
                 self.expect_p(',', "after the location")?;
                 let value = self.exp(ctx, 0)?;
@@ -880,7 +876,7 @@ impl<'a> Parser<'a> {
                 Stmt::Store { loc, value, order }
             }
             "atomic_thread_fence" => {
-                no_result(self)?;
+                self.no_result(f, at, dest)?;
                 Stmt::Fence { order: self.order()? }
             }
             "atomic_exchange" | "atomic_fetch_add" | "atomic_fetch_sub" => {

@@ -8,11 +8,11 @@ use std::fmt;
 
 use super::home::{HBusy, HLine, Home};
 use super::protocol::{Busy, Core, LLine, Llc, Mp, Node, Pend, Wait};
+use crate::agents::text;
 
 /// `{0, 2}` for a bit set.
 fn set(bits: u64) -> String {
-    let s: Vec<String> = (0..64).filter(|i| bits >> i & 1 == 1).map(|i| i.to_string()).collect();
-    format!("{{{}}}", s.join(", "))
+    text::set_of(bits, "")
 }
 
 impl fmt::Debug for Core {
@@ -162,11 +162,7 @@ impl fmt::Debug for Node {
         match self {
             Node::Core(c) => c.fmt(f),
             Node::Llc(l) => l.fmt(f),
-            Node::Mem(m) if m.is_empty() => f.write_str("every line 0"),
-            Node::Mem(m) => {
-                let l: Vec<String> = m.iter().map(|(line, v)| format!("line {line}={v}")).collect();
-                f.write_str(&l.join(", "))
-            }
+            Node::Mem(m) => f.write_str(&text::memory(m)),
             Node::Home(h) => h.fmt(f),
         }
     }

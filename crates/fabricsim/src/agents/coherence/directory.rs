@@ -454,11 +454,7 @@ impl std::fmt::Debug for Node {
                         let st = match d.owner {
                             Some(o) => format!("owner=cache{o}"),
                             None if d.sharers != 0 => {
-                                let set: Vec<String> = (0..u64::BITS)
-                                    .filter(|c| d.sharers >> c & 1 == 1)
-                                    .map(|c| format!("cache{c}"))
-                                    .collect();
-                                format!("sharers={{{}}}", set.join(", "))
+                                format!("sharers={}", crate::agents::text::set_of(d.sharers, "cache"))
                             }
                             None => "I".to_string(),
                         };

@@ -9,8 +9,7 @@ use super::dcoh::{Agent, Device, Pend, Requester, St};
 
 /// `{req0, req1}` for a bit set of requesters.
 fn owners(bits: u64) -> String {
-    let names: Vec<String> = (0..64).filter(|i| bits >> i & 1 == 1).map(|i| format!("req{i}")).collect();
-    format!("{{{}}}", names.join(", "))
+    crate::agents::text::set_of(bits, "req")
 }
 
 impl fmt::Debug for Requester {

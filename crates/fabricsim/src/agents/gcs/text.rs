@@ -11,6 +11,7 @@ use super::directory::{DEntry, Dir};
 use super::messages::Queue;
 use super::protocol::Node;
 use super::thread::{St, Thread};
+use crate::agents::text;
 
 impl fmt::Debug for Queue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -20,8 +21,7 @@ impl fmt::Debug for Queue {
 }
 
 fn blade_set(mask: u16) -> String {
-    let s: Vec<String> = (0..16).filter(|b| mask >> b & 1 == 1).map(|b| format!("blade{b}")).collect();
-    format!("{{{}}}", s.join(", "))
+    text::set_of(u64::from(mask), "blade")
 }
 
 fn waiter(w: &Waiter) -> String {
@@ -80,11 +80,7 @@ impl fmt::Debug for BLine {
 
 impl fmt::Debug for Blade {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.lines.is_empty() {
-            return f.write_str("every line I");
-        }
-        let l: Vec<String> = self.lines.iter().map(|(line, b)| format!("line {line}: {b:?}")).collect();
-        f.write_str(&l.join("; "))
+        f.write_str(&text::lines(&self.lines, "every line I"))
     }
 }
 
@@ -112,11 +108,7 @@ impl fmt::Debug for DEntry {
 
 impl fmt::Debug for Dir {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.lines.is_empty() {
-            return f.write_str("every line I");
-        }
-        let l: Vec<String> = self.lines.iter().map(|(line, e)| format!("line {line}: {e:?}")).collect();
-        f.write_str(&l.join("; "))
+        f.write_str(&text::lines(&self.lines, "every line I"))
     }
 }
 
@@ -138,11 +130,7 @@ impl fmt::Debug for Node {
             Node::Thread(t) => t.fmt(f),
             Node::Blade(b) => b.fmt(f),
             Node::Dir(d) => d.fmt(f),
-            Node::Mem(m) if m.is_empty() => f.write_str("every line 0"),
-            Node::Mem(m) => {
-                let l: Vec<String> = m.iter().map(|(line, v)| format!("line {line}={v}")).collect();
-                f.write_str(&l.join(", "))
-            }
+            Node::Mem(m) => f.write_str(&text::memory(m)),
         }
     }
 }
