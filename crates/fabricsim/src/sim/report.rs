@@ -131,7 +131,7 @@ impl RunResult {
             "core": c.core,
             "level": c.level,
             "hits": st.hits,
-            "misses": st.capacity + st.coherence,
+            "misses": st.misses(),
         });
         // the protocol's cache: its misses are not split, its evictions not seen
         if c.level != "protocol" {
@@ -149,7 +149,7 @@ impl RunResult {
         let mut s = String::from("core,level,hits,misses,capacity_misses,coherence_misses,evictions\n");
         for c in &self.caches {
             let st = &c.stats;
-            let _ = write!(s, "{},{},{},{}", c.core, c.level, st.hits, st.capacity + st.coherence);
+            let _ = write!(s, "{},{},{},{}", c.core, c.level, st.hits, st.misses());
             if c.level == "protocol" {
                 s.push_str(",,,\n");
             } else {
@@ -431,21 +431,20 @@ impl RunResult {
             for level in levels {
                 let mut sum = super::system::CacheStats::default();
                 for c in self.caches.iter().filter(|c| c.level == level) {
-                    sum.hits += c.stats.hits;
-                    sum.capacity += c.stats.capacity;
-                    sum.coherence += c.stats.coherence;
-                    sum.evictions += c.stats.evictions;
+                    sum += c.stats;
                 }
-                let accesses = sum.hits + sum.capacity + sum.coherence;
+                let accesses = sum.accesses();
+                // the protocol's cache: its misses are not split, its evictions not seen (as summary.json)
+                let split = |n: u64| if level == "protocol" { "-".to_string() } else { n.to_string() };
                 let _ = writeln!(
                     s,
                     "  {:<12} {:>12} {:>8.2} {:>12} {:>12} {:>10}",
                     level,
                     accesses,
                     100.0 * sum.hits as f64 / accesses.max(1) as f64,
-                    sum.capacity,
-                    sum.coherence,
-                    sum.evictions
+                    split(sum.capacity),
+                    split(sum.coherence),
+                    split(sum.evictions)
                 );
             }
         }

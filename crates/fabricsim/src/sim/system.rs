@@ -144,6 +144,25 @@ pub struct CacheStats {
     pub evictions: u64,
 }
 
+impl CacheStats {
+    pub fn misses(&self) -> u64 {
+        self.capacity + self.coherence
+    }
+
+    pub fn accesses(&self) -> u64 {
+        self.hits + self.misses()
+    }
+}
+
+impl std::ops::AddAssign for CacheStats {
+    fn add_assign(&mut self, o: Self) {
+        self.hits += o.hits;
+        self.capacity += o.capacity;
+        self.coherence += o.coherence;
+        self.evictions += o.evictions;
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CacheResult {
     /// The core's requester.
