@@ -94,10 +94,12 @@ def plot(
     if df.empty:
         raise PlotError("no successful points to plot")
     xc, yc = _column(df, x, "--x"), _column(df, y, "--y")
-    groups = [(None, df)] if by is None else list(df.groupby(_column(df, by, "--by"), sort=True))
-    if by is not None and _column(df, by, "--by") != by:
-        # a parameter with units: label each line by its text, ordered by its number
-        groups = [(g[by].iloc[0], g) for _, g in groups]
+    if by is None:
+        groups = [(None, df)]
+    else:
+        bc = _column(df, by, "--by")
+        # a parameter with units: ordered by its number, each line labelled by its text
+        groups = [(g[by].iloc[0], g) for _, g in df.groupby(bc, sort=True)]
     if not _numeric(df[yc]):
         raise PlotError(f"--y {y!r} is not numeric (values such as {df[yc].iloc[0]!r})")
     # a parameter without numbers (a link generation, a protocol variant) is a category axis,
