@@ -383,3 +383,17 @@ def test_examples_take_a_folder_and_say_where_they_looked(cli, tmp_path):
     proc = cli("examples", "--dir", str(tmp_path), "-q")
     assert proc.returncode == 0, proc.stderr
     assert "== one (" in proc.stdout and "completed" in proc.stdout
+
+
+def test_protocols_lists_every_family_with_its_keys_and_mutants(cli):
+    proc = cli("protocols", "--json")
+    assert proc.returncode == 0, proc.stderr
+    families = {f["name"]: f for f in json.loads(proc.stdout)}
+    assert {"msi", "mesi", "german", "dcoh", "cord", "gcs", "bi", "bi_runtime"} <= set(families)
+    keys = {p["key"]: p for p in families["dcoh"]["check"]["params"]}
+    assert keys["invblk"]["default"] == "1" and keys["invblk"]["doc"]
+    assert any(m["name"] == "forget-sharer" for m in families["msi"]["mutants"])
+    text = cli("protocols", "gcs")
+    assert text.returncode == 0 and "blade_threads" in text.stdout and "no-version-check" in text.stdout
+    bad = cli("protocols", "moesy")
+    assert bad.returncode == 2 and "no such protocol" in bad.stderr

@@ -32,6 +32,7 @@ __all__ = [
     "plot",
     "check",
     "litmus",
+    "protocols",
     "Result",
     "ConfigError",
     "ConfigWarning",
@@ -124,6 +125,12 @@ def run(
 def bench(quick: bool = False) -> dict[str, Any]:
     """Benchmark the timing engine and fabric: events/s, packet hops/s, ..."""
     return json.loads(_core.bench(quick=quick))
+
+
+def protocols() -> list[dict[str, Any]]:
+    """Every protocol family fabricsim has: its name, what it is, what the ``[check]`` sizes
+    mean for it, its own keys (type, default, doc) and its mutants (what each breaks)."""
+    return json.loads(_core.protocols())
 
 
 def _check_seed(seed: Any) -> int:

@@ -519,6 +519,57 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+# -- protocols ------------------------------------------------------------------------------
+def add_protocols(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "protocols",
+        help="list every protocol with its parameters and mutants",
+        description="List every protocol family: what it is, what the [check] sizes mean for it, "
+        "its own keys (type, default, doc) and its deliberately broken variants (mutants).",
+    )
+    p.add_argument("name", nargs="?", default=None, help="show one protocol only")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_protocols)
+
+
+def format_protocol(f: Mapping[str, Any]) -> str:
+    """One family as text, in the manner of sst-info."""
+    lines = [f"{f['name']}: {f['about']}"]
+    check = f["check"]
+    sizes = ", ".join(f"{s['key']} = {s['means']}" for s in check["sizes"]) or "none"
+    symmetry = "symmetry = true applies" if check["symmetry"] else "no scalarsets (symmetry does not apply)"
+    lines.append(f"  [check] sizes: {sizes}; {symmetry}")
+    params = check["params"]
+    if params:
+        lines.append("  [check] keys of its own:")
+        kw = max(len(p["key"]) for p in params)
+        for p in params:
+            default = f" (default {p['default']})" if p["default"] else ""
+            lines.append(f"    {p['key']:<{kw}}  {p['type']}{default}: {p['doc']}")
+    if f["mutants"]:
+        lines.append("  mutants:")
+        mw = max(len(m["name"]) for m in f["mutants"])
+        for m in f["mutants"]:
+            lines.append(f"    {m['name']:<{mw}}  {m['breaks']}")
+    return "\n".join(lines)
+
+
+def cmd_protocols(args: argparse.Namespace) -> int:
+    families = _api().protocols()
+    if args.name is not None:
+        chosen = [f for f in families if f["name"] == args.name]
+        if not chosen:
+            names = ", ".join(f["name"] for f in families)
+            _error(f"{args.name!r}: no such protocol; expected one of {names}")
+            return EXIT_USAGE
+        families = chosen
+    if args.json:
+        print(json.dumps(families, indent=2))
+    else:
+        print("\n\n".join(format_protocol(f) for f in families))
+    return EXIT_OK
+
+
 # -- examples -------------------------------------------------------------------------------
 def add_examples(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -792,6 +843,7 @@ COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_reproduce,
     add_check,
     add_litmus,
+    add_protocols,
     add_bench,
     add_examples,
 ]

@@ -206,7 +206,7 @@ fn check(
     let f = self::fmt(fmt)?;
     let stop = python_stop();
     let r = py
-        .detach(|| fabricsim::check::config::run_with_stop(text, source, f, &overrides, stop, progress))
+        .detach(|| fabricsim::registry::check_file::run_with_stop(text, source, f, &overrides, stop, progress))
         .map_err(config_err)?;
     Ok((r.to_json().to_string(), r.report.trace_text(), r.svg))
 }
@@ -331,6 +331,12 @@ impl RmatGraph {
     }
 }
 
+/// Every protocol family of the registry, as JSON (`fabricsim protocols`).
+#[pyfunction]
+fn protocols() -> String {
+    fabricsim::registry::describe().to_string()
+}
+
 /// The TOML of the 8x8 mesh benchmark system.
 #[pyfunction]
 fn bench_config() -> &'static str {
@@ -347,6 +353,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bench_config, m)?)?;
     m.add_function(wrap_pyfunction!(litmus, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_function(wrap_pyfunction!(protocols, m)?)?;
     m.add_class::<RmatGraph>()?;
     m.add_class::<StopToken>()?;
     Ok(())

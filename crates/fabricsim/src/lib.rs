@@ -14,6 +14,7 @@ pub mod config;
 pub mod engine;
 pub mod error;
 pub mod fabric;
+pub mod registry;
 pub mod sim;
 pub mod stats;
 pub mod workloads;

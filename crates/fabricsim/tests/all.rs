@@ -32,5 +32,6 @@ mod pack;
 mod pcie;
 mod posted;
 mod protocol_timing;
+mod registry;
 mod spread;
 mod trace_words;

@@ -8,6 +8,7 @@ pub mod coherence;
 pub mod cord;
 pub mod core;
 pub mod cxl;
+pub mod family;
 pub mod gcs;
 pub mod memory;
 pub mod pcie;

@@ -3,7 +3,6 @@
 //! output (text and sequence charts).
 
 pub mod chart;
-pub mod config;
 pub mod disk;
 pub mod explorer;
 pub mod litmus_run;

@@ -104,6 +104,7 @@
 mod bench;
 pub mod check;
 mod core;
+pub mod family;
 mod home;
 mod lines;
 mod llc;

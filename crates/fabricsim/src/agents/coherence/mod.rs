@@ -2,5 +2,6 @@
 
 pub mod core;
 pub mod directory;
+pub mod family;
 pub mod german;
 pub mod lines;

@@ -62,6 +62,7 @@
 //!   gives).
 
 mod directory;
+pub mod family;
 pub mod messages;
 mod pack;
 mod processor;

@@ -5,6 +5,7 @@
 
 pub mod dcoh;
 mod dcoh_text;
+pub mod family;
 pub mod line_store;
 pub mod memory_endpoint;
 pub mod messages;

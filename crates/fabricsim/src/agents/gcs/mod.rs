@@ -49,6 +49,7 @@
 
 mod blade;
 mod directory;
+pub mod family;
 pub mod messages;
 mod pack;
 mod protocol;

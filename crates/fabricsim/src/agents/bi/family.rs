@@ -1,0 +1,164 @@
+//! Bounded Incoherence's machine and its runtime as families of the registry.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::check::{mutant_by_name, BiRuntimeCheck, Mutant as RuntimeMutant, MAX_SLOTS, MUTANTS as RUNTIME_MUTANTS};
+use super::{Bi, Mutant};
+use crate::agents::family::{in_range, CheckSize, Family, ParamError};
+
+/// BI's `[check]` keys.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct BiCheck {
+    /// Coherence domains; `caches` are then the cores of each.
+    pub domains: usize,
+    /// Coherent across domains: a home directory at the memory (the
+    /// single-writer invariant over the whole machine).
+    pub coherent: bool,
+}
+
+impl Default for BiCheck {
+    fn default() -> Self {
+        BiCheck { domains: 2, coherent: false }
+    }
+}
+
+pub struct BiFamily;
+
+impl Family for BiFamily {
+    const NAME: &'static str = "bi";
+    const ABOUT: &'static str = "Bounded Incoherence's machine: coherence domains of cores with private caches and an \
+                                 L3 each, not coherent with each other (or coherent through a home directory)";
+    const MUTANTS: &'static [(&'static str, &'static str)] =
+        &[("home-forgets-sharer", "coherent mode: the home grants M without invalidating the sharing domains")];
+    const SIZES: [Option<&'static str>; 4] = [Some("cores per domain"), None, Some("lines"), Some("store values")];
+    const SYMMETRY: bool = false;
+    type CheckParams = BiCheck;
+    type Checked = Bi;
+
+    fn checked(size: &CheckSize, c: &BiCheck, mutant: Option<&str>) -> Result<Bi, ParamError> {
+        in_range("domains", c.domains, 1, 2, "coherence domains")?;
+        in_range("caches", size.caches, 1, 2, "cores per domain")?;
+        in_range("addresses", size.addresses, 1, 2, "lines")?;
+        in_range("values", size.values, 1, 2, "store values")?;
+        let mutant = match mutant {
+            None => None,
+            // the one mutant the checker can tell from the machine: the timed ones change only costs
+            Some("home-forgets-sharer") if c.coherent => Some(Mutant::HomeForgetsSharer),
+            Some(m) => {
+                return Err(ParamError::new(
+                    "mutant",
+                    format!("{m:?}: bi's checker has one mutant, \"home-forgets-sharer\" (with coherent = true)"),
+                ))
+            }
+        };
+        Ok(Bi::checking(c.domains, size.caches, size.addresses as u64, size.values as u32)
+            .with_coherent(c.coherent)
+            .with_mutant(mutant))
+    }
+}
+
+/// The BI runtime's `[check]` keys (two domains, one writer, one reader).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct BiRuntimeParams {
+    /// Object slots.
+    pub slots: usize,
+    /// The largest clock offset between the domains, in ticks (every pair
+    /// of offsets is an initial state, and D = skew).
+    pub skew: u8,
+    /// The quiescence period, in ticks.
+    pub period: u8,
+    /// The last tick explored.
+    pub horizon: u8,
+    /// Objects the writer allocates.
+    pub allocs: u8,
+    /// A reader may enter in the tick it left (equal clock stamps).
+    pub same_tick: bool,
+    /// Ticks may fall inside bi_reclaim (a writer delayed between its clock
+    /// read and its loads of the timing record).
+    pub writer_ticks: bool,
+    /// reader_engine runs on a separate quiescence thread of the reader's domain.
+    pub engine_thread: bool,
+    /// reader_engine writes the timing record back after its log
+    /// invalidations (Fig 8 line 42 writes it first).
+    pub flush_before_writeback: bool,
+    /// The ghost invariant on bi_reclaim's snapshot of the timing record.
+    pub ghost: bool,
+}
+
+impl Default for BiRuntimeParams {
+    fn default() -> Self {
+        BiRuntimeParams {
+            slots: 2,
+            skew: 0,
+            period: 2,
+            horizon: 2,
+            allocs: 3,
+            same_tick: false,
+            writer_ticks: false,
+            engine_thread: false,
+            flush_before_writeback: false,
+            ghost: true,
+        }
+    }
+}
+
+pub struct BiRuntimeFamily;
+
+impl Family for BiRuntimeFamily {
+    const NAME: &'static str = "bi_runtime";
+    const ABOUT: &'static str =
+        "Bounded Incoherence's runtime (Figs 7-9): time-based quiescence and reclamation on two \
+                                 non-coherent domains, a writer in one and a reader in the other";
+    const MUTANTS: &'static [(&'static str, &'static str)] = &[
+        ("enter-before-exit", "time_quiescence loads enter before exit"),
+        ("no-free-mark-check", "bi_dereference without the free_mark check"),
+        ("no-period-subtraction", "cache_quiescence(t) = t"),
+        ("skew-ignored", "D = 0 while the domains' offsets differ"),
+    ];
+    const SIZES: [Option<&'static str>; 4] = [None; 4];
+    const SYMMETRY: bool = false;
+    type CheckParams = BiRuntimeParams;
+    type Checked = BiRuntimeCheck;
+
+    fn checked(_: &CheckSize, c: &BiRuntimeParams, mutant: Option<&str>) -> Result<BiRuntimeCheck, ParamError> {
+        in_range("slots", c.slots, 2, MAX_SLOTS, "object slots")?;
+        in_range("skew", c.skew as usize, 0, 3, "ticks of clock offset")?;
+        if !(2..=6).contains(&c.period) {
+            return Err(ParamError::new(
+                "period",
+                format!(
+                    "{}: expected 2 to 6 ticks (a reader finishes a quiescence that began less than `period` \
+                     ticks ago; 1 would need one to begin in the future)",
+                    c.period
+                ),
+            ));
+        }
+        in_range("horizon", c.horizon as usize, 0, 8, "ticks")?;
+        in_range("allocs", c.allocs as usize, 1, 8, "allocations")?;
+        let mutant = match mutant {
+            None => None,
+            Some(m) => Some(mutant_by_name(m).ok_or_else(|| {
+                ParamError::new(
+                    "mutant",
+                    format!(
+                        "{m:?}: expected one of {}",
+                        RUNTIME_MUTANTS.iter().map(|m| m.0).collect::<Vec<_>>().join(", ")
+                    ),
+                )
+            })?),
+        };
+        if mutant == Some(RuntimeMutant::SkewIgnored) && c.skew == 0 {
+            return Err(ParamError::new("skew", "0: skew-ignored needs clocks that differ; expected 1 to 3"));
+        }
+        Ok(BiRuntimeCheck::new(c.slots, c.skew, c.period, c.horizon, mutant)
+            .with_allocs(c.allocs)
+            .with_same_tick(c.same_tick)
+            .with_writer_ticks(c.writer_ticks)
+            .with_engine_thread(c.engine_thread)
+            .with_flush_before_writeback(c.flush_before_writeback)
+            .with_ghost(c.ghost))
+    }
+}

@@ -1,0 +1,107 @@
+//! MSI, MESI and German's protocol as families of the registry.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::directory::{Directory, Variant, MAX_LOCS, MAX_PROCS, MUTANTS as DIRECTORY_MUTANTS};
+use super::german::German;
+use crate::agents::family::{find_mutant, in_range, CheckSize, Family, ParamError};
+
+/// MSI and MESI take no `[check]` keys beyond the sizes.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoParams {}
+
+const DIRECTORY_ABOUT: [(&str, &str); 6] = [
+    ("grant-before-acks", "a requester takes M when the data arrives, before all invalidation acks"),
+    ("forget-sharer", "the directory forgets to record a new sharer"),
+    ("stale-data", "the directory ignores the owner's copy-back, so memory stays stale"),
+    ("drop-writeback", "the directory drops the data of a write-back"),
+    ("inv-without-ack", "a sharer invalidates its copy without acknowledging"),
+    ("reorder-release", "the RC front end lets a release overtake earlier operations"),
+];
+
+fn directory(variant: Variant, size: &CheckSize, mutant: Option<&str>) -> Result<Directory, ParamError> {
+    in_range("caches", size.caches, 1, MAX_PROCS, "")?;
+    in_range("addresses", size.addresses, 1, MAX_LOCS, "")?;
+    if size.directories == 0 || size.directories > size.addresses {
+        return Err(ParamError::new(
+            "directories",
+            format!("{}: expected 1 to the number of addresses", size.directories),
+        ));
+    }
+    in_range("values", size.values, 1, 8, "")?;
+    let mutant = find_mutant(DIRECTORY_MUTANTS, mutant)?;
+    Ok(Directory::free(variant, size.caches, size.directories, size.addresses, size.values)
+        .with_mutant(mutant)
+        .with_symmetry(size.symmetry))
+}
+
+/// MSI (the Primer's directory protocol, the baseline the seeds build on).
+pub struct Msi;
+
+impl Family for Msi {
+    const NAME: &'static str = "msi";
+    const ABOUT: &'static str =
+        "directory MSI (Sorin, Hill and Wood's Primer): caches, directories, an unordered network";
+    const MUTANTS: &'static [(&'static str, &'static str)] = &DIRECTORY_ABOUT;
+    const SIZES: [Option<&'static str>; 4] =
+        [Some("caches (cores)"), Some("directories"), Some("addresses"), Some("data values")];
+    const SYMMETRY: bool = true;
+    type CheckParams = NoParams;
+    type Checked = Directory;
+
+    fn checked(size: &CheckSize, _: &NoParams, mutant: Option<&str>) -> Result<Directory, ParamError> {
+        directory(Variant::Msi, size, mutant)
+    }
+}
+
+/// MESI: MSI with the exclusive clean state.
+pub struct Mesi;
+
+impl Family for Mesi {
+    const NAME: &'static str = "mesi";
+    const ABOUT: &'static str = "directory MESI: MSI with an exclusive clean state (E) granted to a sole reader";
+    const MUTANTS: &'static [(&'static str, &'static str)] = &DIRECTORY_ABOUT;
+    const SIZES: [Option<&'static str>; 4] = Msi::SIZES;
+    const SYMMETRY: bool = true;
+    type CheckParams = NoParams;
+    type Checked = Directory;
+
+    fn checked(size: &CheckSize, _: &NoParams, mutant: Option<&str>) -> Result<Directory, ParamError> {
+        directory(Variant::Mesi, size, mutant)
+    }
+}
+
+/// German's protocol, a port of Murphi's german.m (the checkers' benchmark).
+pub struct GermanFamily;
+
+impl Family for GermanFamily {
+    const NAME: &'static str = "german";
+    const ABOUT: &'static str =
+        "German's protocol with data, line for line Murphi's german.m (compare state counts with Rumur and CMurphi)";
+    const MUTANTS: &'static [(&'static str, &'static str)] = &[
+        ("grant-before-acks", "SendGntE without waiting for every invalidation's acknowledgement"),
+        ("forget-sharer", "SendGntS does not add the requester to ShrSet"),
+        ("stale-data", "RecvInvAck ignores the written-back data"),
+        ("drop-writeback", "SendInvAck from E sends no data"),
+        ("ack-keeps-copy", "SendInvAck acknowledges without invalidating the cache"),
+        ("no-exclusive-flag", "SendGntE does not set ExGntd"),
+        ("store-in-shared", "Store is also enabled in S"),
+        ("reqs-no-inv", "SendInv only for ReqE: a ReqS never recalls an E copy"),
+        ("inv-on-reqs", "SendInv for every ReqS, not only when ExGntd"),
+    ];
+    const SIZES: [Option<&'static str>; 4] = [Some("clients"), None, None, Some("data values")];
+    const SYMMETRY: bool = true;
+    type CheckParams = NoParams;
+    type Checked = German;
+
+    fn checked(size: &CheckSize, _: &NoParams, mutant: Option<&str>) -> Result<German, ParamError> {
+        in_range("caches", size.caches, 1, 8, "clients")?;
+        in_range("values", size.values, 1, 8, "")?;
+        let names: Vec<&str> = Self::MUTANTS.iter().map(|m| m.0).collect();
+        let g = German::with_mutant(size.caches, size.values, mutant)
+            .map_err(|e| ParamError::new("mutant", format!("{e}; expected one of {}", names.join(", "))))?;
+        Ok(g.with_symmetry(size.symmetry))
+    }
+}

@@ -1,0 +1,354 @@
+//! `fabricsim check CONFIG`: which protocol to explore, at what size, with
+//! which bounds. Strict like every configuration:
+//!
+//! ```toml
+//! [check]
+//! protocol = "mesi"        # msi | mesi | german
+//! caches = 3               # msi/mesi: caches (cores); german: clients
+//! directories = 1          # msi/mesi
+//! addresses = 1            # msi/mesi
+//! values = 2               # data values (german: DATA_NUM)
+//! mutant = "forget-sharer" # optional: a deliberately broken variant
+//! max_states = 10000000    # optional bound
+//! max_depth = 200          # optional bound
+//! deadlock = true
+//! symmetry = false         # store one state per symmetry orbit (scalarsets:
+//!                          # german's clients and values; msi/mesi's caches,
+//!                          # values and addresses; dcoh's requesters)
+//! threads = 2              # worker threads (default: one per core); the
+//!                          # result is the same for any number
+//! disk = "search-dir"      # optional: visited set and frontier on disk,
+//!                          # checkpoints; re-running continues (check::disk)
+//! memory = "4GiB"          # with disk: fingerprints held in memory before
+//!                          # they go to the sorted files (default: 1/4 of
+//!                          # the memory the process may use)
+//! checkpoint_minutes = 5   # with disk: time between checkpoints
+//! ```
+//!
+//! The keys above are common to every protocol; each protocol adds its
+//! own (`fabricsim protocols` lists them, with what the sizes mean for
+//! it), declared in its folder (`agents::<x>::family`) and found through
+//! the registry.
+
+use serde::Deserialize;
+use serde_json::json;
+
+use super::CheckError;
+use crate::agents::family::CheckSize;
+use crate::check::chart::sequence_svg;
+use crate::check::explorer::{Options, Report};
+use crate::config::load::{apply_overrides, blame, parse_table, typed, Override};
+use crate::config::{ConfigError, Format};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    check: CheckConfig,
+}
+
+/// The `[check]` keys every protocol takes; the rest are the protocol's.
+const COMMON_KEYS: [&str; 14] = [
+    "protocol",
+    "caches",
+    "directories",
+    "addresses",
+    "values",
+    "mutant",
+    "max_states",
+    "max_depth",
+    "deadlock",
+    "symmetry",
+    "threads",
+    "disk",
+    "memory",
+    "checkpoint_minutes",
+];
+
+/// The size keys, in the order of `Family::SIZES`.
+const SIZE_KEYS: [&str; 4] = ["caches", "directories", "addresses", "values"];
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckConfig {
+    pub protocol: String,
+    #[serde(default = "two")]
+    pub caches: usize,
+    #[serde(default = "one")]
+    pub directories: usize,
+    #[serde(default = "one")]
+    pub addresses: usize,
+    #[serde(default = "two")]
+    pub values: usize,
+    pub mutant: Option<String>,
+    pub max_states: Option<u64>,
+    pub max_depth: Option<u32>,
+    #[serde(default = "yes")]
+    pub deadlock: bool,
+    /// Symmetry reduction over the protocol's scalarsets.
+    #[serde(default)]
+    pub symmetry: bool,
+    /// Worker threads; absent: one per core.
+    pub threads: Option<usize>,
+    /// The search directory (visited set and frontier on disk, checkpoints).
+    pub disk: Option<String>,
+    /// With `disk`: bytes of fingerprints held in memory (a size like "4GiB").
+    pub memory: Option<String>,
+    /// With `disk`: minutes between checkpoints.
+    pub checkpoint_minutes: Option<f64>,
+}
+
+/// Keys that bound or place a search without changing what it explores:
+/// a checkpoint may be continued with other values of them.
+const SEARCH_KEYS: [&str; 7] =
+    ["threads", "max_states", "max_depth", "disk", "memory", "checkpoint_minutes", "deadlock"];
+
+fn one() -> usize {
+    1
+}
+fn two() -> usize {
+    2
+}
+fn yes() -> bool {
+    true
+}
+
+/// The result of a check: the report and, on a violation, its chart.
+pub struct CheckResult {
+    pub report: Report,
+    pub svg: Option<String>,
+}
+
+impl CheckResult {
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut v = self.report.to_json();
+        v["ok"] = json!(self.report.violation.is_none());
+        v
+    }
+}
+
+pub fn run(text: &str, source: &str, fmt: Format, overrides: &[String]) -> Result<CheckResult, ConfigError> {
+    run_with_stop(text, source, fmt, overrides, crate::check::Stop::default(), false)
+}
+
+/// [`run`], stopping early (report `interrupted`) when `stop` asks.
+pub fn run_with_stop(
+    text: &str,
+    source: &str,
+    fmt: Format,
+    overrides: &[String],
+    stop: crate::check::Stop,
+    progress: bool,
+) -> Result<CheckResult, ConfigError> {
+    let table = parse_table(text, source, fmt)?;
+    let parsed: Vec<Override> = overrides.iter().map(|o| Override::parse(o)).collect::<Result<_, _>>()?;
+    let mut table = apply_overrides(table, &parsed)?;
+    let table_for_identity = table.clone();
+    // the protocol's own keys go to its family; the common ones are read here
+    let mut own = toml::Table::new();
+    let mut given: Vec<String> = Vec::new();
+    if let Some(toml::Value::Table(t)) = table.get_mut("check") {
+        let keys: Vec<String> = t.keys().cloned().collect();
+        for k in keys {
+            if COMMON_KEYS.contains(&k.as_str()) {
+                given.push(k);
+            } else if let Some(v) = t.remove(&k) {
+                own.insert(k, v);
+            }
+        }
+    }
+    let f: File = typed(table, source, "", &parsed)?;
+    let c = f.check;
+    let err = |k: &str, m: String| blame(source, &parsed, format!("check.{k}"), m);
+    let family = super::find(&c.protocol).ok_or_else(|| {
+        let names = super::names();
+        let close = crate::config::load::did_you_mean_name(&c.protocol, names.iter().copied());
+        err("protocol", format!("{:?}: no such protocol;{close} expected {}", c.protocol, or_list(&names)))
+    })?;
+    let sizes = family.sizes();
+    for (key, meaning) in SIZE_KEYS.iter().zip(sizes) {
+        if meaning.is_none() && given.iter().any(|g| g == key) {
+            let takes: Vec<String> =
+                SIZE_KEYS.iter().zip(sizes).filter_map(|(k, m)| m.map(|m| format!("{k} ({m})"))).collect();
+            let takes = if takes.is_empty() { "none".to_string() } else { takes.join(", ") };
+            return Err(err(
+                key,
+                format!(
+                    "does not apply to protocol = {:?}; its sizes are {takes} (fabricsim protocols lists its keys)",
+                    c.protocol
+                ),
+            ));
+        }
+    }
+    if !family.symmetry() && given.iter().any(|g| g == "symmetry") {
+        let with: Vec<&str> = super::FAMILIES.iter().filter(|f| f.symmetry()).map(|f| f.name()).collect();
+        return Err(err(
+            "symmetry",
+            format!(
+                "does not apply to protocol = {:?}, which declares no scalarsets; it applies to {}",
+                c.protocol,
+                and_list(&with)
+            ),
+        ));
+    }
+    let mine: Vec<String> = family.params().into_iter().map(|p| p.key).collect();
+    for key in own.keys() {
+        if mine.contains(key) {
+            continue;
+        }
+        let others = super::taking(key);
+        if !others.is_empty() {
+            return Err(err(key, format!("applies to protocol = {} only", or_list(&others))));
+        }
+        let keys: Vec<&str> = COMMON_KEYS.iter().copied().chain(mine.iter().map(|k| k.as_str())).collect();
+        // keys are written `key`, as the configuration's errors write them
+        let close = crate::config::load::did_you_mean_name(key, keys.iter().copied()).replace('"', "`");
+        return Err(err(
+            key,
+            format!("unknown key;{close} expected one of {} (protocol = {:?})", keys.join(", "), c.protocol),
+        ));
+    }
+    if c.threads.is_some_and(|t| t == 0 || t > 1024) {
+        return Err(err("threads", format!("{}: expected 1 to 1024", c.threads.unwrap_or(0))));
+    }
+    // The memory the process may still take (read once: it bounds the
+    // in-memory table of a search on disk, and the search itself).
+    let budget = crate::config::limits::budget().map_err(|m| err("memory", m))?;
+    let disk = match &c.disk {
+        None => {
+            for key in ["memory", "checkpoint_minutes"] {
+                if given.iter().any(|g| g == key) {
+                    return Err(err(key, "applies only with disk = \"DIR\" (a search on disk)".to_string()));
+                }
+            }
+            None
+        }
+        Some(d) => Some(disk_options(d, &c, &table_identity(&table_for_identity), budget.bytes, &err)?),
+    };
+    let opts_disk = disk.is_some();
+    let opts = Options {
+        max_states: c.max_states,
+        max_depth: c.max_depth,
+        check_deadlock: c.deadlock,
+        stop,
+        threads: c.threads.unwrap_or(0),
+        disk,
+        progress,
+        // what the process holds now, and what it may still take
+        memory_limit: Some(crate::check::explorer::current_rss_kb() * 1024 + budget.bytes),
+        ..Options::default()
+    };
+    let size = CheckSize {
+        caches: c.caches,
+        directories: c.directories,
+        addresses: c.addresses,
+        values: c.values,
+        symmetry: c.symmetry,
+    };
+    let report = family.check(&size, own, c.mutant.as_deref(), &opts, source, &parsed).map_err(|e| match e {
+        CheckError::Param(p) => err(&p.key, p.message),
+        CheckError::Config(e) => e,
+    })?;
+    if let Some(rss) = report.out_of_memory {
+        let hint = if opts_disk {
+            "a smaller memory for the in-memory table"
+        } else {
+            "disk = \"DIR\" (fabricsim check --disk DIR), which keeps the visited set and the frontier on disk"
+        };
+        return Err(err(
+            if opts_disk { "memory" } else { "disk" },
+            format!(
+                "the search stopped after {} states at depth {}: it uses {} of the {} available under {}; expected {hint}",
+                report.states,
+                report.depth,
+                crate::config::limits::format_bytes(rss),
+                crate::config::limits::format_bytes(budget.bytes),
+                budget.source
+            ),
+        ));
+    }
+    if let Some(e) = &report.disk_error {
+        let resume = match report.checkpoint {
+            Some(d) => format!("; its checkpoint at depth {d} is kept: run again to continue"),
+            None => String::new(),
+        };
+        return Err(err("disk", format!("{e} (the search stopped at depth {}{resume})", report.depth)));
+    }
+    let svg = sequence_svg(&report);
+    Ok(CheckResult { report, svg })
+}
+
+/// What a search explores, as text: the `[check]` table without the keys
+/// that only bound or place it, in key order, and the version of
+/// fabricsim (whose protocols define the states).
+fn table_identity(table: &toml::Table) -> String {
+    let mut keys: Vec<String> = match table.get("check") {
+        Some(toml::Value::Table(t)) => {
+            t.iter().filter(|(k, _)| !SEARCH_KEYS.contains(&k.as_str())).map(|(k, v)| format!("{k}={v}")).collect()
+        }
+        _ => Vec::new(),
+    };
+    keys.sort();
+    format!("fabricsim {} [check] {}", env!("CARGO_PKG_VERSION"), keys.join(" "))
+}
+
+fn disk_options(
+    dir: &str,
+    c: &CheckConfig,
+    identity: &str,
+    budget: u64,
+    err: &dyn Fn(&str, String) -> ConfigError,
+) -> Result<crate::check::disk::DiskOptions, ConfigError> {
+    use crate::engine::units::{Size, SIZE_EXPECTED};
+    if dir.is_empty() {
+        return Err(err("disk", "\"\": expected a directory".to_string()));
+    }
+    let memory = match &c.memory {
+        None => budget / 4,
+        Some(m) => {
+            let b = Size::parse(m).map_err(|e| err("memory", format!("{m:?}: {e}; expected {SIZE_EXPECTED}")))?.bytes();
+            if !(1 << 20..=budget).contains(&b) {
+                return Err(err(
+                    "memory",
+                    format!(
+                        "{m:?}: expected 1MiB to the memory the process may use ({})",
+                        crate::config::limits::format_bytes(budget)
+                    ),
+                ));
+            }
+            b
+        }
+    };
+    let minutes = c.checkpoint_minutes.unwrap_or(5.0);
+    if !(minutes.is_finite() && minutes >= 0.0) {
+        return Err(err("checkpoint_minutes", format!("{minutes}: expected 0 or more minutes")));
+    }
+    Ok(crate::check::disk::DiskOptions {
+        dir: dir.into(),
+        identity: identity.to_string(),
+        memory,
+        checkpoint_every: minutes * 60.0,
+    })
+}
+
+/// `"a"`, `"a" or "b"`, `"a", "b" or "c"`.
+fn or_list(names: &[&str]) -> String {
+    joined(names, "or")
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(names: &[&str]) -> String {
+    match names.split_last() {
+        None => String::new(),
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+fn joined(names: &[&str], word: &str) -> String {
+    let q: Vec<String> = names.iter().map(|n| format!("{n:?}")).collect();
+    match q.split_last() {
+        None => String::new(),
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} {word} {last}", rest.join(", ")),
+    }
+}
