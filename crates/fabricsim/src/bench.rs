@@ -8,9 +8,9 @@ use std::time::Instant;
 use serde_json::json;
 
 use crate::config::{self, Format};
+use crate::engine::rng::Stream;
 use crate::engine::EventQueue;
 use crate::sim::System;
-use crate::workloads::rng::Stream;
 
 /// Pop-and-reschedule loop: `pending` events in flight, each handler
 /// schedules one new event a pseudo-random delay ahead (the classic "hold"

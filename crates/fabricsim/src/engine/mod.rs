@@ -9,6 +9,7 @@ pub mod fingerprint;
 pub mod pack;
 pub mod process;
 mod queue;
+pub mod rng;
 mod time;
 pub mod units;
 

@@ -303,7 +303,7 @@ impl<E: Copy> EventQueue<E> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workloads::rng::Stream;
+    use crate::engine::rng::Stream;
 
     #[test]
     fn pops_in_time_order_and_breaks_ties_by_insertion() {

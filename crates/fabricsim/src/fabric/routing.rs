@@ -31,12 +31,12 @@
 use std::collections::{HashMap, VecDeque};
 
 use super::topology::{Grid, NodeId, PortId, Topology};
+use crate::engine::rng::mix;
 use crate::fabric::kinds::{DeadlockAvoidance, RoutingAlgorithm, Spread};
-use crate::workloads::rng::mix;
 
 const UNREACHABLE: u32 = u32::MAX;
 
-/// SplitMix64's finaliser, as in `workloads::rng::mix`.
+/// SplitMix64's finaliser, as in `engine::rng::mix`.
 #[inline]
 fn splitmix64(mut z: u64) -> u64 {
     z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);

@@ -63,7 +63,7 @@
 //! than new for an insert and one more for a delete. Growing the 1M tree
 //! took 9–13 s on this shared two-core machine under a load of 5, 64K 0.4 s.
 
-use super::rng::Stream;
+use crate::engine::rng::Stream;
 
 /// Word offsets of a node's fields in its object, as a reader loads them.
 pub const KEY_WORD: usize = 0;

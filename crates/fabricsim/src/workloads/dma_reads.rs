@@ -8,8 +8,8 @@
 //! at a random DMA-aligned place of it (`dma_start = "random"`: RDMA
 //! READs of scattered objects).
 
-use super::rng::Stream;
 use crate::agents::protocol::{OpKind, OpOrder, WorkOp};
+use crate::engine::rng::Stream;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shape {

@@ -18,7 +18,7 @@
 //! with no edge has no replica and is left out of the replication factor,
 //! as PowerGraph loads vertices from the edge list.
 
-use super::rng::{mix, Stream};
+use crate::engine::rng::{mix, Stream};
 
 /// The largest scale accepted: 2^26 vertices, about 2.3 G edges at edge
 /// factor 35, far past what a laptop holds; checked before allocating.

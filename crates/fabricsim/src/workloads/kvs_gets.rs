@@ -25,8 +25,8 @@
 //! its fetch-and-add (an acquire), its lines in any order (the lock
 //! excludes writers).
 
-use super::rng::Stream;
 use crate::agents::protocol::{OpKind, OpOrder, WorkOp};
+use crate::engine::rng::Stream;
 use crate::engine::Time;
 
 /// Version field, bytes.

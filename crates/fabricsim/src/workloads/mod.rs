@@ -12,7 +12,6 @@ pub mod pattern;
 pub mod producer_consumer;
 pub mod program;
 pub mod remote_stores;
-pub mod rng;
 pub mod trace;
 pub mod zipf;
 

@@ -1,8 +1,8 @@
 //! Synthetic address patterns and the address-to-memory interleaving.
 
-use super::rng::Stream;
 use super::zipf::ScrambledZipf;
 use super::{Access, WorkloadSpec};
+use crate::engine::rng::Stream;
 use crate::workloads::kinds::Pattern;
 
 /// Produces a requester's accesses, one at a time, without allocating.

@@ -7,7 +7,7 @@ use crate::engine::Time;
 
 impl Bi {
     pub(super) fn next_random(r: &mut u64) -> u64 {
-        crate::workloads::rng::xorshift64star(r)
+        crate::engine::rng::xorshift64star(r)
     }
 
     /// The benchmark's next action for core `c`, if it may go now.

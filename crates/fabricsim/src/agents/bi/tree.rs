@@ -33,9 +33,9 @@ use super::runtime::{
     ptr_obj, ptr_word, Call, DomainClock, Layout, MicroOp, RtConfig, Runtime, Word, LOG_FLAG, PAYLOAD,
 };
 use crate::agents::protocol::AgentId;
+use crate::engine::rng::xorshift64star;
 use crate::engine::{Time, NS};
 use crate::workloads::bonsai::{Bonsai, NodeWords, PathCopy, COLOR_WORD, KEY_WORD, LEFT_WORD, RIGHT_WORD};
-use crate::workloads::rng::xorshift64star;
 
 /// The tree benchmark's parameters (`[protocol.bi.bench] kind = "tree"`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -449,7 +449,7 @@ pub fn program(t: &TreeBench, p: &super::Bi, seed: u64) -> ProgramSpec {
                 key: 0,
                 t0: 0,
                 next_quiesce: t.period * (i as u64 - 1) / readers as u64,
-                rng: crate::workloads::rng::mix(seed, 0xb0_a5a1, i as u64) | 1,
+                rng: crate::engine::rng::mix(seed, 0xb0_a5a1, i as u64) | 1,
                 delegate: 0,
                 key_range,
                 update_share: share,
@@ -532,7 +532,7 @@ fn urcu_program(
                     key: 0,
                     insert: false,
                     t0: 0,
-                    rng: crate::workloads::rng::mix(seed, 0xb0_a5a1, i as u64 + 1) | 1,
+                    rng: crate::engine::rng::mix(seed, 0xb0_a5a1, i as u64 + 1) | 1,
                     key_range: 2 * t.nodes,
                     update_share: share,
                     warmup: t.warmup,

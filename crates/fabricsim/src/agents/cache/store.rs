@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 use super::{CacheGeometry, VictimPolicy};
-use crate::workloads::rng::Stream;
+use crate::engine::rng::Stream;
 
 const NIL: u32 = u32::MAX;
 

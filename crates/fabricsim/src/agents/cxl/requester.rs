@@ -3,10 +3,10 @@
 //! (issues at a rate), or replaying a trace.
 
 use super::messages::{MemMsg, MsgKind};
+use crate::engine::rng::Stream;
 use crate::engine::Time;
 use crate::workloads::kinds::{Arrival, Injection};
 use crate::workloads::pattern::{interleave, Generator};
-use crate::workloads::rng::Stream;
 use crate::workloads::{Access, WorkloadSpec};
 
 pub struct Requester {
