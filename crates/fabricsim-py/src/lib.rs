@@ -152,7 +152,8 @@ fn litmus(
 ) -> PyResult<String> {
     use fabricsim::check::{litmus_run, oracle};
     let prog = fabricsim::workloads::litmus::parse(text, source).map_err(|e| PyConfigError::new_err(e.to_string()))?;
-    let m: oracle::Model = model.parse().map_err(|e: String| PyConfigError::new_err(format!("--model: {e}")))?;
+    let m: fabricsim::workloads::program::Model =
+        model.parse().map_err(|e: String| PyConfigError::new_err(format!("--model: {e}")))?;
     let mapping: oracle::Mapping =
         mapping.parse().map_err(|e: String| PyConfigError::new_err(format!("--mapping: {e}")))?;
     let prog = std::sync::Arc::new(oracle::compile(&prog, m, mapping));
@@ -163,7 +164,7 @@ fn litmus(
     });
     let limits = oracle::Limits { stop, ..Default::default() };
     let with_mapping = |mut j: serde_json::Value| {
-        if m == oracle::Model::Tso {
+        if m == fabricsim::workloads::program::Model::Tso {
             j["mapping"] = mapping.name().into();
         }
         j.to_string()

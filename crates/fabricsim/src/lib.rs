@@ -16,11 +16,13 @@ pub mod error;
 pub mod fabric;
 pub mod registry;
 pub mod sim;
+pub mod spec;
 pub mod stats;
 pub mod workloads;
 
-pub use config::{ConfigError, Format, SystemSpec};
+pub use config::{ConfigError, Format};
 pub use sim::{Outcome, RunResult, System};
+pub use spec::SystemSpec;
 
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -51,11 +53,7 @@ pub fn run_spec(spec: &SystemSpec, progress: &mut dyn FnMut(f64) -> bool) -> Run
 
 /// The protocol a `[protocol]` table names, on the generic timing engine.
 /// Adding a protocol adds an arm here; the engine does not change.
-fn run_protocol(
-    spec: &SystemSpec,
-    ps: &config::resolve::ProtocolSpec,
-    progress: &mut dyn FnMut(f64) -> bool,
-) -> RunResult {
+fn run_protocol(spec: &SystemSpec, ps: &spec::ProtocolSpec, progress: &mut dyn FnMut(f64) -> bool) -> RunResult {
     use agents::coherence::core::FrontEnd;
     use agents::coherence::directory::{CacheShape, Directory, Variant};
     use agents::coherence::german::German;
@@ -63,7 +61,7 @@ fn run_protocol(
 
     fn go<P: agents::protocol::Protocol>(
         spec: &SystemSpec,
-        ps: &config::resolve::ProtocolSpec,
+        ps: &spec::ProtocolSpec,
         p: P,
         progress: &mut dyn FnMut(f64) -> bool,
     ) -> RunResult {
@@ -94,7 +92,7 @@ fn run_protocol(
             };
             let mut p =
                 Dcoh::timed(caches, dirs, ps.locs as u64, d.granule, ps.mshrs, d.max_block, t).with_hdm_h(d.hdm_h);
-            p.sc = ps.model == check::oracle::Model::Sc;
+            p.sc = ps.model == workloads::program::Model::Sc;
             go(spec, ps, p, progress)
         }
         "pcie" => {
@@ -158,7 +156,7 @@ fn run_protocol(
         "cord" => {
             use agents::cord::Cord;
             let c = ps.cord.expect("resolve() builds the cord spec");
-            let tso = ps.model == check::oracle::Model::Tso;
+            let tso = ps.model == workloads::program::Model::Tso;
             if let Some(prog) = &ps.program {
                 let homes = (0..prog.locations.len()).map(|l| ((l as u64 / c.granule) % dirs as u64) as u8).collect();
                 let p = Cord {
@@ -191,13 +189,13 @@ fn run_protocol(
         name => {
             let variant = if name == "msi" { Variant::Msi } else { Variant::Mesi };
             let fe = match ps.model {
-                check::oracle::Model::Sc => FrontEnd::Sc,
-                check::oracle::Model::Tso => FrontEnd::Tso,
-                check::oracle::Model::Rc => FrontEnd::Rc,
+                workloads::program::Model::Sc => FrontEnd::Sc,
+                workloads::program::Model::Tso => FrontEnd::Tso,
+                workloads::program::Model::Rc => FrontEnd::Rc,
             };
             let p = match &ps.program {
                 Some(prog) => Directory::running(variant, prog.clone(), fe, dirs).with_granule(ps.granule as usize),
-                None if ps.driver == sim::protocol::Driver::Workload => {
+                None if ps.driver == spec::Driver::Workload => {
                     let cache = ps.cache.map(|c| CacheShape { seed: spec.seed, ..c });
                     Directory::timed(variant, caches, dirs, ps.locs, cache, ps.mshrs, fe)
                         .with_granule(ps.granule as usize)

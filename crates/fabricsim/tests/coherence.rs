@@ -38,7 +38,7 @@ fn msi_and_mesi_keep_the_invariants() {
 #[test]
 fn the_checker_catches_every_mutant() {
     use fabricsim::check::litmus_run::run_on_protocol;
-    use fabricsim::check::oracle::Model;
+    use fabricsim::workloads::program::Model;
     let caught_by = |m: &str| match m {
         "grant-before-acks" | "forget-sharer" => "single-writer-multiple-readers",
         "stale-data" | "drop-writeback" => "data-value invariant",
@@ -87,7 +87,7 @@ fn starter() -> Vec<(String, fabricsim::workloads::program::Program)> {
 #[test]
 fn msi_and_mesi_pass_every_starter_test_under_every_model() {
     use fabricsim::check::litmus_run::run_on_protocol;
-    use fabricsim::check::oracle::Model;
+    use fabricsim::workloads::program::Model;
     for (name, prog) in starter() {
         let prog = Arc::new(prog);
         for proto in ["msi", "mesi"] {

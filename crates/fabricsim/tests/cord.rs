@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use fabricsim::check::litmus_run::run_on_protocol;
-use fabricsim::check::oracle::Model;
 use fabricsim::check::Report;
+use fabricsim::workloads::program::Model;
 use fabricsim::workloads::program::{Op, Program};
 
 fn check(extra: &str) -> Report {

@@ -275,7 +275,7 @@ fn bad_core_keys_are_config_errors_naming_the_key() {
 }
 
 /// The resolved core of `toml`.
-fn core_of(toml: &str) -> (fabricsim::sim::protocol::CoreSpec, fabricsim::sim::protocol::Timing) {
+fn core_of(toml: &str) -> (fabricsim::spec::CoreSpec, fabricsim::spec::Timing) {
     let spec = config::resolve(toml, "<test>", Format::Toml, &[], None).unwrap_or_else(|e| panic!("{e}"));
     let t = spec.protocol.expect("a protocol").timing;
     (t.core.clone().expect("a [protocol.core]"), t)

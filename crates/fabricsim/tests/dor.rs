@@ -6,7 +6,7 @@ use fabricsim::config::schema::{DeadlockAvoidance, RoutingAlgorithm, Spread};
 use fabricsim::fabric::routing::RoutingTable;
 use fabricsim::{config, Format};
 
-fn spec(kind: &str, rows: u32, cols: u32, extra: &[&str]) -> fabricsim::config::SystemSpec {
+fn spec(kind: &str, rows: u32, cols: u32, extra: &[&str]) -> fabricsim::SystemSpec {
     let cfg = format!(
         "[fabric]\nrouting = \"dor\"\n[topology]\nkind = \"{kind}\"\nrows = {rows}\ncols = {cols}\nrequesters = {n}\nmemories = {n}\n",
         n = rows * cols
@@ -15,7 +15,7 @@ fn spec(kind: &str, rows: u32, cols: u32, extra: &[&str]) -> fabricsim::config::
     config::resolve(&cfg, "dor.toml", Format::Toml, &o, None).unwrap_or_else(|e| panic!("{e}"))
 }
 
-fn all_flows(s: &fabricsim::config::SystemSpec) -> Vec<Vec<(u32, u32)>> {
+fn all_flows(s: &fabricsim::SystemSpec) -> Vec<Vec<(u32, u32)>> {
     let mut req = Vec::new();
     let mut resp = Vec::new();
     for r in &s.requesters {

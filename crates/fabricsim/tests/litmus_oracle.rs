@@ -5,8 +5,9 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use fabricsim::check::oracle::{allowed_outcomes, outcome_strings, report_json, verdict, Model};
+use fabricsim::check::oracle::{allowed_outcomes, outcome_strings, report_json, verdict};
 use fabricsim::workloads::litmus::parse_file;
+use fabricsim::workloads::program::Model;
 use fabricsim::workloads::program::{Condition, Expr, Op, Order, Outcome, Program, Quantifier, RmwKind};
 
 fn crate_dir() -> PathBuf {

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use fabricsim::check::litmus_run::run_on_protocol;
-use fabricsim::check::oracle::Model;
+use fabricsim::workloads::program::Model;
 use fabricsim::workloads::program::Program;
 
 fn litmus(name: &str) -> Arc<Program> {

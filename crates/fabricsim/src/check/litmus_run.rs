@@ -8,11 +8,12 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::explorer::{explore, Checkable, Options, Report};
-use super::oracle::{outcome_strings, try_allowed_outcomes, verdict_of, Limits, Model};
+use super::oracle::{outcome_strings, try_allowed_outcomes, verdict_of, Limits};
 use crate::agents::coherence::core::FrontEnd;
 use crate::agents::coherence::directory::{mutant_by_name, Directory, Variant, MUTANTS};
 use crate::agents::cord::{self, Cord, Variant as CordVariant};
 use crate::agents::pcie::{self, Pcie, Variant as PcieVariant};
+use crate::workloads::program::Model;
 use crate::workloads::program::{Outcome, Program};
 
 /// Protocols `--protocol` accepts: a name, optionally `+mutant`.

@@ -139,7 +139,7 @@ use std::collections::{BTreeSet, HashSet};
 use std::fmt;
 use std::str::FromStr;
 
-use crate::workloads::program::{Op, Order, Outcome, Program, Quantifier, RmwKind, Value};
+use crate::workloads::program::{Model, Op, Order, Outcome, Program, Quantifier, RmwKind, Value};
 
 /// What a run of the oracle on a straight-line program derived from general
 /// code ([`Program::code`]) must respect: per thread and operation, the
@@ -153,50 +153,6 @@ pub(crate) struct Spec {
 impl Spec {
     fn expect(&self, t: usize, i: usize) -> Option<Value> {
         self.expect.get(t).and_then(|e| e.get(i)).copied().flatten()
-    }
-}
-
-/// A memory model of the oracle.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Model {
-    /// Sequential consistency.
-    Sc,
-    /// x86-TSO.
-    Tso,
-    /// Release consistency (RC11-based, see the module documentation).
-    Rc,
-}
-
-impl Model {
-    pub const ALL: [Model; 3] = [Model::Sc, Model::Tso, Model::Rc];
-
-    /// `sc`, `tso` or `rc`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Model::Sc => "sc",
-            Model::Tso => "tso",
-            Model::Rc => "rc",
-        }
-    }
-}
-
-impl fmt::Display for Model {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Model {
-    type Err = String;
-
-    /// `sc`, `tso` or `rc` (any case).
-    fn from_str(s: &str) -> Result<Model, String> {
-        match s.to_ascii_lowercase().as_str() {
-            "sc" => Ok(Model::Sc),
-            "tso" => Ok(Model::Tso),
-            "rc" => Ok(Model::Rc),
-            _ => Err(format!("unknown memory model `{s}`; expected sc, tso or rc")),
-        }
     }
 }
 

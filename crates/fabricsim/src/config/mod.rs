@@ -14,4 +14,4 @@ pub mod schema;
 pub use crate::engine::units;
 pub use crate::error::ConfigError;
 pub use load::Format;
-pub use resolve::{resolve, SystemSpec};
+pub use resolve::resolve;

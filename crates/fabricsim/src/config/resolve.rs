@@ -13,157 +13,14 @@ use super::schema::*;
 use super::ConfigError;
 use crate::agents::core::presets::Preset as CorePreset;
 use crate::agents::memory::dram::{parse_mapping, DramParams, Page, Preset};
-use crate::engine::Time;
 use crate::fabric::topology::{generate, Link, NodeId, NodeKind, ShapeParams, Topology};
-use crate::sim::protocol::{core_base, CoreSpec, LevelSpec, Timing};
+use crate::sim::protocol::core_base;
+use crate::spec::{
+    BiSpec, CordSpec, CoreSpec, DcohSpec, GcsSpec, LevelSpec, MemorySpec, PcieSpec, ProtocolSpec, RequesterSpec,
+    SystemSpec, Timing,
+};
 use crate::workloads::{trace, WorkloadSpec};
 
-#[derive(Debug, Clone)]
-pub struct RequesterSpec {
-    pub node: NodeId,
-    pub issue_latency: Time,
-    pub cache_latency: Time,
-    pub workload: WorkloadSpec,
-}
-
-#[derive(Debug, Clone)]
-pub struct MemorySpec {
-    pub node: NodeId,
-    /// Controller processing (for a DRAM: the controller overhead per access).
-    pub latency: Time,
-    pub bandwidth: super::units::Bandwidth,
-    pub queue: u32,
-    /// `model = "dram"`: the DRAM behind the controller (else the fixed data path).
-    pub dram: Option<DramParams>,
-}
-
-/// A validated system, ready to build and run.
-#[derive(Debug, Clone)]
-pub struct SystemSpec {
-    pub name: String,
-    pub seed: u64,
-    pub max_time: Time,
-    pub fabric: FabricConfig,
-    pub topology: Topology,
-    pub requesters: Vec<RequesterSpec>,
-    pub memories: Vec<MemorySpec>,
-    /// The configuration after overrides, with defaults filled in (for records).
-    pub resolved: serde_json::Value,
-    /// A coherence protocol to run instead of the request/response workload.
-    pub protocol: Option<ProtocolSpec>,
-    /// What looks like a slip in a valid configuration (a cache size in
-    /// decimal units, a set count that is not a power of two); a run
-    /// reports them with its own warnings.
-    pub warnings: Vec<String>,
-}
-
-#[derive(Debug, Clone)]
-pub struct ProtocolSpec {
-    /// `msi`, `mesi` or `german`.
-    pub name: String,
-    pub program: Option<Arc<crate::workloads::program::Program>>,
-    pub model: crate::check::oracle::Model,
-    pub timing: crate::sim::protocol::Timing,
-    pub driver: crate::sim::protocol::Driver,
-    /// German: data values.
-    pub values: usize,
-    pub assert_invariants: bool,
-    /// Workload-driven msi/mesi: lines in the address space.
-    pub locs: usize,
-    /// `protocol.interleave` in lines (msi, mesi; cord and dcoh keep theirs).
-    pub granule: u64,
-    pub cache: Option<crate::agents::coherence::directory::CacheShape>,
-    pub mshrs: u16,
-    /// Placement: per core, its index in the system's requesters; per home, in its memories.
-    pub cores: Vec<usize>,
-    pub homes: Vec<usize>,
-    /// dcoh: the devices' snoop filters and address interleaving.
-    pub dcoh: Option<DcohSpec>,
-    /// cord: the variant, CORD's parameters, the cores' buffers.
-    pub cord: Option<CordSpec>,
-    /// pcie: the read ordering and the RLSQ.
-    pub pcie: Option<PcieSpec>,
-    /// gcs: the scheme, the blades and the regions.
-    pub gcs: Option<GcsSpec>,
-    /// bi: the domains, caches, costs and benchmark.
-    pub bi: Option<BiSpec>,
-}
-
-/// The timed BI machine (seed 001).
-#[derive(Debug, Clone, Copy)]
-pub struct BiSpec {
-    pub domains: usize,
-    pub params: crate::agents::bi::Params,
-    pub shapes: crate::agents::bi::Shapes,
-    /// Interleaving over the global memories, in lines.
-    pub interleave: u64,
-    pub bench: Option<crate::agents::bi::Bench>,
-    pub bench_home: Option<usize>,
-    pub mutant: Option<crate::agents::bi::Mutant>,
-    /// Coherent across domains (the baselines' machine).
-    pub coherent: bool,
-    /// BI Table 1's tree benchmark.
-    pub tree: Option<crate::agents::bi::tree::TreeBench>,
-}
-
-/// The timed GCS system (seed 004).
-#[derive(Debug, Clone, Copy)]
-pub struct GcsSpec {
-    pub variant: crate::agents::gcs::Variant,
-    pub blades: usize,
-    pub threads: usize,
-    pub locks: usize,
-    pub region: u32,
-    pub page: u32,
-    pub blade_latency: Option<crate::engine::Time>,
-    pub critical_section: crate::engine::Time,
-    pub nic_service: crate::engine::Time,
-}
-
-/// The timed PCIe read ordering (seed 003).
-#[derive(Debug, Clone, Copy)]
-pub struct PcieSpec {
-    pub variant: crate::agents::pcie::Variant,
-    pub rlsq_entries: usize,
-    pub window: usize,
-    /// The last requesters that are host cores.
-    pub host_cores: usize,
-    pub rc_latency: Option<crate::engine::Time>,
-    pub host_latency: Option<crate::engine::Time>,
-    /// Lines that start in the host's L2.
-    pub host_cached: u64,
-    /// The host's L2.
-    pub host_l2: crate::agents::cache::CacheGeometry,
-    pub mmio: Option<crate::agents::pcie::Mmio>,
-    pub rob_entries: usize,
-    /// P2P: VOQs (or one shared queue), queue pairs to the device, switch entries, device time.
-    pub p2p: Option<(bool, usize, usize, crate::engine::Time)>,
-}
-
-/// The timed write-through family (seed 000).
-#[derive(Debug, Clone, Copy)]
-pub struct CordSpec {
-    pub variant: crate::agents::cord::Variant,
-    pub params: crate::agents::cord::Params,
-    pub store_buffer: usize,
-    pub loads: u16,
-    /// Interleaving granule over the directories, in lines.
-    pub granule: u64,
-}
-
-/// The timed DCOH's snoop filter, InvBlk length and interleaving.
-#[derive(Debug, Clone, Copy)]
-pub struct DcohSpec {
-    pub sf: crate::agents::cache::CacheGeometry,
-    pub sf_policy: crate::agents::cache::VictimPolicy,
-    pub max_block: u8,
-    /// Interleaving granule, in lines.
-    pub granule: u64,
-    /// Device-local lines of each device's HDM-H region.
-    pub hdm_h: u64,
-}
-
-/// Resolved-configuration summary written beside results.
 #[derive(Serialize)]
 struct Resolved<'a> {
     #[serde(flatten)]
@@ -551,7 +408,7 @@ impl Builder<'_> {
         memories: &[MemorySpec],
         topo: &Topology,
     ) -> Result<ProtocolSpec, ConfigError> {
-        use crate::sim::protocol::Driver;
+        use crate::spec::Driver;
         let caches = requesters.len();
         let dirs = memories.len();
         let cores = self.placement(
@@ -624,7 +481,7 @@ impl Builder<'_> {
                 }
             }
         }
-        let model: crate::check::oracle::Model =
+        let model: crate::workloads::program::Model =
             pc.model.parse().map_err(|e: String| self.err("protocol.model", format!("{:?}: {e}", pc.model)))?;
         if pc.directory_queue == 0 {
             return Err(self.err("protocol.directory_queue", "0: expected at least 1 message"));
@@ -869,7 +726,7 @@ impl Builder<'_> {
             cache_latency = cp.hit_latency.ps();
         }
         // TSO's store buffer in front of a workload-driven core whose protocol has no TSO of its own
-        let tso_buffer = model == crate::check::oracle::Model::Tso
+        let tso_buffer = model == crate::workloads::program::Model::Tso
             && driver == Driver::Workload
             && matches!(pc.name.as_str(), "msi" | "mesi" | "dcoh");
         let ct = pc.core.as_ref();
@@ -1843,11 +1700,11 @@ impl Builder<'_> {
     fn cord_spec(
         &self,
         pc: &ProtocolConfig,
-        model: crate::check::oracle::Model,
+        model: crate::workloads::program::Model,
         line: u64,
     ) -> Result<CordSpec, ConfigError> {
         use crate::agents::cord::{Params, Variant};
-        use crate::check::oracle::Model;
+        use crate::workloads::program::Model;
         if model == Model::Sc {
             return Err(self.err("protocol.model", "\"sc\": cord's cores run rc or tso (the paper's models)"));
         }

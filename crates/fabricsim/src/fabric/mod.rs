@@ -6,6 +6,7 @@ pub mod flit;
 pub mod kinds;
 pub mod network;
 pub mod packet;
+pub mod params;
 pub mod routing;
 pub mod topology;
 

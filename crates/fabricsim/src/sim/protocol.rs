@@ -31,11 +31,9 @@ use std::collections::{HashMap, VecDeque};
 use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
-use crate::agents::cache::{CacheGeometry, LineHasher, SetAssoc, VictimPolicy};
+use crate::agents::cache::{LineHasher, SetAssoc};
 use crate::agents::core::{self as front, Core, Next, Queues};
 use crate::agents::protocol::{AgentId, Ctx, OpEvent, OpKind, OpOrder, Protocol, Role, Send, Step, WorkOp};
-use crate::config::resolve::ProtocolSpec;
-use crate::config::SystemSpec;
 use crate::engine::rng::Stream;
 use crate::engine::{EventQueue, Time};
 use crate::fabric::kinds::Spread;
@@ -43,6 +41,7 @@ use crate::fabric::routing::RoutingTable;
 use crate::fabric::{Fabric, FabricEvent, NodeId, PacketHeader, PacketId};
 use crate::sim::home_memory::HomeDram;
 use crate::sim::system::{CacheResult, CacheStats, MemoryResult, Outcome, RequesterResult, RunResult};
+use crate::spec::{CoreSpec, Driver, ProtocolSpec, SystemSpec, Timing};
 use crate::stats::Histogram;
 use crate::workloads::dma_reads::DmaReads;
 use crate::workloads::kvs_gets::KvsGets;
@@ -52,72 +51,6 @@ use crate::workloads::producer_consumer::ProducerConsumer;
 use crate::workloads::remote_stores::RemoteStores;
 use crate::workloads::trace::TraceRecord;
 use crate::workloads::WorkloadSpec;
-
-/// Timing parameters every protocol's agents share.
-#[derive(Debug, Clone)]
-pub struct Timing {
-    pub cache_latency: Time,
-    pub directory_latency: Time,
-    pub memory_latency: Time,
-    pub control_bytes: u32,
-    pub data_bytes: u32,
-    /// Payload bytes of a data message (the line).
-    pub line_bytes: u32,
-    pub issue_interval: Time,
-    /// Workload-driven cores: instructions the core front end dispatches
-    /// per `issue_interval` (its cycle).
-    pub width: u32,
-    /// Home occupancy per handled message (0: none).
-    pub service: Time,
-    /// Messages a home holds per virtual channel.
-    pub queue: usize,
-    /// Entries of a workload-driven core's TSO store buffer (0: none; the
-    /// protocol's own front end orders the stores): the store buffer of the
-    /// shared core front end ([`crate::agents::core`]).
-    pub store_buffer: usize,
-    /// `[protocol.core]`: the front end's parameters and private levels
-    /// (None: the driver's stand-ins, [`driver_front`], and no levels).
-    pub core: Option<CoreSpec>,
-}
-
-/// A workload-driven core's front end and its private cache levels
-/// (`[protocol.core]`, docs/core.md).
-#[derive(Debug, Clone, PartialEq)]
-pub struct CoreSpec {
-    pub front: front::Params,
-    /// L1, then L2 (an L2 only with an L1).
-    pub l1: Option<LevelSpec>,
-    pub l2: Option<LevelSpec>,
-}
-
-/// A private cache level: tags only, inclusive in the protocol's cache.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LevelSpec {
-    pub geometry: CacheGeometry,
-    pub policy: VictimPolicy,
-    /// Load-to-use latency of a hit, from issue.
-    pub latency: Time,
-    /// Accesses that missed this level at once (L1: the front end's fill
-    /// buffers, which `front.fill_buffers` holds).
-    pub mshrs: u32,
-}
-
-impl Timing {
-    /// Bytes on the wire of a message carrying `lines` lines of data: the
-    /// control part once, a data part per line.
-    pub fn message_bytes(&self, lines: u32) -> u32 {
-        self.control_bytes + lines * self.data_bytes.saturating_sub(self.control_bytes)
-    }
-}
-
-/// What drives the cores' environment actions. `Random` and `Workload`
-/// issue each requester's `[workload]` warm-up plus measured requests.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Driver {
-    Own,
-    Random,
-    Workload,
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Event {

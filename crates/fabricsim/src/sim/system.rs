@@ -3,12 +3,12 @@ use std::collections::VecDeque;
 use crate::agents::cxl::messages::VC_CLASSES;
 use crate::agents::cxl::{MemMsg, MemoryEndpoint, MsgKind, Requester};
 use crate::agents::memory::DramStats;
-use crate::config::SystemSpec;
 use crate::engine::rng::Stream;
 use crate::engine::{EventQueue, Time};
 use crate::fabric::kinds::Spread;
 use crate::fabric::routing::RoutingTable;
 use crate::fabric::{Fabric, FabricEvent, LinkStats, NodeId, PacketHeader, PacketId};
+use crate::spec::SystemSpec;
 use crate::stats::Histogram;
 use crate::workloads::kinds::{Injection, Pattern};
 

@@ -11,6 +11,7 @@
 //! [`Program::registers`]. Names are kept only to print outcomes.
 
 use std::fmt;
+use std::str::FromStr;
 
 /// A value held by a memory location or a register.
 pub type Value = i64;
@@ -615,5 +616,50 @@ mod tests {
         let o = Outcome { regs: vec![], mem: vec![] };
         assert!(!Expr::RegEq { thread: 3, reg: 0, value: 0 }.eval(&o));
         assert!(!Expr::LocEq { loc: 0, value: 0 }.eval(&o));
+    }
+}
+
+/// A memory model: what a program's threads may observe (the oracle
+/// computes its outcomes; a protocol's cores follow its ordering rules).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Model {
+    /// Sequential consistency.
+    Sc,
+    /// x86-TSO.
+    Tso,
+    /// Release consistency (RC11-based, see the module documentation).
+    Rc,
+}
+
+impl Model {
+    pub const ALL: [Model; 3] = [Model::Sc, Model::Tso, Model::Rc];
+
+    /// `sc`, `tso` or `rc`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Model::Sc => "sc",
+            Model::Tso => "tso",
+            Model::Rc => "rc",
+        }
+    }
+}
+
+impl fmt::Display for Model {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Model {
+    type Err = String;
+
+    /// `sc`, `tso` or `rc` (any case).
+    fn from_str(s: &str) -> Result<Model, String> {
+        match s.to_ascii_lowercase().as_str() {
+            "sc" => Ok(Model::Sc),
+            "tso" => Ok(Model::Tso),
+            "rc" => Ok(Model::Rc),
+            _ => Err(format!("unknown memory model `{s}`; expected sc, tso or rc")),
+        }
     }
 }

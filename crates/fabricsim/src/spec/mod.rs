@@ -1,0 +1,225 @@
+//! The validated system the engines share: what the configuration
+//! resolves into (`config::resolve`) and the timing engine (`sim`) builds
+//! and runs. Below both, so neither imports the other.
+
+use std::sync::Arc;
+
+use crate::agents::cache::{CacheGeometry, VictimPolicy};
+use crate::agents::core as front;
+use crate::agents::memory::dram::DramParams;
+use crate::engine::Time;
+use crate::fabric::params::FabricConfig;
+use crate::fabric::topology::{NodeId, Topology};
+use crate::workloads::WorkloadSpec;
+
+#[derive(Debug, Clone)]
+pub struct RequesterSpec {
+    pub node: NodeId,
+    pub issue_latency: Time,
+    pub cache_latency: Time,
+    pub workload: WorkloadSpec,
+}
+
+#[derive(Debug, Clone)]
+pub struct MemorySpec {
+    pub node: NodeId,
+    /// Controller processing (for a DRAM: the controller overhead per access).
+    pub latency: Time,
+    pub bandwidth: crate::engine::units::Bandwidth,
+    pub queue: u32,
+    /// `model = "dram"`: the DRAM behind the controller (else the fixed data path).
+    pub dram: Option<DramParams>,
+}
+
+/// A validated system, ready to build and run.
+#[derive(Debug, Clone)]
+pub struct SystemSpec {
+    pub name: String,
+    pub seed: u64,
+    pub max_time: Time,
+    pub fabric: FabricConfig,
+    pub topology: Topology,
+    pub requesters: Vec<RequesterSpec>,
+    pub memories: Vec<MemorySpec>,
+    /// The configuration after overrides, with defaults filled in (for records).
+    pub resolved: serde_json::Value,
+    /// A coherence protocol to run instead of the request/response workload.
+    pub protocol: Option<ProtocolSpec>,
+    /// What looks like a slip in a valid configuration (a cache size in
+    /// decimal units, a set count that is not a power of two); a run
+    /// reports them with its own warnings.
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ProtocolSpec {
+    /// `msi`, `mesi` or `german`.
+    pub name: String,
+    pub program: Option<Arc<crate::workloads::program::Program>>,
+    pub model: crate::workloads::program::Model,
+    pub timing: Timing,
+    pub driver: Driver,
+    /// German: data values.
+    pub values: usize,
+    pub assert_invariants: bool,
+    /// Workload-driven msi/mesi: lines in the address space.
+    pub locs: usize,
+    /// `protocol.interleave` in lines (msi, mesi; cord and dcoh keep theirs).
+    pub granule: u64,
+    pub cache: Option<crate::agents::coherence::directory::CacheShape>,
+    pub mshrs: u16,
+    /// Placement: per core, its index in the system's requesters; per home, in its memories.
+    pub cores: Vec<usize>,
+    pub homes: Vec<usize>,
+    /// dcoh: the devices' snoop filters and address interleaving.
+    pub dcoh: Option<DcohSpec>,
+    /// cord: the variant, CORD's parameters, the cores' buffers.
+    pub cord: Option<CordSpec>,
+    /// pcie: the read ordering and the RLSQ.
+    pub pcie: Option<PcieSpec>,
+    /// gcs: the scheme, the blades and the regions.
+    pub gcs: Option<GcsSpec>,
+    /// bi: the domains, caches, costs and benchmark.
+    pub bi: Option<BiSpec>,
+}
+
+/// The timed BI machine (seed 001).
+#[derive(Debug, Clone, Copy)]
+pub struct BiSpec {
+    pub domains: usize,
+    pub params: crate::agents::bi::Params,
+    pub shapes: crate::agents::bi::Shapes,
+    /// Interleaving over the global memories, in lines.
+    pub interleave: u64,
+    pub bench: Option<crate::agents::bi::Bench>,
+    pub bench_home: Option<usize>,
+    pub mutant: Option<crate::agents::bi::Mutant>,
+    /// Coherent across domains (the baselines' machine).
+    pub coherent: bool,
+    /// BI Table 1's tree benchmark.
+    pub tree: Option<crate::agents::bi::tree::TreeBench>,
+}
+
+/// The timed GCS system (seed 004).
+#[derive(Debug, Clone, Copy)]
+pub struct GcsSpec {
+    pub variant: crate::agents::gcs::Variant,
+    pub blades: usize,
+    pub threads: usize,
+    pub locks: usize,
+    pub region: u32,
+    pub page: u32,
+    pub blade_latency: Option<crate::engine::Time>,
+    pub critical_section: crate::engine::Time,
+    pub nic_service: crate::engine::Time,
+}
+
+/// The timed PCIe read ordering (seed 003).
+#[derive(Debug, Clone, Copy)]
+pub struct PcieSpec {
+    pub variant: crate::agents::pcie::Variant,
+    pub rlsq_entries: usize,
+    pub window: usize,
+    /// The last requesters that are host cores.
+    pub host_cores: usize,
+    pub rc_latency: Option<crate::engine::Time>,
+    pub host_latency: Option<crate::engine::Time>,
+    /// Lines that start in the host's L2.
+    pub host_cached: u64,
+    /// The host's L2.
+    pub host_l2: crate::agents::cache::CacheGeometry,
+    pub mmio: Option<crate::agents::pcie::Mmio>,
+    pub rob_entries: usize,
+    /// P2P: VOQs (or one shared queue), queue pairs to the device, switch entries, device time.
+    pub p2p: Option<(bool, usize, usize, crate::engine::Time)>,
+}
+
+/// The timed write-through family (seed 000).
+#[derive(Debug, Clone, Copy)]
+pub struct CordSpec {
+    pub variant: crate::agents::cord::Variant,
+    pub params: crate::agents::cord::Params,
+    pub store_buffer: usize,
+    pub loads: u16,
+    /// Interleaving granule over the directories, in lines.
+    pub granule: u64,
+}
+
+/// The timed DCOH's snoop filter, InvBlk length and interleaving.
+#[derive(Debug, Clone, Copy)]
+pub struct DcohSpec {
+    pub sf: crate::agents::cache::CacheGeometry,
+    pub sf_policy: crate::agents::cache::VictimPolicy,
+    pub max_block: u8,
+    /// Interleaving granule, in lines.
+    pub granule: u64,
+    /// Device-local lines of each device's HDM-H region.
+    pub hdm_h: u64,
+}
+
+/// Resolved-configuration summary written beside results.
+/// Timing parameters every protocol's agents share.
+#[derive(Debug, Clone)]
+pub struct Timing {
+    pub cache_latency: Time,
+    pub directory_latency: Time,
+    pub memory_latency: Time,
+    pub control_bytes: u32,
+    pub data_bytes: u32,
+    /// Payload bytes of a data message (the line).
+    pub line_bytes: u32,
+    pub issue_interval: Time,
+    /// Workload-driven cores: instructions the core front end dispatches
+    /// per `issue_interval` (its cycle).
+    pub width: u32,
+    /// Home occupancy per handled message (0: none).
+    pub service: Time,
+    /// Messages a home holds per virtual channel.
+    pub queue: usize,
+    /// Entries of a workload-driven core's TSO store buffer (0: none; the
+    /// protocol's own front end orders the stores): the store buffer of the
+    /// shared core front end ([`crate::agents::core`]).
+    pub store_buffer: usize,
+    /// `[protocol.core]`: the front end's parameters and private levels
+    /// (None: the driver's stand-ins, [`crate::sim::protocol::driver_front`], and no levels).
+    pub core: Option<CoreSpec>,
+}
+
+/// A workload-driven core's front end and its private cache levels
+/// (`[protocol.core]`, docs/core.md).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CoreSpec {
+    pub front: front::Params,
+    /// L1, then L2 (an L2 only with an L1).
+    pub l1: Option<LevelSpec>,
+    pub l2: Option<LevelSpec>,
+}
+
+/// A private cache level: tags only, inclusive in the protocol's cache.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LevelSpec {
+    pub geometry: CacheGeometry,
+    pub policy: VictimPolicy,
+    /// Load-to-use latency of a hit, from issue.
+    pub latency: Time,
+    /// Accesses that missed this level at once (L1: the front end's fill
+    /// buffers, which `front.fill_buffers` holds).
+    pub mshrs: u32,
+}
+
+impl Timing {
+    /// Bytes on the wire of a message carrying `lines` lines of data: the
+    /// control part once, a data part per line.
+    pub fn message_bytes(&self, lines: u32) -> u32 {
+        self.control_bytes + lines * self.data_bytes.saturating_sub(self.control_bytes)
+    }
+}
+
+/// What drives the cores' environment actions. `Random` and `Workload`
+/// issue each requester's `[workload]` warm-up plus measured requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Driver {
+    Own,
+    Random,
+    Workload,
+}
