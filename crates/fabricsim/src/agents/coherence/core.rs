@@ -3,16 +3,18 @@
 //! the coherence protocol behind it.
 //!
 //! - SC: one operation at a time, in program order.
-//! - TSO: stores retire into a FIFO store buffer and drain to the cache in
-//!   order; loads forward from the youngest buffered store to their
-//!   location; a seq_cst fence or an RMW waits for the buffer to drain
-//!   (x86-TSO, C11 accesses mapped to plain x86 accesses).
+//! - TSO: stores retire into a FIFO store buffer (the one component,
+//!   `agents/core/store_buffer.rs`) and drain to the cache in order; loads
+//!   forward from the youngest buffered store to their location; a seq_cst
+//!   fence or an RMW waits for the buffer to drain (x86-TSO, C11 accesses
+//!   mapped to plain x86 accesses).
 //! - RC: any operation may be performed once nothing before it forbids it:
 //!   a later operation waits for an earlier acquire (acquire load, RMW or
 //!   fence), a release waits for every earlier operation, operations on one
 //!   location stay in order, a fence waits for everything before it, and a
 //!   seq_cst access is both an acquire and a release.
 
+use crate::agents::core::StoreBuffer;
 use crate::workloads::program::{Op, Value};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -34,10 +36,15 @@ impl FrontEnd {
 }
 
 pub const MAX_REGS: usize = 4;
-pub const SB_SIZE: usize = 4;
+/// Store buffer entries of a TSO program core unless its protocol says
+/// otherwise (the size every litmus check so far was run with).
+pub const STORE_BUFFER: usize = 4;
+
+/// A buffered store: its location and value.
+pub type Buffered = (u8, Value);
 
 /// Architectural state of one core running a program.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Core {
     /// Operations in this core's program.
     pub len: u8,
@@ -49,9 +56,8 @@ pub struct Core {
     /// SC/TSO: an operation waits for a miss.
     pub waiting: bool,
     pub regs: [Value; MAX_REGS],
-    /// TSO store buffer, oldest first.
-    pub sb: [(u8, Value); SB_SIZE],
-    pub sb_len: u8,
+    /// TSO store buffer, oldest first (its capacity is the protocol's).
+    pub sb: StoreBuffer<Buffered, STORE_BUFFER>,
     /// Misses outstanding (GetS/GetM sent, not yet finished).
     pub misses: u16,
 }
@@ -64,21 +70,17 @@ impl std::hash::Hash for Core {
         let head = self.len as u64
             | (self.pc as u64) << 8
             | (self.waiting as u64) << 16
-            | (self.sb_len as u64) << 24
+            | (self.sb.len() as u64) << 24
             | (self.misses as u64) << 32;
-        let program = self.len > 0
-            || self.done != 0
-            || self.inflight != 0
-            || self.sb_len != 0
-            || self.regs != [0; MAX_REGS]
-            || self.sb != [(0, 0); SB_SIZE];
+        let program =
+            self.len > 0 || self.done != 0 || self.inflight != 0 || !self.sb.is_empty() || self.regs != [0; MAX_REGS];
         h.write_u64(head | (program as u64) << 48);
         if program {
             h.write_u64(self.done as u64 | (self.inflight as u64) << 32);
             for r in self.regs {
                 h.write_u64(r as u64);
             }
-            for (l, v) in self.sb {
+            for &(l, v) in self.sb.iter() {
                 h.write_u8(l);
                 h.write_u64(v as u64);
             }
@@ -88,7 +90,7 @@ impl std::hash::Hash for Core {
 
 // Packed sparsely: a core that runs no program is at its default but for
 // `misses`.
-crate::pack_sparse!(Core { len, pc, done, inflight, waiting, regs, sb, sb_len, misses });
+crate::pack_sparse!(Core { len, pc, done, inflight, waiting, regs, sb, misses });
 
 fn acquire_like(op: Op) -> bool {
     match op {
@@ -108,7 +110,7 @@ impl Core {
     /// Every operation performed and the store buffer empty.
     pub fn finished(&self) -> bool {
         let all = if self.len >= 32 { u32::MAX } else { (1u32 << self.len) - 1 };
-        (self.pc == self.len || self.done == all) && !self.waiting && self.sb_len == 0 && self.inflight == 0
+        (self.pc == self.len || self.done == all) && !self.waiting && self.sb.is_empty() && self.inflight == 0
     }
 
     /// RC: may operation `j` be performed now? `reorder_release` is the
@@ -134,21 +136,5 @@ impl Core {
             }
         }
         true
-    }
-
-    /// TSO: the youngest buffered value for `loc`.
-    pub fn forward(&self, loc: u8) -> Option<Value> {
-        self.sb[..self.sb_len as usize].iter().rev().find(|e| e.0 == loc).map(|e| e.1)
-    }
-
-    pub fn sb_push(&mut self, loc: u8, v: Value) {
-        self.sb[self.sb_len as usize] = (loc, v);
-        self.sb_len += 1;
-    }
-
-    pub fn sb_pop(&mut self) {
-        self.sb.copy_within(1..self.sb_len as usize, 0);
-        self.sb_len -= 1;
-        self.sb[self.sb_len as usize] = (0, 0);
     }
 }
