@@ -15,6 +15,7 @@
 //!   seq_cst access is both an acquire and a release.
 
 use crate::agents::core::StoreBuffer;
+use crate::engine::pack::{get_varint, put_varint, Pack};
 use crate::workloads::program::{Op, Value};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -44,7 +45,7 @@ pub const STORE_BUFFER: usize = 4;
 pub type Buffered = (u8, Value);
 
 /// Architectural state of one core running a program.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, PartialEq, Eq, Default)]
 pub struct Core {
     /// Operations in this core's program.
     pub len: u8,
@@ -88,9 +89,97 @@ impl std::hash::Hash for Core {
     }
 }
 
-// Packed sparsely: a core that runs no program is at its default but for
-// `misses`.
-crate::pack_sparse!(Core { len, pc, done, inflight, waiting, regs, sb, misses });
+// Cloned and unpacked in place, field by field: the checker copies every
+// core of a state into scratch space for each successor, and with its store
+// buffer a core is past the size a move copies inline (the whole-value copy
+// of a derived `clone_from` or `unpack_into` would call memcpy each time).
+impl Clone for Core {
+    #[inline]
+    fn clone(&self) -> Self {
+        let Core { len, pc, done, inflight, waiting, regs, ref sb, misses } = *self;
+        Core { len, pc, done, inflight, waiting, regs, sb: sb.clone(), misses }
+    }
+
+    #[inline]
+    fn clone_from(&mut self, o: &Self) {
+        self.len = o.len;
+        self.pc = o.pc;
+        self.done = o.done;
+        self.inflight = o.inflight;
+        self.waiting = o.waiting;
+        self.regs = o.regs;
+        self.sb.clone_from(&o.sb);
+        self.misses = o.misses;
+    }
+}
+
+/// Packed sparsely (as `pack_sparse!` would): a bit mask of the fields off
+/// their defaults, then those fields; a core that runs no program is at its
+/// default but for `misses`.
+impl Pack for Core {
+    #[inline]
+    fn pack(&self, out: &mut Vec<u8>) {
+        let mask = (self.len != 0) as u64
+            | ((self.pc != 0) as u64) << 1
+            | ((self.done != 0) as u64) << 2
+            | ((self.inflight != 0) as u64) << 3
+            | (self.waiting as u64) << 4
+            | ((self.regs != [0; MAX_REGS]) as u64) << 5
+            | ((!self.sb.is_empty()) as u64) << 6
+            | ((self.misses != 0) as u64) << 7;
+        put_varint(out, mask);
+        let on = |bit: u32| mask >> bit & 1 == 1;
+        if on(0) {
+            self.len.pack(out);
+        }
+        if on(1) {
+            self.pc.pack(out);
+        }
+        if on(2) {
+            self.done.pack(out);
+        }
+        if on(3) {
+            self.inflight.pack(out);
+        }
+        if on(4) {
+            self.waiting.pack(out);
+        }
+        if on(5) {
+            self.regs.pack(out);
+        }
+        if on(6) {
+            self.sb.pack(out);
+        }
+        if on(7) {
+            self.misses.pack(out);
+        }
+    }
+
+    #[inline]
+    fn unpack(src: &mut &[u8]) -> Self {
+        let mut c = Core::default();
+        c.unpack_into(src);
+        c
+    }
+
+    #[inline]
+    fn unpack_into(&mut self, src: &mut &[u8]) {
+        let mask = get_varint(src);
+        let on = |bit: u32| mask >> bit & 1 == 1;
+        self.len = if on(0) { Pack::unpack(src) } else { 0 };
+        self.pc = if on(1) { Pack::unpack(src) } else { 0 };
+        self.done = if on(2) { Pack::unpack(src) } else { 0 };
+        self.inflight = if on(3) { Pack::unpack(src) } else { 0 };
+        self.waiting = on(4) && bool::unpack(src);
+        self.regs = if on(5) { Pack::unpack(src) } else { [0; MAX_REGS] };
+        if on(6) {
+            self.sb.unpack_into(src);
+        } else {
+            self.sb.clear();
+        }
+        self.misses = if on(7) { Pack::unpack(src) } else { 0 };
+    }
+}
 
 fn acquire_like(op: Op) -> bool {
     match op {

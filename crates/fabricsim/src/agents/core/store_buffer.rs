@@ -126,6 +126,11 @@ impl<E: Buffered, const N: usize> StoreBuffer<E, N> {
         Some(e)
     }
 
+    pub fn clear(&mut self) {
+        self.slots.clear();
+        self.head = 0;
+    }
+
     /// Take entry `i` (RC: an entry [`StoreBuffer::may_drain`] performed).
     pub fn remove(&mut self, i: usize) -> E {
         if i == 0 {
@@ -154,16 +159,22 @@ impl<E: Buffered, const N: usize> StoreBuffer<E, N> {
 // By hand: the checker clones every state, and copying the live slice at
 // once is faster than SmallVec's element-wise clone.
 impl<E: Buffered, const N: usize> Clone for StoreBuffer<E, N> {
+    // (an empty buffer, the common case, copies nothing: not even a
+    // zero-length memcpy call)
     #[inline]
     fn clone(&self) -> Self {
+        if self.is_empty() {
+            return Self::new();
+        }
         StoreBuffer { slots: SmallVec::from_slice(self.as_slice()), head: 0 }
     }
 
     #[inline]
     fn clone_from(&mut self, other: &Self) {
-        self.slots.clear();
-        self.slots.extend_from_slice(other.as_slice());
-        self.head = 0;
+        self.clear();
+        if !other.is_empty() {
+            self.slots.extend_from_slice(other.as_slice());
+        }
     }
 }
 
@@ -214,8 +225,7 @@ impl<E: Buffered + Pack, const N: usize> Pack for StoreBuffer<E, N> {
     #[inline]
     fn unpack_into(&mut self, src: &mut &[u8]) {
         let n = get_varint(src) as usize;
-        self.slots.clear();
-        self.head = 0;
+        self.clear();
         for _ in 0..n {
             self.slots.push(E::unpack(src));
         }
