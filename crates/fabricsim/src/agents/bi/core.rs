@@ -286,7 +286,7 @@ impl Bi {
     fn forwards(&self, c: &Core, line: Line) -> Option<super::runtime::Word> {
         let p = c.prog.as_ref()?;
         match p.op? {
-            MicroOp::Load { line: l, word } if l == line => p.sb.forward(line, word),
+            MicroOp::Load { line: l, word } if l == line => p.sb.forward((line, word)),
             _ => None,
         }
     }

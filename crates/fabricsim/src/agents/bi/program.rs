@@ -17,12 +17,15 @@
 
 use std::hash::{Hash, Hasher};
 
-use super::protocol::{Action, Bi, Core, Ghost, Level, Msg, Val, Wait, RESP};
+use smallvec::SmallVec;
+
+use super::protocol::{Action, Bi, Core, Ghost, Level, Line, Msg, Val, Wait, RESP};
 use super::runtime::{Call, DomainClock, Layout, MicroOp, Runtime, Thread, Word, WORDS_PER_LINE};
-use super::store_buffer::StoreBuffer;
+use super::store_buffer::{holds_store, Entry, FILL_BUFFERS};
 use super::tree::{Delegate, Reader, TreeWorld};
 use super::urcu::Urcu;
 use super::FlushOp;
+use crate::agents::core::StoreBuffer;
 use crate::agents::protocol::{AgentId, Ctx, Violation};
 use crate::engine::{Time, NS};
 
@@ -186,7 +189,9 @@ pub struct Prog {
     /// The word an exchange replaced, for the thread's next step.
     pub swapped: Option<Word>,
     /// Retired stores and flushes not yet performed (`store_buffer.rs`).
-    pub sb: StoreBuffer,
+    pub sb: StoreBuffer<Entry>,
+    /// The lines whose ownership the buffer's stores asked for ahead.
+    pub rfo: SmallVec<[Line; FILL_BUFFERS]>,
 }
 
 impl Prog {
@@ -198,7 +203,8 @@ impl Prog {
             started: false,
             stopped: false,
             swapped: None,
-            sb: StoreBuffer::default(),
+            sb: StoreBuffer::new(),
+            rfo: SmallVec::new(),
         }
     }
 }
@@ -217,7 +223,7 @@ impl Bi {
         }
         let cap = self.store_buffer();
         // with a store buffer, a store (and a flush behind one) retires into it if it has room
-        let retire = cap > 0 && c.wait == Wait::None && p.sb.entries.len() < cap;
+        let retire = cap > 0 && c.wait == Wait::None && p.sb.has_room(cap);
         let flush = |line, op| {
             if cap > 0 && !p.sb.is_empty() {
                 retire.then_some(Action::Flush { line, op })
@@ -226,12 +232,12 @@ impl Bi {
             }
         };
         match p.op? {
-            MicroOp::Load { line, word } if p.sb.forward(line, word).is_some() => {
+            MicroOp::Load { line, word } if p.sb.forward((line, word)).is_some() => {
                 (c.wait == Wait::None).then_some(Action::Load { line, level: Level::L1 })
             }
             MicroOp::Load { line, .. } | MicroOp::Prefetch { line } => {
                 // another word of a line with a buffered store: the core's copy, if it holds one
-                let wait = p.sb.holds_store(line) && !c.l2.contains(line);
+                let wait = holds_store(&p.sb, line) && !c.l2.contains(line);
                 (!wait && self.may_access(c, line, false)).then(|| Action::Load { line, level: self.level(c, line) })
             }
             MicroOp::Store { line, .. } if cap > 0 => {
@@ -533,7 +539,7 @@ mod tests {
         assert!(c.prog.as_ref().unwrap().stopped, "both writes retired");
         assert_eq!(held.len(), 1, "object 0's line is on its way");
         assert_eq!(payload(&agents, &g, 0, b_line), Some(1), "the younger store waits for the older (TSO)");
-        assert_eq!(c.prog.as_ref().unwrap().sb.entries.len(), 6, "2 stores and a clwb a write, none performed");
+        assert_eq!(c.prog.as_ref().unwrap().sb.len(), 6, "2 stores and a clwb a write, none performed");
         // the line arrives: both stores perform, in order
         for (to, from, msg) in held {
             let mut sends = Vec::new();

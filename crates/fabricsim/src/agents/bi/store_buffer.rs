@@ -18,15 +18,16 @@
 //! buffered store reads the core's copy, or waits for the stores to perform
 //! if the core does not hold the line. mfence and the exchange (a locked
 //! instruction) wait until the buffer is empty.
-
-use std::collections::VecDeque;
-
-use smallvec::SmallVec;
+//!
+//! The buffer is the one store buffer of every protocol's cores
+//! (`agents/core/store_buffer.rs`); BI's own parts are its entries (a
+//! flush among the stores) and the ownership prefetch around it (`rfo`).
 
 use super::lines::Lines;
 use super::protocol::{Bi, Core, Ghost, Line, Msg, PLine, Val, Wait, P, REQ};
 use super::runtime::Word;
 use super::FlushOp;
+use crate::agents::core::store_buffer::{Buffered, Class, StoreBuffer};
 use crate::agents::protocol::Ctx;
 
 /// Ownership requests of buffered stores in flight: Skylake's L1 fill
@@ -41,31 +42,29 @@ pub enum Entry {
     Flush { line: Line, op: FlushOp },
 }
 
-/// The buffer and its ownership requests in flight.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-pub struct StoreBuffer {
-    pub entries: VecDeque<Entry>,
-    pub rfo: SmallVec<[Line; FILL_BUFFERS]>,
+/// A load forwards from a store of its word (`StoreBuffer::forward`).
+impl Buffered for Entry {
+    type Loc = (Line, u8);
+    type Value = Word;
+    fn store(&self) -> Option<((Line, u8), Word)> {
+        match *self {
+            Entry::Store { line, word, val } => Some(((line, word), val)),
+            Entry::Flush { .. } => None,
+        }
+    }
+    /// A flush is ordered after the older stores to its line; the buffer
+    /// drains in order (TSO) anyway, so it is simply a fence in it.
+    fn class(&self) -> Class {
+        match self {
+            Entry::Store { .. } => Class::Store,
+            Entry::Flush { .. } => Class::Fence,
+        }
+    }
 }
 
-impl StoreBuffer {
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
-    /// Whether a store to `line` waits in the buffer.
-    pub fn holds_store(&self, line: Line) -> bool {
-        self.entries.iter().any(|e| matches!(*e, Entry::Store { line: l, .. } if l == line))
-    }
-
-    /// The youngest buffered store's value of `word` of `line`, which a
-    /// load of it takes (store-to-load forwarding).
-    pub fn forward(&self, line: Line, word: u8) -> Option<Word> {
-        self.entries.iter().rev().find_map(|e| match *e {
-            Entry::Store { line: l, word: w, val } if l == line && w == word => Some(val),
-            _ => None,
-        })
-    }
+/// Whether a store to `line` waits in the buffer.
+pub fn holds_store(sb: &StoreBuffer<Entry>, line: Line) -> bool {
+    sb.iter().any(|e| matches!(*e, Entry::Store { line: l, .. } if l == line))
 }
 
 impl Bi {
@@ -76,29 +75,29 @@ impl Bi {
 
     /// Retire `e` into core `c`'s buffer and perform what can be.
     pub(super) fn sb_push(&self, c: &mut Core, ctx: &mut Ctx<Msg, Ghost>, e: Entry) {
-        c.prog.as_mut().expect("a program core").sb.entries.push_back(e);
+        c.prog.as_mut().expect("a program core").sb.push(e);
         self.sb_drain(c, ctx);
     }
 
     /// An ownership request of the buffer was granted: hold the line E
     /// (the store makes it M when it performs), then drain.
     pub(super) fn sb_granted(&self, c: &mut Core, ctx: &mut Ctx<Msg, Ghost>, line: Line, val: Val) {
-        let sb = &mut c.prog.as_mut().expect("a program core").sb;
-        let i = sb.rfo.iter().position(|&l| l == line).expect("a request in flight");
-        sb.rfo.swap_remove(i);
+        let rfo = &mut c.prog.as_mut().expect("a program core").rfo;
+        let i = rfo.iter().position(|&l| l == line).expect("a request in flight");
+        rfo.swap_remove(i);
         self.install(c, ctx, line, PLine { st: P::E, val });
         self.sb_drain(c, ctx);
     }
 
     /// Whether a `Data` for `line` answers the buffer's request.
     pub(super) fn sb_awaits(c: &Core, line: Line) -> bool {
-        c.prog.as_ref().is_some_and(|p| p.sb.rfo.contains(&line))
+        c.prog.as_ref().is_some_and(|p| p.rfo.contains(&line))
     }
 
     /// Perform the buffer's entries from its head while they may go, then
     /// fetch ownership for the stores behind.
     pub(super) fn sb_drain(&self, c: &mut Core, ctx: &mut Ctx<Msg, Ghost>) {
-        while let Some(&head) = c.prog.as_ref().and_then(|p| p.sb.entries.front()) {
+        while let Some(&head) = c.prog.as_ref().and_then(|p| p.sb.head()) {
             let performed = match head {
                 Entry::Store { line, word, val } => self.sb_store(c, ctx, line, word, val),
                 Entry::Flush { line, op } => {
@@ -112,7 +111,7 @@ impl Bi {
             if !performed {
                 break;
             }
-            c.prog.as_mut().expect("a program core").sb.entries.pop_front();
+            c.prog.as_mut().expect("a program core").sb.pop();
         }
         self.sb_prefetch(c, ctx);
     }
@@ -139,9 +138,8 @@ impl Bi {
     fn sb_prefetch(&self, c: &mut Core, ctx: &mut Ctx<Msg, Ghost>) {
         let llc = self.llc_agent(self.domain_of(ctx.me));
         let Some(p) = c.prog.as_mut() else { return };
-        let sb = &mut p.sb;
-        for e in sb.entries.iter() {
-            if sb.rfo.len() >= FILL_BUFFERS {
+        for e in p.sb.iter() {
+            if p.rfo.len() >= FILL_BUFFERS {
                 break;
             }
             let Entry::Store { line, .. } = *e else { continue };
@@ -151,10 +149,10 @@ impl Bi {
                 || c.loads.iter().any(|l| l.0 == line)
                 || c.wb.iter().any(|w| w.0 == line)
                 || matches!(c.wait, Wait::Miss { line: l, .. } if l == line);
-            if writable || busy || sb.rfo.contains(&line) {
+            if writable || busy || p.rfo.contains(&line) {
                 continue;
             }
-            sb.rfo.push(line);
+            p.rfo.push(line);
             ctx.send(llc, REQ, Msg::GetM { line });
         }
     }

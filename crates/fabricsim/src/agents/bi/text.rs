@@ -57,7 +57,7 @@ impl fmt::Debug for Core {
             parts.push(format!("benchmark phase {:?}, op {}", self.run.phase, self.run.i));
         }
         if let Some(p) = &self.prog {
-            parts.push(format!("runs a program; store buffer {:?}", p.sb.entries));
+            parts.push(format!("runs a program; store buffer {:?}", p.sb));
         }
         f.write_str(&parts.join("; "))
     }

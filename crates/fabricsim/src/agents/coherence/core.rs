@@ -3,16 +3,19 @@
 //! the coherence protocol behind it.
 //!
 //! - SC: one operation at a time, in program order.
-//! - TSO: stores retire into a FIFO store buffer and drain to the cache in
-//!   order; loads forward from the youngest buffered store to their
-//!   location; a seq_cst fence or an RMW waits for the buffer to drain
-//!   (x86-TSO, C11 accesses mapped to plain x86 accesses).
+//! - TSO: stores retire into a FIFO store buffer (the one component,
+//!   `agents/core/store_buffer.rs`) and drain to the cache in order; loads
+//!   forward from the youngest buffered store to their location; a seq_cst
+//!   fence or an RMW waits for the buffer to drain (x86-TSO, C11 accesses
+//!   mapped to plain x86 accesses).
 //! - RC: any operation may be performed once nothing before it forbids it:
 //!   a later operation waits for an earlier acquire (acquire load, RMW or
 //!   fence), a release waits for every earlier operation, operations on one
 //!   location stay in order, a fence waits for everything before it, and a
 //!   seq_cst access is both an acquire and a release.
 
+use crate::agents::core::StoreBuffer;
+use crate::engine::pack::{get_varint, put_varint, Pack};
 use crate::workloads::program::{Op, Value};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -34,10 +37,15 @@ impl FrontEnd {
 }
 
 pub const MAX_REGS: usize = 4;
-pub const SB_SIZE: usize = 4;
+/// Store buffer entries of a TSO program core unless its protocol says
+/// otherwise (the size every litmus check so far was run with).
+pub const STORE_BUFFER: usize = 4;
+
+/// A buffered store: its location and value.
+pub type Buffered = (u8, Value);
 
 /// Architectural state of one core running a program.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, PartialEq, Eq, Default)]
 pub struct Core {
     /// Operations in this core's program.
     pub len: u8,
@@ -49,9 +57,8 @@ pub struct Core {
     /// SC/TSO: an operation waits for a miss.
     pub waiting: bool,
     pub regs: [Value; MAX_REGS],
-    /// TSO store buffer, oldest first.
-    pub sb: [(u8, Value); SB_SIZE],
-    pub sb_len: u8,
+    /// TSO store buffer, oldest first (its capacity is the protocol's).
+    pub sb: StoreBuffer<Buffered, STORE_BUFFER>,
     /// Misses outstanding (GetS/GetM sent, not yet finished).
     pub misses: u16,
 }
@@ -64,21 +71,17 @@ impl std::hash::Hash for Core {
         let head = self.len as u64
             | (self.pc as u64) << 8
             | (self.waiting as u64) << 16
-            | (self.sb_len as u64) << 24
+            | (self.sb.len() as u64) << 24
             | (self.misses as u64) << 32;
-        let program = self.len > 0
-            || self.done != 0
-            || self.inflight != 0
-            || self.sb_len != 0
-            || self.regs != [0; MAX_REGS]
-            || self.sb != [(0, 0); SB_SIZE];
+        let program =
+            self.len > 0 || self.done != 0 || self.inflight != 0 || !self.sb.is_empty() || self.regs != [0; MAX_REGS];
         h.write_u64(head | (program as u64) << 48);
         if program {
             h.write_u64(self.done as u64 | (self.inflight as u64) << 32);
             for r in self.regs {
                 h.write_u64(r as u64);
             }
-            for (l, v) in self.sb {
+            for &(l, v) in self.sb.iter() {
                 h.write_u8(l);
                 h.write_u64(v as u64);
             }
@@ -86,9 +89,97 @@ impl std::hash::Hash for Core {
     }
 }
 
-// Packed sparsely: a core that runs no program is at its default but for
-// `misses`.
-crate::pack_sparse!(Core { len, pc, done, inflight, waiting, regs, sb, sb_len, misses });
+// Cloned and unpacked in place, field by field: the checker copies every
+// core of a state into scratch space for each successor, and with its store
+// buffer a core is past the size a move copies inline (the whole-value copy
+// of a derived `clone_from` or `unpack_into` would call memcpy each time).
+impl Clone for Core {
+    #[inline]
+    fn clone(&self) -> Self {
+        let Core { len, pc, done, inflight, waiting, regs, ref sb, misses } = *self;
+        Core { len, pc, done, inflight, waiting, regs, sb: sb.clone(), misses }
+    }
+
+    #[inline]
+    fn clone_from(&mut self, o: &Self) {
+        self.len = o.len;
+        self.pc = o.pc;
+        self.done = o.done;
+        self.inflight = o.inflight;
+        self.waiting = o.waiting;
+        self.regs = o.regs;
+        self.sb.clone_from(&o.sb);
+        self.misses = o.misses;
+    }
+}
+
+/// Packed sparsely (as `pack_sparse!` would): a bit mask of the fields off
+/// their defaults, then those fields; a core that runs no program is at its
+/// default but for `misses`.
+impl Pack for Core {
+    #[inline]
+    fn pack(&self, out: &mut Vec<u8>) {
+        let mask = (self.len != 0) as u64
+            | ((self.pc != 0) as u64) << 1
+            | ((self.done != 0) as u64) << 2
+            | ((self.inflight != 0) as u64) << 3
+            | (self.waiting as u64) << 4
+            | ((self.regs != [0; MAX_REGS]) as u64) << 5
+            | ((!self.sb.is_empty()) as u64) << 6
+            | ((self.misses != 0) as u64) << 7;
+        put_varint(out, mask);
+        let on = |bit: u32| mask >> bit & 1 == 1;
+        if on(0) {
+            self.len.pack(out);
+        }
+        if on(1) {
+            self.pc.pack(out);
+        }
+        if on(2) {
+            self.done.pack(out);
+        }
+        if on(3) {
+            self.inflight.pack(out);
+        }
+        if on(4) {
+            self.waiting.pack(out);
+        }
+        if on(5) {
+            self.regs.pack(out);
+        }
+        if on(6) {
+            self.sb.pack(out);
+        }
+        if on(7) {
+            self.misses.pack(out);
+        }
+    }
+
+    #[inline]
+    fn unpack(src: &mut &[u8]) -> Self {
+        let mut c = Core::default();
+        c.unpack_into(src);
+        c
+    }
+
+    #[inline]
+    fn unpack_into(&mut self, src: &mut &[u8]) {
+        let mask = get_varint(src);
+        let on = |bit: u32| mask >> bit & 1 == 1;
+        self.len = if on(0) { Pack::unpack(src) } else { 0 };
+        self.pc = if on(1) { Pack::unpack(src) } else { 0 };
+        self.done = if on(2) { Pack::unpack(src) } else { 0 };
+        self.inflight = if on(3) { Pack::unpack(src) } else { 0 };
+        self.waiting = on(4) && bool::unpack(src);
+        self.regs = if on(5) { Pack::unpack(src) } else { [0; MAX_REGS] };
+        if on(6) {
+            self.sb.unpack_into(src);
+        } else {
+            self.sb.clear();
+        }
+        self.misses = if on(7) { Pack::unpack(src) } else { 0 };
+    }
+}
 
 fn acquire_like(op: Op) -> bool {
     match op {
@@ -108,7 +199,7 @@ impl Core {
     /// Every operation performed and the store buffer empty.
     pub fn finished(&self) -> bool {
         let all = if self.len >= 32 { u32::MAX } else { (1u32 << self.len) - 1 };
-        (self.pc == self.len || self.done == all) && !self.waiting && self.sb_len == 0 && self.inflight == 0
+        (self.pc == self.len || self.done == all) && !self.waiting && self.sb.is_empty() && self.inflight == 0
     }
 
     /// RC: may operation `j` be performed now? `reorder_release` is the
@@ -134,21 +225,5 @@ impl Core {
             }
         }
         true
-    }
-
-    /// TSO: the youngest buffered value for `loc`.
-    pub fn forward(&self, loc: u8) -> Option<Value> {
-        self.sb[..self.sb_len as usize].iter().rev().find(|e| e.0 == loc).map(|e| e.1)
-    }
-
-    pub fn sb_push(&mut self, loc: u8, v: Value) {
-        self.sb[self.sb_len as usize] = (loc, v);
-        self.sb_len += 1;
-    }
-
-    pub fn sb_pop(&mut self) {
-        self.sb.copy_within(1..self.sb_len as usize, 0);
-        self.sb_len -= 1;
-        self.sb[self.sb_len as usize] = (0, 0);
     }
 }

@@ -390,7 +390,7 @@ impl Clone for Node {
     #[inline]
     fn clone(&self) -> Self {
         match self {
-            Node::Cache { core, lines } => Node::Cache { core: *core, lines: lines.clone() },
+            Node::Cache { core, lines } => Node::Cache { core: core.clone(), lines: lines.clone() },
             Node::Dir { lines } => Node::Dir { lines: SmallVec::from_slice(lines) },
         }
     }
@@ -399,7 +399,7 @@ impl Clone for Node {
     fn clone_from(&mut self, other: &Self) {
         match (self, other) {
             (Node::Cache { core, lines }, Node::Cache { core: c, lines: l }) => {
-                *core = *c;
+                core.clone_from(c);
                 lines.clone_from(l);
             }
             (Node::Dir { lines }, Node::Dir { lines: l }) if lines.len() == l.len() => lines.copy_from_slice(l),
@@ -431,13 +431,7 @@ impl std::fmt::Debug for Node {
                     }
                 }
                 if core.len > 0 {
-                    parts.push(format!(
-                        "pc={} done={:b} regs={:?} sb={:?}",
-                        core.pc,
-                        core.done,
-                        core.regs,
-                        &core.sb[..core.sb_len as usize]
-                    ));
+                    parts.push(format!("pc={} done={:b} regs={:?} sb={:?}", core.pc, core.done, core.regs, core.sb));
                 }
                 if parts.is_empty() {
                     write!(f, "cache: all I")
@@ -561,6 +555,8 @@ pub struct Directory {
     pub values: Vec<Value>,
     pub program: Option<Arc<Program>>,
     pub front_end: FrontEnd,
+    /// TSO program cores: store buffer entries.
+    pub store_buffer: usize,
     pub mutant: Option<Mutant>,
     /// Symmetry reduction (unconstrained cores only): caches are
     /// interchangeable, and so are the two data values and, with one
@@ -609,6 +605,7 @@ impl Directory {
             values: (0..values as Value).collect(),
             program: None,
             front_end: FrontEnd::Sc,
+            store_buffer: super::core::STORE_BUFFER,
             mutant: None,
             symmetry: false,
             cache: None,
@@ -891,10 +888,9 @@ impl Directory {
                 }
             }
             Waiter::Drain => {
-                let (l, v) = core.sb[0];
+                let (l, v) = core.sb.pop().expect("the store waiting for its line");
                 debug_assert_eq!(l as Loc, loc);
                 write(line, ctx.ghost.coh(), loc, v);
-                core.sb_pop();
             }
         }
         Ok(())
@@ -1050,16 +1046,17 @@ impl Directory {
                 if !core.waiting && (core.pc as usize) < prog.len() {
                     let op = prog[core.pc as usize];
                     let ok = match op {
-                        Op::Load { loc, .. } => core.forward(loc).is_some() || free(Some(loc)),
-                        Op::Store { .. } => (core.sb_len as usize) < super::core::SB_SIZE,
-                        Op::Rmw { loc, .. } => core.sb_len == 0 && free(Some(loc)),
-                        Op::Fence { order } => !order.is_seq_cst() || core.sb_len == 0,
+                        Op::Load { loc, .. } => core.sb.forward(loc).is_some() || free(Some(loc)),
+                        Op::Store { .. } => core.sb.has_room(self.store_buffer),
+                        Op::Rmw { loc, .. } => core.sb.is_empty() && free(Some(loc)),
+                        Op::Fence { order } => !order.is_seq_cst() || core.sb.is_empty(),
                     };
                     if ok {
                         out.push(Action::Step.into());
                     }
                 }
-                if core.sb_len > 0 && free(Some(core.sb[0].0)) {
+                // TSO: the head drains, when its line may be fetched
+                if core.sb.head().is_some_and(|&(l, _)| free(Some(l))) {
                     out.push(Action::Drain.into());
                 }
             }
@@ -1132,13 +1129,13 @@ impl Directory {
                 if self.front_end == FrontEnd::Tso {
                     match op {
                         Op::Store { loc, value, .. } => {
-                            core.sb_push(loc, value);
+                            core.sb.push((loc, value));
                             core.pc += 1;
                             ctx.done(i as u64);
                             return Ok(());
                         }
                         Op::Load { loc, reg, .. } => {
-                            if let Some(v) = core.forward(loc) {
+                            if let Some(v) = core.sb.forward(loc) {
                                 core.regs[reg as usize] = v;
                                 core.pc += 1;
                                 ctx.done(i as u64);
@@ -1164,12 +1161,12 @@ impl Directory {
                 }
             }
             Action::Drain => {
-                let (l, v) = core.sb[0];
+                let &(l, v) = core.sb.head().expect("a buffered store drains");
                 let l = l as Loc;
                 let line = self.alloc(lines, ctx, l);
                 if line.st.writable() {
                     write(line, ctx.ghost.coh(), l, v);
-                    core.sb_pop();
+                    core.sb.pop();
                 } else {
                     self.get_m(core, line, ctx, l);
                     line.waiter = Waiter::Drain;

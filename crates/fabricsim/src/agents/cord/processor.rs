@@ -7,6 +7,7 @@ use super::messages::{Loc, Msg, Num, Write, NOTI, REL, WT};
 use super::protocol::{Cord, GStore, Ghost};
 use super::{Mutant, Variant};
 use crate::agents::coherence::core::Core;
+use crate::agents::core::store_buffer::{self, Class, StoreBuffer};
 use crate::agents::protocol::Ctx;
 use crate::engine::Time;
 
@@ -41,6 +42,22 @@ pub struct Buffered {
     pub id: u64,
 }
 
+/// A load of a buffered location completes at once (the timed core carries no values).
+impl store_buffer::Buffered for Buffered {
+    type Loc = Loc;
+    type Value = ();
+    fn store(&self) -> Option<(Loc, ())> {
+        Some((self.loc, ()))
+    }
+    fn class(&self) -> Class {
+        if self.release {
+            Class::Release
+        } else {
+            Class::Store
+        }
+    }
+}
+
 /// A processor core (Debug: `text.rs`).
 #[derive(Clone, PartialEq, Eq, Hash, Default)]
 pub struct Proc {
@@ -63,7 +80,7 @@ pub struct Proc {
     pub loads: SmallVec<[(Loc, u64); 2]>,
     pub acquiring: bool,
     /// Timed: the store buffer, oldest first.
-    pub sb: SmallVec<[Buffered; 4]>,
+    pub sb: StoreBuffer<Buffered>,
     pub stats: ProcStats,
 }
 

@@ -10,7 +10,7 @@ use super::directory::Dir;
 use super::messages::{Loc, Msg, Num, Write, CHANNELS, WT};
 use super::processor::{Buffered, Proc, NO_OP};
 use super::{Mutant, Params, Variant};
-use crate::agents::coherence::core::{Core, SB_SIZE};
+use crate::agents::coherence::core::{Core, STORE_BUFFER};
 use crate::agents::protocol::{
     AgentId, ChannelOrder, Ctx, Envelope, OpKind, OpOrder, Protocol, Renaming, Role, Scalarset, Step, Violation, WorkOp,
 };
@@ -87,6 +87,7 @@ pub struct Cord {
     /// Timed: workload-driven cores, their loads outstanding and store buffer.
     pub driven: bool,
     pub mshrs: u16,
+    /// Store buffer entries (a workload-driven core's; a TSO program core's).
     pub store_buffer: usize,
     pub line_bytes: u32,
     /// Largest store a workload issues (bytes; a store above a line is one message).
@@ -132,8 +133,14 @@ impl Cord {
 
     /// One core per thread of `program`; `homes[l]` is location l's directory.
     pub fn running(variant: Variant, program: Arc<Program>, tso: bool, dirs: usize, homes: Vec<u8>) -> Self {
-        Cord { tso, homes, program: Some(program.clone()), ..Cord::base(variant, program.threads.len(), dirs, 0) }
-            .with_locs()
+        Cord {
+            tso,
+            homes,
+            program: Some(program.clone()),
+            store_buffer: STORE_BUFFER,
+            ..Cord::base(variant, program.threads.len(), dirs, 0)
+        }
+        .with_locs()
     }
 
     fn with_locs(mut self) -> Self {
@@ -357,10 +364,10 @@ impl Cord {
         ctx.issued(pc as u64, op_kind(op));
         let done = match op {
             Op::Store { loc, value, .. } => {
-                p.core.sb_push(loc, value);
+                p.core.sb.push((loc, value));
                 true
             }
-            Op::Load { loc, reg, .. } => match p.core.forward(loc) {
+            Op::Load { loc, reg, .. } => match p.core.sb.forward(loc) {
                 Some(v) => {
                     p.core.regs[reg as usize] = v;
                     true
@@ -386,7 +393,7 @@ impl Cord {
 
     /// Timed: the store buffer's head may leave.
     fn drain_ready(&self, p: &Proc) -> bool {
-        let Some(b) = p.sb.first() else { return false };
+        let Some(b) = p.sb.head() else { return false };
         // a Release waits for every earlier load (source-ordered, §4.4)
         (!b.release || p.loads.is_empty()) && self.store_ready(p, b.loc, b.release)
     }
@@ -516,9 +523,9 @@ impl Protocol for Cord {
         if self.tso {
             if !c.waiting && (c.pc as usize) < prog.len() {
                 let ok = match prog[c.pc as usize] {
-                    Op::Store { .. } => (c.sb_len as usize) < SB_SIZE,
-                    Op::Load { loc, .. } => c.forward(loc).is_some() || !p.line_blocked(loc as Loc),
-                    Op::Fence { order } if order.is_seq_cst() => c.sb_len == 0 && self.fence_ready(p),
+                    Op::Store { .. } => c.sb.has_room(self.store_buffer),
+                    Op::Load { loc, .. } => c.sb.forward(loc).is_some() || !p.line_blocked(loc as Loc),
+                    Op::Fence { order } if order.is_seq_cst() => c.sb.is_empty() && self.fence_ready(p),
                     Op::Fence { .. } => true,
                     Op::Rmw { .. } => false,
                 };
@@ -526,7 +533,7 @@ impl Protocol for Cord {
                     out.push(Action::Step);
                 }
             }
-            if c.sb_len > 0 && self.store_ready(p, c.sb[0].0 as Loc, true) {
+            if c.sb.head().is_some_and(|&(l, _)| self.store_ready(p, l as Loc, true)) {
                 out.push(Action::Drain);
             }
             return;
@@ -558,7 +565,7 @@ impl Protocol for Cord {
             Action::Perform(j) => self.perform(p, ctx, j)?,
             Action::Step => self.step(p, ctx)?,
             Action::Drain if self.driven => {
-                let b = p.sb.remove(0);
+                let b = p.sb.pop().expect("the head drains");
                 if let Some((since, acks)) = p.stats.blocked_since.take() {
                     let waited = ctx.now - since;
                     if acks {
@@ -571,8 +578,7 @@ impl Protocol for Cord {
                 ctx.done(b.id);
             }
             Action::Drain => {
-                let (loc, value) = p.core.sb[0];
-                p.core.sb_pop();
+                let (loc, value) = p.core.sb.pop().expect("the head drains");
                 // TSO: every store is ordered like a Release (CORD, §6) or waits for the last ack (SO)
                 self.send_store(p, ctx, self.write(loc, value), false, NO_OP);
                 self.ghost_loc(ctx, loc as Loc);
@@ -581,7 +587,7 @@ impl Protocol for Cord {
                 let id = p.stats.next_id;
                 p.stats.next_id += 1;
                 ctx.issued(id, OpKind::Load);
-                if p.sb.iter().any(|b| b.loc == loc) {
+                if p.sb.forward(loc).is_some() {
                     // forwarded from the store buffer
                     ctx.done(id);
                     return Ok(());
@@ -707,7 +713,7 @@ impl Protocol for Cord {
                 // an acquire also waits for the earlier loads (it orders everything after it)
                 (!blocked && (!acquire || p.loads.is_empty())).then_some(Action::Load { loc, acquire })
             }
-            _ => (p.sb.len() < self.store_buffer).then_some(Action::Buffer {
+            _ => p.sb.has_room(self.store_buffer).then_some(Action::Buffer {
                 loc,
                 release: op.order == OpOrder::Release,
                 bytes: if op.bytes == 0 { self.line_bytes } else { op.bytes },

@@ -27,8 +27,8 @@ pub(super) fn program(core: &Core) -> Option<String> {
     if core.done != 0 || core.inflight != 0 {
         s += &format!(", done {:#b}, in flight {:#b}", core.done, core.inflight);
     }
-    if core.sb_len > 0 {
-        let sb: Vec<String> = core.sb[..core.sb_len as usize].iter().map(|(l, v)| format!("loc {l}={v}")).collect();
+    if !core.sb.is_empty() {
+        let sb: Vec<String> = core.sb.iter().map(|(l, v)| format!("loc {l}={v}")).collect();
         s += &format!(", store buffer [{}]", sb.join(", "));
     }
     if core.waiting {

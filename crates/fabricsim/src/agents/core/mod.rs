@@ -20,20 +20,26 @@
 //! Operations are identified by their instruction index ([`OpId`]). The
 //! core allocates its queues once, from its [`Params`]; nothing on the
 //! path above allocates.
+//!
+//! The store buffer of the cores that run programs under a protocol (and
+//! are checked) is [`StoreBuffer`] (`store_buffer.rs`), whose drain-order
+//! rule this front end's store buffer shares (`buffers.rs`).
 
+mod buffers;
 mod entries;
 mod params;
 pub mod presets;
-mod store_buffer;
+pub mod store_buffer;
 mod window;
 
 use std::collections::VecDeque;
 
 pub use entries::Entries;
 pub use params::{Model, ParamError, Params, MAX_CYCLE, MAX_ENTRIES};
+pub use store_buffer::{Buffered, Class, StoreBuffer};
 
 use crate::engine::Time;
-use store_buffer::{frees_at, waits_for, Buffer};
+use buffers::{frees_at, waits_for, Buffer};
 use window::{loads, retired_by, Clock, Window};
 
 /// An operation's instruction index in its core's program.
