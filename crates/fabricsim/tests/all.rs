@@ -27,6 +27,7 @@ mod german;
 mod hardening;
 mod hops;
 mod invariants;
+mod litmus_gen;
 mod litmus_oracle;
 mod pack;
 mod pcie;
