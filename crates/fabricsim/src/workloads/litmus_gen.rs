@@ -480,8 +480,10 @@ mod tests {
         assert_eq!(p.threads.len(), 2);
         assert_eq!(p.locations.len(), 2);
         let text = c.to_c(Annotation::Relaxed);
-        // P0 writes x then y; P1 reads y (=1) then x (=0): MP.
-        assert!(text.contains("exists (1:r0=1 /\\ 1:r1=0)"), "{text}");
+        // Threads start after an external edge: P0 reads y (=1) then x
+        // (=0), P1 writes x then y: MP.
+        assert!(text.contains("P0(atomic_int* x, atomic_int* y) {\n  int r0 = atomic_load_explicit(y, "), "{text}");
+        assert!(text.contains("exists (0:r0=1 /\\ 0:r1=0)"), "{text}");
     }
 
     #[test]
