@@ -168,6 +168,11 @@ def classify(model: str, text: str, detail: dict[str, Any], herd: dict[str, Any]
     plain = re.search(r"[(,]\s*(volatile\s+)?(int|intptr_t)\s*\*", text) is not None
     if plain and model == "rc" and any("Dr" in f or "race" in f.lower() for f in herd.get("flags", [])):
         return "plain accesses: a data race (C11 undefined, herd flags it); fabricsim reads them as relaxed atomics"
+    if model == "tso" and "cmpxchg" in text and not detail["only_fabricsim"]:
+        return (
+            "a failed fully ordered cmpxchg: herd's C front end makes it a plain read, fabricsim "
+            "MFENCE; LOCK CMPXCHG; MFENCE (x86 locks a CMPXCHG that fails)"
+        )
     if not detail["only_herd"]:
         return "fabricsim allows more"
     if not detail["only_fabricsim"]:

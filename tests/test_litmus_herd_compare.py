@@ -36,6 +36,9 @@ def test_litmus_differences_are_classified():
     assert hc.classify("tso", "", more, {"states": []}, True) == "fabricsim allows more"
     less = {"only_fabricsim": [], "only_herd": ["x=1"]}
     assert hc.classify("sc", "", less, {"states": []}, False) == "herd7 allows more"
+    cas = "  r0 = atomic_cmpxchg(z, 2, 1);\n"
+    assert hc.classify("tso", cas, less, {"states": []}, False).startswith("a failed fully ordered cmpxchg")
+    assert hc.classify("sc", cas, less, {"states": []}, False) == "herd7 allows more"
     racy = "P0(int* x) {\n  *x = 1;\n}\n"
     both = {"only_fabricsim": ["x=2"], "only_herd": ["x=1"]}
     assert hc.classify("rc", racy, both, {"flags": ["Dr"]}, False).startswith("plain accesses")

@@ -831,7 +831,19 @@ impl<'a> Parser<'a> {
                         // holding `old` (hidden if the result is not assigned),
                         // then a compare-exchange with that register expected.
                         self.expect_p(',', "after the expected value")?;
-                        let new = self.exp(ctx, 0)?;
+                        let mut new = self.exp(ctx, 0)?;
+                        if let Some(r) = dest {
+                            let mut read = Vec::new();
+                            new.regs(&mut read);
+                            if read.contains(&r) {
+                                // `r = cmpxchg(x, 0, r)`: the new value is read
+                                // before `r` takes the expected one.
+                                let name = format!("%{}", ctx.regs.len());
+                                let t = self.new_reg(ctx, at, &name)?;
+                                pre.push(Stmt::Assign { reg: t, value: new });
+                                new = Exp::Reg(t);
+                            }
+                        }
                         let reg = match dest {
                             Some(r) => r,
                             None => {
@@ -2025,6 +2037,13 @@ exists (1:r0=1 /\\ 1:r1=0)
             ]
         );
         assert!(p.is_hidden_reg(0, 1) && !p.is_hidden_reg(0, 0));
+        // The new value may read the result register: it is read first.
+        let src = "C T\n{}\nP0(atomic_t* x) { int r0 = 1; r0 = atomic_cmpxchg(x, 0, r0); }\nforall (0:r0=0 /\\ x=1)\n";
+        let p = parse(src, "t").unwrap();
+        for m in crate::check::oracle::Model::ALL {
+            let v = crate::check::oracle::verdict(&p, m);
+            assert!(v.condition_holds, "{m}: {v:?}");
+        }
         // Not mapped: an error naming it.
         let src = "C T\n{}\nP0(spinlock_t *l) { spin_lock(l); }\nexists (0:r=0)\n";
         assert!(error(src).contains("bad.litmus:3:4: `spinlock_t`: spin locks are outside"), "{}", error(src));

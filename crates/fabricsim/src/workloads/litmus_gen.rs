@@ -406,10 +406,10 @@ impl Cycle {
             }
             out.push_str("}\n");
         }
-        for loc in 0..nlocs {
+        for (loc, name) in LOC_NAMES.iter().enumerate().take(nlocs) {
             let writes: Vec<i64> = ev.iter().filter(|e| e.loc == loc && e.dir == Dir::W).map(|e| e.value).collect();
-            if writes.len() >= 2 {
-                cond.push(format!("{}={}", LOC_NAMES[loc], writes.iter().max().unwrap()));
+            if let (true, Some(last)) = (writes.len() >= 2, writes.iter().max()) {
+                cond.push(format!("{name}={last}"));
             }
         }
         if cond.is_empty() {
