@@ -28,6 +28,7 @@ mod hardening;
 mod hops;
 mod invariants;
 mod layers;
+mod litmus_gen;
 mod litmus_oracle;
 mod pack;
 mod pcie;

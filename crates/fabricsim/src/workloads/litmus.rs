@@ -504,6 +504,13 @@ impl<'a> Parser<'a> {
                 let plain = match ty.as_str() {
                     "atomic_int" | "atomic_t" => false,
                     "int" | "intptr_t" => true,
+                    "spinlock_t" => {
+                        return self.err(
+                            at,
+                            "`spinlock_t`: spin locks are outside what the SC, TSO and RC models define \
+                             (herd7 gives them a meaning only under the Linux-kernel memory model)",
+                        )
+                    }
                     _ => {
                         return self.err(
                             at,
@@ -800,7 +807,7 @@ impl<'a> Parser<'a> {
                 self.no_result(f, at, dest)?;
                 vec![Stmt::Fence { order }]
             }
-            Lkmm::Rmw { op, order, value_first } => {
+            Lkmm::Rmw { op, order, value_first, returns_new } => {
                 let (loc, v) = if value_first {
                     // atomic_add(i, v)
                     let v = self.exp(ctx, 0)?;
@@ -817,24 +824,79 @@ impl<'a> Parser<'a> {
                     };
                     (loc, v)
                 };
-                let rmw = match op {
-                    LkmmRmw::Xchg => RmwExp::Exchange(v),
-                    LkmmRmw::Add | LkmmRmw::Inc => RmwExp::FetchAdd(v),
-                    LkmmRmw::Sub | LkmmRmw::Dec => RmwExp::FetchAdd(Exp::Un(UnOp::Neg, Box::new(v))),
+                let (mut pre, mut post) = (Vec::new(), Vec::new());
+                let (dest, rmw) = match op {
+                    LkmmRmw::Cmpxchg => {
+                        // cmpxchg(x, old, new): the old value goes to a register
+                        // holding `old` (hidden if the result is not assigned),
+                        // then a compare-exchange with that register expected.
+                        self.expect_p(',', "after the expected value")?;
+                        let mut new = self.exp(ctx, 0)?;
+                        if let Some(r) = dest {
+                            let mut read = Vec::new();
+                            new.regs(&mut read);
+                            if read.contains(&r) {
+                                // `r = cmpxchg(x, 0, r)`: the new value is read
+                                // before `r` takes the expected one.
+                                let name = format!("%{}", ctx.regs.len());
+                                let t = self.new_reg(ctx, at, &name)?;
+                                pre.push(Stmt::Assign { reg: t, value: new });
+                                new = Exp::Reg(t);
+                            }
+                        }
+                        let reg = match dest {
+                            Some(r) => r,
+                            None => {
+                                let name = format!("%{}", ctx.regs.len());
+                                self.new_reg(ctx, at, &name)?
+                            }
+                        };
+                        pre.push(Stmt::Assign { reg, value: v });
+                        (None, RmwExp::CompareExchange { expected: reg, new, result: None })
+                    }
+                    _ => match (dest, self.lkmm_rmw_exp(op, v)) {
+                        // atomic_add_return(i, v): the new value. The
+                        // operand goes to a hidden register first (it may
+                        // read the result register), the RMW returns the old
+                        // value and the operand is added to it.
+                        (Some(r), RmwExp::FetchAdd(delta)) if returns_new => {
+                            let name = format!("%{}", ctx.regs.len());
+                            let t = self.new_reg(ctx, at, &name)?;
+                            pre.push(Stmt::Assign { reg: t, value: delta });
+                            post.push(Stmt::Assign {
+                                reg: r,
+                                value: Exp::Bin(BinOp::Add, Box::new(Exp::Reg(r)), Box::new(Exp::Reg(t))),
+                            });
+                            (Some(r), RmwExp::FetchAdd(Exp::Reg(t)))
+                        }
+                        (d, e) => (d, e),
+                    },
                 };
+                let mut out = pre;
                 match order {
                     // Fully ordered: smp_mb() before and after.
-                    None => vec![
+                    None => out.extend([
                         Stmt::Fence { order: Order::SeqCst },
                         Stmt::Rmw { loc, reg: dest, op: rmw, order: Order::Relaxed },
                         Stmt::Fence { order: Order::SeqCst },
-                    ],
-                    Some(order) => vec![Stmt::Rmw { loc, reg: dest, op: rmw, order }],
+                    ]),
+                    Some(order) => out.push(Stmt::Rmw { loc, reg: dest, op: rmw, order }),
                 }
+                out.extend(post);
+                out
             }
         };
         self.expect_p(')', &format!("to close `{f}(...)`"))?;
         Ok(out)
+    }
+
+    /// The operation of a Linux-kernel RMW other than `cmpxchg`.
+    fn lkmm_rmw_exp(&self, op: LkmmRmw, v: Exp) -> RmwExp {
+        match op {
+            LkmmRmw::Xchg | LkmmRmw::Cmpxchg => RmwExp::Exchange(v),
+            LkmmRmw::Add | LkmmRmw::Inc => RmwExp::FetchAdd(v),
+            LkmmRmw::Sub | LkmmRmw::Dec => RmwExp::FetchAdd(Exp::Un(UnOp::Neg, Box::new(v))),
+        }
     }
 
     fn c11_call(&mut self, ctx: &mut ThreadCtx, f: &str, at: Pos, dest: Option<u8>) -> Result<Stmt, LitmusError> {
@@ -934,6 +996,16 @@ impl<'a> Parser<'a> {
                     "weak compare-exchange (which may fail spuriously) is outside what the models \
                      define; use atomic_compare_exchange_strong_explicit",
                 )
+            }
+            _ if outside_models(f).is_some() => {
+                let what = outside_models(f).unwrap_or_default();
+                return self.err(
+                    at,
+                    format!(
+                        "`{f}` is {what}, outside what the SC, TSO and RC models define (herd7 gives it a \
+                         meaning only under the Linux-kernel memory model)"
+                    ),
+                );
             }
             _ if f.starts_with("atomic_") => {
                 return self.err(at, format!("`{f}` is not supported; {STATEMENTS}"));
@@ -1208,10 +1280,25 @@ impl<'a> Parser<'a> {
     }
 }
 
+/// What a Linux-kernel construct that no model here defines is (RCU, spin
+/// locks), for its error message; `None` for other names.
+fn outside_models(f: &str) -> Option<&'static str> {
+    if f.contains("rcu") {
+        Some("RCU (read-copy-update)")
+    } else if f.starts_with("spin_") || f.starts_with("raw_spin_") {
+        Some("a spin lock")
+    } else {
+        None
+    }
+}
+
 /// A Linux-kernel read-modify-write.
 #[derive(Clone, Copy)]
 enum LkmmRmw {
     Xchg,
+    /// `cmpxchg(x, old, new)`: returns the old value, writes `new` if it
+    /// was `old`.
+    Cmpxchg,
     Add,
     Sub,
     Inc,
@@ -1230,6 +1317,9 @@ enum Lkmm {
         op: LkmmRmw,
         order: Option<Order>,
         value_first: bool,
+        /// `atomic_*_return`: the result is the new value (the
+        /// `atomic_fetch_*` forms and `xchg` return the old one).
+        returns_new: bool,
     },
 }
 
@@ -1256,6 +1346,7 @@ fn lkmm(f: &str) -> Option<Lkmm> {
             };
             let (op, returns, value_first) = match stem {
                 "xchg" | "atomic_xchg" => (LkmmRmw::Xchg, true, false),
+                "cmpxchg" | "atomic_cmpxchg" => (LkmmRmw::Cmpxchg, true, false),
                 "atomic_add_return" | "atomic_fetch_add" => (LkmmRmw::Add, true, true),
                 "atomic_sub_return" | "atomic_fetch_sub" => (LkmmRmw::Sub, true, true),
                 "atomic_inc_return" | "atomic_fetch_inc" => (LkmmRmw::Inc, true, false),
@@ -1274,7 +1365,8 @@ fn lkmm(f: &str) -> Option<Lkmm> {
             if order.is_none() && (stem == "atomic_fetch_add" || stem == "atomic_fetch_sub") {
                 return None;
             }
-            Rmw { op, order: if returns { order } else { Some(Order::Relaxed) }, value_first }
+            let returns_new = stem.ends_with("_return");
+            Rmw { op, order: if returns { order } else { Some(Order::Relaxed) }, value_first, returns_new }
         }
     })
 }
@@ -1897,7 +1989,10 @@ exists (1:r0=1 /\\ 1:r1=0)
                 Stmt::Fence { order: Order::Acquire },
                 Stmt::Fence { order: Order::Release },
                 Stmt::Rmw { loc: x, reg: Some(2), op: RmwExp::Exchange(c(3)), order: Order::Relaxed },
-                Stmt::Rmw { loc: v, reg: Some(3), op: RmwExp::FetchAdd(c(2)), order: Order::Acquire },
+                // atomic_add_return: the new value (operand in hidden register 4).
+                Stmt::Assign { reg: 4, value: c(2) },
+                Stmt::Rmw { loc: v, reg: Some(3), op: RmwExp::FetchAdd(Exp::Reg(4)), order: Order::Acquire },
+                Stmt::Assign { reg: 3, value: Exp::Bin(BinOp::Add, Box::new(Exp::Reg(3)), Box::new(Exp::Reg(4))) },
                 Stmt::Rmw { loc: v, reg: None, op: RmwExp::FetchAdd(c(1)), order: Order::Relaxed },
                 Stmt::Rmw {
                     loc: v,
@@ -1905,10 +2000,10 @@ exists (1:r0=1 /\\ 1:r1=0)
                     op: RmwExp::FetchAdd(Exp::Un(UnOp::Neg, Box::new(c(4)))),
                     order: Order::Relaxed
                 },
-                Stmt::Load { loc: v, reg: Some(4), order: Order::Relaxed },
+                Stmt::Load { loc: v, reg: Some(5), order: Order::Relaxed },
                 Stmt::Store { loc: v, value: c(5), order: Order::Release },
                 Stmt::Fence { order: Order::SeqCst },
-                Stmt::Rmw { loc: y, reg: Some(5), op: RmwExp::Exchange(c(6)), order: Order::Relaxed },
+                Stmt::Rmw { loc: y, reg: Some(6), op: RmwExp::Exchange(c(6)), order: Order::Relaxed },
                 Stmt::Fence { order: Order::SeqCst },
             ]
         );
@@ -1918,10 +2013,48 @@ exists (1:r0=1 /\\ 1:r1=0)
             parse(src, "t").unwrap().threads[0][0],
             Op::Rmw { loc: 0, reg: 0, kind: RmwKind::FetchAdd(2), order: Order::SeqCst }
         );
+        // cmpxchg: the old value into the result register, which first holds
+        // the expected value; fully ordered without a suffix.
+        let src = "C T\n{}\nP0(int* x) { int r = cmpxchg_acquire(x, 0, 2); cmpxchg(x, 2, 3); }\nexists (0:r=0)\n";
+        let p = parse(src, "t").unwrap();
+        assert_eq!(
+            p.threads[0],
+            vec![
+                Op::Rmw {
+                    loc: 0,
+                    reg: 0,
+                    kind: RmwKind::CompareExchange { expected: 0, new: 2 },
+                    order: Order::Acquire
+                },
+                Op::Fence { order: Order::SeqCst },
+                Op::Rmw {
+                    loc: 0,
+                    reg: 1,
+                    kind: RmwKind::CompareExchange { expected: 2, new: 3 },
+                    order: Order::Relaxed
+                },
+                Op::Fence { order: Order::SeqCst },
+            ]
+        );
+        assert!(p.is_hidden_reg(0, 1) && !p.is_hidden_reg(0, 0));
+        // The new value may read the result register: it is read first.
+        let src = "C T\n{}\nP0(atomic_t* x) { int r0 = 1; r0 = atomic_cmpxchg(x, 0, r0); }\nforall (0:r0=0 /\\ x=1)\n";
+        let p = parse(src, "t").unwrap();
+        for m in crate::workloads::program::Model::ALL {
+            let v = crate::check::oracle::verdict(&p, m);
+            assert!(v.condition_holds, "{m}: {v:?}");
+        }
         // Not mapped: an error naming it.
         let src = "C T\n{}\nP0(spinlock_t *l) { spin_lock(l); }\nexists (0:r=0)\n";
-        assert!(error(src).contains("bad.litmus:3:4: unsupported parameter type `spinlock_t`"), "{}", error(src));
-        assert!(error(&body("  rcu_read_lock();")).contains("bad.litmus:4:3: unknown name `rcu_read_lock`"));
+        assert!(error(src).contains("bad.litmus:3:4: `spinlock_t`: spin locks are outside"), "{}", error(src));
+        let e = error(&body("  rcu_read_lock();"));
+        assert!(e.contains("bad.litmus:4:3: `rcu_read_lock` is RCU (read-copy-update), outside what"), "{e}");
+        let e = error(&body("  int r0 = rcu_dereference(*x);"));
+        assert!(e.contains("bad.litmus:4:12: `rcu_dereference` is RCU"), "{e}");
+        let e = error(&body("  synchronize_rcu();"));
+        assert!(e.contains("bad.litmus:4:3: `synchronize_rcu` is RCU"), "{e}");
+        let e = error(&body("  spin_lock(x);"));
+        assert!(e.contains("bad.litmus:4:3: `spin_lock` is a spin lock, outside what"), "{e}");
     }
 
     #[test]

@@ -7,6 +7,7 @@ pub mod graph;
 pub mod kinds;
 pub mod kvs_gets;
 pub mod litmus;
+pub mod litmus_gen;
 pub mod mmio_writes;
 pub mod pattern;
 pub mod producer_consumer;
