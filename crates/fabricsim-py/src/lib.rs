@@ -151,8 +151,8 @@ fn litmus(
     stop: Option<PyRef<'_, StopToken>>,
 ) -> PyResult<String> {
     use fabricsim::check::{litmus_run, oracle};
-    let prog = fabricsim::workloads::litmus::parse(text, source).map_err(|e| PyConfigError::new_err(e.to_string()))?;
-    let m: fabricsim::workloads::program::Model =
+    let prog = fabricsim::programs::litmus::parse(text, source).map_err(|e| PyConfigError::new_err(e.to_string()))?;
+    let m: fabricsim::programs::Model =
         model.parse().map_err(|e: String| PyConfigError::new_err(format!("--model: {e}")))?;
     let mapping: oracle::Mapping =
         mapping.parse().map_err(|e: String| PyConfigError::new_err(format!("--mapping: {e}")))?;
@@ -164,7 +164,7 @@ fn litmus(
     });
     let limits = oracle::Limits { stop, ..Default::default() };
     let with_mapping = |mut j: serde_json::Value| {
-        if m == fabricsim::workloads::program::Model::Tso {
+        if m == fabricsim::programs::Model::Tso {
             j["mapping"] = mapping.name().into();
         }
         j.to_string()

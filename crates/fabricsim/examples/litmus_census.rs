@@ -68,7 +68,7 @@ fn main() {
             continue;
         }
         total += 1;
-        match fabricsim::workloads::litmus::parse(&text, &f.display().to_string()) {
+        match fabricsim::programs::litmus::parse(&text, &f.display().to_string()) {
             Ok(p) => {
                 ok += 1;
                 general += p.code.is_some() as usize;

@@ -1,4 +1,4 @@
-//! Write generated litmus tests (`workloads/litmus_gen.rs`) as herd C files:
+//! Write generated litmus tests (`programs/generate.rs`) as herd C files:
 //! `cargo run --release -p fabricsim --example litmus_generate -- OUTDIR [MAX_EDGES]`.
 //!
 //! Every cycle of at most MAX_EDGES (default 4) edges of Rfe, Fre, Wse, Pod,
@@ -7,8 +7,8 @@
 //! annotation: the tests `tests/litmus_gen.rs` checks, for
 //! `benchmarks/herd_compare.py` to run on herd7 too.
 
-use fabricsim::workloads::litmus_gen::{cycles, Annotation, Edge};
-use fabricsim::workloads::program::Order;
+use fabricsim::programs::generate::{cycles, Annotation, Edge};
+use fabricsim::programs::Order;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -14,6 +14,7 @@ pub mod config;
 pub mod engine;
 pub mod error;
 pub mod fabric;
+pub mod programs;
 pub mod registry;
 pub mod sim;
 pub mod spec;
@@ -92,7 +93,7 @@ fn run_protocol(spec: &SystemSpec, ps: &spec::ProtocolSpec, progress: &mut dyn F
             };
             let mut p =
                 Dcoh::timed(caches, dirs, ps.locs as u64, d.granule, ps.mshrs, d.max_block, t).with_hdm_h(d.hdm_h);
-            p.sc = ps.model == workloads::program::Model::Sc;
+            p.sc = ps.model == programs::Model::Sc;
             go(spec, ps, p, progress)
         }
         "pcie" => {
@@ -156,7 +157,7 @@ fn run_protocol(spec: &SystemSpec, ps: &spec::ProtocolSpec, progress: &mut dyn F
         "cord" => {
             use agents::cord::Cord;
             let c = ps.cord.expect("resolve() builds the cord spec");
-            let tso = ps.model == workloads::program::Model::Tso;
+            let tso = ps.model == programs::Model::Tso;
             if let Some(prog) = &ps.program {
                 let homes = (0..prog.locations.len()).map(|l| ((l as u64 / c.granule) % dirs as u64) as u8).collect();
                 let p = Cord {
@@ -189,9 +190,9 @@ fn run_protocol(spec: &SystemSpec, ps: &spec::ProtocolSpec, progress: &mut dyn F
         name => {
             let variant = if name == "msi" { Variant::Msi } else { Variant::Mesi };
             let fe = match ps.model {
-                workloads::program::Model::Sc => FrontEnd::Sc,
-                workloads::program::Model::Tso => FrontEnd::Tso,
-                workloads::program::Model::Rc => FrontEnd::Rc,
+                programs::Model::Sc => FrontEnd::Sc,
+                programs::Model::Tso => FrontEnd::Tso,
+                programs::Model::Rc => FrontEnd::Rc,
             };
             let p = match &ps.program {
                 Some(prog) => Directory::running(variant, prog.clone(), fe, dirs).with_granule(ps.granule as usize),

@@ -38,7 +38,7 @@ fn msi_and_mesi_keep_the_invariants() {
 #[test]
 fn the_checker_catches_every_mutant() {
     use fabricsim::check::litmus_run::run_on_protocol;
-    use fabricsim::workloads::program::Model;
+    use fabricsim::programs::Model;
     let caught_by = |m: &str| match m {
         "grant-before-acks" | "forget-sharer" => "single-writer-multiple-readers",
         "stale-data" | "drop-writeback" => "data-value invariant",
@@ -66,7 +66,7 @@ fn the_checker_catches_every_mutant() {
     }
 }
 
-fn starter() -> Vec<(String, fabricsim::workloads::program::Program)> {
+fn starter() -> Vec<(String, fabricsim::programs::Program)> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/fabricsim/litmus");
     let mut v: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
@@ -74,10 +74,7 @@ fn starter() -> Vec<(String, fabricsim::workloads::program::Program)> {
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "litmus"))
         .map(|p| {
-            (
-                p.file_stem().unwrap().to_string_lossy().to_string(),
-                fabricsim::workloads::litmus::parse_file(&p).unwrap(),
-            )
+            (p.file_stem().unwrap().to_string_lossy().to_string(), fabricsim::programs::litmus::parse_file(&p).unwrap())
         })
         .collect();
     v.sort_by(|a, b| a.0.cmp(&b.0));
@@ -87,7 +84,7 @@ fn starter() -> Vec<(String, fabricsim::workloads::program::Program)> {
 #[test]
 fn msi_and_mesi_pass_every_starter_test_under_every_model() {
     use fabricsim::check::litmus_run::run_on_protocol;
-    use fabricsim::workloads::program::Model;
+    use fabricsim::programs::Model;
     for (name, prog) in starter() {
         let prog = Arc::new(prog);
         for proto in ["msi", "mesi"] {

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use fabricsim::check::litmus_run::run_on_protocol;
 use fabricsim::check::Report;
-use fabricsim::workloads::program::Model;
-use fabricsim::workloads::program::{Op, Program};
+use fabricsim::programs::Model;
+use fabricsim::programs::{Op, Program};
 
 fn check(extra: &str) -> Report {
     let text = format!("[check]\nprotocol = \"cord\"\n{extra}\n");
@@ -62,7 +62,7 @@ fn litmus(name: &str) -> Arc<Program> {
         .into_iter()
         .find(|p| p.exists())
         .unwrap_or_else(|| panic!("no litmus test {name}"));
-    Arc::new(fabricsim::workloads::litmus::parse_file(&p).unwrap())
+    Arc::new(fabricsim::programs::litmus::parse_file(&p).unwrap())
 }
 
 const FIG3_HOMES: &str = "@x=2,y=1,z=2";
@@ -120,7 +120,7 @@ fn cord_and_so_pass_the_litmus_suite_under_rc_and_tso() {
     files.sort();
     let mut runs = 0;
     for f in files {
-        let prog = Arc::new(fabricsim::workloads::litmus::parse_file(&f).unwrap());
+        let prog = Arc::new(fabricsim::programs::litmus::parse_file(&f).unwrap());
         if prog.threads.iter().flatten().any(|op| matches!(op, Op::Rmw { .. })) {
             continue;
         }

@@ -11,7 +11,8 @@
 
 use fabricsim::config::units::{Bandwidth, Duration, Size};
 use fabricsim::config::{resolve, ConfigError};
-use fabricsim::workloads::{litmus, trace};
+use fabricsim::programs::litmus;
+use fabricsim::workloads::trace;
 use fabricsim::Format;
 use proptest::prelude::*;
 

@@ -6,8 +6,8 @@ use common::{completed, error, run};
 use std::sync::Arc;
 
 use fabricsim::check::litmus_run::run_on_protocol;
-use fabricsim::workloads::litmus::parse;
-use fabricsim::workloads::program::Model;
+use fabricsim::programs::litmus::parse;
+use fabricsim::programs::Model;
 
 /// A litmus test with one thread of `regs` loads (one register each) over `locs` locations.
 fn wide_litmus(regs: usize, locs: usize) -> String {

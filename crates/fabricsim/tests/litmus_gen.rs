@@ -1,4 +1,4 @@
-//! Generated litmus tests (`workloads/litmus_gen.rs`, diy-style relaxation
+//! Generated litmus tests (`programs/generate.rs`, diy-style relaxation
 //! cycles) in the thousands: on every one, SC's outcomes ⊆ TSO's (standard
 //! mapping) ⊆ RC's, SC forbids the cycle's outcome, and on a sample every
 //! directory protocol observes only outcomes its model allows.
@@ -9,9 +9,9 @@ use std::time::Instant;
 
 use fabricsim::check::litmus_run::{check_protocol_limits, run_on_protocol};
 use fabricsim::check::oracle::{allowed_outcomes, compile, verdict, Mapping};
-use fabricsim::workloads::litmus_gen::{cycles, Annotation, Cycle, Edge};
-use fabricsim::workloads::program::Model;
-use fabricsim::workloads::program::{Order, Outcome, Program};
+use fabricsim::programs::generate::{cycles, Annotation, Cycle, Edge};
+use fabricsim::programs::Model;
+use fabricsim::programs::{Order, Outcome, Program};
 
 /// The generated tests: every cycle of at most `max_edges` edges (Pod, Pos,
 /// Rfe, Fre, Wse, and Fenced with seq_cst and acq_rel fences), at most four

@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use fabricsim::check::oracle::{allowed_outcomes, outcome_strings, report_json, verdict};
-use fabricsim::workloads::litmus::parse_file;
-use fabricsim::workloads::program::Model;
-use fabricsim::workloads::program::{Condition, Expr, Op, Order, Outcome, Program, Quantifier, RmwKind};
+use fabricsim::programs::litmus::parse_file;
+use fabricsim::programs::Model;
+use fabricsim::programs::{Condition, Expr, Op, Order, Outcome, Program, Quantifier, RmwKind};
 
 fn crate_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -427,10 +427,9 @@ fn fences_everywhere_restore_sc() {
 #[test]
 fn sb_scs_under_tso_follows_the_mapping() {
     use fabricsim::check::oracle::{compile, Mapping};
-    let p = fabricsim::workloads::litmus::parse_file(
-        &crate_dir().join("../../python/fabricsim/litmus/extra/SB+scs.litmus"),
-    )
-    .unwrap();
+    let p =
+        fabricsim::programs::litmus::parse_file(&crate_dir().join("../../python/fabricsim/litmus/extra/SB+scs.litmus"))
+            .unwrap();
     assert_eq!(verdict(&p, Model::Tso).as_str(), "allowed");
     assert_eq!(verdict(&compile(&p, Model::Tso, Mapping::Plain), Model::Tso).as_str(), "allowed");
     assert_eq!(verdict(&compile(&p, Model::Tso, Mapping::Standard), Model::Tso).as_str(), "forbidden");

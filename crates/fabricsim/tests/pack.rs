@@ -66,7 +66,7 @@ fn program_core_states_round_trip() {
     use std::sync::Arc;
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/fabricsim/litmus");
     for name in ["SB", "MP+rel+acq", "SB+fences", "CoRR"] {
-        let prog = Arc::new(fabricsim::workloads::litmus::parse_file(&dir.join(format!("{name}.litmus"))).unwrap());
+        let prog = Arc::new(fabricsim::programs::litmus::parse_file(&dir.join(format!("{name}.litmus"))).unwrap());
         for fe in [FrontEnd::Sc, FrontEnd::Tso, FrontEnd::Rc] {
             let n = round_trips(&Directory::running(Variant::Mesi, prog.clone(), fe, 1), 5_000);
             assert!(n > 20, "{name} {fe:?}: {n} states");
@@ -97,7 +97,7 @@ fn cord_states_round_trip() {
     }
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../python/fabricsim/litmus/extra/ISA2+rel+acq+acq.litmus");
-    let isa2 = std::sync::Arc::new(fabricsim::workloads::litmus::parse_file(&dir).unwrap());
+    let isa2 = std::sync::Arc::new(fabricsim::programs::litmus::parse_file(&dir).unwrap());
     let p = Cord::running(Variant::Cord, isa2, false, 3, vec![2, 1, 2]);
     assert!(round_trips(&p, 20_000) > 100);
 }

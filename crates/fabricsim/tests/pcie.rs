@@ -4,12 +4,12 @@
 use std::sync::Arc;
 
 use fabricsim::check::litmus_run::run_on_protocol;
-use fabricsim::workloads::program::Model;
-use fabricsim::workloads::program::Program;
+use fabricsim::programs::Model;
+use fabricsim::programs::Program;
 
 fn litmus(name: &str) -> Arc<Program> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/fabricsim/litmus");
-    Arc::new(fabricsim::workloads::litmus::parse_file(&dir.join(format!("{name}.litmus"))).unwrap())
+    Arc::new(fabricsim::programs::litmus::parse_file(&dir.join(format!("{name}.litmus"))).unwrap())
 }
 
 /// MP over DMA: the host writes data then (release) the flag; the NIC reads the flag with acquire,
@@ -161,7 +161,7 @@ fn a_host_writer_squashes_only_rc_opts_speculative_reads() {
 
 fn pcie_litmus(name: &str) -> Arc<Program> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/fabricsim/litmus/pcie");
-    Arc::new(fabricsim::workloads::litmus::parse_file(&dir.join(format!("{name}.litmus"))).unwrap())
+    Arc::new(fabricsim::programs::litmus::parse_file(&dir.join(format!("{name}.litmus"))).unwrap())
 }
 
 /// Single Read (§6.4): the host writes footer, data, header; the NIC reads header, data, footer.

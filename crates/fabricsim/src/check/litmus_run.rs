@@ -13,8 +13,8 @@ use crate::agents::coherence::core::FrontEnd;
 use crate::agents::coherence::directory::{mutant_by_name, Directory, Variant, MUTANTS};
 use crate::agents::cord::{self, Cord, Variant as CordVariant};
 use crate::agents::pcie::{self, Pcie, Variant as PcieVariant};
-use crate::workloads::program::Model;
-use crate::workloads::program::{Outcome, Program};
+use crate::programs::Model;
+use crate::programs::{Outcome, Program};
 
 /// Protocols `--protocol` accepts: a name, optionally `+mutant`.
 pub fn protocol_names() -> Vec<String> {
@@ -189,7 +189,7 @@ pub fn cord_protocol(name: &str, program: Arc<Program>, model: Model) -> Result<
         Model::Sc => return Err(format!("{base} runs under rc or tso (the paper's models), not sc")),
     };
     check_protocol_limits(&program).map_err(|e| format!("{}: {e}", program.name))?;
-    if program.threads.iter().flatten().any(|op| matches!(op, crate::workloads::program::Op::Rmw { .. })) {
+    if program.threads.iter().flatten().any(|op| matches!(op, crate::programs::Op::Rmw { .. })) {
         return Err(format!("{}: {base}'s cores have no read-modify-writes", program.name));
     }
     let nodes = program.threads.len();
@@ -216,7 +216,7 @@ pub fn cord_protocol(name: &str, program: Arc<Program>, model: Model) -> Result<
 /// state's memory is the device's) through a ROB of 2 entries.
 fn mmio_protocol(rest: &str, program: Arc<Program>) -> Result<Pcie, String> {
     use crate::agents::pcie::Mmio;
-    use crate::workloads::program::Op;
+    use crate::programs::Op;
     let (mode, mutant) = match rest.split_once('+') {
         Some((b, m)) => (b, Some(m)),
         None => (rest, None),
@@ -249,7 +249,7 @@ fn mmio_protocol(rest: &str, program: Arc<Program>) -> Result<Pcie, String> {
 /// the named threads being NIC queue pairs (they only load) and the others
 /// host cores (no read-modify-writes).
 pub fn pcie_protocol(name: &str, program: Arc<Program>) -> Result<Pcie, String> {
-    use crate::workloads::program::Op;
+    use crate::programs::Op;
     if let Some(rest) = name.strip_prefix("pcie-mmio-") {
         return mmio_protocol(rest, program);
     }

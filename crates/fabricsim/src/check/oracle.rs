@@ -139,7 +139,7 @@ use std::collections::{BTreeSet, HashSet};
 use std::fmt;
 use std::str::FromStr;
 
-use crate::workloads::program::{Model, Op, Order, Outcome, Program, Quantifier, RmwKind, Value};
+use crate::programs::{Model, Op, Order, Outcome, Program, Quantifier, RmwKind, Value};
 
 /// What a run of the oracle on a straight-line program derived from general
 /// code ([`Program::code`]) must respect: per thread and operation, the
@@ -195,7 +195,7 @@ impl FromStr for Mapping {
 /// store, in straight-line operations and in general code alike; otherwise
 /// the program unchanged.
 pub fn compile(p: &Program, model: Model, mapping: Mapping) -> Program {
-    use crate::workloads::program::Stmt;
+    use crate::programs::Stmt;
     if model != Model::Tso || mapping == Mapping::Plain {
         return p.clone();
     }
@@ -1283,7 +1283,7 @@ mod rc {
 /// those of the program.
 mod general {
     use super::*;
-    use crate::workloads::program::{RmwExp, Stmt};
+    use crate::programs::{RmwExp, Stmt};
 
     /// At most this many distinct values a read may return.
     const MAX_VALUES: usize = 16;
@@ -1310,7 +1310,7 @@ mod general {
     }
 
     impl St {
-        fn taint_of(&self, e: &crate::workloads::program::Exp) -> Vec<usize> {
+        fn taint_of(&self, e: &crate::programs::Exp) -> Vec<usize> {
             let mut rs = Vec::new();
             e.regs(&mut rs);
             let mut t: Vec<usize> = rs.iter().flat_map(|&r| self.taint[r as usize].iter().copied()).collect();
@@ -1537,7 +1537,7 @@ mod general {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workloads::litmus::parse;
+    use crate::programs::litmus::parse;
 
     fn outcomes(src: &str, m: Model) -> Vec<String> {
         let p = parse(src, "t.litmus").unwrap();
@@ -1562,7 +1562,7 @@ mod tests {
                 if f.extension().and_then(|e| e.to_str()) != Some("litmus") {
                     continue;
                 }
-                let p = crate::workloads::litmus::parse_file(&f).unwrap();
+                let p = crate::programs::litmus::parse_file(&f).unwrap();
                 let limits = Limits::unbounded();
                 let ours = rc::outcomes(&p, rc::Variant::Rc, &Budget::new(&limits), None).unwrap();
                 let rc11 = rc::outcomes(&p, rc::Variant::Rc11, &Budget::new(&limits), None).unwrap();
@@ -1615,7 +1615,7 @@ mod tests {
         let v = verdict(&q, Model::Sc);
         assert!(!v.allowed && v.condition_holds);
         q.condition.quantifier = Quantifier::Forall;
-        q.condition.expr = crate::workloads::program::Expr::LocEq { loc: 0, value: 1 };
+        q.condition.expr = crate::programs::Expr::LocEq { loc: 0, value: 1 };
         let v = verdict(&q, Model::Rc);
         assert!(v.allowed && v.condition_holds && v.matching == 4);
     }

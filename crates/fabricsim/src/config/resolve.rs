@@ -481,7 +481,7 @@ impl Builder<'_> {
                 }
             }
         }
-        let model: crate::workloads::program::Model =
+        let model: crate::programs::Model =
             pc.model.parse().map_err(|e: String| self.err("protocol.model", format!("{:?}: {e}", pc.model)))?;
         if pc.directory_queue == 0 {
             return Err(self.err("protocol.directory_queue", "0: expected at least 1 message"));
@@ -527,7 +527,7 @@ impl Builder<'_> {
                     ));
                 }
                 let path = self.base_dir.join(file);
-                let program = crate::workloads::litmus::parse_file(&path)
+                let program = crate::programs::litmus::parse_file(&path)
                     .map_err(|e| ConfigError::new(&format!("{}:{}", e.file, e.line), "", e.message.clone()))?;
                 crate::check::litmus_run::check_protocol_limits(&program)
                     .map_err(|e| self.err("protocol.program", format!("{file:?}: {e}")))?;
@@ -726,7 +726,7 @@ impl Builder<'_> {
             cache_latency = cp.hit_latency.ps();
         }
         // TSO's store buffer in front of a workload-driven core whose protocol has no TSO of its own
-        let tso_buffer = model == crate::workloads::program::Model::Tso
+        let tso_buffer = model == crate::programs::Model::Tso
             && driver == Driver::Workload
             && matches!(pc.name.as_str(), "msi" | "mesi" | "dcoh");
         let ct = pc.core.as_ref();
@@ -1700,11 +1700,11 @@ impl Builder<'_> {
     fn cord_spec(
         &self,
         pc: &ProtocolConfig,
-        model: crate::workloads::program::Model,
+        model: crate::programs::Model,
         line: u64,
     ) -> Result<CordSpec, ConfigError> {
         use crate::agents::cord::{Params, Variant};
-        use crate::workloads::program::Model;
+        use crate::programs::Model;
         if model == Model::Sc {
             return Err(self.err("protocol.model", "\"sc\": cord's cores run rc or tso (the paper's models)"));
         }

@@ -55,8 +55,8 @@ pub struct SystemSpec {
 pub struct ProtocolSpec {
     /// `msi`, `mesi` or `german`.
     pub name: String,
-    pub program: Option<Arc<crate::workloads::program::Program>>,
-    pub model: crate::workloads::program::Model,
+    pub program: Option<Arc<crate::programs::Program>>,
+    pub model: crate::programs::Model,
     pub timing: Timing,
     pub driver: Driver,
     /// German: data values.

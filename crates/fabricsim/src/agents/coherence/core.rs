@@ -16,7 +16,7 @@
 
 use crate::agents::core::StoreBuffer;
 use crate::engine::pack::{get_varint, put_varint, Pack};
-use crate::workloads::program::{Op, Value};
+use crate::programs::{Op, Value};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FrontEnd {

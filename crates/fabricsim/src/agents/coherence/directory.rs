@@ -33,7 +33,7 @@ use crate::agents::protocol::{
 };
 use crate::engine::fingerprint::Fingerprinter;
 use crate::engine::pack::{get_byte, get_varint, put_varint, Pack};
-use crate::workloads::program::{Op, Outcome, Program, Value};
+use crate::programs::{Op, Outcome, Program, Value};
 
 /// Locations a litmus program may name (its operations hold a `u8`);
 /// workload-driven cores address any line.

@@ -8,7 +8,7 @@ use super::protocol::{Cord, GStore, Ghost};
 use super::tables::EpochTable;
 use super::{Mutant, Variant};
 use crate::agents::protocol::{AgentId, Ctx, Violation};
-use crate::workloads::program::Value;
+use crate::programs::Value;
 
 /// A directory slice with its LLC slice (Debug: `text.rs`).
 #[derive(Clone, PartialEq, Eq, Hash, Default)]

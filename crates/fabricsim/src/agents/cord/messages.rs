@@ -16,7 +16,7 @@
 //! counters are for (the paper's Fig 4 shows a Release arriving first).
 
 use crate::agents::protocol::AgentId;
-use crate::workloads::program::Value;
+use crate::programs::Value;
 
 pub const WT: u8 = 0;
 pub const REL: u8 = 1;

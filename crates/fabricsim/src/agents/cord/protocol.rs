@@ -14,7 +14,7 @@ use crate::agents::coherence::core::{Core, STORE_BUFFER};
 use crate::agents::protocol::{
     AgentId, ChannelOrder, Ctx, Envelope, OpKind, OpOrder, Protocol, Renaming, Role, Scalarset, Step, Violation, WorkOp,
 };
-use crate::workloads::program::{Op, Outcome, Program};
+use crate::programs::{Op, Outcome, Program};
 
 /// (Debug: `text.rs`.)
 #[derive(Clone, PartialEq, Eq, Hash)]

@@ -10,7 +10,7 @@ use super::messages::{Line, Msg, Queue, LOCAL, REQ, RESP, WAKE};
 use super::protocol::{Gcs, Ghost};
 use super::Mutant;
 use crate::agents::protocol::{AgentId, Ctx, Violation};
-use crate::workloads::program::Value;
+use crate::programs::Value;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub enum Perm {

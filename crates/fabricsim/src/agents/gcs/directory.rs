@@ -9,7 +9,7 @@ use super::messages::{Blade, Line, Msg, Queue, FWD, MEM};
 use super::protocol::{Gcs, Ghost};
 use super::Mutant;
 use crate::agents::protocol::{AgentId, Ctx, Step, Violation};
-use crate::workloads::program::Value;
+use crate::programs::Value;
 
 /// (Debug: `text.rs`.)
 #[derive(Clone, PartialEq, Eq, Hash, Default)]

@@ -16,7 +16,7 @@
 //! and answers to the switch travel apart, so a request the switch holds
 //! back never blocks the acknowledgement it waits for.
 
-use crate::workloads::program::Value;
+use crate::programs::Value;
 
 pub const LOCAL: u8 = 0;
 pub const REQ: u8 = 1;

@@ -10,7 +10,7 @@ use super::thread::{St, Thread};
 use super::{Mutant, Variant};
 use crate::agents::protocol::{AgentId, ChannelOrder, Ctx, OpKind, Protocol, Role, Step, Violation, WorkOp};
 use crate::engine::Time;
-use crate::workloads::program::Value;
+use crate::programs::Value;
 
 /// (Debug: `text.rs`.)
 #[derive(Clone, PartialEq, Eq, Hash)]

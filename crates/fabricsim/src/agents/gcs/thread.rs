@@ -4,7 +4,7 @@
 use super::messages::{Line, Msg, LOCAL};
 use super::protocol::{Gcs, Ghost};
 use crate::agents::protocol::{Ctx, OpKind, Violation};
-use crate::workloads::program::Value;
+use crate::programs::Value;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum St {

@@ -9,7 +9,7 @@ use super::protocol::{Ghost, Pcie};
 use super::rob::{Held, Rob};
 use super::{Mmio, Mutant};
 use crate::agents::protocol::{Ctx, Step, Violation};
-use crate::workloads::program::Value;
+use crate::programs::Value;
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct Dev {

@@ -38,7 +38,7 @@
 
 use crate::agents::coherence::directory;
 use crate::agents::protocol::AgentId;
-use crate::workloads::program::Value;
+use crate::programs::Value;
 
 pub const NONPOSTED: u8 = 0;
 pub const CPL: u8 = 1;

@@ -10,7 +10,7 @@ use super::protocol::{Ghost, Kind, Pcie};
 use super::{Mmio, Mutant, Variant};
 use crate::agents::coherence::core::MAX_REGS;
 use crate::agents::protocol::{Ctx, OpKind, Violation};
-use crate::workloads::program::{Op, Value};
+use crate::programs::{Op, Value};
 
 /// An MMIO write in a write-combining buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

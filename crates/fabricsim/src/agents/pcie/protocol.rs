@@ -17,7 +17,7 @@ use crate::agents::coherence::directory::{self, CacheShape, DirLine, Directory};
 use crate::agents::coherence::lines::{CacheLines, DirLines};
 use crate::agents::protocol::{AgentId, ChannelOrder, Ctx, OpKind, OpOrder, Protocol, Role, Step, Violation, WorkOp};
 use crate::engine::Time;
-use crate::workloads::program::{Outcome, Program};
+use crate::programs::{Outcome, Program};
 
 /// What a core agent is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -405,7 +405,7 @@ impl Protocol for Pcie {
         let prog = &p.threads[me as usize];
         let Some(&op) = prog.get(t.pc as usize) else { return };
         let kind = self.kinds[me as usize];
-        use crate::workloads::program::Op;
+        use crate::programs::Op;
         let ready = match op {
             Op::Load { .. } => self.may_read(t, kind),
             Op::Store { order, .. } if self.mmio.is_some() => self.may_mmio_store(t, order.is_release()),

@@ -20,7 +20,7 @@ use super::rob::{Held, Rob};
 use super::{Mmio, Mutant, Variant};
 use crate::agents::coherence::directory::{self, REQ, RESP};
 use crate::agents::protocol::{AgentId, Ctx, Step, Violation};
-use crate::workloads::program::Value;
+use crate::programs::Value;
 
 /// Where an RLSQ entry stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]

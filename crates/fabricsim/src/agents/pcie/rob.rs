@@ -7,7 +7,7 @@ use smallvec::SmallVec;
 
 use super::messages::{Loc, Seq};
 use crate::agents::protocol::AgentId;
-use crate::workloads::program::Value;
+use crate::programs::Value;
 
 /// An MMIO write waiting in the ROB for the writes before it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]

@@ -18,14 +18,14 @@
 //! [`cycles`] enumerates the cycles of a vocabulary up to a size (one per
 //! rotation class), [`Cycle::to_c`] writes the test in herd's C litmus
 //! format with an [`Annotation`] for the accesses' memory orders, and
-//! [`Cycle::program`] parses that text with [`crate::workloads::litmus`],
+//! [`Cycle::program`] parses that text with [`crate::programs::litmus`],
 //! so a generated test goes through the same parser as a file.
 
 use std::fmt;
 use std::str::FromStr;
 
-use crate::workloads::litmus::{self, LitmusError};
-use crate::workloads::program::{Order, Program};
+use crate::programs::litmus::{self, LitmusError};
+use crate::programs::{Order, Program};
 
 /// A read or a write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -62,7 +62,7 @@
 use std::fmt;
 use std::path::Path;
 
-use super::program::{BinOp, Condition, Exp, Expr, Op, Order, Program, Quantifier, RmwExp, RmwKind, Stmt, UnOp, Value};
+use super::{BinOp, Condition, Exp, Expr, Op, Order, Program, Quantifier, RmwExp, RmwKind, Stmt, UnOp, Value};
 
 /// A litmus file that could not be parsed: `FILE:LINE:COLUMN: message`
 /// (`FILE:LINE: message` when the column is not known).
@@ -1914,7 +1914,7 @@ exists (1:r0=1 /\\ 1:r1=0)
 
     #[test]
     fn arithmetic_dependencies_and_branches_keep_the_code() {
-        use crate::workloads::program::{BinOp, Exp, Stmt};
+        use crate::programs::{BinOp, Exp, Stmt};
         let src = "C T\n{}\nP0(atomic_int* x, atomic_int* y) {\n  int r0 = atomic_load_explicit(x, memory_order_relaxed);\n  int r1 = (r0 ^ r0) + 1;\n  if (r0 == 1) { atomic_store_explicit(y, r1, memory_order_relaxed); } else *y = -r0;\n}\nexists (0:r0=0)\n";
         let p = parse(src, "t.litmus").unwrap();
         let reg = |r| Box::new(Exp::Reg(r));
@@ -1933,7 +1933,7 @@ exists (1:r0=1 /\\ 1:r1=0)
                     then: vec![Stmt::Store { loc: 1, value: Exp::Reg(1), order: Order::Relaxed }],
                     otherwise: vec![Stmt::Store {
                         loc: 1,
-                        value: Exp::Un(crate::workloads::program::UnOp::Neg, reg(0)),
+                        value: Exp::Un(crate::programs::UnOp::Neg, reg(0)),
                         order: Order::Relaxed
                     }],
                 },
@@ -1971,7 +1971,7 @@ exists (1:r0=1 /\\ 1:r1=0)
         let p = parse(src, "lk.litmus").unwrap();
         assert_eq!(p.init, vec![0, 7, 0]);
         let code = p.code.expect("r0 + 1 is a data dependency");
-        use crate::workloads::program::{BinOp, Exp, RmwExp, Stmt};
+        use crate::programs::{BinOp, Exp, RmwExp, Stmt};
         let (x, v, y) = (0u8, 1u8, 2u8);
         let c = Exp::Const;
         assert_eq!(
@@ -2040,7 +2040,7 @@ exists (1:r0=1 /\\ 1:r1=0)
         // The new value may read the result register: it is read first.
         let src = "C T\n{}\nP0(atomic_t* x) { int r0 = 1; r0 = atomic_cmpxchg(x, 0, r0); }\nforall (0:r0=0 /\\ x=1)\n";
         let p = parse(src, "t").unwrap();
-        for m in crate::workloads::program::Model::ALL {
+        for m in crate::programs::Model::ALL {
             let v = crate::check::oracle::verdict(&p, m);
             assert!(v.condition_holds, "{m}: {v:?}");
         }

@@ -1,7 +1,7 @@
 //! Per-thread programs of annotated memory operations.
 //!
 //! A [`Program`] is what a litmus test becomes once parsed
-//! ([`crate::workloads::litmus`]), and what the cores of the timing engine
+//! ([`crate::programs::litmus`]), and what the cores of the timing engine
 //! and the checking engine run: one list of [`Op`]s per thread, each a load,
 //! a store, a read-modify-write or a fence annotated with a C11 memory order
 //! (in the seeds' words: Relaxed, Acquire, Release, AcqRel, SeqCst).
@@ -9,6 +9,9 @@
 //! Everything on the hot path is an index: a location is a `u8` index into
 //! [`Program::locations`], a register a `u8` index into the thread's
 //! [`Program::registers`]. Names are kept only to print outcomes.
+
+pub mod generate;
+pub mod litmus;
 
 use std::fmt;
 use std::str::FromStr;
