@@ -303,7 +303,12 @@ def add_litmus(sub: argparse._SubParsersAction) -> None:
         help="under tso, how C11 is compiled to x86: standard (a seq_cst store is a store and MFENCE; "
         "the default) or plain (every store a plain store)",
     )
-    p.add_argument("--protocol", default=None, metavar="NAME", help="msi or mesi (optionally +MUTANT)")
+    p.add_argument(
+        "--protocol",
+        default=None,
+        metavar="NAME",
+        help="msi, mesi, cord, so, mp, pcie-VARIANT@nic=T or pcie-mmio-MODE, each optionally +MUTANT",
+    )
     p.add_argument("--json", action="store_true", help="one JSON object per test per line, naming its file")
     p.add_argument(
         "-j", "--jobs", type=int, default=None, metavar="N", help="tests run at once (default: one per core)"

@@ -77,3 +77,15 @@ fn the_listing_gives_every_family_its_keys_and_defaults() {
     assert_eq!(sf["type"], "integer");
     assert!(!sf["doc"].as_str().unwrap().is_empty());
 }
+
+#[test]
+fn an_unknown_litmus_protocol_gets_the_nearest_name_and_every_family() {
+    use fabricsim::check::litmus_run::run_on_protocol;
+    let text = "C SB\n{ x = 0; y = 0; }\nP0 (atomic_int* x, atomic_int* y) { atomic_store_explicit(x, 1, memory_order_relaxed); int r0 = atomic_load_explicit(y, memory_order_relaxed); }\nP1 (atomic_int* x, atomic_int* y) { atomic_store_explicit(y, 1, memory_order_relaxed); int r1 = atomic_load_explicit(x, memory_order_relaxed); }\nexists (0:r0 = 0 /\\ 1:r1 = 0)\n";
+    let program = std::sync::Arc::new(fabricsim::programs::litmus::parse(text, "SB.litmus").unwrap());
+    let e = run_on_protocol(program, fabricsim::programs::Model::Sc, "mesy").err().unwrap();
+    assert!(
+        e.contains("\"mesy\"; did you mean \"mesi\"?") && e.contains("cord") && e.contains("pcie-mmio-MODE"),
+        "{e}"
+    );
+}

@@ -32,6 +32,18 @@ pub fn protocol_names() -> Vec<String> {
     v
 }
 
+/// The names `--protocol` takes, as families (mutants are listed by
+/// `fabricsim protocols`).
+const LITMUS_FAMILIES: &str =
+    "msi, mesi, cord, so, mp, pcie-VARIANT@nic=T[,T...] or pcie-mmio-MODE, each optionally +MUTANT";
+
+/// An unknown `--protocol` name, with the nearest one it may have meant.
+fn unknown_protocol(name: &str) -> String {
+    let names = protocol_names();
+    let close = crate::config::load::did_you_mean_name(name, names.iter().map(|n| n.as_str()));
+    format!("unknown protocol {name:?};{close} expected {LITMUS_FAMILIES}")
+}
+
 pub fn directory_protocol(name: &str, program: Arc<Program>, model: Model) -> Result<Directory, String> {
     let (base, mutant) = match name.split_once('+') {
         Some((b, m)) => (b, Some(m)),
@@ -40,12 +52,7 @@ pub fn directory_protocol(name: &str, program: Arc<Program>, model: Model) -> Re
     let variant = match base {
         "msi" => Variant::Msi,
         "mesi" => Variant::Mesi,
-        _ => {
-            return Err(format!(
-                "unknown protocol {name:?}; expected msi or mesi, optionally with +MUTANT ({})",
-                MUTANTS.iter().map(|m| m.0).collect::<Vec<_>>().join(", ")
-            ))
-        }
+        _ => return Err(unknown_protocol(name)),
     };
     let mutant = match mutant {
         None => None,
