@@ -29,3 +29,32 @@ impl fmt::Display for ConfigError {
 }
 
 impl std::error::Error for ConfigError {}
+
+/// `" did you mean \"x\"?"` for the name in `names` nearest `name`, if it
+/// is a slip (within a third of its letters) or `name` begins it
+/// ("skylake" for "skylake-sp"); empty otherwise.
+pub fn did_you_mean_name<'a>(name: &str, names: impl IntoIterator<Item = &'a str>) -> String {
+    let limit = (name.chars().count() / 3).max(1);
+    names
+        .into_iter()
+        .map(|n| (edit_distance(&name.to_lowercase(), &n.to_lowercase()), n))
+        .filter(|&(d, n)| d <= limit || (name.len() > 2 && n.starts_with(name)))
+        .min()
+        .map_or(String::new(), |(_, n)| format!(" did you mean \"{n}\"?"))
+}
+
+/// Levenshtein distance (insertions, deletions, substitutions).
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + (ca != cb) as usize).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}

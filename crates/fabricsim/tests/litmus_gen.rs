@@ -7,7 +7,8 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Instant;
 
-use fabricsim::check::litmus_run::{check_protocol_limits, run_on_protocol};
+use fabricsim::agents::coherence::core::check_protocol_limits;
+use fabricsim::check::litmus_run::run_on_protocol;
 use fabricsim::check::oracle::{allowed_outcomes, compile, verdict, Mapping};
 use fabricsim::programs::generate::{cycles, Annotation, Cycle, Edge};
 use fabricsim::programs::Model;

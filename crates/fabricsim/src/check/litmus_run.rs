@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::explorer::{explore, Checkable, Options, Report};
 use super::oracle::{outcome_strings, try_allowed_outcomes, verdict_of, Limits};
-use crate::agents::coherence::core::FrontEnd;
+use crate::agents::coherence::core::{check_protocol_limits, FrontEnd};
 use crate::agents::coherence::directory::{mutant_by_name, Directory, Variant, MUTANTS};
 use crate::agents::cord::{self, Cord, Variant as CordVariant};
 use crate::agents::pcie::{self, Pcie, Variant as PcieVariant};
@@ -40,7 +40,7 @@ const LITMUS_FAMILIES: &str =
 /// An unknown `--protocol` name, with the nearest one it may have meant.
 fn unknown_protocol(name: &str) -> String {
     let names = protocol_names();
-    let close = crate::config::load::did_you_mean_name(name, names.iter().map(|n| n.as_str()));
+    let close = crate::error::did_you_mean_name(name, names.iter().map(|n| n.as_str()));
     format!("unknown protocol {name:?};{close} expected {LITMUS_FAMILIES}")
 }
 
@@ -70,52 +70,6 @@ pub fn directory_protocol(name: &str, program: Arc<Program>, model: Model) -> Re
     };
     check_protocol_limits(&program).map_err(|e| format!("{}: {e}", program.name))?;
     Ok(Directory::running(variant, program, fe, 1).with_mutant(mutant))
-}
-
-/// Operations per thread a core can run: `Core::done` and `Core::inflight`
-/// are `u32` bitmasks with one bit per operation.
-pub const MAX_OPS: usize = u32::BITS as usize;
-
-/// The fixed sizes of a program run on a directory protocol (threads,
-/// locations, registers per thread, operations per thread), checked before
-/// the protocol is built. The message names the limit, the value and where.
-pub fn check_protocol_limits(program: &Program) -> Result<(), String> {
-    use crate::agents::coherence::{core::MAX_REGS, directory::MAX_LOCS, directory::MAX_PROCS};
-    if program.code.is_some() {
-        return Err("its threads are not straight lines of accesses with constant values (register \
-                    arithmetic, a data or control dependency, `if`/`else`): protocols run straight-line \
-                    programs; only the memory-model oracle runs this test"
-            .to_string());
-    }
-    let threads = program.threads.len();
-    if threads > MAX_PROCS {
-        return Err(format!("{threads} threads: a protocol runs at most {MAX_PROCS} threads (MAX_PROCS)"));
-    }
-    let locs = program.locations.len();
-    if locs > MAX_LOCS {
-        return Err(format!(
-            "{locs} locations ({}): a protocol runs at most {MAX_LOCS} locations (MAX_LOCS)",
-            program.locations.join(", ")
-        ));
-    }
-    for (t, regs) in program.registers.iter().enumerate() {
-        if regs.len() > MAX_REGS {
-            return Err(format!(
-                "thread P{t} uses {} registers ({}): a protocol core has at most {MAX_REGS} registers per thread (MAX_REGS)",
-                regs.len(),
-                regs.join(", ")
-            ));
-        }
-    }
-    for (t, ops) in program.threads.iter().enumerate() {
-        if ops.len() > MAX_OPS {
-            return Err(format!(
-                "thread P{t} has {} operations: a protocol core runs at most {MAX_OPS} operations per thread (MAX_OPS)",
-                ops.len()
-            ));
-        }
-    }
-    Ok(())
 }
 
 pub struct LitmusRun {

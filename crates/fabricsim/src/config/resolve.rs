@@ -434,7 +434,7 @@ impl Builder<'_> {
         };
         const PROTOCOLS: [&str; 8] = ["msi", "mesi", "german", "dcoh", "cord", "pcie", "gcs", "bi"];
         if !PROTOCOLS.contains(&pc.name.as_str()) {
-            let close = super::load::did_you_mean_name(&pc.name, PROTOCOLS);
+            let close = crate::error::did_you_mean_name(&pc.name, PROTOCOLS);
             return Err(self.err(
                 "protocol.name",
                 format!(
@@ -529,7 +529,7 @@ impl Builder<'_> {
                 let path = self.base_dir.join(file);
                 let program = crate::programs::litmus::parse_file(&path)
                     .map_err(|e| ConfigError::new(&format!("{}:{}", e.file, e.line), "", e.message.clone()))?;
-                crate::check::litmus_run::check_protocol_limits(&program)
+                crate::agents::coherence::core::check_protocol_limits(&program)
                     .map_err(|e| self.err("protocol.program", format!("{file:?}: {e}")))?;
                 if program.threads.len() != caches {
                     return Err(self.err(
@@ -737,7 +737,7 @@ impl Builder<'_> {
             None => None,
             Some(name) => Some(crate::agents::core::presets::find(name).ok_or_else(|| {
                 let names: Vec<&str> = crate::agents::core::presets::PRESETS.iter().map(|p| p.name).collect();
-                let close = super::load::did_you_mean_name(name, names.iter().copied());
+                let close = crate::error::did_you_mean_name(name, names.iter().copied());
                 self.err(
                     "protocol.core.preset",
                     format!(

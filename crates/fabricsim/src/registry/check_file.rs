@@ -161,7 +161,7 @@ pub fn run_with_stop(
     let err = |k: &str, m: String| blame(source, &parsed, format!("check.{k}"), m);
     let family = super::find(&c.protocol).ok_or_else(|| {
         let names = super::names();
-        let close = crate::config::load::did_you_mean_name(&c.protocol, names.iter().copied());
+        let close = crate::error::did_you_mean_name(&c.protocol, names.iter().copied());
         err("protocol", format!("{:?}: no such protocol;{close} expected {}", c.protocol, or_list(&names)))
     })?;
     let sizes = family.sizes();
@@ -201,7 +201,7 @@ pub fn run_with_stop(
         }
         let keys: Vec<&str> = COMMON_KEYS.iter().copied().chain(mine.iter().map(|k| k.as_str())).collect();
         // keys are written `key`, as the configuration's errors write them
-        let close = crate::config::load::did_you_mean_name(key, keys.iter().copied()).replace('"', "`");
+        let close = crate::error::did_you_mean_name(key, keys.iter().copied()).replace('"', "`");
         return Err(err(
             key,
             format!("unknown key;{close} expected one of {} (protocol = {:?})", keys.join(", "), c.protocol),

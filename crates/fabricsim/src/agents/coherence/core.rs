@@ -16,7 +16,7 @@
 
 use crate::agents::core::StoreBuffer;
 use crate::engine::pack::{get_varint, put_varint, Pack};
-use crate::programs::{Op, Value};
+use crate::programs::{Op, Program, Value};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FrontEnd {
@@ -226,4 +226,50 @@ impl Core {
         }
         true
     }
+}
+
+/// Operations per thread a core can run: `Core::done` and `Core::inflight`
+/// are `u32` bitmasks with one bit per operation.
+pub const MAX_OPS: usize = u32::BITS as usize;
+
+/// The fixed sizes of a program run on a directory protocol (threads,
+/// locations, registers per thread, operations per thread), checked before
+/// the protocol is built. The message names the limit, the value and where.
+pub fn check_protocol_limits(program: &Program) -> Result<(), String> {
+    use super::directory::{MAX_LOCS, MAX_PROCS};
+    if program.code.is_some() {
+        return Err("its threads are not straight lines of accesses with constant values (register \
+                    arithmetic, a data or control dependency, `if`/`else`): protocols run straight-line \
+                    programs; only the memory-model oracle runs this test"
+            .to_string());
+    }
+    let threads = program.threads.len();
+    if threads > MAX_PROCS {
+        return Err(format!("{threads} threads: a protocol runs at most {MAX_PROCS} threads (MAX_PROCS)"));
+    }
+    let locs = program.locations.len();
+    if locs > MAX_LOCS {
+        return Err(format!(
+            "{locs} locations ({}): a protocol runs at most {MAX_LOCS} locations (MAX_LOCS)",
+            program.locations.join(", ")
+        ));
+    }
+    for (t, regs) in program.registers.iter().enumerate() {
+        if regs.len() > MAX_REGS {
+            return Err(format!(
+                "thread P{t} uses {} registers ({}): a protocol core has at most {MAX_REGS} registers per thread (MAX_REGS)",
+                regs.len(),
+                regs.join(", ")
+            ));
+        }
+    }
+    for (t, ops) in program.threads.iter().enumerate() {
+        if ops.len() > MAX_OPS {
+            return Err(format!(
+                "thread P{t} has {} operations: a protocol core runs at most {MAX_OPS} operations per thread (MAX_OPS)",
+                ops.len()
+            ));
+        }
+    }
+    Ok(())
 }
