@@ -46,28 +46,11 @@ struct File {
     check: CheckConfig,
 }
 
-/// The `[check]` keys every protocol takes; the rest are the protocol's.
-const COMMON_KEYS: [&str; 14] = [
-    "protocol",
-    "caches",
-    "directories",
-    "addresses",
-    "values",
-    "mutant",
-    "max_states",
-    "max_depth",
-    "deadlock",
-    "symmetry",
-    "threads",
-    "disk",
-    "memory",
-    "checkpoint_minutes",
-];
-
 /// The size keys, in the order of `Family::SIZES`.
 const SIZE_KEYS: [&str; 4] = ["caches", "directories", "addresses", "values"];
 
-#[derive(Debug, Deserialize)]
+/// The `[check]` keys every protocol takes; the rest are the protocol's.
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CheckConfig {
     pub protocol: String,
@@ -144,12 +127,16 @@ pub fn run_with_stop(
     let mut table = apply_overrides(table, &parsed)?;
     let table_for_identity = table.clone();
     // the protocol's own keys go to its family; the common ones are read here
+    let common: Vec<String> = super::params_of(&serde_json::Value::from(schemars::schema_for!(CheckConfig)))
+        .into_iter()
+        .map(|p| p.key)
+        .collect();
     let mut own = toml::Table::new();
     let mut given: Vec<String> = Vec::new();
     if let Some(toml::Value::Table(t)) = table.get_mut("check") {
         let keys: Vec<String> = t.keys().cloned().collect();
         for k in keys {
-            if COMMON_KEYS.contains(&k.as_str()) {
+            if common.contains(&k) {
                 given.push(k);
             } else if let Some(v) = t.remove(&k) {
                 own.insert(k, v);
@@ -199,7 +186,7 @@ pub fn run_with_stop(
         if !others.is_empty() {
             return Err(err(key, format!("applies to protocol = {} only", or_list(&others))));
         }
-        let keys: Vec<&str> = COMMON_KEYS.iter().copied().chain(mine.iter().map(|k| k.as_str())).collect();
+        let keys: Vec<&str> = common.iter().chain(&mine).map(|k| k.as_str()).collect();
         // keys are written `key`, as the configuration's errors write them
         let close = crate::error::did_you_mean_name(key, keys.iter().copied()).replace('"', "`");
         return Err(err(
@@ -332,23 +319,22 @@ fn disk_options(
 
 /// `"a"`, `"a" or "b"`, `"a", "b" or "c"`.
 fn or_list(names: &[&str]) -> String {
-    joined(names, "or")
+    let quoted: Vec<String> = names.iter().map(|n| format!("{n:?}")).collect();
+    joined(&quoted, "or")
 }
 
 /// `a`, `a and b`, `a, b and c`.
 fn and_list(names: &[&str]) -> String {
-    match names.split_last() {
-        None => String::new(),
-        Some((last, [])) => last.to_string(),
-        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
-    }
+    joined(names, "and")
 }
 
-fn joined(names: &[&str], word: &str) -> String {
-    let q: Vec<String> = names.iter().map(|n| format!("{n:?}")).collect();
-    match q.split_last() {
+fn joined<S: AsRef<str>>(items: &[S], word: &str) -> String {
+    match items.split_last() {
         None => String::new(),
-        Some((last, [])) => last.clone(),
-        Some((last, rest)) => format!("{} {word} {last}", rest.join(", ")),
+        Some((last, [])) => last.as_ref().to_string(),
+        Some((last, rest)) => {
+            let rest: Vec<&str> = rest.iter().map(|s| s.as_ref()).collect();
+            format!("{} {word} {}", rest.join(", "), last.as_ref())
+        }
     }
 }

@@ -3,9 +3,9 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::check::{mutant_by_name, BiRuntimeCheck, Mutant as RuntimeMutant, MAX_SLOTS, MUTANTS as RUNTIME_MUTANTS};
+use super::check::{BiRuntimeCheck, Mutant as RuntimeMutant, MAX_SLOTS, MUTANTS as RUNTIME_MUTANTS};
 use super::{Bi, Mutant};
-use crate::agents::family::{in_range, CheckSize, Family, ParamError};
+use crate::agents::family::{find_mutant, in_range, CheckSize, Family, ParamError};
 
 /// BI's `[check]` keys.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -138,18 +138,7 @@ impl Family for BiRuntimeFamily {
         }
         in_range("horizon", c.horizon as usize, 0, 8, "ticks")?;
         in_range("allocs", c.allocs as usize, 1, 8, "allocations")?;
-        let mutant = match mutant {
-            None => None,
-            Some(m) => Some(mutant_by_name(m).ok_or_else(|| {
-                ParamError::new(
-                    "mutant",
-                    format!(
-                        "{m:?}: expected one of {}",
-                        RUNTIME_MUTANTS.iter().map(|m| m.0).collect::<Vec<_>>().join(", ")
-                    ),
-                )
-            })?),
-        };
+        let mutant = find_mutant(&RUNTIME_MUTANTS, mutant)?;
         if mutant == Some(RuntimeMutant::SkewIgnored) && c.skew == 0 {
             return Err(ParamError::new("skew", "0: skew-ignored needs clocks that differ; expected 1 to 3"));
         }
