@@ -395,5 +395,10 @@ def test_protocols_lists_every_family_with_its_keys_and_mutants(cli):
     assert any(m["name"] == "forget-sharer" for m in families["msi"]["mutants"])
     text = cli("protocols", "gcs")
     assert text.returncode == 0 and "blade_threads" in text.stdout and "no-version-check" in text.stdout
+    # the run side: what a timed machine takes, or that there is none
+    assert families["dcoh"]["run"]["cache"] == "required" and families["bi_runtime"]["run"] is None
+    assert families["german"]["run"]["drivers"] == ["random"]
+    pcie = cli("protocols", "pcie").stdout
+    assert "fabricsim litmus" in pcie and "drivers workload" in pcie, pcie
     bad = cli("protocols", "moesy")
     assert bad.returncode == 2 and "no such protocol" in bad.stderr

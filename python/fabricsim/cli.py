@@ -543,7 +543,10 @@ def format_protocol(f: Mapping[str, Any]) -> str:
     check = f["check"]
     sizes = ", ".join(f"{s['key']} = {s['means']}" for s in check["sizes"]) or "none"
     symmetry = "symmetry = true applies" if check["symmetry"] else "no scalarsets (symmetry does not apply)"
-    lines.append(f"  [check] sizes: {sizes}; {symmetry}")
+    if check.get("by"):
+        lines.append(f"  [check]: {check['by']}")
+    else:
+        lines.append(f"  [check] sizes: {sizes}; {symmetry}")
     params = check["params"]
     if params:
         lines.append("  [check] keys of its own:")
@@ -551,6 +554,19 @@ def format_protocol(f: Mapping[str, Any]) -> str:
         for p in params:
             default = f" (default {p['default']})" if p["default"] else ""
             lines.append(f"    {p['key']:<{kw}}  {p['type']}{default}: {p['doc']}")
+    run = f.get("run")
+    if run is None:
+        lines.append("  [protocol] run: no timed machine (checked only)")
+    else:
+        drivers = ", ".join(run["drivers"])
+        extra = [f"cache {run['cache']}"]
+        if run["programs"]:
+            extra.append("litmus programs")
+        if run["core_front_end"]:
+            extra.append("[protocol.core]")
+        if run["interleave"]:
+            extra.append("interleave")
+        lines.append(f"  [protocol] run: drivers {drivers}; {', '.join(extra)}")
     if f["mutants"]:
         lines.append("  mutants:")
         mw = max(len(m["name"]) for m in f["mutants"])

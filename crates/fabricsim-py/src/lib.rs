@@ -207,7 +207,7 @@ fn check(
     let f = self::fmt(fmt)?;
     let stop = python_stop();
     let r = py
-        .detach(|| fabricsim::registry::check_file::run_with_stop(text, source, f, &overrides, stop, progress))
+        .detach(|| fabricsim::config::check_file::run_with_stop(text, source, f, &overrides, stop, progress))
         .map_err(config_err)?;
     Ok((r.to_json().to_string(), r.report.trace_text(), r.svg))
 }

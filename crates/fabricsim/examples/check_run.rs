@@ -7,7 +7,7 @@ fn main() {
     let path = args.next().expect("usage: check_run CONFIG [key=value ...]");
     let overrides: Vec<String> = args.map(|a| format!("check.{a}")).collect();
     let text = std::fs::read_to_string(&path).expect("readable configuration");
-    match fabricsim::registry::check_file::run(&text, &path, fabricsim::config::Format::Toml, &overrides) {
+    match fabricsim::config::check_file::run(&text, &path, fabricsim::config::Format::Toml, &overrides) {
         Ok(r) => {
             let mut v = r.to_json();
             v["violation"] = serde_json::Value::Null;

@@ -58,3 +58,25 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
     }
     row[b.len()]
 }
+
+/// `"a"`, `"a" or "b"`, `"a", "b" or "c"`.
+pub fn or_list(names: &[&str]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("{n:?}")).collect();
+    joined(&quoted, "or")
+}
+
+/// `a`, `a and b`, `a, b and c`.
+pub fn and_list(names: &[&str]) -> String {
+    joined(names, "and")
+}
+
+fn joined<S: AsRef<str>>(items: &[S], word: &str) -> String {
+    match items.split_last() {
+        None => String::new(),
+        Some((last, [])) => last.as_ref().to_string(),
+        Some((last, rest)) => {
+            let rest: Vec<&str> = rest.iter().map(|s| s.as_ref()).collect();
+            format!("{} {word} {}", rest.join(", "), last.as_ref())
+        }
+    }
+}

@@ -11,7 +11,7 @@ use fabricsim::programs::{Op, Program};
 
 fn check(extra: &str) -> Report {
     let text = format!("[check]\nprotocol = \"cord\"\n{extra}\n");
-    fabricsim::registry::check_file::run(&text, "cord.toml", fabricsim::config::Format::Toml, &[]).unwrap().report
+    fabricsim::config::check_file::run(&text, "cord.toml", fabricsim::config::Format::Toml, &[]).unwrap().report
 }
 
 /// One core, two directories, 2-bit epochs, 1-bit counters, 2 unacked
@@ -148,7 +148,7 @@ fn cord_and_so_pass_the_litmus_suite_under_rc_and_tso() {
 #[test]
 fn bad_cord_parameters_and_homes_are_named() {
     let text = "[check]\nprotocol = \"cord\"\nepoch_bits = 1\nproc_unacked = 2\n";
-    let e = fabricsim::registry::check_file::run(text, "c.toml", fabricsim::config::Format::Toml, &[]).err().unwrap();
+    let e = fabricsim::config::check_file::run(text, "c.toml", fabricsim::config::Format::Toml, &[]).err().unwrap();
     let msg = e.to_string();
     assert!(msg.contains("check.proc_unacked") && msg.contains("epoch_bits = 1"), "{msg}");
     let e = run_on_protocol(litmus("MP+rel+acq"), Model::Rc, "cord@x=5").err().unwrap();
@@ -156,10 +156,10 @@ fn bad_cord_parameters_and_homes_are_named() {
     let e = run_on_protocol(litmus("MP+rel+acq"), Model::Sc, "cord").err().unwrap();
     assert!(e.contains("not sc"), "{e}");
     let text = "[check]\nprotocol = \"mesi\"\nepoch_bits = 4\n";
-    let e = fabricsim::registry::check_file::run(text, "c.toml", fabricsim::config::Format::Toml, &[]).err().unwrap();
+    let e = fabricsim::config::check_file::run(text, "c.toml", fabricsim::config::Format::Toml, &[]).err().unwrap();
     assert!(e.to_string().contains("check.epoch_bits"), "{e}");
     let text = "[check]\nprotocol = \"cord\"\nvariant = \"so\"\nseq_bits = 8\n";
-    let e = fabricsim::registry::check_file::run(text, "c.toml", fabricsim::config::Format::Toml, &[]).err().unwrap();
+    let e = fabricsim::config::check_file::run(text, "c.toml", fabricsim::config::Format::Toml, &[]).err().unwrap();
     assert!(e.to_string().contains("check.seq_bits") && e.to_string().contains("SEQ-n"), "{e}");
     let e = table1(&["protocol.cord.seq_bits=65"]).err().unwrap();
     assert!(e.contains("seq_bits") && e.contains("1 to 64"), "{e}");

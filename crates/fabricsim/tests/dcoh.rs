@@ -210,7 +210,7 @@ fn hdm_h_keys_are_checked() {
     let e = resolve("protocol.hdm_h=1MiB").unwrap_err().to_string();
     assert!(e.contains("protocol.hdm_h") && e.contains("163840 B"), "{e}");
     assert!(!e.contains("  "), "one line, no runs of spaces: {e}");
-    let r = fabricsim::registry::check_file::run(
+    let r = fabricsim::config::check_file::run(
         "[check]\nprotocol = \"mesi\"\ncaches = 2\naddresses = 1\nhdm_h = 1\n",
         "c.toml",
         fabricsim::Format::Toml,

@@ -350,7 +350,7 @@ proptest! {
         }
         // Bound the exploration of whatever is valid: this fuzzes the loader, not the checker.
         let bound = vec!["check.max_states=200".to_string(), "check.max_depth=20".to_string()];
-        if let Err(e) = fabricsim::registry::check_file::run(&text, "c.toml", Format::Toml, &bound) {
+        if let Err(e) = fabricsim::config::check_file::run(&text, "c.toml", Format::Toml, &bound) {
             names_a_place(&e, "c.toml");
         }
     }

@@ -215,7 +215,7 @@ fn the_oracle_stops_at_its_state_limit_and_when_asked() {
 #[test]
 fn the_explorer_stops_when_asked_and_says_so() {
     let cfg = "[check]\nprotocol = \"german\"\ncaches = 8\nvalues = 2\n";
-    let r = fabricsim::registry::check_file::run_with_stop(
+    let r = fabricsim::config::check_file::run_with_stop(
         cfg,
         "g.toml",
         fabricsim::Format::Toml,
@@ -338,7 +338,7 @@ fn keys_that_do_not_apply_to_the_kind_are_errors() {
 
     let check = |extra: &str| {
         let text = format!("[check]\nprotocol = \"german\"\ncaches = 2\n{extra}\n");
-        fabricsim::registry::check_file::run(&text, "c.toml", fabricsim::Format::Toml, &[]).err().map(|e| e.to_string())
+        fabricsim::config::check_file::run(&text, "c.toml", fabricsim::Format::Toml, &[]).err().map(|e| e.to_string())
     };
     for key in ["directories = 1", "addresses = 2"] {
         let e = check(key).unwrap_or_else(|| panic!("{key} accepted for german"));
@@ -368,7 +368,7 @@ fn an_error_caused_by_an_override_names_the_override() {
     assert!(e.starts_with("--set link[0].a=mem0: link[0].b:"), "{e}");
     let e = error(TINY, &["switch[0].a=x"]);
     assert!(e.starts_with("--set switch[0].a=x: switch: is not a list"), "{e}");
-    let e = fabricsim::registry::check_file::run(
+    let e = fabricsim::config::check_file::run(
         "[check]\nprotocol = \"mesi\"\n",
         "c.toml",
         fabricsim::Format::Toml,

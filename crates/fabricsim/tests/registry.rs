@@ -2,8 +2,9 @@
 //! checker, a family's key is refused for another family with the name of
 //! the one that takes it, and the listing documents every key.
 
+use fabricsim::config::check_file;
 use fabricsim::config::Format;
-use fabricsim::registry::{self, check_file};
+use fabricsim::registry;
 
 fn check(lines: &str) -> Result<check_file::CheckResult, String> {
     let text = format!("[check]\n{lines}\n");
@@ -12,7 +13,7 @@ fn check(lines: &str) -> Result<check_file::CheckResult, String> {
 
 #[test]
 fn every_listed_mutant_builds_and_runs() {
-    for f in registry::FAMILIES {
+    for f in registry::FAMILIES.iter().filter(|f| f.checks()) {
         // bi's checker tells its mutant from the machine only when coherent,
         // and bi_runtime's skew-ignored needs clocks that differ
         let extra = match f.name() {
@@ -29,7 +30,7 @@ fn every_listed_mutant_builds_and_runs() {
 
 #[test]
 fn an_unknown_mutant_lists_the_family_s_own() {
-    for f in registry::FAMILIES {
+    for f in registry::FAMILIES.iter().filter(|f| f.checks()) {
         let e = check(&format!("protocol = {:?}\nmutant = \"nope\"\nmax_states = 10", f.name())).err().unwrap();
         assert!(e.contains("check.mutant") && e.contains(f.mutants()[0].0), "{}: {e}", f.name());
     }
@@ -88,4 +89,93 @@ fn an_unknown_litmus_protocol_gets_the_nearest_name_and_every_family() {
         e.contains("\"mesy\"; did you mean \"mesi\"?") && e.contains("cord") && e.contains("pcie-mmio-MODE"),
         "{e}"
     );
+}
+
+#[test]
+fn a_family_checked_another_way_says_how() {
+    let e = check("protocol = \"pcie\"").err().unwrap();
+    assert!(e.contains("fabricsim litmus FILE --protocol pcie-"), "{e}");
+}
+
+/// Where a protocol's name is still matched outside its folder and the
+/// registry: (file below `src/`, lines). The list may only shrink: a file
+/// with more lines, or one not listed, fails; so does one with fewer (lower
+/// its count).
+const NAME_MATCHES: &[(&str, usize)] = &[
+    // the family tables of [protocol] (`[protocol.bi]`, `.cord`, `.gcs`, `.pcie`, dcoh's keys),
+    // and `[protocol.bi.tree] front_end = "bi"`, a value of BI's table named as the family
+    ("config/resolve.rs", 6),
+    // litmus --protocol's own dialect (pcie-VARIANT@nic=T, cord/so/mp)
+    ("check/litmus_run.rs", 5),
+];
+
+/// Lines of `text` (comments and the test module left out) that compare
+/// with, match on or list a family's name.
+fn name_matches(text: &str, names: &[&str]) -> usize {
+    let code = match text.find("#[cfg(test)]\nmod tests") {
+        Some(i) => &text[..i],
+        None => text,
+    };
+    code.lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .filter(|l| {
+            names.iter().any(|n| {
+                let q = format!("\"{n}\"");
+                let before = ["== ", "!= ", "| ", "vec![", "([", "&[", "if ["];
+                let after = [" =>", " |"];
+                before.iter().any(|b| l.contains(&format!("{b}{q}")))
+                    || after.iter().any(|a| l.contains(&format!("{q}{a}")))
+            })
+        })
+        .count()
+}
+
+fn sources(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).expect("the source folder") {
+        let p = e.expect("an entry").path();
+        if p.is_dir() {
+            sources(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn protocol_names_are_matched_only_in_their_folders_and_the_registry() {
+    let names = registry::names();
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    let mut found = Vec::new();
+    for f in files {
+        let rel = f.strip_prefix(&src).expect("below src").to_string_lossy().replace('\\', "/");
+        if rel.starts_with("agents/") || rel.starts_with("registry/") {
+            continue;
+        }
+        let n = name_matches(&std::fs::read_to_string(&f).expect("readable"), &names);
+        if n > 0 {
+            found.push((rel, n));
+        }
+    }
+    found.sort();
+    let mut known: Vec<(String, usize)> = NAME_MATCHES.iter().map(|(f, n)| (f.to_string(), *n)).collect();
+    known.sort();
+    assert_eq!(found, known, "protocol names matched outside their folders (file, lines)");
+}
+
+#[test]
+fn the_name_rule_sees_a_match_and_ignores_a_comment() {
+    let names = ["mesi"];
+    assert_eq!(name_matches("if p == \"mesi\" {}\n// p == \"mesi\"\n", &names), 1);
+    assert_eq!(name_matches("match p { \"mesi\" => 1, _ => 0 }", &names), 1);
+    assert_eq!(name_matches("let name = \"mesi\";", &names), 0);
+}
+
+#[test]
+fn a_run_of_a_checked_only_family_says_so() {
+    let text = "name = \"r\"\n[[switch]]\nname = \"sw\"\n[[memory]]\nname = \"m\"\n[[requester]]\nname = \"c\"\n\
+                [[link]]\na = \"c\"\nb = \"sw\"\n[[link]]\na = \"sw\"\nb = \"m\"\n[protocol]\nname = \"bi_runtime\"\n";
+    let e = fabricsim::config::resolve(text, "r.toml", fabricsim::Format::Toml, &[], None).err().unwrap().to_string();
+    assert!(e.contains("protocol.name") && e.contains("checked only"), "{e}");
 }

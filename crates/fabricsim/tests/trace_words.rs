@@ -2,8 +2,8 @@
 //! statistics or benchmark state, sets as sets of named agents, wait
 //! queues as lists of blades, nothing left in its initial state.
 
+use fabricsim::config::check_file::run;
 use fabricsim::config::Format;
-use fabricsim::registry::check_file::run;
 
 fn trace(example: &str, mutant: &str) -> String {
     let path = format!("{}/../../examples/check/{example}", env!("CARGO_MANIFEST_DIR"));

@@ -4,14 +4,19 @@
 //!
 //! Each protocol's folder implements [`Family`] once (`family.rs` beside
 //! its state machine); the registry (`crate::registry`) lists the
-//! families, one line each, and the checker, the command line and
-//! `fabricsim protocols` reach a protocol only through it.
+//! families, one line each, and the checker, the timing engine, the
+//! command line and `fabricsim protocols` reach a protocol only through it.
+
+use std::any::Any;
+use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
+use super::cache::{CacheGeometry, VictimPolicy};
 use super::protocol::Protocol;
 use crate::engine::pack::Pack;
+use crate::programs::{Model, Program};
 
 /// The size of a checked system: the `[check]` keys every family reads.
 #[derive(Debug, Clone)]
@@ -42,6 +47,137 @@ impl ParamError {
     }
 }
 
+/// A timed family's own resolved parameters (the `[protocol.<name>]`
+/// table after validation), handed from the configuration to the family's
+/// [`Family::timed`] without anything between them knowing their type.
+#[derive(Clone)]
+pub struct RunParams(Arc<dyn Any + Send + Sync>);
+
+impl RunParams {
+    pub fn new<T: Any + Send + Sync>(params: T) -> Self {
+        RunParams(Arc::new(params))
+    }
+
+    /// A family with no parameters of its own.
+    pub fn none() -> Self {
+        Self::new(())
+    }
+
+    /// The parameters, if they are a `T`.
+    pub fn get<T: Any>(&self) -> Option<&T> {
+        self.0.downcast_ref::<T>()
+    }
+}
+
+impl std::fmt::Debug for RunParams {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RunParams(..)")
+    }
+}
+
+/// A cache with a capacity in front of each core (`[protocol.cache]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheShape {
+    pub geometry: CacheGeometry,
+    pub policy: VictimPolicy,
+    /// Random victims' seed (the run's).
+    pub seed: u64,
+}
+
+/// What drives the cores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Driver {
+    /// The cores run a program (a litmus file's threads, or the family's own benchmark).
+    Own,
+    /// A random enabled request each issue interval.
+    Random,
+    /// Each requester's `[workload]`.
+    Workload,
+}
+
+impl Driver {
+    /// The name `[protocol] driver` gives it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Driver::Own => "program",
+            Driver::Random => "random",
+            Driver::Workload => "workload",
+        }
+    }
+}
+
+/// The machine a timed family is built for: what the configuration
+/// resolved that every family may use.
+#[derive(Debug, Clone)]
+pub struct Machine {
+    /// Cores: one per requester, in placement order.
+    pub cores: usize,
+    /// Homes: one per memory, in placement order.
+    pub homes: usize,
+    /// Lines of the address space (the largest workload footprint).
+    pub lines: usize,
+    /// Address interleaving over the homes, in lines.
+    pub granule: u64,
+    /// Bytes of a line.
+    pub line_bytes: u32,
+    /// The memory model of the cores' front end.
+    pub model: Model,
+    pub driver: Driver,
+    /// The litmus program the cores run (driver `Own`).
+    pub program: Option<Arc<Program>>,
+    /// `[protocol.cache]`, if given.
+    pub cache: Option<CacheShape>,
+    /// Misses a cache has in flight (`[protocol.cache] mshrs`).
+    pub mshrs: u16,
+    /// Data values (German).
+    pub values: usize,
+    pub seed: u64,
+    /// The family's own parameters.
+    pub params: RunParams,
+}
+
+impl Machine {
+    /// The family's parameters: `resolve` made them for this family.
+    pub fn params<T: Any>(&self) -> &T {
+        self.params.get::<T>().expect("the configuration resolved this family's parameters")
+    }
+}
+
+/// Whether a family's cores have a cache `[protocol.cache]` sizes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheUse {
+    /// No: why (the error a `[protocol.cache]` gets).
+    Refused(&'static str),
+    /// Yes, optional: without it a cache holds every line it touches.
+    Optional,
+    /// Yes, and the family needs its capacity: the error if it is missing.
+    Required(&'static str),
+}
+
+/// What a timed family takes from `[protocol]`: the configuration checks
+/// a run against it before the family builds.
+#[derive(Debug, Clone, Copy)]
+pub struct Runs {
+    /// The drivers its cores take; without a program, the first is the default.
+    pub drivers: &'static [Driver],
+    /// Said when another driver is asked for (where the family runs otherwise).
+    pub drivers_note: &'static str,
+    /// Its cores run a litmus program (`[protocol] program`).
+    pub programs: bool,
+    pub cache: CacheUse,
+    /// Lines interleave over its homes by `[protocol] interleave`.
+    pub interleave: bool,
+    /// Its workload-driven cores are the shared core front end's
+    /// (`agents::core`): the TSO store buffer in front of them and
+    /// `[protocol.core]`'s private levels.
+    pub front_end: bool,
+    /// Each cache and home keeps a state per line of the footprint
+    /// (the configuration's memory estimate counts them).
+    pub line_state: bool,
+    /// A workload's store of more than a line is one message.
+    pub wide_stores: bool,
+}
+
 /// A protocol family: one `impl` per protocol, in its folder.
 pub trait Family: 'static {
     /// The name configurations and the command line use.
@@ -56,6 +192,9 @@ pub trait Family: 'static {
     const SIZES: [Option<&'static str>; 4];
     /// Whether it declares scalarsets (`symmetry = true` applies).
     const SYMMETRY: bool;
+    /// Whether `[check]` builds it from sizes (else it is checked another
+    /// way, which [`Family::checked`]'s error names).
+    const CHECKS: bool = true;
 
     /// The family's own `[check]` keys, strict (`deny_unknown_fields`),
     /// one doc comment per key: `fabricsim protocols` lists them from it.
@@ -68,6 +207,27 @@ pub trait Family: 'static {
     /// parameters it cannot take.
     fn checked(size: &CheckSize, params: &Self::CheckParams, mutant: Option<&str>)
         -> Result<Self::Checked, ParamError>;
+
+    /// The protocol the timing engine runs (`Checked` if the family has
+    /// no timed machine: [`Family::timed`] then says so).
+    type Timed: Protocol;
+
+    /// What its timed machine takes (None: it has none).
+    const RUNS: Option<Runs> = None;
+
+    /// Refuse a machine the family cannot be built on (counts of cores
+    /// and homes, data values), naming the configuration key.
+    fn check_machine(m: &Machine) -> Result<(), ParamError> {
+        let _ = m;
+        Ok(())
+    }
+
+    /// Build the protocol full size for the timing engine, on a machine
+    /// the configuration has validated for it.
+    fn timed(m: &Machine) -> Result<Self::Timed, String> {
+        let _ = m;
+        Err(format!("{} has no timed machine; it is checked only (`fabricsim check`)", Self::NAME))
+    }
 }
 
 /// `mutant`'s entry of `table`, or an error listing the names.

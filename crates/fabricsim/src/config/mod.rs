@@ -4,6 +4,7 @@
 //! and everything is validated before a run starts. Every error names the
 //! file, the key path, the bad value and what was expected.
 
+pub mod check_file;
 pub mod limits;
 pub mod load;
 pub mod resolve;

@@ -11,14 +11,17 @@ use serde::Serialize;
 use super::load::{load_config, typed, Format, Override};
 use super::schema::*;
 use super::ConfigError;
+use crate::agents::bi::family::BiSpec;
+use crate::agents::cord::family::CordSpec;
 use crate::agents::core::presets::Preset as CorePreset;
+use crate::agents::cxl::family::DcohSpec;
+use crate::agents::family::{CacheUse, RunParams};
+use crate::agents::gcs::family::GcsSpec;
 use crate::agents::memory::dram::{parse_mapping, DramParams, Page, Preset};
+use crate::agents::pcie::family::PcieSpec;
 use crate::fabric::topology::{generate, Link, NodeId, NodeKind, ShapeParams, Topology};
 use crate::sim::protocol::core_base;
-use crate::spec::{
-    BiSpec, CordSpec, CoreSpec, DcohSpec, GcsSpec, LevelSpec, MemorySpec, PcieSpec, ProtocolSpec, RequesterSpec,
-    SystemSpec, Timing,
-};
+use crate::spec::{CoreSpec, LevelSpec, MemorySpec, ProtocolSpec, RequesterSpec, SystemSpec, Timing};
 use crate::workloads::{trace, WorkloadSpec};
 
 #[derive(Serialize)]
@@ -366,11 +369,11 @@ impl Builder<'_> {
         if let Some(buffer) = config.fabric.buffer.bytes() {
             let largest = match &protocol {
                 // A DCOH's BIRsp carries a line per line of its InvBlk.
-                Some(p) => match p.gcs {
+                Some(p) => match p.params.get::<GcsSpec>() {
                     Some(g) => (p.timing.control_bytes + g.region.max(g.page)) as u64,
                     None => {
-                        p.timing.message_bytes(p.dcoh.map_or(1, |d| u32::from(d.max_block))).max(p.timing.control_bytes)
-                            as u64
+                        let block = p.params.get::<DcohSpec>().map_or(1, |d| u32::from(d.max_block));
+                        p.timing.message_bytes(block).max(p.timing.control_bytes) as u64
                     }
                 },
                 None => requesters.iter().map(|r| r.workload.max_packet() as u64).max().unwrap_or(0),
@@ -432,52 +435,46 @@ impl Builder<'_> {
             Some(d) => d.ps(),
             None => 40 * crate::engine::NS,
         };
-        const PROTOCOLS: [&str; 8] = ["msi", "mesi", "german", "dcoh", "cord", "pcie", "gcs", "bi"];
-        if !PROTOCOLS.contains(&pc.name.as_str()) {
-            let close = crate::error::did_you_mean_name(&pc.name, PROTOCOLS);
-            return Err(self.err(
-                "protocol.name",
-                format!(
-                    "{:?}: no such protocol;{close} expected \"msi\", \"mesi\", \"german\", \"dcoh\", \"cord\", \"pcie\", \
-                     \"gcs\" or \"bi\"",
-                    pc.name
-                ),
-            ));
+        let family = crate::registry::find(&pc.name).filter(|f| f.runs().is_some()).ok_or_else(|| {
+            let names: Vec<&str> = crate::registry::timed().map(|f| f.name()).collect();
+            let why = match crate::registry::find(&pc.name) {
+                Some(_) => " it is checked only (`fabricsim check`), with no timed machine;".to_string(),
+                None => {
+                    format!(" no such protocol;{}", crate::error::did_you_mean_name(&pc.name, names.iter().copied()))
+                }
+            };
+            self.err("protocol.name", format!("{:?}:{why} expected {}", pc.name, crate::error::or_list(&names)))
+        })?;
+        let runs = family.runs().expect("a timed family");
+        // `[protocol.<name>]` is the table of family <name> only
+        if let Some(t) = self.raw.get("protocol").and_then(|p| p.as_table()) {
+            if let Some(k) = t.keys().find(|k| **k != pc.name && crate::registry::find(k).is_some()) {
+                return Err(
+                    self.err(format!("protocol.{k}"), format!("applies to name = {k:?} only, not {:?}", pc.name))
+                );
+            }
         }
         let is_bi = pc.name == "bi";
-        if pc.bi.is_some() && !is_bi {
-            return Err(self.err("protocol.bi", format!("applies to name = \"bi\" only, not {:?}", pc.name)));
-        }
         let is_pcie = pc.name == "pcie";
-        if pc.pcie.is_some() && !is_pcie {
-            return Err(self.err("protocol.pcie", format!("applies to name = \"pcie\" only, not {:?}", pc.name)));
-        }
         let is_gcs = pc.name == "gcs";
-        if pc.gcs.is_some() && !is_gcs {
-            return Err(self.err("protocol.gcs", format!("applies to name = \"gcs\" only, not {:?}", pc.name)));
-        }
         let is_dcoh = pc.name == "dcoh";
         let is_cord = pc.name == "cord";
-        if pc.cord.is_some() && !is_cord {
-            return Err(self.err("protocol.cord", format!("applies to name = \"cord\" only, not {:?}", pc.name)));
+        if pc.interleave.is_some() && !runs.interleave {
+            let with: Vec<&str> =
+                crate::registry::timed().filter(|f| f.runs().is_some_and(|r| r.interleave)).map(|f| f.name()).collect();
+            return Err(self.err(
+                "protocol.interleave",
+                format!("applies to name = {}, not {:?}", crate::error::or_list(&with), pc.name),
+            ));
         }
         if !is_dcoh {
             for (key, given) in [
                 ("protocol.snoop_filter", pc.snoop_filter.is_some()),
                 ("protocol.invblk", pc.invblk.is_some()),
-                (
-                    "protocol.interleave",
-                    pc.interleave.is_some() && !matches!(pc.name.as_str(), "cord" | "msi" | "mesi"),
-                ),
                 ("protocol.hdm_h", pc.hdm_h.is_some()),
             ] {
                 if given {
-                    let to = if key == "protocol.interleave" {
-                        "\"dcoh\", \"cord\", \"msi\" or \"mesi\""
-                    } else {
-                        "\"dcoh\" only"
-                    };
-                    return Err(self.err(key, format!("applies to name = {to}, not {:?}", pc.name)));
+                    return Err(self.err(key, format!("applies to name = \"dcoh\" only, not {:?}", pc.name)));
                 }
             }
         }
@@ -500,8 +497,7 @@ impl Builder<'_> {
                 ))
             }
             None if pc.program.is_some() => Driver::Own,
-            None if pc.name == "german" => Driver::Random,
-            None => Driver::Workload,
+            None => runs.drivers[0],
             Some("program") => Driver::Own,
             Some("random") => Driver::Random,
             Some("workload") => Driver::Workload,
@@ -520,10 +516,10 @@ impl Builder<'_> {
         let program = match &pc.program {
             None => None,
             Some(file) => {
-                if pc.name == "german" || is_dcoh {
+                if !runs.programs {
                     return Err(self.err(
                         "protocol.program",
-                        format!("{}'s requesters run no programs; expected no `program`", pc.name),
+                        format!("{}'s cores run no litmus programs; expected no `program`", pc.name),
                     ));
                 }
                 let path = self.base_dir.join(file);
@@ -550,30 +546,31 @@ impl Builder<'_> {
             }
         };
         let line_bytes = requesters.first().map_or(64, |r| r.workload.line);
-        if pc.name == "german" {
-            if dirs != 1 {
-                return Err(self.err("memory", format!("{dirs} memories: german has one home; expected 1 memory")));
-            }
-            if !(1..=200).contains(&pc.values) {
-                return Err(self.err("protocol.values", format!("{}: expected 1 to 200 data values", pc.values)));
-            }
-            if driver == Driver::Workload {
-                return Err(self.err("protocol.driver", "german's clients take no workload; expected \"random\""));
-            }
-        } else if is_dcoh {
-            if caches > 64 {
-                return Err(self.err("requester", format!("{caches} requesters: dcoh's owner lists hold at most 64")));
-            }
-            if driver != Driver::Workload {
-                return Err(self.err("protocol.driver", "dcoh's requesters run the workload; expected \"workload\""));
-            }
-            if pc.cache.is_none() {
-                return Err(self.err(
-                    "protocol.cache",
-                    "dcoh's requesters need a cache with a capacity: expected a [protocol.cache] table",
-                ));
-            }
-        } else if is_pcie {
+        if !bench && !runs.drivers.contains(&driver) {
+            let names: Vec<&str> = runs.drivers.iter().map(|d| d.name()).collect();
+            let note = if runs.drivers_note.is_empty() { String::new() } else { format!(" {};", runs.drivers_note) };
+            return Err(self.err(
+                "protocol.driver",
+                format!("{:?}:{note} expected {}", driver.name(), crate::error::or_list(&names)),
+            ));
+        }
+        let draft = crate::agents::family::Machine {
+            cores: caches,
+            homes: dirs,
+            lines: 0,
+            granule: 1,
+            line_bytes,
+            model,
+            driver,
+            program: program.clone(),
+            cache: None,
+            mshrs: 1,
+            values: pc.values as usize,
+            seed: 0,
+            params: RunParams::none(),
+        };
+        family.check_machine(&draft).map_err(|e| self.err(e.key, e.message))?;
+        if is_pcie {
             let mmio = pc.pcie.as_ref().is_some_and(|p| p.mmio.is_some());
             let p2p = pc.pcie.as_ref().is_some_and(|p| p.p2p.is_some());
             if dirs != if p2p { 4 } else { 2 + mmio as usize } {
@@ -588,116 +585,19 @@ impl Builder<'_> {
                     },
                 ));
             }
-            if caches > 250 {
-                return Err(self.err("requester", format!("{caches} queue pairs: pcie's agent ids hold at most 250")));
-            }
-            if driver != Driver::Workload {
-                return Err(self.err(
-                    "protocol.driver",
-                    "pcie's timed queue pairs run a workload (litmus programs run in the checker: fabricsim litmus \
-                     --protocol pcie-VARIANT@nic=T); expected \"workload\"",
-                ));
-            }
-            if pc.cache.is_some() {
-                return Err(self.err(
-                    "protocol.cache",
-                    "pcie's host cores' private caches hold every line they touch and its queue pairs have no \
-                     cache (cache_latency is the NIC's issue time); expected no [protocol.cache]",
-                ));
-            }
-        } else if is_bi {
-            if pc.program.is_some() {
-                return Err(
-                    self.err("protocol.program", "bi's cores run a workload or a benchmark; expected no program")
-                );
-            }
-            if driver == Driver::Random {
-                return Err(self.err(
-                    "protocol.driver",
-                    "\"random\": bi's cores run a workload or [protocol.bi.bench]; expected \"workload\"",
-                ));
-            }
-            if pc.cache.is_some() {
-                return Err(self.err(
-                    "protocol.cache",
-                    "bi's caches are [protocol.bi]'s l1_size, l2_size and l3_size; expected no [protocol.cache]",
-                ));
-            }
-        } else if is_gcs {
-            use crate::agents::gcs::MAX_BLADES;
-            if dirs < 3 || dirs - 2 > MAX_BLADES {
-                return Err(self.err(
-                    "memory",
-                    format!(
-                        "{dirs} memories: gcs's homes are the blades' controllers, then the switch, then the memory \
-                         blade; expected 3 to {}",
-                        MAX_BLADES + 2
-                    ),
-                ));
-            }
-            if !caches.is_multiple_of(dirs - 2) || caches / (dirs - 2) > 64 {
-                return Err(self.err(
-                    "requester",
-                    format!(
-                        "{caches} requesters: gcs's requesters are the threads, the same number on each of the {} \
-                         blades (at most 64 each); expected a multiple of {}",
-                        dirs - 2,
-                        dirs - 2
-                    ),
-                ));
-            }
-            if driver != Driver::Workload {
-                return Err(self.err(
-                    "protocol.driver",
-                    "gcs's timed threads run a workload (the checker explores it small: fabricsim check \
-                     --protocol gcs-VARIANT); expected \"workload\"",
-                ));
-            }
-            if pc.cache.is_some() {
-                return Err(self.err(
-                    "protocol.cache",
-                    "gcs's blades cache every page they are granted (MIND's DRAM cache holds the working set); \
-                     expected no [protocol.cache]",
-                ));
-            }
-        } else if is_cord {
-            if caches + dirs > 255 {
-                return Err(self.err(
-                    "requester",
-                    format!("{caches} cores and {dirs} directories: cord's agent ids hold at most 255"),
-                ));
-            }
-            if dirs > 64 {
-                return Err(self.err("memory", format!("{dirs} directories: cord's cores track at most 64")));
-            }
-            if driver == Driver::Random {
-                return Err(self.err(
-                    "protocol.driver",
-                    "cord's cores run a workload or a program; expected \"workload\" or \"program\"",
-                ));
-            }
-            if pc.cache.is_some() {
-                return Err(self.err(
-                    "protocol.cache",
-                    "cord's write-through stores and loads go to the directory's LLC slice; expected no \
-                     [protocol.cache]",
-                ));
-            }
-        } else {
-            use crate::agents::coherence::directory::MAX_PROCS;
-            if caches > MAX_PROCS {
-                return Err(self.err("requester", format!("{caches} caches: {} supports at most {MAX_PROCS}", pc.name)));
-            }
+        }
+        match (runs.cache, &pc.cache) {
+            (CacheUse::Refused(why), Some(_)) => return Err(self.err("protocol.cache", why)),
+            (CacheUse::Required(why), None) => return Err(self.err("protocol.cache", why)),
+            _ => {}
         }
         let lines = requesters.iter().map(|r| r.workload.footprint / r.workload.line.max(1) as u64).max().unwrap_or(1);
         let mut cache = None;
         let mut mshrs = 1;
         let mut cache_latency = pc.cache_latency.ps();
         if let Some(cp) = &pc.cache {
-            if pc.name == "german" || driver != Driver::Workload {
-                return Err(
-                    self.err("protocol.cache", "caches with a capacity need msi, mesi or dcoh driven by a workload")
-                );
+            if driver != Driver::Workload {
+                return Err(self.err("protocol.cache", "applies to workload-driven cores only (driver = \"workload\")"));
             }
             let geometry = cp.validate(self.source, "protocol.cache")?;
             if geometry.line_bytes() as u64 != line_bytes as u64 {
@@ -726,9 +626,7 @@ impl Builder<'_> {
             cache_latency = cp.hit_latency.ps();
         }
         // TSO's store buffer in front of a workload-driven core whose protocol has no TSO of its own
-        let tso_buffer = model == crate::programs::Model::Tso
-            && driver == Driver::Workload
-            && matches!(pc.name.as_str(), "msi" | "mesi" | "dcoh");
+        let tso_buffer = model == crate::programs::Model::Tso && driver == Driver::Workload && runs.front_end;
         let ct = pc.core.as_ref();
         if ct.is_some() && driver != Driver::Workload {
             return Err(self.err("protocol.core", "applies to workload-driven cores only (driver = \"workload\")"));
@@ -778,8 +676,9 @@ impl Builder<'_> {
                 return Err(self.err(
                     sb_key,
                     format!(
-                        "{n}: applies to workload-driven msi, mesi or dcoh cores under model = \"tso\" (cord: \
-                         protocol.cord.store_buffer)"
+                        "{n}: applies to workload-driven {} cores under model = \"tso\" (cord: \
+                         protocol.cord.store_buffer)",
+                        crate::error::or_list(&front_ends())
                     ),
                 ))
             }
@@ -807,7 +706,7 @@ impl Builder<'_> {
                 ));
             }
         }
-        if pc.name != "german" && driver == Driver::Workload {
+        if driver == Driver::Workload {
             if let Some(shape) = requesters.first().and_then(|r| r.workload.remote_stores) {
                 let line = line_bytes.max(1) as u64;
                 let buf = shape.buffer_lines(caches as u64, dirs as u64, lines).map_err(|m| {
@@ -823,12 +722,17 @@ impl Builder<'_> {
                         ),
                     ));
                 }
-                if shape.store_size > line && !is_cord {
+                if shape.store_size > line && !runs.wide_stores {
+                    let with: Vec<&str> = crate::registry::timed()
+                        .filter(|f| f.runs().is_some_and(|r| r.wide_stores))
+                        .map(|f| f.name())
+                        .collect();
                     return Err(self.err(
                         "workload.store_size",
                         format!(
-                            "{} B: a store of more than a {line} B line is one message only under protocol \"cord\"",
-                            shape.store_size
+                            "{} B: a store of more than a {line} B line is one message only under protocol {}",
+                            shape.store_size,
+                            crate::error::or_list(&with)
                         ),
                     ));
                 }
@@ -888,7 +792,7 @@ impl Builder<'_> {
             }
             // Directories hold every line; caches without a capacity do too.
             const LINE_STATE: u64 = 16;
-            let copies = if is_dcoh || is_cord || is_pcie || is_gcs || is_bi {
+            let copies = if !runs.line_state {
                 0 // devices hold snoop filters, sized below; cord keeps no line state
             } else if cache.is_none() {
                 caches as u64 + 1
@@ -912,7 +816,17 @@ impl Builder<'_> {
             }
         }
         let dcoh = if is_dcoh { Some(self.dcoh_spec(pc, line_bytes as u64, lines, homes.len())?) } else { None };
-        let cord = if is_cord { Some(self.cord_spec(pc, model, line_bytes as u64)?) } else { None };
+        let cord = match is_cord {
+            true => {
+                let max_store = requesters
+                    .iter()
+                    .filter_map(|r| r.workload.remote_stores.map(|s| s.store_size as u32))
+                    .max()
+                    .unwrap_or(0);
+                Some(CordSpec { max_store, ..self.cord_spec(pc, model, line_bytes as u64)? })
+            }
+            false => None,
+        };
         let footprint = requesters.iter().map(|r| r.workload.footprint).max().unwrap_or(0);
         let pcie = if is_pcie { Some(self.pcie_spec(pc, line_bytes as u64, footprint)?) } else { None };
         let gcs = if is_gcs { Some(self.gcs_spec(pc, caches, dirs, lines)?) } else { None };
@@ -975,15 +889,17 @@ impl Builder<'_> {
             core: None,
         };
         if let Some(c) = ct {
-            let caches = matches!(pc.name.as_str(), "msi" | "mesi" | "dcoh");
-            timing.core = Some(self.core_spec(c, &timing, width_key, preset, caches)?);
+            timing.core = Some(self.core_spec(c, &timing, width_key, preset, runs.front_end)?);
         }
         Ok(ProtocolSpec {
-            dcoh,
-            cord,
-            pcie,
-            gcs,
-            bi,
+            params: match (dcoh, cord, pcie, gcs, bi) {
+                (Some(x), ..) => RunParams::new(x),
+                (_, Some(x), ..) => RunParams::new(x),
+                (_, _, Some(x), ..) => RunParams::new(x),
+                (.., Some(x), _) => RunParams::new(x),
+                (.., Some(x)) => RunParams::new(x),
+                _ => RunParams::none(),
+            },
             name: pc.name.clone(),
             program,
             model,
@@ -1739,7 +1655,14 @@ impl Builder<'_> {
             }
         }
         let granule = self.granule(pc, line)?;
-        Ok(CordSpec { variant, params, store_buffer: c.store_buffer as usize, loads: c.loads as u16, granule })
+        Ok(CordSpec {
+            variant,
+            params,
+            store_buffer: c.store_buffer as usize,
+            loads: c.loads as u16,
+            granule,
+            max_store: 0,
+        })
     }
 
     /// `[protocol]` keys of dcoh: the snoop filter (default: a requester
@@ -2626,4 +2549,9 @@ fn cache_warnings(p: &ProtocolSpec) -> Vec<String> {
         }
     }
     out
+}
+
+/// The families whose workload-driven cores are the shared core front end's.
+fn front_ends() -> Vec<&'static str> {
+    crate::registry::timed().filter(|f| f.runs().is_some_and(|r| r.front_end)).map(|f| f.name()).collect()
 }

@@ -1,7 +1,9 @@
 //! The protocol registry: every protocol family fabricsim has, one line
-//! each. The checker's configuration, the command line and `fabricsim
-//! protocols` know a protocol only through this list; a protocol's name,
-//! parameters and mutants live in its own folder (`agents::<x>::family`).
+//! each. The configuration (of a run and of a check), the timing engine's
+//! front door, the command line and `fabricsim protocols` know a protocol
+//! only through this list; a protocol's name, parameters, mutants and
+//! builders live in its own folder (`agents::<x>::family`). It sits below
+//! the configuration, above the engines it hands a built protocol to.
 //!
 //! Adding a protocol: implement [`Family`] in its folder and add its line
 //! to [`FAMILIES`].
@@ -10,11 +12,9 @@ use std::marker::PhantomData;
 
 use serde::Deserialize;
 
-use crate::agents::family::{CheckSize, Family, ParamError};
+use crate::agents::family::{CacheUse, CheckSize, Family, Machine, ParamError, Runs};
 use crate::check::explorer::{explore, Options, Report};
-use crate::config::load::{typed, Override};
-
-pub mod check_file;
+use crate::input::{typed, Override};
 
 /// The families, in the order `fabricsim protocols` lists them.
 pub static FAMILIES: &[&dyn Entry] = &[
@@ -26,6 +26,7 @@ pub static FAMILIES: &[&dyn Entry] = &[
     &Registered::<crate::agents::gcs::family::GcsFamily>(PhantomData),
     &Registered::<crate::agents::bi::family::BiFamily>(PhantomData),
     &Registered::<crate::agents::bi::family::BiRuntimeFamily>(PhantomData),
+    &Registered::<crate::agents::pcie::family::PcieFamily>(PhantomData),
 ];
 
 /// The family named `name`.
@@ -36,6 +37,11 @@ pub fn find(name: &str) -> Option<&'static dyn Entry> {
 /// Every family's name.
 pub fn names() -> Vec<&'static str> {
     FAMILIES.iter().map(|f| f.name()).collect()
+}
+
+/// The families with a timed machine.
+pub fn timed() -> impl Iterator<Item = &'static dyn Entry> {
+    FAMILIES.iter().copied().filter(|f| f.runs().is_some())
 }
 
 /// The names of the families that take `[check]` key `key` of their own.
@@ -63,10 +69,27 @@ pub fn describe() -> serde_json::Value {
                 .collect();
             let mutants: Vec<serde_json::Value> =
                 f.mutants().iter().map(|(n, a)| serde_json::json!({"name": n, "breaks": a})).collect();
+            // how it is checked when not from sizes: its own words
+            let how = (!f.checks()).then(|| f.check_by());
+            let run = f.runs().map(|r| {
+                let cache = match r.cache {
+                    CacheUse::Refused(_) => "none",
+                    CacheUse::Optional => "optional",
+                    CacheUse::Required(_) => "required",
+                };
+                serde_json::json!({
+                    "drivers": r.drivers.iter().map(|d| d.name()).collect::<Vec<_>>(),
+                    "programs": r.programs,
+                    "cache": cache,
+                    "interleave": r.interleave,
+                    "core_front_end": r.front_end,
+                })
+            });
             serde_json::json!({
                 "name": f.name(),
                 "about": f.about(),
-                "check": {"sizes": sizes, "symmetry": f.symmetry(), "params": params},
+                "check": {"sizes": sizes, "symmetry": f.symmetry(), "params": params, "by": how},
+                "run": run,
                 "mutants": mutants,
             })
         })
@@ -93,6 +116,14 @@ pub trait Entry: Sync {
     /// What `caches`, `directories`, `addresses` and `values` mean (None: not taken).
     fn sizes(&self) -> [Option<&'static str>; 4];
     fn symmetry(&self) -> bool;
+    /// Whether `[check]` builds it from sizes.
+    fn checks(&self) -> bool;
+    /// How it is checked when not from sizes (its `checked` refusal).
+    fn check_by(&self) -> String;
+    /// What its timed machine takes (None: it has none).
+    fn runs(&self) -> Option<Runs>;
+    /// Refuse a machine the family cannot be built on.
+    fn check_machine(&self, m: &Machine) -> Result<(), ParamError>;
     /// The family's own `[check]` keys.
     fn params(&self) -> Vec<Param>;
     /// Build the family from its keys (`table`: the `[check]` keys that
@@ -107,6 +138,14 @@ pub trait Entry: Sync {
         source: &str,
         overrides: &[Override],
     ) -> Result<Report, CheckError>;
+    /// Build the family full size on `spec`'s machine and run it on the
+    /// timing engine (Err: the family has no timed machine, or refuses this one).
+    fn run(
+        &self,
+        spec: &crate::spec::SystemSpec,
+        ps: &crate::spec::ProtocolSpec,
+        progress: &mut dyn FnMut(f64) -> bool,
+    ) -> Result<crate::sim::RunResult, String>;
 }
 
 /// Why a check could not start.
@@ -115,7 +154,7 @@ pub enum CheckError {
     /// A key's value is refused.
     Param(ParamError),
     /// The keys did not deserialize (the error already names the file).
-    Config(crate::config::ConfigError),
+    Config(crate::error::ConfigError),
 }
 
 /// A family in the list (`fn() -> F`: the marker is Sync whatever `F` is).
@@ -167,6 +206,25 @@ impl<F: Family> Entry for Registered<F> {
     fn symmetry(&self) -> bool {
         F::SYMMETRY
     }
+    fn checks(&self) -> bool {
+        F::CHECKS
+    }
+    fn check_by(&self) -> String {
+        if F::CHECKS {
+            return String::new();
+        }
+        let size = CheckSize { caches: 1, directories: 1, addresses: 1, values: 1, symmetry: false };
+        match F::CheckParams::deserialize(serde_json::json!({})).map(|p| F::checked(&size, &p, None)) {
+            Ok(Err(e)) => e.message,
+            _ => String::new(),
+        }
+    }
+    fn runs(&self) -> Option<Runs> {
+        F::RUNS
+    }
+    fn check_machine(&self, m: &Machine) -> Result<(), ParamError> {
+        F::check_machine(m)
+    }
     fn params(&self) -> Vec<Param> {
         params_of(&serde_json::Value::from(schemars::schema_for!(F::CheckParams)))
     }
@@ -187,10 +245,39 @@ impl<F: Family> Entry for Registered<F> {
         }
         Ok(explore(&p, opts, &mut |_| {}))
     }
+    fn run(
+        &self,
+        spec: &crate::spec::SystemSpec,
+        ps: &crate::spec::ProtocolSpec,
+        progress: &mut dyn FnMut(f64) -> bool,
+    ) -> Result<crate::sim::RunResult, String> {
+        let p = F::timed(&machine(spec, ps))?;
+        let sys = crate::sim::protocol::ProtocolSystem::build(spec, p, ps)?;
+        Ok(sys.run(progress))
+    }
+}
+
+/// The machine a validated system gives its protocol family.
+fn machine(spec: &crate::spec::SystemSpec, ps: &crate::spec::ProtocolSpec) -> Machine {
+    Machine {
+        cores: spec.requesters.len(),
+        homes: spec.memories.len(),
+        lines: ps.locs,
+        granule: ps.granule,
+        line_bytes: ps.timing.line_bytes,
+        model: ps.model,
+        driver: ps.driver,
+        program: ps.program.clone(),
+        cache: ps.cache.map(|c| crate::agents::family::CacheShape { seed: spec.seed, ..c }),
+        mshrs: ps.mshrs,
+        values: ps.values,
+        seed: spec.seed,
+        params: ps.params.clone(),
+    }
 }
 
 /// The parameters a struct's JSON schema describes, in declaration order.
-fn params_of(schema: &serde_json::Value) -> Vec<Param> {
+pub fn params_of(schema: &serde_json::Value) -> Vec<Param> {
     let Some(props) = schema.get("properties").and_then(|p| p.as_object()) else { return Vec::new() };
     props
         .iter()

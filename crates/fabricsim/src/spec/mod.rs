@@ -53,7 +53,7 @@ pub struct SystemSpec {
 
 #[derive(Debug, Clone)]
 pub struct ProtocolSpec {
-    /// `msi`, `mesi` or `german`.
+    /// The family's name in the registry.
     pub name: String,
     pub program: Option<Arc<crate::programs::Program>>,
     pub model: crate::programs::Model,
@@ -71,90 +71,9 @@ pub struct ProtocolSpec {
     /// Placement: per core, its index in the system's requesters; per home, in its memories.
     pub cores: Vec<usize>,
     pub homes: Vec<usize>,
-    /// dcoh: the devices' snoop filters and address interleaving.
-    pub dcoh: Option<DcohSpec>,
-    /// cord: the variant, CORD's parameters, the cores' buffers.
-    pub cord: Option<CordSpec>,
-    /// pcie: the read ordering and the RLSQ.
-    pub pcie: Option<PcieSpec>,
-    /// gcs: the scheme, the blades and the regions.
-    pub gcs: Option<GcsSpec>,
-    /// bi: the domains, caches, costs and benchmark.
-    pub bi: Option<BiSpec>,
-}
-
-/// The timed BI machine (seed 001).
-#[derive(Debug, Clone, Copy)]
-pub struct BiSpec {
-    pub domains: usize,
-    pub params: crate::agents::bi::Params,
-    pub shapes: crate::agents::bi::Shapes,
-    /// Interleaving over the global memories, in lines.
-    pub interleave: u64,
-    pub bench: Option<crate::agents::bi::Bench>,
-    pub bench_home: Option<usize>,
-    pub mutant: Option<crate::agents::bi::Mutant>,
-    /// Coherent across domains (the baselines' machine).
-    pub coherent: bool,
-    /// BI Table 1's tree benchmark.
-    pub tree: Option<crate::agents::bi::tree::TreeBench>,
-}
-
-/// The timed GCS system (seed 004).
-#[derive(Debug, Clone, Copy)]
-pub struct GcsSpec {
-    pub variant: crate::agents::gcs::Variant,
-    pub blades: usize,
-    pub threads: usize,
-    pub locks: usize,
-    pub region: u32,
-    pub page: u32,
-    pub blade_latency: Option<crate::engine::Time>,
-    pub critical_section: crate::engine::Time,
-    pub nic_service: crate::engine::Time,
-}
-
-/// The timed PCIe read ordering (seed 003).
-#[derive(Debug, Clone, Copy)]
-pub struct PcieSpec {
-    pub variant: crate::agents::pcie::Variant,
-    pub rlsq_entries: usize,
-    pub window: usize,
-    /// The last requesters that are host cores.
-    pub host_cores: usize,
-    pub rc_latency: Option<crate::engine::Time>,
-    pub host_latency: Option<crate::engine::Time>,
-    /// Lines that start in the host's L2.
-    pub host_cached: u64,
-    /// The host's L2.
-    pub host_l2: crate::agents::cache::CacheGeometry,
-    pub mmio: Option<crate::agents::pcie::Mmio>,
-    pub rob_entries: usize,
-    /// P2P: VOQs (or one shared queue), queue pairs to the device, switch entries, device time.
-    pub p2p: Option<(bool, usize, usize, crate::engine::Time)>,
-}
-
-/// The timed write-through family (seed 000).
-#[derive(Debug, Clone, Copy)]
-pub struct CordSpec {
-    pub variant: crate::agents::cord::Variant,
-    pub params: crate::agents::cord::Params,
-    pub store_buffer: usize,
-    pub loads: u16,
-    /// Interleaving granule over the directories, in lines.
-    pub granule: u64,
-}
-
-/// The timed DCOH's snoop filter, InvBlk length and interleaving.
-#[derive(Debug, Clone, Copy)]
-pub struct DcohSpec {
-    pub sf: crate::agents::cache::CacheGeometry,
-    pub sf_policy: crate::agents::cache::VictimPolicy,
-    pub max_block: u8,
-    /// Interleaving granule, in lines.
-    pub granule: u64,
-    /// Device-local lines of each device's HDM-H region.
-    pub hdm_h: u64,
+    /// The family's own parameters (`[protocol.<name>]`, resolved), for
+    /// its timed builder (`Family::timed`).
+    pub params: crate::agents::family::RunParams,
 }
 
 /// Resolved-configuration summary written beside results.
@@ -215,11 +134,5 @@ impl Timing {
     }
 }
 
-/// What drives the cores' environment actions. `Random` and `Workload`
-/// issue each requester's `[workload]` warm-up plus measured requests.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Driver {
-    Own,
-    Random,
-    Workload,
-}
+/// What drives the cores (defined with the families, which build on it).
+pub use crate::agents::family::Driver;

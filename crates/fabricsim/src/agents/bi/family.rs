@@ -5,7 +5,24 @@ use serde::Deserialize;
 
 use super::check::{BiRuntimeCheck, Mutant as RuntimeMutant, MAX_SLOTS, MUTANTS as RUNTIME_MUTANTS};
 use super::{Bi, Mutant};
-use crate::agents::family::{find_mutant, in_range, CheckSize, Family, ParamError};
+use crate::agents::family::{find_mutant, in_range, CacheUse, CheckSize, Driver, Family, Machine, ParamError, Runs};
+
+/// The timed BI machine, as `[protocol.bi]` resolves.
+#[derive(Debug, Clone, Copy)]
+pub struct BiSpec {
+    pub domains: usize,
+    pub params: super::Params,
+    pub shapes: super::Shapes,
+    /// Interleaving over the global memories, in lines.
+    pub interleave: u64,
+    pub bench: Option<super::Bench>,
+    pub bench_home: Option<usize>,
+    pub mutant: Option<Mutant>,
+    /// Coherent across domains (the baselines' machine).
+    pub coherent: bool,
+    /// BI Table 1's tree benchmark.
+    pub tree: Option<super::tree::TreeBench>,
+}
 
 /// BI's `[check]` keys.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -36,6 +53,49 @@ impl Family for BiFamily {
     const SYMMETRY: bool = false;
     type CheckParams = BiCheck;
     type Checked = Bi;
+    type Timed = Bi;
+
+    const RUNS: Option<Runs> = Some(Runs {
+        drivers: &[Driver::Workload, Driver::Own],
+        drivers_note: "bi's cores run a workload or [protocol.bi.bench]",
+        programs: false,
+        cache: CacheUse::Refused(
+            "bi's caches are [protocol.bi]'s l1_size, l2_size and l3_size; expected no [protocol.cache]",
+        ),
+        interleave: false,
+        front_end: false,
+        line_state: false,
+        wide_stores: false,
+    });
+
+    fn timed(m: &Machine) -> Result<Bi, String> {
+        let b: &BiSpec = m.params();
+        let p = Bi {
+            domains: b.domains,
+            cores: m.cores / b.domains,
+            mems: m.homes - b.domains,
+            interleave: b.interleave,
+            params: b.params,
+            shapes: Some(b.shapes),
+            bench: b.bench,
+            bench_home: b.bench_home,
+            mutant: b.mutant,
+            lines: 0,
+            values: 0,
+            keep_values: false,
+            seed: m.seed,
+            coherent: b.coherent,
+            program: None,
+            tree: b.tree,
+        };
+        Ok(match b.tree {
+            Some(t) => {
+                let prog = super::tree::program(&t, &p, m.seed);
+                Bi { program: Some(std::sync::Arc::new(prog)), ..p }
+            }
+            None => p,
+        })
+    }
 
     fn checked(size: &CheckSize, c: &BiCheck, mutant: Option<&str>) -> Result<Bi, ParamError> {
         in_range("domains", c.domains, 1, 2, "coherence domains")?;
@@ -122,6 +182,7 @@ impl Family for BiRuntimeFamily {
     const SYMMETRY: bool = false;
     type CheckParams = BiRuntimeParams;
     type Checked = BiRuntimeCheck;
+    type Timed = BiRuntimeCheck;
 
     fn checked(_: &CheckSize, c: &BiRuntimeParams, mutant: Option<&str>) -> Result<BiRuntimeCheck, ParamError> {
         in_range("slots", c.slots, 2, MAX_SLOTS, "object slots")?;

@@ -25,7 +25,7 @@ use smallvec::SmallVec;
 use super::core::{Core, FrontEnd};
 pub use super::lines::Loc;
 use super::lines::{CacheLines, DirLines};
-use crate::agents::cache::{CacheGeometry, SetAssoc, VictimPolicy};
+use crate::agents::cache::SetAssoc;
 use std::hash::{Hash, Hasher};
 
 use crate::agents::protocol::{
@@ -585,13 +585,7 @@ pub struct Directory {
 /// the timing engine keys an operation by its id below 2^56 and its agent).
 const MERGED: u64 = 1 << 55;
 
-/// A timed cache's geometry and victim policy.
-#[derive(Debug, Clone, Copy)]
-pub struct CacheShape {
-    pub geometry: CacheGeometry,
-    pub policy: VictimPolicy,
-    pub seed: u64,
-}
+pub use crate::agents::family::CacheShape;
 
 impl Directory {
     /// Unconstrained cores: the coherence-invariant check.

@@ -3,9 +3,10 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::core::FrontEnd;
 use super::directory::{Directory, Variant, MAX_LOCS, MAX_PROCS, MUTANTS as DIRECTORY_MUTANTS};
 use super::german::German;
-use crate::agents::family::{find_mutant, in_range, CheckSize, Family, ParamError};
+use crate::agents::family::{find_mutant, in_range, CacheUse, CheckSize, Driver, Family, Machine, ParamError, Runs};
 
 /// MSI and MESI take no `[check]` keys beyond the sizes.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -37,6 +38,44 @@ fn directory(variant: Variant, size: &CheckSize, mutant: Option<&str>) -> Result
         .with_symmetry(size.symmetry))
 }
 
+/// The timed directory protocol: a litmus program's cores, workload-driven
+/// cores (with `[protocol.cache]`'s capacity, if given) or random ones.
+fn timed_directory(variant: Variant, m: &Machine) -> Directory {
+    let fe = match m.model {
+        crate::programs::Model::Sc => FrontEnd::Sc,
+        crate::programs::Model::Tso => FrontEnd::Tso,
+        crate::programs::Model::Rc => FrontEnd::Rc,
+    };
+    let p = match &m.program {
+        Some(prog) => Directory::running(variant, prog.clone(), fe, m.homes),
+        None if m.driver == Driver::Workload => {
+            Directory::timed(variant, m.cores, m.homes, m.lines, m.cache, m.mshrs, fe)
+        }
+        None => Directory::free(variant, m.cores, m.homes, m.lines, 2),
+    };
+    p.with_granule(m.granule as usize)
+}
+
+/// MSI's and MESI's timed machine: cores driven by a workload, a random
+/// driver or a litmus program, with the shared front end and caches.
+const DIRECTORY_RUNS: Runs = Runs {
+    drivers: &[Driver::Workload, Driver::Random, Driver::Own],
+    drivers_note: "",
+    programs: true,
+    cache: CacheUse::Optional,
+    interleave: true,
+    front_end: true,
+    line_state: true,
+    wide_stores: false,
+};
+
+fn directory_machine(name: &str, m: &Machine) -> Result<(), ParamError> {
+    if m.cores > MAX_PROCS {
+        return Err(ParamError::new("requester", format!("{} caches: {name} supports at most {MAX_PROCS}", m.cores)));
+    }
+    Ok(())
+}
+
 /// MSI (the Primer's directory protocol, the baseline the seeds build on).
 pub struct Msi;
 
@@ -50,9 +89,20 @@ impl Family for Msi {
     const SYMMETRY: bool = true;
     type CheckParams = NoParams;
     type Checked = Directory;
+    type Timed = Directory;
 
     fn checked(size: &CheckSize, _: &NoParams, mutant: Option<&str>) -> Result<Directory, ParamError> {
         directory(Variant::Msi, size, mutant)
+    }
+
+    const RUNS: Option<Runs> = Some(DIRECTORY_RUNS);
+
+    fn check_machine(m: &Machine) -> Result<(), ParamError> {
+        directory_machine(Self::NAME, m)
+    }
+
+    fn timed(m: &Machine) -> Result<Directory, String> {
+        Ok(timed_directory(Variant::Msi, m))
     }
 }
 
@@ -67,9 +117,20 @@ impl Family for Mesi {
     const SYMMETRY: bool = true;
     type CheckParams = NoParams;
     type Checked = Directory;
+    type Timed = Directory;
 
     fn checked(size: &CheckSize, _: &NoParams, mutant: Option<&str>) -> Result<Directory, ParamError> {
         directory(Variant::Mesi, size, mutant)
+    }
+
+    const RUNS: Option<Runs> = Some(DIRECTORY_RUNS);
+
+    fn check_machine(m: &Machine) -> Result<(), ParamError> {
+        directory_machine(Self::NAME, m)
+    }
+
+    fn timed(m: &Machine) -> Result<Directory, String> {
+        Ok(timed_directory(Variant::Mesi, m))
     }
 }
 
@@ -95,6 +156,35 @@ impl Family for GermanFamily {
     const SYMMETRY: bool = true;
     type CheckParams = NoParams;
     type Checked = German;
+    type Timed = German;
+
+    const RUNS: Option<Runs> = Some(Runs {
+        drivers: &[Driver::Random],
+        drivers_note: "german's clients take no workload",
+        programs: false,
+        cache: CacheUse::Refused("german's caches hold every line they touch; expected no [protocol.cache]"),
+        interleave: false,
+        front_end: false,
+        line_state: false,
+        wide_stores: false,
+    });
+
+    fn check_machine(m: &Machine) -> Result<(), ParamError> {
+        if m.homes != 1 {
+            return Err(ParamError::new(
+                "memory",
+                format!("{} memories: german has one home; expected 1 memory", m.homes),
+            ));
+        }
+        if !(1..=200).contains(&m.values) {
+            return Err(ParamError::new("protocol.values", format!("{}: expected 1 to 200 data values", m.values)));
+        }
+        Ok(())
+    }
+
+    fn timed(m: &Machine) -> Result<German, String> {
+        Ok(German::new(m.cores, m.values))
+    }
 
     fn checked(size: &CheckSize, _: &NoParams, mutant: Option<&str>) -> Result<German, ParamError> {
         in_range("caches", size.caches, 1, 8, "clients")?;

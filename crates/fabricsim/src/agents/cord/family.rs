@@ -4,7 +4,20 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{Cord, Params, Variant, MUTANTS};
-use crate::agents::family::{find_mutant, in_range, CheckSize, Family, ParamError};
+use crate::agents::family::{find_mutant, in_range, CacheUse, CheckSize, Driver, Family, Machine, ParamError, Runs};
+
+/// The timed write-through family, as `[protocol.cord]` resolves.
+#[derive(Debug, Clone, Copy)]
+pub struct CordSpec {
+    pub variant: Variant,
+    pub params: Params,
+    pub store_buffer: usize,
+    pub loads: u16,
+    /// Interleaving granule over the directories, in lines.
+    pub granule: u64,
+    /// The largest store a workload issues, in bytes (0: a line or less).
+    pub max_store: u32,
+}
 
 /// CORD's `[check]` keys: the write-through ordering, the memory model and
 /// CORD's field widths and table sizes (defaults: the paper's Table 3 and
@@ -71,6 +84,59 @@ impl Family for CordFamily {
     const SYMMETRY: bool = true;
     type CheckParams = CordCheck;
     type Checked = Cord;
+    type Timed = Cord;
+
+    const RUNS: Option<Runs> = Some(Runs {
+        drivers: &[Driver::Workload, Driver::Own],
+        drivers_note: "cord's cores run a workload or a program",
+        programs: true,
+        cache: CacheUse::Refused(
+            "cord's write-through stores and loads go to the directory's LLC slice; expected no [protocol.cache]",
+        ),
+        interleave: true,
+        front_end: false,
+        line_state: false,
+        wide_stores: true,
+    });
+
+    fn check_machine(m: &Machine) -> Result<(), ParamError> {
+        if m.cores + m.homes > 255 {
+            return Err(ParamError::new(
+                "requester",
+                format!("{} cores and {} directories: cord's agent ids hold at most 255", m.cores, m.homes),
+            ));
+        }
+        if m.homes > 64 {
+            return Err(ParamError::new("memory", format!("{} directories: cord's cores track at most 64", m.homes)));
+        }
+        Ok(())
+    }
+
+    fn timed(m: &Machine) -> Result<Cord, String> {
+        let c: &CordSpec = m.params();
+        let tso = m.model == crate::programs::Model::Tso;
+        if let Some(prog) = &m.program {
+            let homes = (0..prog.locations.len()).map(|l| ((l as u64 / c.granule) % m.homes as u64) as u8).collect();
+            return Ok(Cord {
+                params: c.params,
+                channel_cap: usize::MAX,
+                ..Cord::running(c.variant, prog.clone(), tso, m.homes, homes)
+            });
+        }
+        let p = Cord::timed(
+            c.variant,
+            tso,
+            m.cores,
+            m.homes,
+            m.lines,
+            c.granule,
+            c.params,
+            c.loads,
+            c.store_buffer,
+            m.line_bytes,
+        );
+        Ok(Cord { max_store: c.max_store, ..p })
+    }
 
     fn checked(size: &CheckSize, c: &CordCheck, mutant: Option<&str>) -> Result<Cord, ParamError> {
         in_range("caches", size.caches, 1, 4, "cores")?;

@@ -3,8 +3,22 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::dcoh::{Dcoh, MAX_BLOCK, MUTANTS};
-use crate::agents::family::{find_mutant, in_range, CheckSize, Family, ParamError};
+use super::dcoh::{Dcoh, DcohTiming, MAX_BLOCK, MUTANTS};
+use crate::agents::cache::{CacheGeometry, VictimPolicy};
+use crate::agents::family::{find_mutant, in_range, CacheUse, CheckSize, Driver, Family, Machine, ParamError, Runs};
+
+/// The timed DCOH's snoop filter, InvBlk length and interleaving, as
+/// `[protocol]` resolves them.
+#[derive(Debug, Clone, Copy)]
+pub struct DcohSpec {
+    pub sf: CacheGeometry,
+    pub sf_policy: VictimPolicy,
+    pub max_block: u8,
+    /// Interleaving granule, in lines.
+    pub granule: u64,
+    /// Device-local lines of each device's HDM-H region.
+    pub hdm_h: u64,
+}
 
 /// DCOH's `[check]` keys.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -47,6 +61,39 @@ impl Family for DcohFamily {
     const SYMMETRY: bool = true;
     type CheckParams = DcohCheck;
     type Checked = Dcoh;
+    type Timed = Dcoh;
+
+    const RUNS: Option<Runs> = Some(Runs {
+        drivers: &[Driver::Workload],
+        drivers_note: "dcoh's requesters run the workload",
+        programs: false,
+        cache: CacheUse::Required("dcoh's requesters need a cache with a capacity: expected a [protocol.cache] table"),
+        interleave: true,
+        front_end: true,
+        line_state: false,
+        wide_stores: false,
+    });
+
+    fn check_machine(m: &Machine) -> Result<(), ParamError> {
+        if m.cores > 64 {
+            return Err(ParamError::new(
+                "requester",
+                format!("{} requesters: dcoh's owner lists hold at most 64", m.cores),
+            ));
+        }
+        Ok(())
+    }
+
+    fn timed(m: &Machine) -> Result<Dcoh, String> {
+        let d: &DcohSpec = m.params();
+        let c = m.cache.ok_or("dcoh's requesters need a cache with a capacity ([protocol.cache])")?;
+        let t =
+            DcohTiming { cache: c.geometry, cache_policy: c.policy, sf: d.sf, sf_policy: d.sf_policy, seed: m.seed };
+        let mut p =
+            Dcoh::timed(m.cores, m.homes, m.lines as u64, d.granule, m.mshrs, d.max_block, t).with_hdm_h(d.hdm_h);
+        p.sc = m.model == crate::programs::Model::Sc;
+        Ok(p)
+    }
 
     fn checked(size: &CheckSize, p: &DcohCheck, mutant: Option<&str>) -> Result<Dcoh, ParamError> {
         in_range("caches", size.caches, 1, 4, "requesters")?;

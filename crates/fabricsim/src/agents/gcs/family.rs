@@ -4,7 +4,22 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{Gcs, Variant, MUTANTS};
-use crate::agents::family::{find_mutant, in_range, CheckSize, Family, ParamError};
+use crate::agents::family::{find_mutant, in_range, CacheUse, CheckSize, Driver, Family, Machine, ParamError, Runs};
+use crate::engine::Time;
+
+/// The timed GCS system, as `[protocol.gcs]` resolves.
+#[derive(Debug, Clone, Copy)]
+pub struct GcsSpec {
+    pub variant: Variant,
+    pub blades: usize,
+    pub threads: usize,
+    pub locks: usize,
+    pub region: u32,
+    pub page: u32,
+    pub blade_latency: Option<Time>,
+    pub critical_section: Time,
+    pub nic_service: Time,
+}
 
 /// GCS's `[check]` keys.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -37,6 +52,61 @@ impl Family for GcsFamily {
     const SYMMETRY: bool = false;
     type CheckParams = GcsCheck;
     type Checked = Gcs;
+    type Timed = Gcs;
+
+    const RUNS: Option<Runs> = Some(Runs {
+        drivers: &[Driver::Workload],
+        drivers_note: "gcs's timed threads run a workload (the checker explores it small: [check] protocol = \"gcs\")",
+        programs: false,
+        cache: CacheUse::Refused(
+            "gcs's blades cache every page they are granted (MIND's DRAM cache holds the working set); expected no \
+             [protocol.cache]",
+        ),
+        interleave: false,
+        front_end: false,
+        line_state: false,
+        wide_stores: false,
+    });
+
+    fn check_machine(m: &Machine) -> Result<(), ParamError> {
+        use super::MAX_BLADES;
+        let dirs = m.homes;
+        if dirs < 3 || dirs - 2 > MAX_BLADES {
+            return Err(ParamError::new(
+                "memory",
+                format!(
+                    "{dirs} memories: gcs's homes are the blades' controllers, then the switch, then the memory \
+                     blade; expected 3 to {}",
+                    MAX_BLADES + 2
+                ),
+            ));
+        }
+        if !m.cores.is_multiple_of(dirs - 2) || m.cores / (dirs - 2) > 64 {
+            return Err(ParamError::new(
+                "requester",
+                format!(
+                    "{} requesters: gcs's requesters are the threads, the same number on each of the {} blades (at \
+                     most 64 each); expected a multiple of {}",
+                    m.cores,
+                    dirs - 2,
+                    dirs - 2
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn timed(m: &Machine) -> Result<Gcs, String> {
+        let g: &GcsSpec = m.params();
+        Ok(Gcs {
+            region_bytes: g.region,
+            page_bytes: g.page,
+            blade_latency: g.blade_latency,
+            cs: g.critical_section,
+            nic_service: g.nic_service,
+            ..Gcs::timed(g.variant, g.blades, g.threads, g.locks)
+        })
+    }
 
     fn checked(size: &CheckSize, c: &GcsCheck, mutant: Option<&str>) -> Result<Gcs, ParamError> {
         in_range("caches", size.caches, 2, 4, "blades")?;

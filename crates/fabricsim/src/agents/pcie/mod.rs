@@ -87,6 +87,7 @@
 //!   `host_latency` per message it handles.
 
 mod dev;
+pub mod family;
 mod host;
 pub mod messages;
 mod nic;

@@ -33,12 +33,13 @@
 use serde::Deserialize;
 use serde_json::json;
 
-use super::CheckError;
+use super::load::{apply_overrides, blame, parse_table, typed, Override};
+use super::{ConfigError, Format};
 use crate::agents::family::CheckSize;
 use crate::check::chart::sequence_svg;
 use crate::check::explorer::{Options, Report};
-use crate::config::load::{apply_overrides, blame, parse_table, typed, Override};
-use crate::config::{ConfigError, Format};
+use crate::error::{and_list, or_list};
+use crate::registry::{self, CheckError};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -127,7 +128,7 @@ pub fn run_with_stop(
     let mut table = apply_overrides(table, &parsed)?;
     let table_for_identity = table.clone();
     // the protocol's own keys go to its family; the common ones are read here
-    let common: Vec<String> = super::params_of(&serde_json::Value::from(schemars::schema_for!(CheckConfig)))
+    let common: Vec<String> = registry::params_of(&serde_json::Value::from(schemars::schema_for!(CheckConfig)))
         .into_iter()
         .map(|p| p.key)
         .collect();
@@ -146,8 +147,8 @@ pub fn run_with_stop(
     let f: File = typed(table, source, "", &parsed)?;
     let c = f.check;
     let err = |k: &str, m: String| blame(source, &parsed, format!("check.{k}"), m);
-    let family = super::find(&c.protocol).ok_or_else(|| {
-        let names = super::names();
+    let family = registry::find(&c.protocol).ok_or_else(|| {
+        let names = registry::names();
         let close = crate::error::did_you_mean_name(&c.protocol, names.iter().copied());
         err("protocol", format!("{:?}: no such protocol;{close} expected {}", c.protocol, or_list(&names)))
     })?;
@@ -167,7 +168,7 @@ pub fn run_with_stop(
         }
     }
     if !family.symmetry() && given.iter().any(|g| g == "symmetry") {
-        let with: Vec<&str> = super::FAMILIES.iter().filter(|f| f.symmetry()).map(|f| f.name()).collect();
+        let with: Vec<&str> = registry::FAMILIES.iter().filter(|f| f.symmetry()).map(|f| f.name()).collect();
         return Err(err(
             "symmetry",
             format!(
@@ -182,7 +183,7 @@ pub fn run_with_stop(
         if mine.contains(key) {
             continue;
         }
-        let others = super::taking(key);
+        let others = registry::taking(key);
         if !others.is_empty() {
             return Err(err(key, format!("applies to protocol = {} only", or_list(&others))));
         }
@@ -199,7 +200,7 @@ pub fn run_with_stop(
     }
     // The memory the process may still take (read once: it bounds the
     // in-memory table of a search on disk, and the search itself).
-    let budget = crate::config::limits::budget().map_err(|m| err("memory", m))?;
+    let budget = super::limits::budget().map_err(|m| err("memory", m))?;
     let disk = match &c.disk {
         None => {
             for key in ["memory", "checkpoint_minutes"] {
@@ -247,8 +248,8 @@ pub fn run_with_stop(
                 "the search stopped after {} states at depth {}: it uses {} of the {} available under {}; expected {hint}",
                 report.states,
                 report.depth,
-                crate::config::limits::format_bytes(rss),
-                crate::config::limits::format_bytes(budget.bytes),
+                super::limits::format_bytes(rss),
+                super::limits::format_bytes(budget.bytes),
                 budget.source
             ),
         ));
@@ -298,7 +299,7 @@ fn disk_options(
                     "memory",
                     format!(
                         "{m:?}: expected 1MiB to the memory the process may use ({})",
-                        crate::config::limits::format_bytes(budget)
+                        super::limits::format_bytes(budget)
                     ),
                 ));
             }
@@ -315,26 +316,4 @@ fn disk_options(
         memory,
         checkpoint_every: minutes * 60.0,
     })
-}
-
-/// `"a"`, `"a" or "b"`, `"a", "b" or "c"`.
-fn or_list(names: &[&str]) -> String {
-    let quoted: Vec<String> = names.iter().map(|n| format!("{n:?}")).collect();
-    joined(&quoted, "or")
-}
-
-/// `a`, `a and b`, `a, b and c`.
-fn and_list(names: &[&str]) -> String {
-    joined(names, "and")
-}
-
-fn joined<S: AsRef<str>>(items: &[S], word: &str) -> String {
-    match items.split_last() {
-        None => String::new(),
-        Some((last, [])) => last.as_ref().to_string(),
-        Some((last, rest)) => {
-            let rest: Vec<&str> = rest.iter().map(|s| s.as_ref()).collect();
-            format!("{} {word} {}", rest.join(", "), last.as_ref())
-        }
-    }
 }
