@@ -114,8 +114,10 @@ class Result:
     @property
     def caches(self) -> pandas.DataFrame:
         """Per core and cache (``[protocol.core]`` levels ``l1``, ``l2``, then ``protocol``): hits,
-        misses, capacity and coherence misses, evictions. Protocol runs with levels only; empty
-        otherwise."""
+        misses, capacity and coherence misses, evictions, write-backs, MSHR stalls and their time,
+        the L1's late overruns (a counter a row does not have is NaN; docs/core.md, "Counters").
+        Protocol runs with levels, or whose protocol's cache counts (MSI, MESI, DCOH with a
+        capacity), only; empty otherwise."""
         import pandas
 
         return self.table("caches") if "caches" in self._tables else pandas.DataFrame()

@@ -6,6 +6,7 @@ mod analytic;
 mod bi_coherent;
 mod bi_runtime_check;
 mod cache;
+mod cache_counters;
 mod coherence;
 mod common;
 mod config_errors;

@@ -10,7 +10,7 @@ use fabricsim::{config, Format, RunResult};
 
 /// `cores` MESI cores and one home behind a switch, a fixed 100 ns memory,
 /// a 10 ns protocol cache hit.
-fn system(cores: usize, protocol: &str, workload: &str) -> String {
+pub fn system(cores: usize, protocol: &str, workload: &str) -> String {
     let mut s = String::from(
         "name = \"core-levels\"\n[defaults.link]\nbandwidth = \"64GB/s\"\nlatency = \"2ns\"\n\
          [[switch]]\nname = \"sw\"\n[[memory]]\nname = \"home\"\n[[link]]\na = \"sw\"\nb = \"home\"\n",
@@ -25,12 +25,12 @@ fn system(cores: usize, protocol: &str, workload: &str) -> String {
 }
 
 /// RC, the protocol's cache (1 MiB, 10 ns hits, 64 MSHRs), then `core`.
-fn proto(core: &str) -> String {
+pub fn proto(core: &str) -> String {
     format!("model = \"rc\"\n{}", cache(core))
 }
 
 /// The protocol's cache, then `core`.
-fn cache(core: &str) -> String {
+pub fn cache(core: &str) -> String {
     format!("[protocol.cache]\nsize = \"1MiB\"\nways = 8\nhit_latency = \"10ns\"\nmshrs = 64\n{core}")
 }
 
@@ -46,14 +46,14 @@ fn error(toml: &str) -> String {
     }
 }
 
-fn stats(r: &RunResult, core: &str, level: &str) -> CacheStats {
+pub fn stats(r: &RunResult, core: &str, level: &str) -> CacheStats {
     let c: Vec<&CacheResult> = r.caches.iter().filter(|c| c.core == core && c.level == level).collect();
     assert_eq!(c.len(), 1, "{core} {level}: {:?}", r.caches);
     c[0].stats
 }
 
 /// Loads over `lines` lines (`pattern`), `requests` of them after a warm-up of `warmup`.
-fn loads(pattern: &str, lines: u64, warmup: u32, requests: u32) -> String {
+pub fn loads(pattern: &str, lines: u64, warmup: u32, requests: u32) -> String {
     format!(
         "pattern = \"{pattern}\"\nread_fraction = 1.0\nfootprint = \"{}B\"\nwarmup = {warmup}\nrequests = {requests}\n",
         lines * 64
@@ -162,7 +162,7 @@ impl PerCore for RunResult {
 }
 
 /// The summary without its wall-clock time.
-fn summary(r: &RunResult) -> serde_json::Value {
+pub fn summary(r: &RunResult) -> serde_json::Value {
     let mut v: serde_json::Value = serde_json::from_str(&r.summary_json("test")).unwrap();
     v.as_object_mut().unwrap().remove("wall_s");
     v
@@ -176,7 +176,9 @@ fn an_empty_core_table_changes_nothing() {
         let base = run(&system(2, &format!("{extra}{cache}"), work));
         let table = run(&system(2, &format!("{extra}{cache}[protocol.core]\n"), work));
         assert_eq!(summary(&base), summary(&table), "{extra}");
-        assert!(base.caches.is_empty() && !summary(&base).as_object().unwrap().contains_key("caches"));
+        // no levels: only the protocol's cache, which counts on its own
+        assert!(base.caches.iter().all(|c| c.level == "protocol" && c.counted), "{:?}", base.caches);
+        assert_eq!(base.caches.len(), 2);
         // the two keys may move into the table
         let (model, moved) = extra.split_at(extra.find('\n').unwrap() + 1);
         if !moved.is_empty() {
@@ -203,9 +205,17 @@ fn levels_report_per_core_counters_and_a_csv() {
     assert_eq!(caches.len(), 24);
     assert_eq!(caches[0]["level"], "l1");
     assert!(caches[2].get("coherence_misses").is_none(), "the protocol's misses are not split");
+    assert!(caches[2].get("writebacks").is_some(), "MESI counts its cache's write-backs");
+    assert!(caches[1].get("late_overruns").is_none() && caches[0].get("late_overruns").is_some());
     let csv = r.tables().into_iter().find(|(n, _)| *n == "caches").expect("caches.csv").1;
     assert_eq!(csv.lines().count(), 25);
-    assert!(csv.starts_with("core,level,hits,misses,capacity_misses,coherence_misses,evictions\n"));
+    assert!(csv.starts_with(
+        "core,level,hits,misses,capacity_misses,coherence_misses,evictions,writebacks,\
+         mshr_stalls,mshr_stall_ns,late_overruns\n"
+    ));
+    // the protocol's row: its own evictions and write-backs, the rest empty
+    let row = csv.lines().nth(3).unwrap();
+    assert!(row.contains(",protocol,") && row.ends_with(",,,"), "{row}");
     // the same configuration and seed give the same bytes
     let again = run(&text);
     assert_eq!(summary(&r), summary(&again));

@@ -20,6 +20,7 @@
 use std::fmt::Debug;
 use std::hash::Hash;
 
+use crate::agents::cache::CacheCounters;
 use crate::engine::pack::{get_byte, Pack};
 use crate::engine::Time;
 
@@ -369,6 +370,14 @@ pub trait Protocol {
     /// Protocol-specific counters of a timed run (summary.json `protocol`).
     fn stats(&self, _agents: &[Self::Agent]) -> Vec<(String, f64)> {
         Vec::new()
+    }
+    /// The counters of a core agent's own cache in a timed run (summary.json
+    /// `caches`, its `protocol` row). None: the agent has no cache with a
+    /// capacity, or the protocol does not count. Counters stay out of the
+    /// checker's state (kept in a timed-only store, or in a
+    /// [`crate::agents::cache::Beside`]).
+    fn cache_counters(&self, _agent: &Self::Agent) -> Option<CacheCounters> {
+        None
     }
     /// Whether an agent waits for something (a transaction in progress).
     fn busy(&self, agent: &Self::Agent) -> bool;

@@ -2,6 +2,7 @@
 //! the agents from a validated spec and runs the event loop.
 
 pub mod home_memory;
+mod levels;
 pub mod protocol;
 pub mod report;
 pub mod system;

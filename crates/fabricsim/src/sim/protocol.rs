@@ -31,7 +31,7 @@ use std::collections::{HashMap, VecDeque};
 use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
-use crate::agents::cache::{LineHasher, SetAssoc};
+use crate::agents::cache::LineHasher;
 use crate::agents::core::{self as front, Core, Next, Queues};
 use crate::agents::protocol::{AgentId, Ctx, OpEvent, OpKind, OpOrder, Protocol, Role, Send, Step, WorkOp};
 use crate::engine::rng::Stream;
@@ -40,6 +40,7 @@ use crate::fabric::kinds::Spread;
 use crate::fabric::routing::RoutingTable;
 use crate::fabric::{Fabric, FabricEvent, NodeId, PacketHeader, PacketId};
 use crate::sim::home_memory::HomeDram;
+use crate::sim::levels::{Held, Levels};
 use crate::sim::system::{CacheResult, CacheStats, MemoryResult, Outcome, RequesterResult, RunResult};
 use crate::spec::{CoreSpec, Driver, ProtocolSpec, SystemSpec, Timing};
 use crate::stats::Histogram;
@@ -151,133 +152,9 @@ pub fn core_base(t: &Timing) -> CoreSpec {
     CoreSpec { front: driver_front(t), l1: None, l2: None }
 }
 
-/// Where a core's private levels hold a line (tags only; the protocol may
-/// have lost it since).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Held {
-    L1,
-    L2,
-    /// In neither: the access goes to the protocol's cache.
-    Neither,
-}
-
-/// A workload-driven core's private levels: tags, inclusive in the
-/// protocol's cache, and their counters (docs/core.md).
-struct Levels {
-    l1: SetAssoc<()>,
-    l1_latency: Time,
-    l2: Option<(SetAssoc<()>, Time)>,
-    /// The L2's miss entries (with an L2).
-    l2_mshrs: Option<front::Entries>,
-    /// L1, L2, the protocol's cache.
-    stats: [CacheStats; 3],
-}
-
-impl Levels {
-    fn new(c: &CoreSpec, seed: u64) -> Option<Self> {
-        let l1 = c.l1?;
-        Some(Levels {
-            l1: SetAssoc::new(l1.geometry, l1.policy, seed),
-            l1_latency: l1.latency,
-            l2: c.l2.map(|l| (SetAssoc::new(l.geometry, l.policy, seed ^ 0x12), l.latency)),
-            l2_mshrs: c.l2.map(|l| front::Entries::new(l.mshrs)),
-            stats: [CacheStats::default(); 3],
-        })
-    }
-
-    fn held(&self, line: u64) -> Held {
-        if self.l1.contains(line) {
-            Held::L1
-        } else if self.l2.as_ref().is_some_and(|(c, _)| c.contains(line)) {
-            Held::L2
-        } else {
-            Held::Neither
-        }
-    }
-
-    /// The latency of a hit in the level holding the line (None: the
-    /// protocol cache's own).
-    fn hit_latency(&self, held: Held) -> Option<Time> {
-        match held {
-            Held::L1 => Some(self.l1_latency),
-            Held::L2 => self.l2.as_ref().map(|l| l.1),
-            Held::Neither => None,
-        }
-    }
-
-    /// The protocol completed the access at once: a hit where the line was
-    /// held, the levels above it filled.
-    fn hit(&mut self, line: u64, held: Held) {
-        match held {
-            Held::L1 => {
-                self.stats[0].hits += 1;
-                self.l1.touch(line);
-            }
-            Held::L2 => {
-                self.stats[0].capacity += 1;
-                self.stats[1].hits += 1;
-                if let Some((l2, _)) = &mut self.l2 {
-                    l2.touch(line);
-                }
-                self.fill_l1(line);
-            }
-            Held::Neither => {
-                self.stats[0].capacity += 1;
-                if self.l2.is_some() {
-                    self.stats[1].capacity += 1;
-                }
-                self.stats[2].hits += 1;
-                self.fill(line);
-            }
-        }
-    }
-
-    /// The protocol missed: a tag still held is stale (the protocol lost
-    /// the line, or holds it without the permission): a coherence miss of
-    /// that level, the tag dropped. Filled at completion ([`Levels::fill`]).
-    fn miss(&mut self, line: u64, held: Held) {
-        let has_l2 = self.l2.is_some();
-        let (l1, l2) = match held {
-            Held::L1 => (true, has_l2),
-            Held::L2 => (false, true),
-            Held::Neither => (false, false),
-        };
-        if l1 {
-            self.stats[0].coherence += 1;
-            self.l1.remove(line);
-        } else {
-            self.stats[0].capacity += 1;
-        }
-        if let Some((c, _)) = &mut self.l2 {
-            if l2 {
-                self.stats[1].coherence += 1;
-                c.remove(line);
-            } else {
-                self.stats[1].capacity += 1;
-            }
-        }
-        self.stats[2].capacity += 1;
-    }
-
-    /// The line's data arrived: both levels hold it (an L2 victim leaves
-    /// the L1 too: inclusion).
-    fn fill(&mut self, line: u64) {
-        if let Some((l2, _)) = &mut self.l2 {
-            if let Some((victim, ())) = l2.insert(line, ()) {
-                self.stats[1].evictions += 1;
-                if self.l1.remove(victim).is_some() {
-                    self.stats[0].evictions += 1;
-                }
-            }
-        }
-        self.fill_l1(line);
-    }
-
-    fn fill_l1(&mut self, line: u64) {
-        if self.l1.insert(line, ()).is_some() {
-            self.stats[0].evictions += 1;
-        }
-    }
+/// Whether a workload operation writes its line (it dirties the levels' copy).
+fn writes(op: &WorkOp) -> bool {
+    matches!(op.kind, OpKind::Store | OpKind::Rmw)
 }
 
 /// The driver's stand-in front end (no `[protocol.core]`, and the values
@@ -745,8 +622,8 @@ impl<P: Protocol> ProtocolSystem<P> {
                                 let d = &mut self.drive[ai];
                                 let core = d.core.as_mut().expect("a front end's operation");
                                 if let Some(lv) = &mut d.levels {
-                                    let line = core.payload(cid).expect("an operation the front end issued").line;
-                                    lv.fill(line);
+                                    let op = core.payload(cid).expect("an operation the front end issued");
+                                    lv.fill(op.line, writes(op));
                                     if let Some(m) = &mut lv.l2_mshrs {
                                         m.release();
                                     }
@@ -1161,13 +1038,19 @@ impl<P: Protocol> ProtocolSystem<P> {
             let d = &mut self.drive[ai];
             let core = d.core.as_ref().expect("checked");
             let mut wait = None;
+            let mut full = [false; 2];
             if held != Some(Held::L1) && c.front.fill_buffers < front::MAX_ENTRIES && !core.fill_free() {
                 wait = Some(core.fill_frees_at());
+                full[0] = true;
             }
             if let (Some(Held::Neither), Some(m)) = (held, d.levels.as_ref().and_then(|lv| lv.l2_mshrs.as_ref())) {
                 if !m.free(now) {
                     wait = Some(wait.flatten().into_iter().chain(m.frees_at(now)).min());
+                    full[1] = true;
                 }
+            }
+            if let Some(lv) = &mut d.levels {
+                lv.entries(queues, id, now, full);
             }
             if let Some(w) = wait {
                 let r = refused(d);
@@ -1205,7 +1088,7 @@ impl<P: Protocol> ProtocolSystem<P> {
                     }
                     // done at once: a hit of the level holding it
                     (true, true) => {
-                        lv.hit(op.line, h);
+                        lv.hit(op.line, h, writes(&op));
                         match h {
                             Held::L1 => front::Access::Hit(lv.l1_latency),
                             Held::L2 => front::Access::Fill(lv.hit_latency(h).expect("an L2")),
@@ -1503,26 +1386,46 @@ impl<P: Protocol> ProtocolSystem<P> {
             spread: self.fabric.routing.spread_used().map(Spread::name),
             warnings,
             protocol_stats: self.p.stats(&self.agents),
-            caches: (0..self.agents.len())
-                .filter_map(|a| self.drive[a].levels.as_ref().map(|lv| (a, lv)))
-                .flat_map(|(a, lv)| {
-                    let core = topo.nodes[self.node_of[a] as usize].name.clone();
-                    let levels: &[&'static str] =
-                        if lv.l2.is_some() { &["l1", "l2", "protocol"] } else { &["l1", "protocol"] };
-                    levels
-                        .iter()
-                        .map(|&level| {
-                            let i = match level {
-                                "l1" => 0,
-                                "l2" => 1,
-                                _ => 2,
-                            };
-                            CacheResult { core: core.clone(), level, stats: lv.stats[i] }
-                        })
-                        .collect::<Vec<_>>()
-                })
-                .collect(),
+            caches: (0..self.agents.len()).flat_map(|a| self.cache_rows(a)).collect(),
         }
+    }
+
+    /// Core `a`'s rows of summary.json `caches`: its levels (with levels),
+    /// then the protocol's cache. The protocol's row counts the accesses
+    /// that reached it as the driver saw them when there are levels (the
+    /// protocol also sees every access the levels served: each is fired
+    /// into it), the protocol's own count without; its evictions and
+    /// write-backs are the protocol's when it counts them. A core with
+    /// neither levels nor a counting protocol has no row.
+    fn cache_rows(&self, a: usize) -> Vec<CacheResult> {
+        let own = (self.roles[a] == Role::Core).then(|| self.p.cache_counters(&self.agents[a])).flatten();
+        let lv = self.drive[a].levels.as_ref();
+        if lv.is_none() && own.is_none() {
+            return Vec::new();
+        }
+        let core = self.fabric.topo.nodes[self.node_of[a] as usize].name.clone();
+        let row = |level, stats, counted| CacheResult { core: core.clone(), level, stats, counted };
+        let mut rows = Vec::with_capacity(3);
+        let mut protocol = CacheStats::default();
+        if let Some(lv) = lv {
+            let late = self.drive[a].core.as_ref().map_or(0, |c| c.stats().late_overruns);
+            rows.push(row("l1", CacheStats { late_overruns: late, ..lv.stats[0] }, false));
+            if lv.l2.is_some() {
+                rows.push(row("l2", lv.stats[1], false));
+            }
+            protocol = lv.stats[2];
+        }
+        if let Some(c) = own {
+            if lv.is_none() {
+                protocol.hits = c.hits;
+                // (the protocol's misses are not split)
+                protocol.capacity = c.misses;
+            }
+            protocol.evictions = c.evictions;
+            protocol.writebacks = c.writebacks;
+        }
+        rows.push(row("protocol", protocol, own.is_some()));
+        rows
     }
 
     /// The agents' final states (for tests asserting invariants after a run).

@@ -119,7 +119,8 @@ impl RunResult {
             v["protocol"] = serde_json::Value::Object(m);
         }
         if !self.caches.is_empty() {
-            // Only runs with [protocol.core] levels have it: other outputs stay as they were.
+            // Only runs with [protocol.core] levels or a protocol cache that counts
+            // (MSI, MESI, DCOH with a capacity) have it: other outputs stay as they were.
             v["caches"] = self.caches.iter().map(Self::cache_json).collect();
         }
         serde_json::to_string_pretty(&v).expect("summary serializes")
@@ -133,28 +134,35 @@ impl RunResult {
             "hits": st.hits,
             "misses": st.misses(),
         });
-        // the protocol's cache: its misses are not split, its evictions not seen
-        if c.level != "protocol" {
-            v["capacity_misses"] = json!(st.capacity);
-            v["coherence_misses"] = json!(st.coherence);
-            v["evictions"] = json!(st.evictions);
+        // a counter the row does not have is absent (as in caches.csv: empty)
+        for (k, x) in cache_columns(st) {
+            if c.has(k) {
+                v[k] = x;
+            }
         }
         v
     }
 
     /// One row per core and cache (`[protocol.core]` levels, then the
-    /// protocol's cache); the protocol's cache leaves the miss split and the
-    /// evictions empty.
+    /// protocol's cache); a counter a row does not have is empty
+    /// ([`crate::sim::CacheResult::has`]).
     pub fn caches_csv(&self) -> String {
-        let mut s = String::from("core,level,hits,misses,capacity_misses,coherence_misses,evictions\n");
+        let mut s = String::from("core,level,hits,misses");
+        for (k, _) in cache_columns(&Default::default()) {
+            s.push(',');
+            s.push_str(k);
+        }
+        s.push('\n');
         for c in &self.caches {
             let st = &c.stats;
             let _ = write!(s, "{},{},{},{}", c.core, c.level, st.hits, st.misses());
-            if c.level == "protocol" {
-                s.push_str(",,,\n");
-            } else {
-                let _ = writeln!(s, ",{},{},{}", st.capacity, st.coherence, st.evictions);
+            for (k, x) in cache_columns(st) {
+                s.push(',');
+                if c.has(k) {
+                    let _ = write!(s, "{x}");
+                }
             }
+            s.push('\n');
         }
         s
     }
@@ -338,7 +346,7 @@ impl RunResult {
         if !self.by_hops.is_empty() {
             t.push(("hops", self.hops_csv()));
         }
-        // Runs with [protocol.core] levels only.
+        // Runs with [protocol.core] levels or a counting protocol cache only.
         if !self.caches.is_empty() {
             t.push(("caches", self.caches_csv()));
         }
@@ -418,8 +426,17 @@ impl RunResult {
             let _ = writeln!(s);
             let _ = writeln!(
                 s,
-                "  {:<12} {:>12} {:>8} {:>12} {:>12} {:>10}",
-                "cache", "accesses", "hit %", "capacity", "coherence", "evictions"
+                "  {:<12} {:>12} {:>8} {:>10} {:>10} {:>10} {:>10} {:>11} {:>9} {:>8}",
+                "cache",
+                "accesses",
+                "hit %",
+                "capacity",
+                "coherence",
+                "evictions",
+                "writebacks",
+                "mshr stalls",
+                "ns/stall",
+                "late"
             );
             // per level, summed over the cores, in the order the cores report them
             let mut levels: Vec<&'static str> = Vec::new();
@@ -429,22 +446,29 @@ impl RunResult {
                 }
             }
             for level in levels {
+                let rows = || self.caches.iter().filter(|c| c.level == level);
                 let mut sum = super::system::CacheStats::default();
-                for c in self.caches.iter().filter(|c| c.level == level) {
+                for c in rows() {
                     sum += c.stats;
                 }
                 let accesses = sum.accesses();
-                // the protocol's cache: its misses are not split, its evictions not seen (as summary.json)
-                let split = |n: u64| if level == "protocol" { "-".to_string() } else { n.to_string() };
+                // a counter the level does not have: "-" (empty in caches.csv)
+                let col = |k: &str, n: String| if rows().any(|c| c.has(k)) { n } else { "-".to_string() };
+                // the mean wait of an access that waited for the level's entries
+                let stall = sum.mshr_stall_ps as f64 / sum.mshr_stalls.max(1) as f64 / NS as f64;
                 let _ = writeln!(
                     s,
-                    "  {:<12} {:>12} {:>8.2} {:>12} {:>12} {:>10}",
+                    "  {:<12} {:>12} {:>8.2} {:>10} {:>10} {:>10} {:>10} {:>11} {:>9} {:>8}",
                     level,
                     accesses,
                     100.0 * sum.hits as f64 / accesses.max(1) as f64,
-                    split(sum.capacity),
-                    split(sum.coherence),
-                    split(sum.evictions)
+                    col("capacity_misses", sum.capacity.to_string()),
+                    col("coherence_misses", sum.coherence.to_string()),
+                    col("evictions", sum.evictions.to_string()),
+                    col("writebacks", sum.writebacks.to_string()),
+                    col("mshr_stalls", sum.mshr_stalls.to_string()),
+                    col("mshr_stall_ns", format!("{stall:.1}")),
+                    col("late_overruns", sum.late_overruns.to_string())
                 );
             }
         }
@@ -453,4 +477,17 @@ impl RunResult {
         }
         s
     }
+}
+
+/// A cache row's counters after its hits and misses, in caches.csv's order.
+fn cache_columns(st: &crate::sim::CacheStats) -> [(&'static str, serde_json::Value); 7] {
+    [
+        ("capacity_misses", json!(st.capacity)),
+        ("coherence_misses", json!(st.coherence)),
+        ("evictions", json!(st.evictions)),
+        ("writebacks", json!(st.writebacks)),
+        ("mshr_stalls", json!(st.mshr_stalls)),
+        ("mshr_stall_ns", json!(round(st.mshr_stall_ps as f64 / NS as f64, 3))),
+        ("late_overruns", json!(st.late_overruns)),
+    ]
 }

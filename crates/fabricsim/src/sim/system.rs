@@ -131,18 +131,28 @@ pub struct RunResult {
 }
 
 /// The counters of one cache of one core (docs/core.md): a private level
-/// (`l1`, `l2`) or the protocol's cache (`protocol`) as the accesses that
-/// missed the levels saw it.
+/// (`l1`, `l2`) or the protocol's cache (`protocol`), whose hits and misses
+/// are the accesses that reached it (with levels: those that missed them).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CacheStats {
     pub hits: u64,
-    /// Tag absent: cold, capacity or conflict misses.
+    /// Tag absent: cold, capacity or conflict misses (the protocol's
+    /// cache: every miss, not split).
     pub capacity: u64,
     /// Tag present but the protocol had lost the line (or lacked the
     /// permission): the tag is dropped.
     pub coherence: u64,
-    /// Tags evicted to make room (an L1 also loses the lines its L2 evicts).
+    /// Lines evicted to make room (an L1 also loses the lines its L2 evicts).
     pub evictions: u64,
+    /// Of those, the ones written since they were filled (dirty).
+    pub writebacks: u64,
+    /// Accesses that waited because every miss entry of the level was in
+    /// use (each counted once however long it waited), and their wait.
+    pub mshr_stalls: u64,
+    pub mshr_stall_ps: u64,
+    /// The L1: misses found after issue while every fill buffer was in use
+    /// (they took one past the bound; the front end's `late_overruns`).
+    pub late_overruns: u64,
 }
 
 impl CacheStats {
@@ -161,6 +171,10 @@ impl std::ops::AddAssign for CacheStats {
         self.capacity += o.capacity;
         self.coherence += o.coherence;
         self.evictions += o.evictions;
+        self.writebacks += o.writebacks;
+        self.mshr_stalls += o.mshr_stalls;
+        self.mshr_stall_ps += o.mshr_stall_ps;
+        self.late_overruns += o.late_overruns;
     }
 }
 
@@ -171,6 +185,26 @@ pub struct CacheResult {
     /// `l1`, `l2` or `protocol`.
     pub level: &'static str,
     pub stats: CacheStats,
+    /// The protocol's cache only: its evictions and write-backs are the
+    /// protocol's own counts (false: the protocol does not count them, and
+    /// the driver cannot see them: reported empty).
+    pub counted: bool,
+}
+
+impl CacheResult {
+    /// Whether the row has counter `column` (a caches.csv column; the
+    /// others are empty there and absent from summary.json): a private
+    /// level has all but the protocol's, the protocol's cache its accesses
+    /// and, when it counts them, its evictions and write-backs.
+    pub fn has(&self, column: &str) -> bool {
+        match (self.level, column) {
+            (_, "hits" | "misses") => true,
+            ("l1", _) => true,
+            ("l2", c) => c != "late_overruns",
+            (_, "evictions" | "writebacks") => self.counted,
+            _ => false,
+        }
+    }
 }
 
 pub struct System {

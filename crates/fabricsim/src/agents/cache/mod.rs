@@ -5,11 +5,13 @@
 //! - [`VictimPolicy`]: `lru`, `fifo`, `lifo`, `mru`, `lfi`, `random`.
 //! - [`SetAssoc`]: the preallocated table of (line address, value) slots.
 //! - [`CacheParams`]: the `[... cache]` configuration table.
+//! - [`CacheCounters`]: what a protocol's cache counts in a timed run.
 //!
 //! Keys are *line addresses* (byte address / line size, see
 //! [`CacheGeometry::line_of`]); line `a` lives in set `a mod sets`.
 //! See docs/cache.md for the exact policy definitions.
 
+mod counters;
 mod params;
 mod store;
 
@@ -18,6 +20,7 @@ use std::fmt;
 use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize, Serializer};
 
+pub use counters::{Beside, CacheCounters};
 pub use params::{geometry_warnings, CacheParams, Ways};
 pub use store::{LineHasher, SetAssoc};
 

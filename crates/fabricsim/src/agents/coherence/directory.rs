@@ -25,7 +25,7 @@ use smallvec::SmallVec;
 use super::core::{Core, FrontEnd};
 pub use super::lines::Loc;
 use super::lines::{CacheLines, DirLines};
-use crate::agents::cache::SetAssoc;
+use crate::agents::cache::{CacheCounters, SetAssoc};
 use std::hash::{Hash, Hasher};
 
 use crate::agents::protocol::{
@@ -818,6 +818,12 @@ impl Directory {
         loc: Loc,
     ) -> &'l mut Line {
         if let Some((v, mut victim)) = lines.make_room(loc) {
+            // (an E victim's PutM carries its data too, but it is clean)
+            let dirty = victim.st == CState::M;
+            lines.count(|c| {
+                c.evictions += 1;
+                c.writebacks += u64::from(dirty);
+            });
             self.write_back(&mut victim, ctx, v);
             lines.evicting(v, victim);
         }
@@ -1076,18 +1082,21 @@ impl Directory {
         match action {
             Action::Hit(l) => {
                 ctx.issued(l as u64, OpKind::Load);
+                lines.count(|c| c.hits += 1);
                 lines.touch(l);
                 check_value(ctx.ghost.coh(), l, lines.get(l).data)?;
                 ctx.done(l as u64);
             }
             Action::Load(l) => {
                 ctx.issued(l as u64, OpKind::Load);
+                lines.count(|c| c.misses += 1);
                 let line = self.alloc(lines, ctx, l);
                 line.waiter = Waiter::Load;
                 self.get_s(core, line, ctx, l);
             }
             Action::Acquire(l) => {
                 ctx.issued(l as u64, OpKind::Load);
+                lines.count(|c| c.misses += 1);
                 let line = self.alloc(lines, ctx, l);
                 line.waiter = Waiter::Acquire;
                 core.waiting = true;
@@ -1096,25 +1105,34 @@ impl Directory {
             Action::Store(l, v) => {
                 ctx.issued(l as u64, OpKind::Store);
                 let line = self.alloc(lines, ctx, l);
-                if line.st.writable() {
+                let hit = line.st.writable();
+                if hit {
                     write(line, ctx.ghost.coh(), l, v);
                     ctx.done(l as u64);
                 } else {
                     self.get_m(core, line, ctx, l);
                     line.waiter = Waiter::Store(v);
                 }
+                lines.count(|c| if hit { c.hits += 1 } else { c.misses += 1 });
             }
             Action::Merge(l, v) => {
                 // its own operation id: the miss it joins is open under the line's
                 let id = MERGED | l as u64;
                 ctx.issued(id, OpKind::Store);
+                // no request of its own: a hit, as the driver sees it (done at once)
+                lines.count(|c| c.hits += 1);
                 let line = lines.get_mut(l).expect("a merged store's line has a miss in flight");
                 line.waiter = Waiter::Store(v);
                 ctx.done(id);
             }
             Action::Evict(l) => {
                 let line = lines.get_mut(l).expect("only a held line is evicted");
+                let dirty = line.st == CState::M;
                 self.write_back(line, ctx, l);
+                lines.count(|c| {
+                    c.evictions += 1;
+                    c.writebacks += u64::from(dirty);
+                });
             }
             Action::Step => {
                 let i = core.pc;
@@ -1713,6 +1731,15 @@ impl Protocol for Directory {
     /// Directories only answer messages.
     fn has_actions(&self, id: AgentId) -> bool {
         self.role(id) == Role::Core
+    }
+
+    /// A timed cache with a capacity (`[protocol.cache]`) counts; one that
+    /// holds every line (no capacity: no evictions) does not.
+    fn cache_counters(&self, agent: &Node) -> Option<CacheCounters> {
+        match agent {
+            Node::Cache { lines, .. } => lines.counters(),
+            Node::Dir { .. } => None,
+        }
     }
 
     fn workload_action(&self, agent: &Node, _me: AgentId, op: &WorkOp) -> Option<Action> {

@@ -14,7 +14,7 @@ use std::hash::{Hash, Hasher};
 use smallvec::SmallVec;
 
 use super::directory::{CState, DirLine, Line};
-use crate::agents::cache::SetAssoc;
+use crate::agents::cache::{CacheCounters, SetAssoc};
 use crate::engine::pack::Pack;
 
 /// A line address (the line's index in the address space).
@@ -30,6 +30,8 @@ pub struct Assoc {
     pub store: SetAssoc<Line>,
     /// Lines evicted and waiting for their `PutAck` (SI_A, MI_A, II_A).
     pub evicting: Vec<(Loc, Line)>,
+    /// The timed run's counters (here, where only the timing engine looks).
+    pub counters: CacheCounters,
 }
 
 /// A line its set may give up: valid and with no transaction in flight.
@@ -43,7 +45,7 @@ impl CacheLines {
     }
 
     pub fn assoc(store: SetAssoc<Line>) -> Self {
-        CacheLines::Assoc(Box::new(Assoc { store, evicting: Vec::new() }))
+        CacheLines::Assoc(Box::new(Assoc { store, evicting: Vec::new(), counters: CacheCounters::default() }))
     }
 
     /// The line's state (Invalid if the cache does not hold it).
@@ -116,6 +118,22 @@ impl CacheLines {
                 }
                 a.store.entry_touch(loc as u64, Line::default())
             }
+        }
+    }
+
+    /// The counters of a timed (associative) cache, to count on; a checked
+    /// (dense) one has none: its state is all the checker sees.
+    #[inline]
+    pub fn count(&mut self, f: impl FnOnce(&mut CacheCounters)) {
+        if let CacheLines::Assoc(a) = self {
+            f(&mut a.counters);
+        }
+    }
+
+    pub fn counters(&self) -> Option<CacheCounters> {
+        match self {
+            CacheLines::Dense(_) => None,
+            CacheLines::Assoc(a) => Some(a.counters),
         }
     }
 

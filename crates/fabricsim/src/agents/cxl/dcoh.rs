@@ -73,7 +73,7 @@
 use super::line_store::LineStore;
 pub use super::snoop_filter::MAX_BLOCK;
 use super::snoop_filter::{Entry, SnoopFilter};
-use crate::agents::cache::{CacheGeometry, VictimPolicy};
+use crate::agents::cache::{Beside, CacheCounters, CacheGeometry, VictimPolicy};
 use crate::agents::protocol::{
     AgentId, ChannelOrder, Ctx, Envelope, OpKind, OpOrder, Protocol, Renaming, Role, Scalarset, Step, Violation, WorkOp,
 };
@@ -165,6 +165,8 @@ pub struct Requester {
     pub snoops: Vec<Snoop>,
     /// Outstanding requests (MSHRs in use).
     pub pending: u16,
+    /// Its cache's counters (timing only), beside the state.
+    pub counters: Beside<CacheCounters>,
 }
 
 /// A request the device holds until it can be served.
@@ -319,7 +321,7 @@ impl Pack for Pend {
 
 crate::pack_struct!(CLine { st, data, pend });
 crate::pack_struct!(Snoop { base, len, acked, served, awaiting });
-crate::pack_struct!(Requester { lines, wbs, snoops, pending });
+crate::pack_struct!(Requester { lines, wbs, snoops, pending, counters });
 crate::pack_struct!(Tracker { from, line, excl, room, since, waited });
 crate::pack_sparse!(DcohStats {
     requests,
@@ -725,11 +727,20 @@ impl Dcoh {
     /// Start a miss on `line` for a load (`None`) or a store of `v`.
     fn miss(&self, r: &mut Requester, ctx: &mut Ctx<Msg, Ghost>, line: Line, store: Option<Val>) {
         ctx.issued(line, if store.is_some() { OpKind::Store } else { OpKind::Load });
+        let timed = !self.checked_mode();
+        if timed {
+            r.counters.0.misses += 1;
+        }
         if !r.lines.has_room(line) {
             let v = r
                 .lines
                 .victim_where(line, |_, l| l.pend == Pend::None)
                 .expect("workload_action checked that a victim exists");
+            if timed {
+                let c = &mut r.counters.0;
+                c.evictions += 1;
+                c.writebacks += u64::from(r.lines.get(v).is_some_and(|l| l.st == St::M));
+            }
             self.evict(r, ctx, v);
         }
         let st = r.lines.get(line).map_or(St::I, |l| l.st);
@@ -1038,7 +1049,13 @@ impl Protocol for Dcoh {
                 None => LineStore::small(self.lines as usize),
                 Some(t) => LineStore::assoc(t.cache, t.cache_policy, t.seed.wrapping_add(r as u64)),
             };
-            agents.push(Agent::Requester(Requester { lines, wbs: Vec::new(), snoops: Vec::new(), pending: 0 }));
+            agents.push(Agent::Requester(Requester {
+                lines,
+                wbs: Vec::new(),
+                snoops: Vec::new(),
+                pending: 0,
+                counters: Beside::default(),
+            }));
         }
         for dv in 0..self.devices {
             let (sf, mem) = match &self.timing {
@@ -1156,6 +1173,9 @@ impl Protocol for Dcoh {
             (Agent::Requester(r), Action::Store(line, v)) => match r.lines.get_mut(line) {
                 Some(l) if matches!(l.st, St::E | St::M) => {
                     ctx.issued(line, OpKind::Store);
+                    if !self.checked_mode() {
+                        r.counters.0.hits += 1;
+                    }
                     l.st = St::M;
                     l.data = v;
                     if self.checked_mode() {
@@ -1168,6 +1188,9 @@ impl Protocol for Dcoh {
             },
             (Agent::Requester(r), Action::Hit(line, store)) => {
                 ctx.issued(line, if store.is_some() { OpKind::Store } else { OpKind::Load });
+                if !self.checked_mode() {
+                    r.counters.0.hits += 1;
+                }
                 let l = r.lines.get_mut(line).expect("workload_action saw the line");
                 if let Some(v) = store {
                     l.st = St::M;
@@ -1320,6 +1343,14 @@ impl Protocol for Dcoh {
 
     fn max_data_lines(&self) -> u32 {
         self.max_block as u32
+    }
+
+    /// A timed requester's cache (a checked one counts nothing).
+    fn cache_counters(&self, agent: &Agent) -> Option<CacheCounters> {
+        match agent {
+            Agent::Requester(r) if !self.checked_mode() => Some(r.counters.0),
+            _ => None,
+        }
     }
 
     fn vc_names(&self) -> Vec<String> {
