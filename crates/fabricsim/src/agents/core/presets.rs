@@ -53,7 +53,7 @@ pub const SKYLAKE_SP: Preset = Preset {
         model: Model::Tso,
     },
     l1: Level { size: 32 * KIB, ways: 8, latency_cycles: 4, mshrs: 12 },
-    l2: Level { size: 1024 * KIB, ways: 16, latency_cycles: 13, mshrs: 16 },
+    l2: Level { size: 1024 * KIB, ways: 16, latency_cycles: 14, mshrs: 16 },
 };
 
 /// Every preset. A cycle time is whole picoseconds: 3 GHz is 333 ps
