@@ -285,9 +285,9 @@ def compare(data: pd.DataFrame) -> list[Row]:
             "cached for the rest of the period.",
             if_disagrees="The invalidation flushes the whole working set each period (the 'accessed' policy of a "
             "uniform loop over it); past a few MB that takes longer than a 1 ms period (≈ 5 ns a line for lines the "
-            "socket no longer holds: the broadcast, 10 in flight), so on the same core the loader never runs, which "
-            "is worse than aggressive. Flushing only the lines loaded since the last invalidation would cost "
-            "at most one flush a load.",
+            f"socket no longer holds: the broadcast, {system.FILL_BUFFERS} in flight), so on the same core the "
+            "loader never runs, which is worse than aggressive. Flushing only the lines loaded since the last "
+            "invalidation would cost at most one flush a load.",
         ),
         Row(
             FIG,
@@ -306,7 +306,7 @@ def compare(data: pd.DataFrame) -> list[Row]:
                 f"max {l2_max:.1%} at {l2_arg[0]} {l2_arg[1]} ms {_size(l2_arg[2])}; "
                 + ", ".join(f"{p} {pm} ms {_size(x)} {v:.1%}" for (p, pm, x), v in l2_losses.items()),
             ),
-            "After an invalidation each line of the working set is refilled from memory once (10 misses in "
+            f"After an invalidation each line of the working set is refilled from memory once ({MLP} misses in "
             "flight); on the same core the loader also flushes each line (≈ 2 ns a line for lines it holds). A 1 MB "
             "set is 16384 lines.",
             if_disagrees="At 1 ms on the same core a 1 MB set's flushes take ≈ 3% of the period and its refills "
