@@ -67,6 +67,25 @@ def _flush(op: str, state: str, lines: int = 256, reps: int = 2, **bi) -> dict:
     return _bench({"kind": "flush", "op": op, "state": state, "lines": lines, "reps": reps, "reread": True}, 2, **bi)
 
 
+def test_the_machines_core_is_the_skylake_sp_preset():
+    # one machine, one parameter set: BI's core values are the preset's (docs/cpu-presets.md), in the
+    # simulator (its [protocol.bi] defaults) and in the experiments (system.py), not restated copies
+    core = fabricsim.core_presets()["skylake-sp"]
+    assert (system.FILL_BUFFERS, system.STORE_BUFFER, system.ROB) == (
+        core["fill_buffers"],
+        core["store_buffer"],
+        core["rob"],
+    )
+    assert system.GHZ == pytest.approx(1000 / core["cycle_ps"]) == pytest.approx(2.5)  # BI §7
+    for level, ws in (("l1", "16KiB"), ("l2", "512KiB")):
+        m = _bench({"kind": "read", "sequential": True, "ops": 500, "working_set": ws})
+        assert m["ns_per_op"] == pytest.approx(core[level]["latency_cycles"] * core["cycle_ps"] / 1000, rel=0.001)
+    # the clflushopt slots are the fill buffers: the default runs as the preset's count does, not as one less
+    default = _flush("clflushopt", "r")["ns_per_op"]
+    assert _flush("clflushopt", "r", flush_slots=core["fill_buffers"])["ns_per_op"] == default
+    assert _flush("clflushopt", "r", flush_slots=core["fill_buffers"] - 1)["ns_per_op"] != default
+
+
 def test_a_flush_stays_in_its_socket_on_the_coherent_machine_and_leaves_it_when_broadcast():
     def per_line(sockets, **bi):
         bench = {"kind": "flush", "op": "clflushopt", "state": "m", "lines": 256, "reps": 2, "reread": True}

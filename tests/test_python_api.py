@@ -210,3 +210,14 @@ def test_bench_quick_returns_figures():
     assert "engine" in figures
     for protocol in ("protocol_mesi_64core", "protocol_gcs_mind", "protocol_bi_superdome", "protocol_bi_tree"):
         assert figures[protocol]["outcome"] == "completed", protocol
+
+
+def test_core_presets_are_the_named_cores_a_configuration_selects():
+    presets = fabricsim.core_presets()
+    assert set(presets) == {"gem5-o3-2ghz", "gem5-o3-3ghz", "skylake-sp", "sapphire-rapids"}
+    sk = presets["skylake-sp"]
+    # docs/cpu-presets.md's table
+    assert (sk["rob"], sk["fill_buffers"], sk["store_buffer"], sk["cycle_ps"]) == (224, 12, 56, 400)
+    assert (sk["l1"]["latency_cycles"], sk["l2"]["latency_cycles"], sk["l2"]["size"]) == (4, 14, 1 << 20)
+    for name, p in presets.items():
+        assert p["name"] == name and p["l1"]["size"] <= p["l2"]["size"], name

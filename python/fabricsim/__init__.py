@@ -33,6 +33,7 @@ __all__ = [
     "check",
     "litmus",
     "protocols",
+    "core_presets",
     "Result",
     "ConfigError",
     "ConfigWarning",
@@ -131,6 +132,15 @@ def protocols() -> list[dict[str, Any]]:
     """Every protocol family fabricsim has: its name, what it is, what the ``[check]`` sizes
     mean for it, its own keys (type, default, doc) and its mutants (what each breaks)."""
     return json.loads(_core.protocols())
+
+
+def core_presets() -> dict[str, dict[str, Any]]:
+    """Every named core (``[protocol.core] preset``; docs/cpu-presets.md cites each value), by
+    name: ``rob``, ``width``, ``load_queue``, ``fill_buffers``, ``store_buffer``, ``wc_buffers``,
+    ``cycle_ps`` and the private levels ``l1``, ``l2`` (``size`` in bytes, ``ways``,
+    ``latency_cycles``, ``mshrs``). An experiment reads its machine's core here rather than
+    restating it."""
+    return {p["name"]: p for p in json.loads(_core.core_presets())}
 
 
 def _check_seed(seed: Any) -> int:

@@ -338,6 +338,41 @@ fn protocols() -> String {
     fabricsim::registry::describe().to_string()
 }
 
+/// Every named core (`[protocol.core] preset`, docs/cpu-presets.md), as JSON:
+/// the experiments read a machine's core values here instead of restating them.
+#[pyfunction]
+fn core_presets() -> String {
+    use fabricsim::agents::core::presets::{Level, PRESETS};
+    let level = |l: &Level| {
+        serde_json::json!({
+            "size": l.size,
+            "ways": l.ways,
+            "latency_cycles": l.latency_cycles,
+            "mshrs": l.mshrs,
+        })
+    };
+    let all: Vec<serde_json::Value> = PRESETS
+        .iter()
+        .map(|p| {
+            let c = &p.core;
+            serde_json::json!({
+                "name": p.name,
+                "machine": p.machine,
+                "rob": c.rob,
+                "width": c.width,
+                "load_queue": c.load_queue,
+                "fill_buffers": c.fill_buffers,
+                "store_buffer": c.store_buffer,
+                "wc_buffers": c.wc_buffers,
+                "cycle_ps": c.cycle,
+                "l1": level(&p.l1),
+                "l2": level(&p.l2),
+            })
+        })
+        .collect();
+    serde_json::Value::from(all).to_string()
+}
+
 /// The TOML of the 8x8 mesh benchmark system.
 #[pyfunction]
 fn bench_config() -> &'static str {
@@ -355,6 +390,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(litmus, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(protocols, m)?)?;
+    m.add_function(wrap_pyfunction!(core_presets, m)?)?;
     m.add_class::<RmatGraph>()?;
     m.add_class::<StopToken>()?;
     Ok(())

@@ -305,11 +305,11 @@ fn a_preset_gives_its_cited_core_and_levels_and_keys_override_it() {
     assert_eq!((t.store_buffer, t.width, t.issue_interval), (55, 4, 0));
     let (l1, l2) = (c.l1.unwrap(), c.l2.unwrap());
     assert_eq!((l1.geometry.size_bytes(), l1.geometry.ways(), l1.latency, l1.mshrs), (32 << 10, 8, 1600, 12));
-    assert_eq!((l2.geometry.size_bytes(), l2.geometry.ways(), l2.latency, l2.mshrs), (1 << 20, 16, 5200, 16));
+    assert_eq!((l2.geometry.size_bytes(), l2.geometry.ways(), l2.latency, l2.mshrs), (1 << 20, 16, 5600, 16));
     // a key beside the preset overrides one value; a clock re-times the levels in cycles
     let (c, _) = core_of(&free(1, "[protocol.core]\npreset = \"skylake-sp\"\nrob = 100\nclock = \"500ps\"\n", ""));
     assert_eq!((c.front.rob, c.front.width, c.front.cycle), (100, 4, 500));
-    assert_eq!((c.l1.unwrap().latency, c.l2.unwrap().latency), (2000, 6500));
+    assert_eq!((c.l1.unwrap().latency, c.l2.unwrap().latency), (2000, 7000));
     // a store buffer given beside the preset sizes the front end's too (the waiting stores and the one performing)
     let (c, t) = core_of(&free(1, "model = \"tso\"\n[protocol.core]\npreset = \"skylake-sp\"\nstore_buffer = 8\n", ""));
     assert_eq!((t.store_buffer, c.front.store_buffer), (8, 9));

@@ -201,8 +201,8 @@ def compare(data: pd.DataFrame) -> list[Row]:
                     ),
                 },
             ),
-            "Up to 10 clflushopts are in flight at once, so their round trips overlap; the one mfence waits for the "
-            "last, which a long batch amortizes.",
+            f"Up to {system.FILL_BUFFERS} clflushopts (the core's fill buffers) are in flight at once, so their "
+            "round trips overlap; the one mfence waits for the last, which a long batch amortizes.",
         ),
     ]
 

@@ -47,7 +47,7 @@ MODELS = {
     "": gm.Software(),
     "mlp2": gm.Software(mlp=2.0),
     # the machine's misses in flight (system.FILL_BUFFERS), the value Fig 12's loader runs
-    "mlp10": gm.Software(mlp=float(system.FILL_BUFFERS)),
+    f"mlp{system.FILL_BUFFERS}": gm.Software(mlp=float(system.FILL_BUFFERS)),
     "record75": gm.Software(record=75.0),
     "record300": gm.Software(record=300.0),
     "edge10": gm.Software(edge=10.0),
@@ -284,8 +284,9 @@ def compare(data: pd.DataFrame) -> list[Row]:
             "As above: BI-on-demand gains on stock with every socket added.",
             "It gains but does not pass stock by 8 sockets: 72 % of the gather's vertex reads miss an LRU L3 "
             "(Che's approximation, checked against the event-level caches), and under BI 7/8 of those go to "
-            "another socket's memory, half of them across the enclosures (400 ns). With 10 misses in flight "
-            "instead of 4 (Choice) the crossover comes between 2 and 4 sockets.",
+            "another socket's memory, half of them across the enclosures (400 ns). With the core's "
+            f"{system.FILL_BUFFERS} misses in flight instead of 4 (Choice) the crossover comes between 2 and 4 "
+            "sockets.",
         ),
         _row(
             "BI-periodic: slower than stock at 2 sockets, faster at 8",
@@ -383,10 +384,10 @@ CHOICES = [
         [
             Variant("mlp2", "2 misses in flight", columns=_columns("mlp2")),
             Variant(
-                "mlp10",
-                f"{system.FILL_BUFFERS} misses in flight: the machine's fill buffers (system.FILL_BUFFERS), the "
-                "seed's common value, which Fig 12's loader runs",
-                columns=_columns("mlp10"),
+                f"mlp{system.FILL_BUFFERS}",
+                f"{system.FILL_BUFFERS} misses in flight: the machine's fill buffers (system.FILL_BUFFERS, the "
+                "skylake-sp preset's), the seed's common value, which Fig 12's loader runs",
+                columns=_columns(f"mlp{system.FILL_BUFFERS}"),
             ),
         ],
     ),
@@ -457,7 +458,7 @@ overlaps 4 misses, not the core's {system.FILL_BUFFERS} (system.FILL_BUFFERS, wh
 12's loader runs). Fig 12's loader is a loop of a few instructions a load,
 so its misses are bounded by the fill buffers; PowerGraph's gather does
 about 50 cycles of work an edge (the 20 ns above) around each vertex read,
-so the reorder buffer (224 micro-ops on Skylake-SP) holds only a few of
+so the reorder buffer ({system.ROB} micro-ops on Skylake-SP) holds only a few of
 its reads at once. The number is a property of the program on that core,
 not of the machine, and is not measured; the Choice re-runs the figure with
 the machine's {system.FILL_BUFFERS} (and with 2).

@@ -108,7 +108,8 @@ class Software:
     edge: float = 20.0
     #: a record serialised into an exchange buffer or deserialised with a vertex-id lookup (confidence low)
     record: float = 150.0
-    #: cache misses a core overlaps in the gather loop (Skylake has 10-12 L1 fill buffers; confidence low)
+    #: cache misses a core overlaps in the gather loop (a property of the program, bounded by the core's
+    #: fill buffers, system.FILL_BUFFERS; confidence low)
     mlp: float = 4.0
     #: what BI-periodic's reader_engine invalidates: "all" writers' modified logs (Fig 8) or only the
     #: "relevant" lines the socket reads, as BI-on-demand does

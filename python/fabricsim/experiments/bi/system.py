@@ -8,9 +8,10 @@ figure.
 The paper gives no latency. Calibrated (docs/design/bi.md §4, each a
 parameter of [protocol.bi] or of a link here):
 
-- L1 4 cycles, L2 14 cycles, L3 22 ns, local DRAM 90 ns (AnandTech's
-  Skylake-SP memory-latency table: "L1 Cache cycles 4", L2 "14-22", 16-32 MB
-  "25-27 ns", memory "89-91 ns"; qdpma.com: "89ns for local");
+- the core's L1 and L2 hits: the `skylake-sp` preset's (4 and 14 cycles,
+  docs/cpu-presets.md);
+- L3 22 ns, local DRAM 90 ns (AnandTech's Skylake-SP memory-latency table:
+  16-32 MB "25-27 ns", memory "89-91 ns"; qdpma.com: "89ns for local");
 - a socket of the same enclosure 140 ns (qdpma.com: "139ns for remote node"
   on a 2-socket Xeon SP over UPI): each socket-to-socket link (UPI, 20.8 GB/s
   per direction) takes half the 50 ns premium, less a data message's
@@ -19,21 +20,25 @@ parameter of [protocol.bi] or of a link here):
   7's "~500 ns", NUMAlink 4's 50 ns a router; confidence L): a socket's link
   to its enclosure's Flex ASIC and the ASIC-to-ASIC NUMALink link (13.3 GB/s)
   share the 310 ns premium;
-- the cache operations: clflushopt/clwb issue 1 ns, 10 in flight; a flush
-  of a line the socket does not hold 40 ns more (the broadcast); mfence
-  13.2 ns; a memory accepts a written-back line in 30 ns, one every 10 ns.
+- the cache operations: clflushopt/clwb issue 1 ns, as many in flight as
+  the core has fill buffers (below); a flush of a line the socket does not
+  hold 40 ns more (the broadcast); mfence 33 cycles; a memory accepts a
+  written-back line in 30 ns, one every 10 ns.
 
-The core (one parameter set for every figure; the constants below): a
-Xeon Platinum 8180 (Skylake-SP) core has 10 L1 fill buffers, so at most
-FILL_BUFFERS = 10 misses in flight, the loads' and the clflushopt/clwb's
-alike (the flushes' 10 in flight above; the tree's store buffer fetches
-its stores' lines 10 at a time, agents/bi/store_buffer.rs), and a
-STORE_BUFFER = 56-entry store buffer (Intel 64 and IA-32 Architectures
-Optimization Reference Manual, §2.2, "Skylake Server microarchitecture").
-How many misses a program overlaps also depends on the program: a chain of
-dependent loads (a tree lookup, Fig 3A's latency walk) has one in flight
-on any core. A figure that departs from these values says so in its NOTES
-and declares the departure as a Choice whose alternative is this value.
+The core (one parameter set for every figure; the constants below) is the
+`skylake-sp` preset of fabricsim's core model (fabricsim.core_presets();
+docs/cpu-presets.md cites each value), read from it here, not restated:
+its L1 fill buffers bound the misses in flight, FILL_BUFFERS, the loads'
+and the clflushopt/clwb's alike (the machine's flush slots; the tree's
+store buffer fetches its stores' lines FILL_BUFFERS at a time,
+agents/bi/store_buffer.rs), and STORE_BUFFER is its store buffer's
+entries. The fill-buffer count is disputed (12 measured on Skylake, 10 the
+count stated for the cores before it): the preset has 12, and Fig 12 re-runs
+with 10 (a Choice's alternative). How many misses a program overlaps also
+depends on the program: a chain of dependent loads (a tree lookup, Fig 3A's
+latency walk) has one in flight on any core. A figure that departs from
+these values says so in its NOTES and declares the departure as a Choice
+whose alternative is this value.
 
 Links inside a socket (a core or the LLC to the socket's mesh stop) cost
 nothing: the mesh is in the cache latencies. Each socket's memory is a
@@ -42,6 +47,8 @@ global memory is placed).
 """
 
 from __future__ import annotations
+
+from ... import core_presets
 
 SOCKETS_PER_ENCLOSURE = 4
 ENCLOSURES = 2
@@ -56,9 +63,16 @@ NUMALINK = "13.3GB/s"
 NUMALINK_BPS = 13.3e9
 CONTROL = 8
 DATA = 72
-#: the core: misses in flight (Skylake-SP's L1 fill buffers) and store-buffer entries (see above)
-FILL_BUFFERS = 10
-STORE_BUFFER = 56
+#: the core: the skylake-sp preset (see above)
+CORE = core_presets()["skylake-sp"]
+#: misses in flight (its L1 fill buffers) and store-buffer entries
+FILL_BUFFERS: int = CORE["fill_buffers"]
+STORE_BUFFER: int = CORE["store_buffer"]
+#: its clock (GHz, 2.5: BI §7) and reorder buffer
+GHZ: float = 1000 / CORE["cycle_ps"]
+ROB: int = CORE["rob"]
+#: the fill-buffer count other sources give (docs/cpu-presets.md): Fig 12's declared alternative
+FILL_BUFFERS_ALT = 10
 
 
 def _ser(bps: float) -> float:

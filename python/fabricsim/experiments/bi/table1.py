@@ -39,7 +39,8 @@ FIG = "BI Table 1"
 #: the U-RCU front end (``[protocol.bi.tree] front_end = "urcu"`` on the coherent machine): its points run
 #: and its rows are compared (off, they are listed as not reproduced).
 URCU = True
-GHZ = 2.5
+#: the core's clock (GHz), to give ns as cycles: the skylake-sp preset's (BI §7: 2.5 GHz)
+GHZ = system.GHZ
 #: tree sizes: Table 1A's, Table 1B/C's small one, and the stand-in for its 64M (see LARGE_CACHE_SCALE)
 SMALL, MID, LARGE = 1024, 65536, 1 << 20
 PAPER_LARGE = 64 << 20
@@ -57,7 +58,7 @@ TIME_BC, TIME_BC_QUICK = (2000, 1500), (1500, 1000)
 PERIOD = "1ms"
 PAPER_SOCKETS, PAPER_CORES = 8, 28
 #: each core's store buffer: none (a departure from the machine: each store waits for its line; see NOTES), and the
-#: Choice's alternative, the machine's (system.STORE_BUFFER: Skylake-SP's 56 entries): stores and the flushes behind
+#: Choice's alternative, the machine's (system.STORE_BUFFER: the skylake-sp preset's): stores and the flushes behind
 #: them retire into it and perform in order, their lines fetched ahead (agents/bi/store_buffer.rs)
 STORE_BUFFER, STORE_BUFFER_ALT = 0, system.STORE_BUFFER
 
@@ -843,7 +844,7 @@ scaled one about 13 of 20, so both leave about 7 levels a lookup below the
 caches). Keys from twice the nodes; updates half inserts, half deletes;
 reader_engine every {PERIOD}. Windows: Table 1A {TIME_A[1]}-{TIME_A[0]} µs
 (--quick {TIME_A_QUICK[1]}-{TIME_A_QUICK[0]}), B/C {TIME_BC[1]}-{TIME_BC[0]}
-µs (the caches must warm on the 64K tree). Cycles are ns x {GHZ} (2.5 GHz).
+µs (the caches must warm on the 64K tree). Cycles are ns x {GHZ} (the core's {GHZ} GHz, system.GHZ).
 The Q rows run Table 1A's 10% point on {MACHINE_QUICK[0]} x {MACHINE_QUICK[1]}
 and {SCALE_MACHINE[0]} x {SCALE_MACHINE[1]} at --quick times: how the
 delegate's queue scales with the readers; the "223 readers" rows solve a

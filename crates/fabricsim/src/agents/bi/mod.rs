@@ -121,24 +121,34 @@ pub use home::{HLine, Home};
 pub use lines::Lines;
 pub use protocol::{Action, Bi, Core, Ghost, LLine, Level, Llc, Mp, Msg, Node, Shapes, CHANNELS};
 
-use crate::engine::{Time, NS, PS};
+use crate::agents::core::presets::{self, Preset};
+use crate::engine::{Time, NS};
 
 /// Cores one domain's directory can name (its sharer set is a 64-bit mask).
 pub const MAX_DOMAIN_CORES: usize = 64;
 
+/// The machine's core: the `skylake-sp` preset (docs/cpu-presets.md cites
+/// each value). BI's L1 and L2 hit times, its clflushopt/clwb slots, its
+/// store buffer's ownership prefetches and its clock come from it, so BI and
+/// the preset cannot disagree.
+pub const CORE: &Preset = &presets::SKYLAKE_SP;
+
+/// The core's cycle time (2.5 GHz, BI §7).
+pub const CYCLE: Time = CORE.core.cycle;
+
 /// Calibrated costs (docs/design/bi.md §4; none is in the paper, which
 /// gives only the cache sizes and the 2.5 GHz clock). Each is a key of
-/// `[protocol.bi]`.
+/// `[protocol.bi]`. The core's own (L1, L2, `flush_slots`) are the
+/// preset's ([`CORE`]); the others are BI's, cited here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Params {
-    /// L1 hit: 4 cycles at 2.5 GHz (AnandTech, "Intel Skylake-EP vs AMD
-    /// EPYC 7000", memory latency table, lmbench on Skylake-SP: "L1 Cache
-    /// cycles 4").
+    /// L1 hit: the preset's L1 latency at its clock.
     pub l1_latency: Time,
-    /// L2 hit: 14 cycles (same table: Skylake-SP L2 "14-22" cycles).
+    /// L2 hit: the preset's L2 latency at its clock.
     pub l2_latency: Time,
-    /// L3 hit: 22 ns (same table: 16-32 MB "25-27 ns", 4-8 MB "54-56"
-    /// cycles ≈ 22 ns).
+    /// L3 hit: 22 ns (AnandTech, "Intel Skylake-EP vs AMD EPYC 7000",
+    /// memory latency table, lmbench on Skylake-SP: 16-32 MB "25-27 ns",
+    /// 4-8 MB "54-56" cycles ≈ 22 ns).
     pub l3_latency: Time,
     /// A load from the socket's own memory, idle: 90 ns (same table:
     /// "89-91 ns", DDR4-2666; qdpma.com: "89ns for local").
@@ -155,18 +165,18 @@ pub struct Params {
     /// clflushopt throughput of 44717 MiB/s ≈ 1.4 ns/line in
     /// tanakamura's gist a3728e0b; confidence M).
     pub flush_issue: Time,
-    /// clflushopt/clwb in flight per core: 10 (the L1 fill buffers;
-    /// Intel Optimization Manual §7.4.7: clflushopt's throughput is about
-    /// 9× clflush's; confidence L for the number).
+    /// clflushopt/clwb in flight per core: the preset's L1 fill buffers
+    /// (a flush holds one, as a miss does; Intel Optimization Manual §7.4.7:
+    /// clflushopt's throughput is about 9× clflush's).
     pub flush_slots: u16,
     /// A flush of a line its domain does not hold: 40 ns more for the
     /// broadcast and every core's answer (isec-tugraz/flush_flush#13:
     /// "flushing data that is not in the cache takes 100 more cycles";
     /// the paper's §2.2 explanation).
     pub broadcast: Time,
-    /// mfence once the flushes it waits for are done: 33 cycles = 13.2 ns
-    /// (Agner Fog's instruction tables, Skylake: MFENCE reciprocal
-    /// throughput ≈ 33; confidence L).
+    /// mfence once the flushes it waits for are done: 33 cycles of the
+    /// core's clock = 13.2 ns (Agner Fog's instruction tables, Skylake:
+    /// MFENCE reciprocal throughput ≈ 33; confidence L).
     pub fence: Time,
     /// clwb invalidates like clflushopt (Intel: "may retain … may invalidate").
     pub clwb_invalidates: bool,
@@ -177,16 +187,16 @@ pub struct Params {
 impl Default for Params {
     fn default() -> Self {
         Params {
-            l1_latency: 1600 * PS,
-            l2_latency: 5600 * PS,
+            l1_latency: CORE.l1.latency(CYCLE),
+            l2_latency: CORE.l2.latency(CYCLE),
             l3_latency: 22 * NS,
             memory_latency: 90 * NS,
             memory_write: 30 * NS,
             writeback_service: 10 * NS,
             flush_issue: NS,
-            flush_slots: 10,
+            flush_slots: CORE.core.fill_buffers as u16,
             broadcast: 40 * NS,
-            fence: 13200 * PS,
+            fence: 33 * CYCLE,
             clwb_invalidates: false,
             broadcast_on_miss: true,
         }

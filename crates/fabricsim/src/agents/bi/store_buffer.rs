@@ -1,6 +1,7 @@
 //! A program core's store buffer (timing only; `[protocol.bi.tree]
 //! store_buffer`): the out-of-order core's way of not waiting for its
-//! stores, as Skylake-SP's 56-entry store buffer does.
+//! stores, as Skylake-SP's store buffer does (its size is the
+//! `skylake-sp` preset's, which the experiments give here).
 //!
 //! A store, and a clwb or clflushopt behind a store, *retires* into the
 //! buffer and the core goes on. The buffer performs its entries in program
@@ -30,10 +31,11 @@ use super::FlushOp;
 use crate::agents::core::store_buffer::{Buffered, Class, StoreBuffer};
 use crate::agents::protocol::Ctx;
 
-/// Ownership requests of buffered stores in flight: Skylake's L1 fill
-/// buffers, the same 10 as the loads' misses in flight of BI Fig 12's loader
-/// (docs/design/bi.md §4).
-pub const FILL_BUFFERS: usize = 10;
+/// Ownership requests of buffered stores in flight: the core's L1 fill
+/// buffers (the `skylake-sp` preset's, [`super::CORE`]), as many as the
+/// loads' misses in flight of BI Fig 12's loader. A const because it sizes
+/// the `rfo` array of a program core.
+pub const FILL_BUFFERS: usize = super::CORE.core.fill_buffers as usize;
 
 /// A retired store or flush, not yet performed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

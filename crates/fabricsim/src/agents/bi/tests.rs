@@ -590,3 +590,17 @@ fn no_lookup_reads_a_reused_node_and_without_the_period_subtraction_one_does() {
     }
     assert!(stat(&r, "tree_order_violations") > 0.0, "a reclaimed node is read");
 }
+
+#[test]
+fn the_machines_core_is_the_skylake_sp_preset() {
+    // looked up by name, as a configuration's `preset` is: BI's core must be
+    // the preset docs/cpu-presets.md cites, not a copy of its values
+    let p = crate::agents::core::presets::find("skylake-sp").expect("the preset BI runs on");
+    let d = Params::default();
+    assert_eq!(p.core.cycle, 400, "BI §7: 2.5 GHz");
+    assert_eq!(super::CYCLE, p.core.cycle);
+    assert_eq!((d.l1_latency, d.l2_latency), (p.l1.latency(p.core.cycle), p.l2.latency(p.core.cycle)));
+    assert_eq!(d.flush_slots as u32, p.core.fill_buffers, "a clflushopt holds a fill buffer");
+    assert_eq!(super::store_buffer::FILL_BUFFERS as u32, p.core.fill_buffers);
+    assert_eq!(super::urcu::PAUSE, 140 * p.core.cycle);
+}

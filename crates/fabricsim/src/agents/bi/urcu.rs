@@ -33,8 +33,8 @@ pub const LOCK: u64 = 2;
 pub const GP_LOCK: u64 = 3;
 /// Thread `i`'s reader counter is line `CTR + i`.
 pub const CTR: u64 = 4;
-/// Skylake's PAUSE: 140 cycles at 2.5 GHz.
-pub const PAUSE: Time = 56 * NS;
+/// Skylake's PAUSE: 140 cycles of the core's clock (56 ns at 2.5 GHz).
+pub const PAUSE: Time = 140 * super::CYCLE;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum UState {

@@ -57,8 +57,10 @@ impl Default for Params {
     ///   microarchitecture section (the out-of-order engine's buffer sizes).
     /// - `width` 4: the same manual (4 micro-ops allocated and retired per
     ///   cycle).
-    /// - `fill_buffers` 10: the L1 fill buffers, the same 10 BI's model uses
-    ///   (`agents/bi/store_buffer.rs`, docs/design/bi.md §4).
+    /// - `fill_buffers` 10: the L1 fill buffers as the cores before Skylake
+    ///   have them; the `skylake-sp` preset (which BI's machine runs) has the
+    ///   12 measured on Skylake (docs/cpu-presets.md: the sources disagree).
+    ///   Kept at 10 so that runs without a preset keep their timing.
     /// - `wc_buffers` 10: placeholder, equal to the fill buffers (Intel
     ///   cores combine writes in their fill buffers; not checked against a
     ///   measurement).
