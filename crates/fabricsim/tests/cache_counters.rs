@@ -156,7 +156,7 @@ fn dcohs_requester_cache_counts_its_own_evictions_and_write_backs() {
             "[[requester]]\nname = \"host0\"\n[[memory]]\nname = \"dev0\"\n[[link]]\na = \"host0\"\nb = \"dev0\"\n\
              [workload]\npattern = \"stream\"\nfootprint = \"8KiB\"\nread_fraction = {}\nrequests = 500\nwarmup = 0\n\
              [protocol]\nname = \"dcoh\"\nmodel = \"sc\"\n[protocol.cache]\nsize = \"4KiB\"\n\
-             [protocol.snoop_filter]\nsize = \"1MiB\"\n",
+             [protocol.dcoh.snoop_filter]\nsize = \"1MiB\"\n",
             if stores { 0.0 } else { 1.0 }
         )
     };

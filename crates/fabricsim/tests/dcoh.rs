@@ -115,7 +115,7 @@ fn timed_lifo_invalidates_less_than_fifo() {
             &text,
             "esf_dcoh.toml",
             fabricsim::Format::Toml,
-            &[format!("protocol.snoop_filter.policy={policy}"), "workload.requests=4000".into()],
+            &[format!("protocol.dcoh.snoop_filter.policy={policy}"), "workload.requests=4000".into()],
             None,
             &mut |_| true,
         )
@@ -142,12 +142,12 @@ fn timed_bisnp_counts_match_a_hand_count() {
     const ABCDA: [u64; 5] = [0, 1, 2, 3, 0];
     // HDM-H lines A and B (the first 128 B of the device) bypass the filter: C and D fit
     // in it, so nothing is back-invalidated, and A's second read hits in the cache.
-    let r = scripted("hdm", &ABCDA, "", "128B", &["protocol.hdm_h=128B".into()]);
+    let r = scripted("hdm", &ABCDA, "", "128B", &["protocol.dcoh.hdm_h=128B".into()]);
     assert_eq!((stat(&r, "bisnp_victim"), stat(&r, "dcoh_requests"), stat(&r, "hdm_h_requests")), (0.0, 4.0, 2.0));
     for (policy, bisnp, device_requests) in
         [("fifo", 3.0, 5.0), ("lru", 3.0, 5.0), ("lifo", 2.0, 4.0), ("mru", 2.0, 4.0)]
     {
-        let r = scripted(policy, &ABCDA, "", "128B", &[format!("protocol.snoop_filter.policy={policy}")]);
+        let r = scripted(policy, &ABCDA, "", "128B", &[format!("protocol.dcoh.snoop_filter.policy={policy}")]);
         assert_eq!(stat(&r, "bisnp_victim"), bisnp, "{policy}");
         assert_eq!(stat(&r, "lines_invalidated"), bisnp, "{policy}: one line per BISnp");
         assert_eq!(stat(&r, "dcoh_requests"), device_requests, "{policy}: requests that reached the device");
@@ -167,7 +167,7 @@ fn scripted(name: &str, lines: &[u64], cache: &str, sf_size: &str, overrides: &[
         "[[requester]]\nname = \"host0\"\n[[memory]]\nname = \"dev0\"\n[[link]]\na = \"host0\"\nb = \"dev0\"\n\
          [workload]\npattern = \"trace\"\ntrace = \"{}\"\nfootprint = \"4KiB\"\nrequests = {}\n\
          [protocol]\nname = \"dcoh\"\nmodel = \"sc\"\n[protocol.cache]\nsize = \"4KiB\"\n{cache}\n\
-         [protocol.snoop_filter]\nsize = \"{sf_size}\"\n",
+         [protocol.dcoh.snoop_filter]\nsize = \"{sf_size}\"\n",
         trace.display(),
         lines.len()
     );
@@ -203,12 +203,12 @@ fn hdm_h_keys_are_checked() {
     let resolve = |set: &str| {
         fabricsim::config::resolve(&text, "esf_dcoh.toml", fabricsim::Format::Toml, &[set.to_string()], None)
     };
-    assert!(resolve("protocol.hdm_h=64KiB").is_ok());
-    let e = resolve("protocol.hdm_h=100B").unwrap_err().to_string();
-    assert!(e.contains("protocol.hdm_h") && e.contains("multiple of the line"), "{e}");
+    assert!(resolve("protocol.dcoh.hdm_h=64KiB").is_ok());
+    let e = resolve("protocol.dcoh.hdm_h=100B").unwrap_err().to_string();
+    assert!(e.contains("protocol.dcoh.hdm_h") && e.contains("multiple of the line"), "{e}");
     // 640 KiB over 4 devices: 160 KiB each.
-    let e = resolve("protocol.hdm_h=1MiB").unwrap_err().to_string();
-    assert!(e.contains("protocol.hdm_h") && e.contains("163840 B"), "{e}");
+    let e = resolve("protocol.dcoh.hdm_h=1MiB").unwrap_err().to_string();
+    assert!(e.contains("protocol.dcoh.hdm_h") && e.contains("163840 B"), "{e}");
     assert!(!e.contains("  "), "one line, no runs of spaces: {e}");
     let r = fabricsim::config::check_file::run(
         "[check]\nprotocol = \"mesi\"\ncaches = 2\naddresses = 1\nhdm_h = 1\n",
@@ -218,6 +218,12 @@ fn hdm_h_keys_are_checked() {
     );
     let e = r.err().expect("hdm_h is a dcoh key").to_string();
     assert!(e.contains("check.hdm_h") && e.contains("dcoh"), "{e}");
+    // the run keys moved to [protocol.dcoh]: the old place names the new
+    for old in ["protocol.hdm_h=64KiB", "protocol.invblk=2", "protocol.snoop_filter.size=32KiB"] {
+        let e = resolve(old).unwrap_err().to_string();
+        let key = old.split('=').next().unwrap().split('.').nth(1).unwrap();
+        assert!(e.contains(&format!("give it as protocol.dcoh.{key}")), "{old}: {e}");
+    }
 }
 
 /// Requesters as a scalarset: the same verdicts from fewer states (every
@@ -257,7 +263,7 @@ fn a_bisnp_costs_a_cache_access_per_line_it_names() {
             &[0, 1, 2, 3, 4],
             "hit_latency = \"12ns\"",
             "256B",
-            &[format!("protocol.invblk={invblk}")],
+            &[format!("protocol.dcoh.invblk={invblk}")],
         );
         (r.sim_time, stat(&r, "bisnp_victim"), stat(&r, "lines_invalidated"))
     };

@@ -296,7 +296,7 @@ fn a_buffer_smaller_than_the_largest_birsp_is_an_error() {
         let o: Vec<String> = set.iter().map(|s| s.to_string()).collect();
         fabricsim::config::resolve(&text, "esf_dcoh.toml", fabricsim::Format::Toml, &o, None)
     };
-    let invblk4 = ["protocol.invblk=4", "protocol.snoop_filter.policy=lifo"];
+    let invblk4 = ["protocol.dcoh.invblk=4", "protocol.dcoh.snoop_filter.policy=lifo"];
     assert!(resolve(&[&invblk4[..], &["fabric.buffer=272B"]].concat()).is_ok());
     let e = resolve(&[&invblk4[..], &["fabric.buffer=256B"]].concat()).unwrap_err().to_string();
     assert!(e.contains("fabric.buffer") && e.contains("largest packet (272B)"), "{e}");

@@ -102,9 +102,6 @@ fn a_family_checked_another_way_says_how() {
 /// with more lines, or one not listed, fails; so does one with fewer (lower
 /// its count).
 const NAME_MATCHES: &[(&str, usize)] = &[
-    // the family tables of [protocol] (`[protocol.bi]`, `.cord`, `.gcs`, `.pcie`, dcoh's keys),
-    // and `[protocol.bi.tree] front_end = "bi"`, a value of BI's table named as the family
-    ("config/resolve.rs", 6),
     // litmus --protocol's own dialect (pcie-VARIANT@nic=T, cord/so/mp)
     ("check/litmus_run.rs", 5),
 ];

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 
 use super::cache::{CacheGeometry, VictimPolicy};
 use super::protocol::Protocol;
@@ -42,8 +43,8 @@ pub struct ParamError {
 }
 
 impl ParamError {
-    pub fn new(key: &str, message: impl Into<String>) -> Self {
-        ParamError { key: key.to_string(), message: message.into() }
+    pub fn new(key: impl Into<String>, message: impl Into<String>) -> Self {
+        ParamError { key: key.into(), message: message.into() }
     }
 }
 
@@ -116,6 +117,11 @@ pub struct Machine {
     pub homes: usize,
     /// Lines of the address space (the largest workload footprint).
     pub lines: usize,
+    /// Bytes of the largest workload footprint.
+    pub footprint: u64,
+    /// Bytes of the largest store a workload issues (0: none wider than
+    /// its access).
+    pub max_store: u32,
     /// Address interleaving over the homes, in lines.
     pub granule: u64,
     /// Bytes of a line.
@@ -176,7 +182,15 @@ pub struct Runs {
     pub line_state: bool,
     /// A workload's store of more than a line is one message.
     pub wide_stores: bool,
+    /// Every core and home time is the family's own parameter
+    /// (`[protocol] cache_latency` does not apply).
+    pub own_latencies: bool,
 }
+
+/// A family with no keys of its own (in `[check]` or in `[protocol.<name>]`).
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoKeys {}
 
 /// A protocol family: one `impl` per protocol, in its folder.
 pub trait Family: 'static {
@@ -214,6 +228,24 @@ pub trait Family: 'static {
 
     /// What its timed machine takes (None: it has none).
     const RUNS: Option<Runs> = None;
+
+    /// Its `[protocol.<name>]` table, strict ([`NoKeys`]: it has none).
+    type RunTable: DeserializeOwned + Serialize + Default + Clone + Send + Sync + 'static;
+
+    /// Its cores run the family's own program, which its table names (a
+    /// benchmark): their driver is then `Own` and no other.
+    fn drives_itself(table: &Self::RunTable) -> bool {
+        let _ = table;
+        false
+    }
+
+    /// Resolve its table on the machine into the parameters
+    /// [`Family::timed`] reads (keys in errors are whole paths:
+    /// `protocol.<name>.KEY`, or another table's key the machine broke).
+    fn resolve(table: &Self::RunTable, m: &Machine) -> Result<RunParams, ParamError> {
+        let _ = (table, m);
+        Ok(RunParams::none())
+    }
 
     /// Refuse a machine the family cannot be built on (counts of cores
     /// and homes, data values), naming the configuration key.

@@ -11,8 +11,6 @@ use serde::Serialize;
 use super::load::{load_config, typed, Format, Override};
 use super::schema::*;
 use super::ConfigError;
-use crate::agents::bi::family::BiSpec;
-use crate::agents::cord::family::CordSpec;
 use crate::agents::core::presets::Preset as CorePreset;
 use crate::agents::cxl::family::DcohSpec;
 use crate::agents::family::{CacheUse, RunParams};
@@ -318,7 +316,7 @@ impl Builder<'_> {
         }
 
         let n_sw = topo.nodes.iter().filter(|n| n.kind.is_switch()).count();
-        let resolved = serde_json::to_value(Resolved {
+        let mut resolved = serde_json::to_value(Resolved {
             config: &config,
             system: Counts {
                 requesters: requesters.len(),
@@ -364,7 +362,15 @@ impl Builder<'_> {
                      their protocol defines",
                 ))
             }
-            Some(pc) => Some(self.protocol(pc, &requesters, &memories, &topo)?),
+            Some(pc) => {
+                let (p, table) = self.protocol(pc, &requesters, &memories, &topo)?;
+                // the family tables, as the configuration records them: the named one's, null for the others
+                for f in crate::registry::FAMILIES.iter().filter(|f| f.has_table()) {
+                    let v = if f.name() == pc.name { table.clone() } else { serde_json::Value::Null };
+                    resolved["protocol"][f.name()] = v;
+                }
+                Some(p)
+            }
         };
         if let Some(buffer) = config.fabric.buffer.bytes() {
             let largest = match &protocol {
@@ -410,7 +416,7 @@ impl Builder<'_> {
         requesters: &[RequesterSpec],
         memories: &[MemorySpec],
         topo: &Topology,
-    ) -> Result<ProtocolSpec, ConfigError> {
+    ) -> Result<(ProtocolSpec, serde_json::Value), ConfigError> {
         use crate::spec::Driver;
         let caches = requesters.len();
         let dirs = memories.len();
@@ -454,11 +460,16 @@ impl Builder<'_> {
                 );
             }
         }
-        let is_bi = pc.name == "bi";
-        let is_pcie = pc.name == "pcie";
-        let is_gcs = pc.name == "gcs";
-        let is_dcoh = pc.name == "dcoh";
-        let is_cord = pc.name == "cord";
+        let raw_table = match self.raw.get("protocol").and_then(|p| p.get(&pc.name)) {
+            None => None,
+            Some(toml::Value::Table(t)) => Some(t.clone()),
+            Some(v) => {
+                return Err(
+                    self.err(format!("protocol.{}", pc.name), format!("{v}: expected a table of {}'s keys", pc.name))
+                )
+            }
+        };
+        let table = family.run_table(raw_table, self.source, self.overrides)?;
         if pc.interleave.is_some() && !runs.interleave {
             let with: Vec<&str> =
                 crate::registry::timed().filter(|f| f.runs().is_some_and(|r| r.interleave)).map(|f| f.name()).collect();
@@ -467,15 +478,16 @@ impl Builder<'_> {
                 format!("applies to name = {}, not {:?}", crate::error::or_list(&with), pc.name),
             ));
         }
-        if !is_dcoh {
-            for (key, given) in [
-                ("protocol.snoop_filter", pc.snoop_filter.is_some()),
-                ("protocol.invblk", pc.invblk.is_some()),
-                ("protocol.hdm_h", pc.hdm_h.is_some()),
-            ] {
-                if given {
-                    return Err(self.err(key, format!("applies to name = \"dcoh\" only, not {:?}", pc.name)));
-                }
+        for (key, given) in [
+            ("snoop_filter", pc.snoop_filter.is_some()),
+            ("invblk", pc.invblk.is_some()),
+            ("hdm_h", pc.hdm_h.is_some()),
+        ] {
+            if given {
+                return Err(self.err(
+                    format!("protocol.{key}"),
+                    format!("moved to [protocol.dcoh]: give it as protocol.dcoh.{key}"),
+                ));
             }
         }
         let model: crate::programs::Model =
@@ -483,17 +495,15 @@ impl Builder<'_> {
         if pc.directory_queue == 0 {
             return Err(self.err("protocol.directory_queue", "0: expected at least 1 message"));
         }
-        let bench = is_bi && pc.bi.as_ref().is_some_and(|b| b.bench.is_some() || b.tree.is_some());
+        // a family's own program (BI's benchmarks) drives its cores
+        let bench = table.drives_itself;
         let driver = match pc.driver.as_deref() {
             // a BI benchmark's core runs it on its own
             None if bench => Driver::Own,
             Some(d) if bench => {
                 return Err(self.err(
                     "protocol.driver",
-                    format!(
-                        "{d:?}: with [protocol.bi.bench] or [protocol.bi.tree] the benchmark drives the core; \
-                         expected no driver"
-                    ),
+                    format!("{d:?}: [protocol.{}] names the program its cores run; expected no driver", pc.name),
                 ))
             }
             None if pc.program.is_some() => Driver::Own,
@@ -558,6 +568,8 @@ impl Builder<'_> {
             cores: caches,
             homes: dirs,
             lines: 0,
+            footprint: 0,
+            max_store: 0,
             granule: 1,
             line_bytes,
             model,
@@ -570,22 +582,6 @@ impl Builder<'_> {
             params: RunParams::none(),
         };
         family.check_machine(&draft).map_err(|e| self.err(e.key, e.message))?;
-        if is_pcie {
-            let mmio = pc.pcie.as_ref().is_some_and(|p| p.mmio.is_some());
-            let p2p = pc.pcie.as_ref().is_some_and(|p| p.p2p.is_some());
-            if dirs != if p2p { 4 } else { 2 + mmio as usize } {
-                return Err(self.err(
-                    "memory",
-                    if p2p {
-                        format!("{dirs} memories: pcie's homes with p2p are the root complex, the host memory, the switch, then the P2P device; expected 4")
-                    } else if mmio {
-                        format!("{dirs} memories: pcie's homes with mmio are the root complex, the host memory, then the NIC's device; expected 3")
-                    } else {
-                        format!("{dirs} memories: pcie's homes are the root complex, then the host memory; expected 2")
-                    },
-                ));
-            }
-        }
         match (runs.cache, &pc.cache) {
             (CacheUse::Refused(why), Some(_)) => return Err(self.err("protocol.cache", why)),
             (CacheUse::Required(why), None) => return Err(self.err("protocol.cache", why)),
@@ -815,28 +811,22 @@ impl Builder<'_> {
                 ));
             }
         }
-        let dcoh = if is_dcoh { Some(self.dcoh_spec(pc, line_bytes as u64, lines, homes.len())?) } else { None };
-        let cord = match is_cord {
-            true => {
-                let max_store = requesters
-                    .iter()
-                    .filter_map(|r| r.workload.remote_stores.map(|s| s.store_size as u32))
-                    .max()
-                    .unwrap_or(0);
-                Some(CordSpec { max_store, ..self.cord_spec(pc, model, line_bytes as u64)? })
-            }
-            false => None,
-        };
+        let max_store =
+            requesters.iter().filter_map(|r| r.workload.remote_stores.map(|s| s.store_size as u32)).max().unwrap_or(0);
         let footprint = requesters.iter().map(|r| r.workload.footprint).max().unwrap_or(0);
-        let pcie = if is_pcie { Some(self.pcie_spec(pc, line_bytes as u64, footprint)?) } else { None };
-        let gcs = if is_gcs { Some(self.gcs_spec(pc, caches, dirs, lines)?) } else { None };
-        let bi = if is_bi { Some(self.bi_spec(pc, caches, dirs, line_bytes as u64)?) } else { None };
-        if let Some((_, qps, _, _)) = pcie.as_ref().and_then(|p| p.p2p) {
-            if pcie.as_ref().is_some_and(|p| p.host_cores > 0) {
-                return Err(
-                    self.err("protocol.pcie.host_cores", "the P2P system has queue pairs only; expected no host_cores")
-                );
-            }
+        let machine = crate::agents::family::Machine {
+            lines: lines.max(1) as usize,
+            footprint,
+            granule: self.granule(pc, line_bytes as u64)?,
+            max_store,
+            cache,
+            mshrs,
+            ..draft
+        };
+        let params = family.resolve_run(&table, &machine).map_err(|e| self.err(e.key, e.message))?;
+        let pcie = params.get::<PcieSpec>();
+        if pcie.is_some_and(|p| p.p2p.is_some()) {
+            // the P2P switch's reads: a workload's, which the family cannot see
             let writes = |r: &&RequesterSpec| {
                 !matches!(r.workload.pattern, Pattern::DmaReads | Pattern::KvsGets)
                     || r.workload.kvs_gets.is_some_and(|s| s.get == crate::workloads::kvs_gets::Get::Pessimistic)
@@ -850,23 +840,8 @@ impl Builder<'_> {
                     ),
                 ));
             }
-            if qps == 0 || qps >= caches {
-                return Err(self.err(
-                    "protocol.pcie.p2p_qps",
-                    format!("{qps}: the last queue pairs read the P2P device; expected 1 to {} (at least one of the {caches} reads the host)", caches.saturating_sub(1)),
-                ));
-            }
         }
-        if let Some(p) = pcie.as_ref().filter(|p| p.mmio.is_none()) {
-            if p.host_cores >= caches {
-                return Err(self.err(
-                    "protocol.pcie.host_cores",
-                    format!("{}: the last requesters are host cores; expected fewer than the {caches} requesters (at least one queue pair)", p.host_cores),
-                ));
-            }
-        }
-        if is_bi {
-            // every core and home time of bi is its own parameter
+        if runs.own_latencies {
             cache_latency = 0;
         }
         let mut timing = Timing {
@@ -891,15 +866,8 @@ impl Builder<'_> {
         if let Some(c) = ct {
             timing.core = Some(self.core_spec(c, &timing, width_key, preset, runs.front_end)?);
         }
-        Ok(ProtocolSpec {
-            params: match (dcoh, cord, pcie, gcs, bi) {
-                (Some(x), ..) => RunParams::new(x),
-                (_, Some(x), ..) => RunParams::new(x),
-                (_, _, Some(x), ..) => RunParams::new(x),
-                (.., Some(x), _) => RunParams::new(x),
-                (.., Some(x)) => RunParams::new(x),
-                _ => RunParams::none(),
-            },
+        let spec = ProtocolSpec {
+            params,
             name: pc.name.clone(),
             program,
             model,
@@ -908,12 +876,13 @@ impl Builder<'_> {
             values: pc.values as usize,
             assert_invariants: pc.assert_invariants,
             locs: lines.max(1) as usize,
-            granule: self.granule(pc, line_bytes as u64)?,
+            granule: machine.granule,
             cache,
             mshrs,
             cores,
             homes,
-        })
+        };
+        Ok((spec, table.resolved))
     }
 
     /// `[protocol.core]`: the front end's parameters and private levels.
@@ -1056,548 +1025,6 @@ impl Builder<'_> {
         Ok(LevelSpec { geometry, policy: l.policy, latency, mshrs })
     }
 
-    /// `[protocol.bi]`: the domains from the system's shape, the caches,
-    /// the costs (defaults: `agents::bi::Params`), the benchmark.
-    fn bi_spec(&self, pc: &ProtocolConfig, caches: usize, dirs: usize, line: u64) -> Result<BiSpec, ConfigError> {
-        use crate::agents::bi::{Bench, FlushMode, FlushOp, LineState, Params, Shapes, MAX_DOMAIN_CORES, MUTANTS};
-        use crate::agents::cache::{CacheGeometry, VictimPolicy};
-        use crate::engine::{MS, NS};
-        let c = pc.bi.clone().unwrap_or_default();
-        let key = |k: &str| format!("protocol.bi.{k}");
-        let domains = c.domains.unwrap_or(1) as usize;
-        if domains == 0 || domains > 64 {
-            return Err(self.err(key("domains"), format!("{domains}: expected 1 to 64 coherence domains")));
-        }
-        if caches == 0 || !caches.is_multiple_of(domains) || caches / domains > MAX_DOMAIN_CORES {
-            return Err(self.err(
-                "requester",
-                format!(
-                    "{caches} requesters: bi's requesters are the cores, the same number in each of the {domains} \
-                     domains (at most {MAX_DOMAIN_CORES} each: a domain's sharer set is 64 bits); expected a multiple \
-                     of {domains}"
-                ),
-            ));
-        }
-        if dirs <= domains {
-            return Err(self.err(
-                "memory",
-                format!(
-                    "{dirs} memories: bi's homes are the {domains} domains' LLCs, then the global memories; \
-                     expected more than {domains}"
-                ),
-            ));
-        }
-        // agent ids are one byte engine-wide
-        if caches + dirs > 255 {
-            return Err(self
-                .err("requester", format!("{caches} cores and {dirs} memories: expected at most 255 agents in all")));
-        }
-        let policy = match &c.policy {
-            None => VictimPolicy::Lru,
-            Some(p) => VictimPolicy::parse(p).map_err(|e| self.err(key("policy"), e))?,
-        };
-        let geometry = |name: &str, size: Option<super::units::Size>, ways: Option<u32>, d: (u64, u32)| {
-            let (size, ways) = (size.map_or(d.0, |s| s.bytes()), ways.unwrap_or(d.1));
-            CacheGeometry::new(size, line, ways).map_err(|e| {
-                let k = if e.key() == "ways" { format!("{name}_ways") } else { format!("{name}_size") };
-                self.err(key(&k), e.to_string())
-            })
-        };
-        let shapes = Shapes {
-            l1: geometry("l1", c.l1_size, c.l1_ways, (32 << 10, 8))?,
-            l2: geometry("l2", c.l2_size, c.l2_ways, (1 << 20, 16))?,
-            l3: geometry("l3", c.l3_size, c.l3_ways, (1_375 * (1 << 20) * 28 / 1000, 11))?,
-            policy,
-        };
-        let d = Params::default();
-        let time = |k: &str, v: Option<super::units::Duration>, def: crate::engine::Time| {
-            let t = v.map_or(def, |v| v.ps());
-            if t > MS {
-                return Err(self.err(key(k), format!("{}: expected at most 1ms", super::units::Duration(t))));
-            }
-            Ok(t)
-        };
-        let params = Params {
-            l1_latency: time("l1_latency", c.l1_latency, d.l1_latency)?,
-            l2_latency: time("l2_latency", c.l2_latency, d.l2_latency)?,
-            l3_latency: time("l3_latency", c.l3_latency, d.l3_latency)?,
-            memory_latency: time("memory_latency", c.memory_latency, d.memory_latency)?,
-            memory_write: time("memory_write", c.memory_write, d.memory_write)?,
-            writeback_service: time("writeback_service", c.writeback_service, d.writeback_service)?,
-            flush_issue: time("flush_issue", c.flush_issue, d.flush_issue)?,
-            flush_slots: match c.flush_slots {
-                None => d.flush_slots,
-                Some(n @ 1..=1024) => n as u16,
-                Some(n) => {
-                    return Err(self.err(key("flush_slots"), format!("{n}: expected 1 to 1024 flushes in flight")))
-                }
-            },
-            broadcast: time("broadcast", c.broadcast, d.broadcast)?,
-            fence: time("fence", c.fence, d.fence)?,
-            clwb_invalidates: c.clwb_invalidates.unwrap_or(d.clwb_invalidates),
-            broadcast_on_miss: c.broadcast_on_miss.unwrap_or(d.broadcast_on_miss),
-        };
-        if !(params.l1_latency <= params.l2_latency
-            && params.l2_latency <= params.l3_latency
-            && params.l3_latency <= params.memory_latency)
-        {
-            return Err(self.err(
-                key("l3_latency"),
-                "expected l1_latency <= l2_latency <= l3_latency <= memory_latency (each is a load's total time)",
-            ));
-        }
-        let interleave = match c.interleave {
-            // each memory a contiguous range (a NUMA node's): see agents/bi/mod.rs
-            None => ((1u64 << 30) / line).max(1),
-            Some(g) if g.bytes() >= line && g.bytes().is_multiple_of(line) => g.bytes() / line,
-            Some(g) => {
-                return Err(self.err(
-                    key("interleave"),
-                    format!("{} B: expected a positive multiple of the line ({line} B)", g.bytes()),
-                ))
-            }
-        };
-        let mutant = match &c.mutant {
-            None => None,
-            Some(m) => Some(MUTANTS.iter().find(|x| x.0 == m).map(|x| x.1).ok_or_else(|| {
-                self.err(
-                    key("mutant"),
-                    format!("{m:?}: expected one of {}", MUTANTS.iter().map(|m| m.0).collect::<Vec<_>>().join(", ")),
-                )
-            })?),
-        };
-        let mut bench_home = None;
-        let bench = match &c.bench {
-            None => None,
-            Some(b) => {
-                let bkey = |k: &str| format!("protocol.bi.bench.{k}");
-                let mems = dirs - domains;
-                let home = b.home.unwrap_or(0) as usize;
-                if home >= mems {
-                    return Err(self.err(bkey("home"), format!("{home}: expected a global memory, 0 to {}", mems - 1)));
-                }
-                bench_home = Some(home);
-                let read_keys = [
-                    ("working_set", b.working_set.is_some()),
-                    ("ops", b.ops.is_some()),
-                    ("flush", b.flush.is_some()),
-                    ("sequential", b.sequential.is_some()),
-                    ("warm", b.warm.is_some()),
-                ];
-                let flush_keys = [
-                    ("op", b.op.is_some()),
-                    ("state", b.state.is_some()),
-                    ("lines", b.lines.is_some()),
-                    ("reps", b.reps.is_some()),
-                    ("reread", b.reread.is_some()),
-                ];
-                let periodic_keys = [
-                    ("mode", b.mode.is_some()),
-                    ("period", b.period.is_some()),
-                    ("periods", b.periods.is_some()),
-                    ("skip", b.skip.is_some()),
-                    ("settle", b.settle.is_some()),
-                    ("mlp", b.mlp.is_some()),
-                ];
-                let ws_lines = |def: u64| -> Result<u64, ConfigError> {
-                    let ws = b.working_set.map_or(def, |s| s.bytes());
-                    let lines = ws / line;
-                    if lines == 0 || lines > 1 << 26 {
-                        return Err(self.err(
-                            bkey("working_set"),
-                            format!("{ws} B: expected one line to 4 GiB ({} lines of {line} B)", 1u64 << 26),
-                        ));
-                    }
-                    Ok(lines)
-                };
-                let refuse = |keys: &[(&str, bool)], kind: &str| -> Result<(), ConfigError> {
-                    match keys.iter().find(|k| k.1) {
-                        Some((k, _)) => Err(self.err(bkey(k), format!("does not apply to kind = {kind:?}"))),
-                        None => Ok(()),
-                    }
-                };
-                match b.kind.as_str() {
-                    "read" => {
-                        refuse(&flush_keys, "read")?;
-                        refuse(&periodic_keys, "read")?;
-                        let lines = ws_lines(32 << 10)?;
-                        let ops = b.ops.unwrap_or(10_000);
-                        if ops == 0 || ops > 1 << 32 {
-                            return Err(self.err(bkey("ops"), format!("{ops}: expected 1 to 2^32 loads")));
-                        }
-                        Some(Bench::Read {
-                            lines,
-                            ops,
-                            flush: b.flush.unwrap_or(false),
-                            sequential: b.sequential.unwrap_or(false),
-                            warm: b.warm.unwrap_or(true),
-                        })
-                    }
-                    "flush" => {
-                        refuse(&read_keys, "flush")?;
-                        refuse(&periodic_keys, "flush")?;
-                        let name = b.op.as_deref().unwrap_or("clflushopt");
-                        let op = FlushOp::parse(name).ok_or_else(|| {
-                            self.err(bkey("op"), format!("{name:?}: expected \"clflush\", \"clflushopt\" or \"clwb\""))
-                        })?;
-                        let st = b.state.as_deref().unwrap_or("r");
-                        let state = LineState::parse(st).ok_or_else(|| {
-                            self.err(bkey("state"), format!("{st:?}: expected \"r\", \"m\" or \"i\""))
-                        })?;
-                        let lines = b.lines.unwrap_or(64);
-                        if lines == 0 || lines > 1 << 24 {
-                            return Err(self.err(bkey("lines"), format!("{lines}: expected 1 to 2^24 lines")));
-                        }
-                        let reps = b.reps.unwrap_or(4);
-                        if reps == 0 || reps.saturating_mul(lines) > 1 << 28 {
-                            return Err(self.err(bkey("reps"), format!("{reps}: expected 1 to 2^28 / lines")));
-                        }
-                        Some(Bench::Flush { op, state, lines, reps, reread: b.reread.unwrap_or(false) })
-                    }
-                    "periodic" => {
-                        refuse(&read_keys[1..4], "periodic")?;
-                        refuse(&[flush_keys[1], flush_keys[2], flush_keys[3], flush_keys[4]], "periodic")?;
-                        let lines = ws_lines(1 << 20)?;
-                        let name = b.mode.as_deref().unwrap_or("same");
-                        let mode = FlushMode::parse(name).ok_or_else(|| {
-                            self.err(
-                                bkey("mode"),
-                                format!("{name:?}: expected \"noflush\", \"same\", \"other\" or \"aggressive\""),
-                            )
-                        })?;
-                        let cores = caches / domains;
-                        if mode == FlushMode::Other && cores < 2 {
-                            return Err(self.err(
-                                bkey("mode"),
-                                format!(
-                                    "\"other\": the flusher is domain 0's second core, and a domain has {cores}; \
-                                     expected at least 2 cores per domain"
-                                ),
-                            ));
-                        }
-                        let name = b.op.as_deref().unwrap_or("clflushopt");
-                        let op = match FlushOp::parse(name) {
-                            Some(op @ (FlushOp::Clflushopt | FlushOp::Clflush)) => op,
-                            _ => {
-                                return Err(self.err(
-                                    bkey("op"),
-                                    format!("{name:?}: expected \"clflushopt\" or \"clflush\" (an invalidation)"),
-                                ))
-                            }
-                        };
-                        let period = b.period.map_or(MS, |d| d.ps());
-                        if !(NS..=1000 * MS).contains(&period) {
-                            return Err(self.err(
-                                bkey("period"),
-                                format!("{}: expected 1ns to 1s", super::units::Duration(period)),
-                            ));
-                        }
-                        let periods = b.periods.unwrap_or(2);
-                        if periods == 0 || periods > 1000 {
-                            return Err(self.err(bkey("periods"), format!("{periods}: expected 1 to 1000 periods")));
-                        }
-                        if period.checked_mul(periods).is_none_or(|t| t > 10_000 * MS) {
-                            return Err(self.err(
-                                bkey("periods"),
-                                format!(
-                                    "{periods} periods of {}: expected at most 10s in all",
-                                    super::units::Duration(period)
-                                ),
-                            ));
-                        }
-                        let skip = b.skip.unwrap_or((periods > 1) as u64);
-                        if skip >= periods {
-                            return Err(self.err(
-                                bkey("skip"),
-                                format!("{skip}: expected fewer than the {periods} periods (one must be measured)"),
-                            ));
-                        }
-                        let mlp = match b.mlp.unwrap_or(1) {
-                            n @ 1..=64 => n as u16,
-                            n => {
-                                return Err(
-                                    self.err(bkey("mlp"), format!("{n}: expected 1 to 64 load misses in flight"))
-                                )
-                            }
-                        };
-                        let settle = b.settle.unwrap_or(0);
-                        if settle > 1 << 40 {
-                            return Err(self.err(bkey("settle"), format!("{settle}: expected 0 to 2^40 loads")));
-                        }
-                        Some(Bench::Periodic {
-                            lines,
-                            mode,
-                            op,
-                            period,
-                            periods,
-                            skip,
-                            settle,
-                            mlp,
-                            warm: b.warm.unwrap_or(true),
-                        })
-                    }
-                    k => {
-                        return Err(self.err(
-                            bkey("kind"),
-                            format!("{k:?}: expected \"read\" or \"flush\" (Figs 3 and 11) or \"periodic\" (Fig 12)"),
-                        ))
-                    }
-                }
-            }
-        };
-        let coherent = c.coherent.unwrap_or(false);
-        use crate::agents::bi::Mutant as M;
-        if let Some(m @ (M::HomeForgetsSharer | M::FlushBroadcast)) = mutant.filter(|_| !coherent) {
-            let name = crate::agents::bi::MUTANTS.iter().find(|x| x.1 == m).map_or("", |x| x.0);
-            return Err(self.err(key("mutant"), format!("{name:?}: applies to coherent = true only")));
-        }
-        let tree = match &c.tree {
-            None => None,
-            Some(t) => {
-                let tkey = |k: &str| format!("protocol.bi.tree.{k}");
-                if bench.is_some() {
-                    return Err(self.err(
-                        tkey("nodes"),
-                        "a tree and a bench: expected one of [protocol.bi.bench] and [protocol.bi.tree]",
-                    ));
-                }
-                if caches < 2 {
-                    return Err(self.err(
-                        "requester",
-                        format!("{caches} cores: the tree needs the delegate and at least one reader"),
-                    ));
-                }
-                let nodes = t.nodes.unwrap_or(1024);
-                if !(1..=1 << 22).contains(&nodes) {
-                    return Err(self.err(tkey("nodes"), format!("{nodes}: expected 1 to 2^22 nodes")));
-                }
-                let updates = t.updates.unwrap_or(0.1);
-                if !(0.0..=1.0).contains(&updates) {
-                    return Err(self.err(tkey("updates"), format!("{updates}: expected a share from 0 to 1")));
-                }
-                let time = t.time.map_or(2 * MS, |d| d.ps());
-                let warmup = t.warmup.map_or(time / 2, |d| d.ps());
-                if time == 0 || time > 1000 * MS {
-                    return Err(self.err(tkey("time"), format!("{}: expected up to 1s", super::units::Duration(time))));
-                }
-                if warmup >= time {
-                    return Err(self.err(
-                        tkey("warmup"),
-                        format!(
-                            "{}: expected less than time ({})",
-                            super::units::Duration(warmup),
-                            super::units::Duration(time)
-                        ),
-                    ));
-                }
-                let period = t.period.map_or(MS, |d| d.ps());
-                if !(NS..=1000 * MS).contains(&period) {
-                    return Err(
-                        self.err(tkey("period"), format!("{}: expected 1ns to 1s", super::units::Duration(period)))
-                    );
-                }
-                let log_cap = t.log_cap.unwrap_or(16_384);
-                if !(16..=1 << 20).contains(&log_cap) {
-                    return Err(self.err(tkey("log_cap"), format!("{log_cap}: expected 16 to 2^20 records")));
-                }
-                let store_buffer = t.store_buffer.unwrap_or(0);
-                if store_buffer > 1024 {
-                    return Err(self.err(tkey("store_buffer"), format!("{store_buffer}: expected 0 to 1024 entries")));
-                }
-                let front_end = match t.front_end.as_deref().unwrap_or("bi") {
-                    "bi" => crate::agents::bi::tree::FrontEnd::Bi,
-                    "urcu" if c.coherent == Some(true) => crate::agents::bi::tree::FrontEnd::Urcu,
-                    "urcu" => {
-                        return Err(self.err(
-                            tkey("front_end"),
-                            "\"urcu\": U-RCU runs on the coherent machine; expected protocol.bi.coherent = true",
-                        ))
-                    }
-                    f => return Err(self.err(tkey("front_end"), format!("{f:?}: expected \"bi\" or \"urcu\""))),
-                };
-                use crate::agents::bi::runtime::RtMutant;
-                let rt_mutants = [
-                    ("no-period-subtraction", RtMutant::NoPeriodSubtraction),
-                    ("no-free-mark-check", RtMutant::NoFreeMarkCheck),
-                    ("enter-before-exit", RtMutant::EnterBeforeExit),
-                ];
-                let rt_mutant = match &t.mutant {
-                    None => None,
-                    Some(m) => Some(rt_mutants.iter().find(|x| x.0 == m).map(|x| x.1).ok_or_else(|| {
-                        self.err(
-                            tkey("mutant"),
-                            format!("{m:?}: expected one of {}", rt_mutants.map(|x| x.0).join(", ")),
-                        )
-                    })?),
-                };
-                Some(crate::agents::bi::tree::TreeBench {
-                    nodes,
-                    updates,
-                    warmup,
-                    end: time,
-                    period,
-                    deferred_writeback: t.deferred_writeback.unwrap_or(true),
-                    log_cap,
-                    d: t.skew_margin.map_or(0, |d| d.ps()),
-                    front_end,
-                    mutant: rt_mutant,
-                    store_buffer: store_buffer as usize,
-                })
-            }
-        };
-        Ok(BiSpec { domains, params, shapes, interleave, bench, bench_home, mutant, coherent, tree })
-    }
-
-    /// `[protocol.gcs]`: the scheme; the blades, threads and locks from the system's shape.
-    fn gcs_spec(&self, pc: &ProtocolConfig, caches: usize, dirs: usize, lines: u64) -> Result<GcsSpec, ConfigError> {
-        use crate::agents::gcs::Variant;
-        let c = pc.gcs.clone().unwrap_or_default();
-        let name = c.variant.as_deref().unwrap_or("gcs");
-        let variant = Variant::parse(name).ok_or_else(|| {
-            self.err(
-                "protocol.gcs.variant",
-                format!("{name:?}: expected {}", Variant::ALL.map(|v| format!("\"{}\"", v.name())).join(", ")),
-            )
-        })?;
-        // the directory numbers a lock's page after every lock
-        if lines > (u32::MAX / 2) as u64 {
-            return Err(self.err("workload.footprint", format!("{lines} locks: expected at most 2^31")));
-        }
-        let mut sizes = [0u32; 2];
-        for (i, (key, v, default)) in [("region", c.region, 1024), ("page", c.page, 4096)].into_iter().enumerate() {
-            let b = v.map_or(default, |s| s.bytes());
-            if b > 1 << 20 {
-                return Err(self.err(format!("protocol.gcs.{key}"), format!("{b} B: expected at most 1 MiB")));
-            }
-            sizes[i] = b as u32;
-        }
-        let blades = dirs - 2;
-        Ok(GcsSpec {
-            variant,
-            blades,
-            threads: caches / blades,
-            locks: lines.max(1) as usize,
-            region: sizes[0],
-            page: sizes[1],
-            blade_latency: c.blade_latency.map(|d| d.ps()),
-            critical_section: c.critical_section.map_or(0, |d| d.ps()),
-            nic_service: c.nic_service.map_or(0, |d| d.ps()),
-        })
-    }
-
-    /// `[protocol.pcie]`: the variant, the RLSQ's size and the host's latencies.
-    fn pcie_spec(&self, pc: &ProtocolConfig, line: u64, footprint: u64) -> Result<PcieSpec, ConfigError> {
-        use crate::agents::pcie::Variant;
-        let c = pc.pcie.clone().unwrap_or_default();
-        let variant = Variant::parse(&c.variant).ok_or_else(|| {
-            self.err(
-                "protocol.pcie.variant",
-                format!("{:?}: expected {}", c.variant, Variant::ALL.map(|v| format!("\"{}\"", v.name())).join(", ")),
-            )
-        })?;
-        for (key, v) in [("rlsq_entries", c.rlsq_entries), ("window", c.window)] {
-            if v == 0 || v > 65_536 {
-                return Err(self.err(format!("protocol.pcie.{key}"), format!("{v}: expected 1 to 65536")));
-            }
-        }
-        let host_cached = c.host_cached.map_or(0, |s| s.bytes());
-        if !host_cached.is_multiple_of(line) || host_cached > footprint {
-            return Err(self.err(
-                "protocol.pcie.host_cached",
-                format!(
-                    "{host_cached} B: expected a multiple of the line ({line} B) up to the footprint ({footprint} B)"
-                ),
-            ));
-        }
-        let l2_bytes = c.host_l2.map_or(256 << 10, |s| s.bytes());
-        let host_l2 = crate::agents::cache::CacheGeometry::new(l2_bytes, line, 8)
-            .map_err(|e| self.err("protocol.pcie.host_l2", format!("{e} (the L2 has 8 ways of {line} B lines)")))?;
-        if host_cached > l2_bytes {
-            return Err(self.err(
-                "protocol.pcie.host_cached",
-                format!("{host_cached} B: expected at most the host's L2 (protocol.pcie.host_l2, {l2_bytes} B)"),
-            ));
-        }
-        // the host directory's sharer set: a bit per host core and one for the root complex
-        if c.host_cores > 63 {
-            return Err(self.err(
-                "protocol.pcie.host_cores",
-                format!(
-                    "{}: the host directory's sharer set holds 63 host cores and the root complex; expected 0 to 63",
-                    c.host_cores
-                ),
-            ));
-        }
-        use crate::agents::pcie::Mmio;
-        let mmio = match c.mmio.as_deref() {
-            None => None,
-            Some(m) => Some(Mmio::parse(m).ok_or_else(|| {
-                self.err(
-                    "protocol.pcie.mmio",
-                    format!("{m:?}: expected {}", Mmio::ALL.map(|v| format!("\"{}\"", v.name())).join(", ")),
-                )
-            })?),
-        };
-        let rob_entries = c.rob_entries.unwrap_or(16);
-        if rob_entries == 0 || rob_entries > 4096 {
-            return Err(self.err("protocol.pcie.rob_entries", format!("{rob_entries}: expected 1 to 4096")));
-        }
-        if c.rob_entries.is_some() && mmio.is_none() {
-            return Err(self.err("protocol.pcie.rob_entries", "applies with protocol.pcie.mmio only"));
-        }
-        if mmio.is_some() && c.host_cores > 0 {
-            return Err(self.err(
-                "protocol.pcie.host_cores",
-                "with mmio every requester is a host core making MMIO writes; expected no host_cores",
-            ));
-        }
-        let p2p_keys = [
-            ("p2p_qps", c.p2p_qps.is_some()),
-            ("switch_entries", c.switch_entries.is_some()),
-            ("p2p_latency", c.p2p_latency.is_some()),
-        ];
-        let p2p = match c.p2p.as_deref() {
-            None => {
-                if let Some((key, _)) = p2p_keys.iter().find(|k| k.1) {
-                    return Err(self.err(format!("protocol.pcie.{key}"), "applies with protocol.pcie.p2p only"));
-                }
-                None
-            }
-            Some(q) => {
-                let voq = match q {
-                    "voq" => true,
-                    "shared" => false,
-                    _ => return Err(self.err("protocol.pcie.p2p", format!("{q:?}: expected \"shared\" or \"voq\""))),
-                };
-                if mmio.is_some() {
-                    return Err(self.err(
-                        "protocol.pcie.p2p",
-                        "P2P reads and MMIO writes are separate systems; expected one of p2p and mmio",
-                    ));
-                }
-                let entries = c.switch_entries.unwrap_or(32);
-                if entries == 0 || entries > 4096 {
-                    return Err(self.err("protocol.pcie.switch_entries", format!("{entries}: expected 1 to 4096")));
-                }
-                let qps = c.p2p_qps.unwrap_or(1) as usize;
-                Some((voq, qps, entries as usize, c.p2p_latency.map_or(100 * crate::engine::NS, |d| d.0)))
-            }
-        };
-        Ok(PcieSpec {
-            p2p,
-            mmio,
-            rob_entries: rob_entries as usize,
-            variant,
-            rlsq_entries: c.rlsq_entries as usize,
-            window: c.window as usize,
-            host_cores: c.host_cores as usize,
-            rc_latency: c.rc_latency.map(|d| d.0),
-            host_latency: c.host_latency.map(|d| d.0),
-            host_cached: host_cached / line,
-            host_l2,
-        })
-    }
-
     /// `protocol.interleave` in lines: consecutive lines homed at one
     /// directory (default 1).
     fn granule(&self, pc: &ProtocolConfig, line: u64) -> Result<u64, ConfigError> {
@@ -1609,111 +1036,6 @@ impl Builder<'_> {
                 format!("{} B: expected a positive multiple of the line ({line} B)", g.bytes()),
             )),
         }
-    }
-
-    /// `[protocol.cord]`: the variant, CORD's widths and tables (checked
-    /// against each other), the cores' buffers, the interleaving.
-    fn cord_spec(
-        &self,
-        pc: &ProtocolConfig,
-        model: crate::programs::Model,
-        line: u64,
-    ) -> Result<CordSpec, ConfigError> {
-        use crate::agents::cord::{Params, Variant};
-        use crate::programs::Model;
-        if model == Model::Sc {
-            return Err(self.err("protocol.model", "\"sc\": cord's cores run rc or tso (the paper's models)"));
-        }
-        let c = pc.cord.clone().unwrap_or_default();
-        let variant = Variant::parse(&c.variant).ok_or_else(|| {
-            self.err("protocol.cord.variant", format!("{:?}: expected \"cord\", \"so\" or \"mp\"", c.variant))
-        })?;
-        let d = Params::default();
-        let size = |v: Option<u32>, dflt: usize| v.map_or(dflt, |v| v as usize);
-        let params = Params {
-            epoch_bits: c.epoch_bits.unwrap_or(d.epoch_bits),
-            counter_bits: c.counter_bits.unwrap_or(d.counter_bits),
-            proc_counters: size(c.proc_counters, d.proc_counters),
-            proc_unacked: size(c.proc_unacked, d.proc_unacked),
-            dir_counters: size(c.dir_counters, d.dir_counters),
-            dir_notis: size(c.dir_notis, d.dir_notis),
-            seq_bits: c.seq_bits.unwrap_or(0),
-        };
-        if params.seq_bits > 0 && variant != Variant::Cord {
-            return Err(self.err(
-                "protocol.cord.seq_bits",
-                format!("{}: SEQ-n replaces CORD's epochs and counters; expected variant = \"cord\"", params.seq_bits),
-            ));
-        }
-        params.validate().map_err(|m| {
-            let key = m.split(' ').next().unwrap_or("epoch_bits");
-            self.err(format!("protocol.cord.{key}"), m.clone())
-        })?;
-        for (key, v) in [("store_buffer", c.store_buffer), ("loads", c.loads)] {
-            if v == 0 || v > 4096 {
-                return Err(self.err(format!("protocol.cord.{key}"), format!("{v}: expected 1 to 4096")));
-            }
-        }
-        let granule = self.granule(pc, line)?;
-        Ok(CordSpec {
-            variant,
-            params,
-            store_buffer: c.store_buffer as usize,
-            loads: c.loads as u16,
-            granule,
-            max_store: 0,
-        })
-    }
-
-    /// `[protocol]` keys of dcoh: the snoop filter (default: a requester
-    /// cache's size, fully associative, FIFO), InvBlk and interleaving.
-    fn dcoh_spec(&self, pc: &ProtocolConfig, line: u64, lines: u64, devices: usize) -> Result<DcohSpec, ConfigError> {
-        use crate::agents::cache::{CacheGeometry, VictimPolicy, Ways};
-        let cache_size = pc.cache.as_ref().map_or(0, |c| c.size.bytes());
-        let (size, ways, sf_policy) = match &pc.snoop_filter {
-            Some(p) => (p.size.bytes(), p.ways, p.policy),
-            None => (cache_size, Ways::Full, VictimPolicy::Fifo),
-        };
-        let ways = match ways {
-            Ways::Count(w) => w,
-            Ways::Full => (size / line.max(1)).clamp(1, u32::MAX as u64) as u32,
-        };
-        let sf = CacheGeometry::new(size, line, ways)
-            .map_err(|e| self.err(format!("protocol.snoop_filter.{}", e.key()), e.to_string()))?;
-        let max_block = pc.invblk.unwrap_or(1);
-        if !(1..=crate::agents::cxl::dcoh::MAX_BLOCK).contains(&max_block) {
-            return Err(self.err("protocol.invblk", format!("{max_block}: expected 1 (plain BISnp) to 4 lines")));
-        }
-        if max_block > 1 && !sf.is_fully_associative() {
-            return Err(self.err(
-                "protocol.invblk",
-                format!(
-                    "{max_block}: InvBlk's block-length victim policy needs a fully associative snoop filter; \
-                     expected ways = \"full\" in [protocol.snoop_filter]"
-                ),
-            ));
-        }
-        let granule = self.granule(pc, line)?;
-        if lines > u32::MAX as u64 {
-            return Err(self.err("workload.footprint", format!("{lines} lines: expected at most 2^32")));
-        }
-        let per_device = lines.div_ceil(devices.max(1) as u64);
-        let hdm_h = match pc.hdm_h {
-            None => 0,
-            Some(h) if h.bytes().is_multiple_of(line) && h.bytes() / line <= per_device => h.bytes() / line,
-            Some(h) => {
-                return Err(self.err(
-                    "protocol.hdm_h",
-                    format!(
-                        "{} B: expected a multiple of the line ({line} B) up to a device's share of the footprint \
-                         ({} B)",
-                        h.bytes(),
-                        per_device * line
-                    ),
-                ))
-            }
-        };
-        Ok(DcohSpec { sf, sf_policy, max_block, granule, hdm_h })
     }
 
     /// A placement list: the nodes (by name) hosting each agent of a role,

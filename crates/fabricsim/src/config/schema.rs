@@ -93,31 +93,24 @@ pub struct ProtocolConfig {
     /// line, ways, hit_latency, mshrs, policy); without it a cache holds
     /// every line it touches, as when checked.
     pub cache: Option<crate::agents::cache::CacheParams>,
-    /// dcoh: each device's snoop filter (`[protocol.snoop_filter]`);
-    /// default: the size of a requester's cache, fully associative, FIFO.
-    pub snoop_filter: Option<SnoopFilterParams>,
-    /// dcoh: the longest block one BISnp invalidates (InvBlk, 2 to 4; 1:
-    /// plain BISnp). Above 1 the snoop filter picks victims by block length.
-    pub invblk: Option<u8>,
+    /// Moved to `[protocol.dcoh]` (read only to say so).
+    #[serde(default, skip_serializing)]
+    pub snoop_filter: Option<toml::Value>,
+    /// Moved to `[protocol.dcoh]` (read only to say so).
+    #[serde(default, skip_serializing)]
+    pub invblk: Option<toml::Value>,
     /// dcoh, cord, msi, mesi: address interleaving granule over the
     /// devices or directories (default: one line).
     pub interleave: Option<Size>,
     /// Workload-driven cores under `model = "tso"` (not cord, which has
     /// its own): entries of each core's FIFO store buffer (default 16).
     pub store_buffer: Option<u32>,
-    /// dcoh: bytes at the start of each device's memory that are HDM-H
-    /// (host-managed: no snoop filter, no back-invalidation); the rest is
-    /// HDM-DB. Default 0: all HDM-DB.
-    pub hdm_h: Option<Size>,
-    /// cord: the write-through ordering and CORD's tables (`[protocol.cord]`).
-    pub cord: Option<CordConfig>,
-    /// pcie: the root complex's read ordering (`[protocol.pcie]`).
-    pub pcie: Option<PcieConfig>,
-    /// gcs: locks folded into the switch directory's coherence (`[protocol.gcs]`).
-    pub gcs: Option<GcsConfig>,
-    /// bi: coherence domains, their caches and the explicit cache
-    /// operations' costs (`[protocol.bi]`).
-    pub bi: Option<BiConfig>,
+    /// Moved to `[protocol.dcoh]` (read only to say so).
+    #[serde(default, skip_serializing)]
+    pub hdm_h: Option<toml::Value>,
+    // `[protocol.<name>]`, the family's own table, is its family's to read
+    // (`Family::RunTable`, in the family's folder): `load_config` sets it
+    // aside before this struct is read.
     /// Workload-driven cores: the core front end's sizes and private cache
     /// levels in front of the protocol's cache (`[protocol.core]`,
     /// docs/core.md).
@@ -168,270 +161,6 @@ pub struct LevelConfig {
     /// Victim policy (default lru).
     #[serde(default)]
     pub policy: crate::agents::cache::VictimPolicy,
-}
-
-/// `[protocol.bi]`: the Bounded Incoherence machine (seed 001). Requesters
-/// are cores, domain-major (the same number per domain); memories are the
-/// domains' LLCs, then the global memories. Every time and size defaults
-/// to the calibrated Skylake-SP value in `agents::bi::Params` (sources in
-/// docs/config.md and docs/design/bi.md §4).
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, Default)]
-#[serde(deny_unknown_fields)]
-pub struct BiConfig {
-    /// Coherence domains (sockets); default 1.
-    pub domains: Option<u32>,
-    /// Private L1 (tags: its hit time), private L2 (MESI state), shared L3 per domain.
-    pub l1_size: Option<Size>,
-    pub l1_ways: Option<u32>,
-    pub l2_size: Option<Size>,
-    pub l2_ways: Option<u32>,
-    pub l3_size: Option<Size>,
-    pub l3_ways: Option<u32>,
-    /// Victim policy of the three caches (default `lru`).
-    pub policy: Option<String>,
-    pub l1_latency: Option<Duration>,
-    pub l2_latency: Option<Duration>,
-    pub l3_latency: Option<Duration>,
-    /// A load from the domain's own memory (remote premiums are the links').
-    pub memory_latency: Option<Duration>,
-    /// A memory accepting a written-back line (to its ack).
-    pub memory_write: Option<Duration>,
-    /// A memory's time per line written back, one at a time.
-    pub writeback_service: Option<Duration>,
-    pub flush_issue: Option<Duration>,
-    /// clflushopt/clwb in flight per core.
-    pub flush_slots: Option<u32>,
-    /// Extra cost of a flush of a line the domain does not hold.
-    pub broadcast: Option<Duration>,
-    pub fence: Option<Duration>,
-    pub clwb_invalidates: Option<bool>,
-    pub broadcast_on_miss: Option<bool>,
-    /// Lines interleave over the global memories in ranges of this size (default 1 GiB).
-    pub interleave: Option<Size>,
-    /// A deliberately broken machine (reproduction tests).
-    pub mutant: Option<String>,
-    /// Coherent across domains: each LLC's directory is a client of a home
-    /// directory at the line's global memory (default false).
-    pub coherent: Option<bool>,
-    /// A micro-benchmark run by domain 0's first core instead of a workload.
-    pub bench: Option<BiBenchConfig>,
-    /// BI Table 1's tree benchmark on every core, through the BI runtime.
-    pub tree: Option<BiTreeConfig>,
-}
-
-/// `[protocol.bi.tree]`: a BONSAI red-black tree in global memory; core 0
-/// is the delegate that applies every update, the other cores look keys
-/// up through the BI runtime and send their updates to it (BI Table 1).
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, Default)]
-#[serde(deny_unknown_fields)]
-pub struct BiTreeConfig {
-    /// Tree nodes (the working set); the keys are drawn from twice as many.
-    pub nodes: Option<u64>,
-    /// Share of operations that are updates, 0 to 1 (half inserts, half deletes).
-    pub updates: Option<f64>,
-    /// Operations are measured from `warmup` to `time`, when the threads stop.
-    pub warmup: Option<Duration>,
-    pub time: Option<Duration>,
-    /// Each thread's periodic cache quiescence (`reader_engine`) period.
-    pub period: Option<Duration>,
-    /// §5.2's optimisation: timing records written back by the engine only
-    /// (false: `bi_enter`/`bi_exit` write back at once, Table 1A's non-opt).
-    pub deferred_writeback: Option<bool>,
-    /// Records per log buffer (the freed and modified logs).
-    pub log_cap: Option<u32>,
-    /// The skew margin D.
-    pub skew_margin: Option<Duration>,
-    /// Entries of each core's store buffer (0: an in-order core whose
-    /// stores wait for their lines).
-    pub store_buffer: Option<u32>,
-    /// `bi` (default: the BI runtime, updates delegated to core 0) or
-    /// `urcu` (U-RCU on the coherent machine: every core updates under a lock).
-    pub front_end: Option<String>,
-    /// A deliberately broken BI runtime (reproduction tests):
-    /// `no-period-subtraction`, `no-free-mark-check` or `enter-before-exit`.
-    pub mutant: Option<String>,
-}
-
-/// `[protocol.bi.bench]`: the micro-benchmarks of the paper's Figs 3, 11 and 12.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, Default)]
-#[serde(deny_unknown_fields)]
-pub struct BiBenchConfig {
-    /// `read` (loads over a working set, each optionally after a clflush),
-    /// `flush` (an operation on lines left in a state, then mfence) or
-    /// `periodic` (random loads under periodic invalidation, Fig 12).
-    pub kind: String,
-    /// read: the working set; loads; a clflush before each; in order (else
-    /// random); start with the caches warm.
-    pub working_set: Option<Size>,
-    pub ops: Option<u64>,
-    pub flush: Option<bool>,
-    pub sequential: Option<bool>,
-    pub warm: Option<bool>,
-    /// The global memory (0-based) holding the benchmark's lines (default 0, domain 0's).
-    pub home: Option<u32>,
-    /// flush: `clflush`, `clflushopt` or `clwb`; the lines' state before
-    /// it (`r`, `m` or `i`); lines per repetition; repetitions; a measured
-    /// load of each line after the fence.
-    pub op: Option<String>,
-    pub state: Option<String>,
-    pub lines: Option<u64>,
-    pub reps: Option<u64>,
-    pub reread: Option<bool>,
-    /// periodic (also `working_set`, `warm`, and `op`: `clflushopt` or
-    /// `clflush`): who invalidates (`noflush`, `same` core, `other` core,
-    /// `aggressive`: each line after its load); the period; periods run,
-    /// and of them those not measured (default 1 of 2 or more); loads
-    /// after an invalidation after which the loader idles to the next (0:
-    /// never); the loader's load misses in flight (default 1).
-    pub mode: Option<String>,
-    pub period: Option<Duration>,
-    pub periods: Option<u64>,
-    pub skip: Option<u64>,
-    pub settle: Option<u64>,
-    pub mlp: Option<u32>,
-}
-
-/// `[protocol.gcs]`: GCS's scheme and its blades (seed 004). Requesters
-/// are threads, blade-major; memories are the blades' cache controllers,
-/// then the switch directory, then the memory blade.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, Default)]
-#[serde(deny_unknown_fields)]
-pub struct GcsConfig {
-    /// `gcs`, `no-data` (without combined data) or `no-locality`.
-    pub variant: Option<String>,
-    /// The bytes of each lock's region (the shared state; default 1 KiB).
-    pub region: Option<Size>,
-    /// A MIND cache line: a page (default 4 KiB).
-    pub page: Option<Size>,
-    /// The blade controller's time per message (default: `directory_latency`).
-    pub blade_latency: Option<Duration>,
-    /// A critical section's length (default 0).
-    pub critical_section: Option<Duration>,
-    /// A blade NIC's processing unit: its time per network message, one
-    /// message at a time (default 0: none).
-    pub nic_service: Option<Duration>,
-}
-
-/// `[protocol.pcie]`: where a NIC's reads are ordered (seed 003).
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct PcieConfig {
-    /// `unordered`, `nic`, `rc` or `rc-opt`.
-    #[serde(default = "default_pcie_variant")]
-    pub variant: String,
-    /// RLSQ entries (Table 2: 256).
-    #[serde(default = "default_rlsq")]
-    pub rlsq_entries: u32,
-    /// Reads a queue pair may have in flight.
-    #[serde(default = "default_rlsq")]
-    pub window: u32,
-    /// The last this many requesters are host cores (stores and loads
-    /// straight to host memory), the others queue pairs.
-    #[serde(default)]
-    pub host_cores: u32,
-    /// The root complex's time for a request from the PCIe link (its other
-    /// handlers cost nothing); default: `directory_latency` for every handler.
-    pub rc_latency: Option<Duration>,
-    /// The home's time per message: the host directory and its L2 (a read
-    /// that misses the L2 adds `memory_latency`); default:
-    /// `directory_latency`.
-    pub host_latency: Option<Duration>,
-    /// Bytes of the footprint, from its start, that sit in the host's L2
-    /// from the beginning (a table the host wrote before the run).
-    pub host_cached: Option<Size>,
-    /// The host's L2 at the home, 8 ways (default 256 KiB, Table 2).
-    pub host_l2: Option<Size>,
-    /// MMIO mode: every requester is a host core whose stores are MMIO
-    /// writes to the NIC (the third memory), ordered by `"fence"`, `"rob"`
-    /// or not at all (`"unordered"`).
-    pub mmio: Option<String>,
-    /// The MMIO reorder buffer's entries per virtual network (default 16:
-    /// §5.2's 32 entries, 16 for relaxed stores and 16 for releases).
-    pub rob_entries: Option<u32>,
-    /// P2P mode: the NIC's reads cross a switch (the third memory) with one
-    /// `"shared"` queue or virtual output queues (`"voq"`) to the root
-    /// complex or a P2P device (the fourth memory).
-    pub p2p: Option<String>,
-    /// The last this many queue pairs read the P2P device (default 1).
-    pub p2p_qps: Option<u32>,
-    /// Entries of the switch's queue, or of each VOQ (default 32).
-    pub switch_entries: Option<u32>,
-    /// The P2P device's time per read, one at a time (default 100 ns).
-    pub p2p_latency: Option<Duration>,
-}
-
-fn default_pcie_variant() -> String {
-    "rc-opt".into()
-}
-
-fn default_rlsq() -> u32 {
-    256
-}
-
-impl Default for PcieConfig {
-    fn default() -> Self {
-        toml::Table::new().try_into().expect("defaults deserialize")
-    }
-}
-
-/// `[protocol.cord]`: write-through stores ordered at the source (`so`),
-/// at the directory (`cord`) or point to point (`mp`); CORD's field widths
-/// and table sizes default to the paper's (8-bit epochs, 32-bit counters,
-/// Table 3's entries).
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct CordConfig {
-    #[serde(default = "cord_variant")]
-    pub variant: String,
-    pub epoch_bits: Option<u8>,
-    pub counter_bits: Option<u8>,
-    pub proc_counters: Option<u32>,
-    pub proc_unacked: Option<u32>,
-    pub dir_counters: Option<u32>,
-    pub dir_notis: Option<u32>,
-    /// SEQ-n (§4.1, Fig 10): one n-bit sequence number per request instead
-    /// of epochs and store counters (0 or absent: CORD).
-    pub seq_bits: Option<u8>,
-    /// Stores a core buffers before it stops issuing (the write-through buffer).
-    #[serde(default = "cord_buffer")]
-    pub store_buffer: u32,
-    /// Loads a core has outstanding at most.
-    #[serde(default = "cord_buffer")]
-    pub loads: u32,
-}
-
-fn cord_variant() -> String {
-    "cord".into()
-}
-fn cord_buffer() -> u32 {
-    16
-}
-
-impl Default for CordConfig {
-    fn default() -> Self {
-        toml::Table::new().try_into().expect("defaults deserialize")
-    }
-}
-
-/// `[protocol.snoop_filter]`: a DCOH's inclusive snoop filter.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct SnoopFilterParams {
-    /// Entries × line size.
-    pub size: Size,
-    /// Default: fully associative.
-    #[serde(default = "full_ways")]
-    pub ways: crate::agents::cache::Ways,
-    /// Default: fifo.
-    #[serde(default = "fifo")]
-    pub policy: crate::agents::cache::VictimPolicy,
-}
-
-fn full_ways() -> crate::agents::cache::Ways {
-    crate::agents::cache::Ways::Full
-}
-fn fifo() -> crate::agents::cache::VictimPolicy {
-    crate::agents::cache::VictimPolicy::Fifo
 }
 
 fn default_directory_service() -> Duration {

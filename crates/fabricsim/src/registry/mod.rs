@@ -12,7 +12,7 @@ use std::marker::PhantomData;
 
 use serde::Deserialize;
 
-use crate::agents::family::{CacheUse, CheckSize, Family, Machine, ParamError, Runs};
+use crate::agents::family::{CacheUse, CheckSize, Family, Machine, NoKeys, ParamError, RunParams, Runs};
 use crate::check::explorer::{explore, Options, Report};
 use crate::input::{typed, Override};
 
@@ -124,6 +124,18 @@ pub trait Entry: Sync {
     fn runs(&self) -> Option<Runs>;
     /// Refuse a machine the family cannot be built on.
     fn check_machine(&self, m: &Machine) -> Result<(), ParamError>;
+    /// Whether it has a `[protocol.<name>]` table.
+    fn has_table(&self) -> bool;
+    /// Read its `[protocol.<name>]` table (None: not given), strict;
+    /// errors name `protocol.<name>.KEY` in `source` or the override.
+    fn run_table(
+        &self,
+        raw: Option<toml::Table>,
+        source: &str,
+        overrides: &[Override],
+    ) -> Result<RunTable, crate::error::ConfigError>;
+    /// Resolve a table [`Entry::run_table`] read on the machine.
+    fn resolve_run(&self, table: &RunTable, m: &Machine) -> Result<RunParams, ParamError>;
     /// The family's own `[check]` keys.
     fn params(&self) -> Vec<Param>;
     /// Build the family from its keys (`table`: the `[check]` keys that
@@ -146,6 +158,17 @@ pub trait Entry: Sync {
         ps: &crate::spec::ProtocolSpec,
         progress: &mut dyn FnMut(f64) -> bool,
     ) -> Result<crate::sim::RunResult, String>;
+}
+
+/// A family's `[protocol.<name>]` table, read.
+#[derive(Debug, Clone)]
+pub struct RunTable {
+    /// The family's table (its `RunTable` type, erased).
+    pub table: RunParams,
+    /// The table as the resolved configuration records it (null: not given).
+    pub resolved: serde_json::Value,
+    /// Its cores run the family's own program.
+    pub drives_itself: bool,
 }
 
 /// Why a check could not start.
@@ -225,6 +248,26 @@ impl<F: Family> Entry for Registered<F> {
     fn check_machine(&self, m: &Machine) -> Result<(), ParamError> {
         F::check_machine(m)
     }
+    fn has_table(&self) -> bool {
+        std::any::TypeId::of::<F::RunTable>() != std::any::TypeId::of::<NoKeys>()
+    }
+    fn run_table(
+        &self,
+        raw: Option<toml::Table>,
+        source: &str,
+        overrides: &[Override],
+    ) -> Result<RunTable, crate::error::ConfigError> {
+        let given = raw.is_some();
+        let t: F::RunTable = typed(raw.unwrap_or_default(), source, &format!("protocol.{}", F::NAME), overrides)?;
+        // as the configuration records it: absent stays absent (null)
+        let resolved =
+            if given { serde_json::to_value(&t).expect("a table serializes") } else { serde_json::Value::Null };
+        Ok(RunTable { drives_itself: F::drives_itself(&t), resolved, table: RunParams::new(t) })
+    }
+    fn resolve_run(&self, table: &RunTable, m: &Machine) -> Result<RunParams, ParamError> {
+        let t = table.table.get::<F::RunTable>().expect("read by this family's run_table");
+        F::resolve(t, m)
+    }
     fn params(&self) -> Vec<Param> {
         params_of(&serde_json::Value::from(schemars::schema_for!(F::CheckParams)))
     }
@@ -263,6 +306,13 @@ fn machine(spec: &crate::spec::SystemSpec, ps: &crate::spec::ProtocolSpec) -> Ma
         cores: spec.requesters.len(),
         homes: spec.memories.len(),
         lines: ps.locs,
+        footprint: spec.requesters.iter().map(|r| r.workload.footprint).max().unwrap_or(0),
+        max_store: spec
+            .requesters
+            .iter()
+            .filter_map(|r| r.workload.remote_stores.map(|s| s.store_size as u32))
+            .max()
+            .unwrap_or(0),
         granule: ps.granule,
         line_bytes: ps.timing.line_bytes,
         model: ps.model,

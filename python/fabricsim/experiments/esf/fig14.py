@@ -79,16 +79,16 @@ def base() -> dict:
             "directory_latency": "40ns",
             "memory_latency": "40ns",
             "cache": {"size": "128KiB", "ways": 8, "policy": "lru", "hit_latency": "12ns", "mshrs": 16},
-            "snoop_filter": {"size": "32KiB", "policy": "fifo"},
+            "dcoh": {"snoop_filter": {"size": "32KiB", "policy": "fifo"}},
         },
     }
 
 
 def sweep(quick: bool) -> Sweep:
     # One run takes well under a second: --quick runs the full size too.
-    sw = build(base(), grid={"protocol.snoop_filter.policy": POLICIES}, metrics=METRICS, name="esf/fig14")
+    sw = build(base(), grid={"protocol.dcoh.snoop_filter.policy": POLICIES}, metrics=METRICS, name="esf/fig14")
     for p in sw.points:
-        p.labels = {"policy": p.params["protocol.snoop_filter.policy"]}
+        p.labels = {"policy": p.params["protocol.dcoh.snoop_filter.policy"]}
     return sw
 
 

@@ -63,15 +63,15 @@ def base() -> dict:
         "warmup": 8000,
         "requests": 8000,  # per requester: 16 000 in all, as Sec. V-B
     }
-    b["protocol"]["snoop_filter"] = {"size": "256KiB", "policy": "lifo"}
+    b["protocol"]["dcoh"]["snoop_filter"] = {"size": "256KiB", "policy": "lifo"}
     return b
 
 
 def sweep(quick: bool) -> Sweep:
     # Four runs of about a second: --quick runs the full size too.
-    sw = build(base(), grid={"protocol.invblk": LENGTHS}, metrics=METRICS, name="esf/fig15")
+    sw = build(base(), grid={"protocol.dcoh.invblk": LENGTHS}, metrics=METRICS, name="esf/fig15")
     for p in sw.points:
-        p.labels = {"length": p.params["protocol.invblk"]}
+        p.labels = {"length": p.params["protocol.dcoh.invblk"]}
     return sw
 
 
@@ -204,7 +204,7 @@ MUTANTS = [
     Mutant(
         "no-victims",
         "a snoop filter as large as the footprint: it never fills, no BISnp is sent, InvBlk has nothing to do",
-        set={"protocol.snoop_filter.size": "640KiB"},
+        set={"protocol.dcoh.snoop_filter.size": "640KiB"},
         flips=[
             "length 2 bandwidth ÷ length 1",
             "length 2 latency ÷ length 1",

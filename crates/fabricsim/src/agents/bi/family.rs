@@ -5,7 +5,9 @@ use serde::Deserialize;
 
 use super::check::{BiRuntimeCheck, Mutant as RuntimeMutant, MAX_SLOTS, MUTANTS as RUNTIME_MUTANTS};
 use super::{Bi, Mutant};
-use crate::agents::family::{find_mutant, in_range, CacheUse, CheckSize, Driver, Family, Machine, ParamError, Runs};
+use crate::agents::family::{
+    find_mutant, in_range, CacheUse, CheckSize, Driver, Family, Machine, ParamError, RunParams, Runs,
+};
 
 /// The timed BI machine, as `[protocol.bi]` resolves.
 #[derive(Debug, Clone, Copy)]
@@ -54,6 +56,15 @@ impl Family for BiFamily {
     type CheckParams = BiCheck;
     type Checked = Bi;
     type Timed = Bi;
+    type RunTable = super::table::BiConfig;
+
+    fn drives_itself(t: &super::table::BiConfig) -> bool {
+        t.bench.is_some() || t.tree.is_some()
+    }
+
+    fn resolve(t: &super::table::BiConfig, m: &Machine) -> Result<RunParams, ParamError> {
+        super::table::resolve(t, m).map(RunParams::new)
+    }
 
     const RUNS: Option<Runs> = Some(Runs {
         drivers: &[Driver::Workload, Driver::Own],
@@ -66,6 +77,7 @@ impl Family for BiFamily {
         front_end: false,
         line_state: false,
         wide_stores: false,
+        own_latencies: true,
     });
 
     fn timed(m: &Machine) -> Result<Bi, String> {
@@ -183,6 +195,7 @@ impl Family for BiRuntimeFamily {
     type CheckParams = BiRuntimeParams;
     type Checked = BiRuntimeCheck;
     type Timed = BiRuntimeCheck;
+    type RunTable = crate::agents::family::NoKeys;
 
     fn checked(_: &CheckSize, c: &BiRuntimeParams, mutant: Option<&str>) -> Result<BiRuntimeCheck, ParamError> {
         in_range("slots", c.slots, 2, MAX_SLOTS, "object slots")?;

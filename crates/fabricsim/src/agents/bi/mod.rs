@@ -113,6 +113,7 @@ pub mod program;
 mod protocol;
 pub mod runtime;
 mod store_buffer;
+pub mod table;
 mod text;
 pub mod tree;
 pub mod urcu;

@@ -67,6 +67,7 @@ const DIRECTORY_RUNS: Runs = Runs {
     front_end: true,
     line_state: true,
     wide_stores: false,
+    own_latencies: false,
 };
 
 fn directory_machine(name: &str, m: &Machine) -> Result<(), ParamError> {
@@ -90,6 +91,7 @@ impl Family for Msi {
     type CheckParams = NoParams;
     type Checked = Directory;
     type Timed = Directory;
+    type RunTable = crate::agents::family::NoKeys;
 
     fn checked(size: &CheckSize, _: &NoParams, mutant: Option<&str>) -> Result<Directory, ParamError> {
         directory(Variant::Msi, size, mutant)
@@ -118,6 +120,7 @@ impl Family for Mesi {
     type CheckParams = NoParams;
     type Checked = Directory;
     type Timed = Directory;
+    type RunTable = crate::agents::family::NoKeys;
 
     fn checked(size: &CheckSize, _: &NoParams, mutant: Option<&str>) -> Result<Directory, ParamError> {
         directory(Variant::Mesi, size, mutant)
@@ -157,6 +160,7 @@ impl Family for GermanFamily {
     type CheckParams = NoParams;
     type Checked = German;
     type Timed = German;
+    type RunTable = crate::agents::family::NoKeys;
 
     const RUNS: Option<Runs> = Some(Runs {
         drivers: &[Driver::Random],
@@ -167,6 +171,7 @@ impl Family for GermanFamily {
         front_end: false,
         line_state: false,
         wide_stores: false,
+        own_latencies: false,
     });
 
     fn check_machine(m: &Machine) -> Result<(), ParamError> {

@@ -4,7 +4,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{Cord, Params, Variant, MUTANTS};
-use crate::agents::family::{find_mutant, in_range, CacheUse, CheckSize, Driver, Family, Machine, ParamError, Runs};
+use crate::agents::family::{
+    find_mutant, in_range, CacheUse, CheckSize, Driver, Family, Machine, ParamError, RunParams, Runs,
+};
 
 /// The timed write-through family, as `[protocol.cord]` resolves.
 #[derive(Debug, Clone, Copy)]
@@ -85,6 +87,11 @@ impl Family for CordFamily {
     type CheckParams = CordCheck;
     type Checked = Cord;
     type Timed = Cord;
+    type RunTable = super::table::CordConfig;
+
+    fn resolve(t: &super::table::CordConfig, m: &Machine) -> Result<RunParams, ParamError> {
+        super::table::resolve(t, m).map(RunParams::new)
+    }
 
     const RUNS: Option<Runs> = Some(Runs {
         drivers: &[Driver::Workload, Driver::Own],
@@ -97,6 +104,7 @@ impl Family for CordFamily {
         front_end: false,
         line_state: false,
         wide_stores: true,
+        own_latencies: false,
     });
 
     fn check_machine(m: &Machine) -> Result<(), ParamError> {

@@ -67,6 +67,7 @@ pub mod messages;
 mod pack;
 mod processor;
 mod protocol;
+pub mod table;
 pub mod tables;
 mod text;
 

@@ -5,7 +5,9 @@ use serde::Deserialize;
 
 use super::dcoh::{Dcoh, DcohTiming, MAX_BLOCK, MUTANTS};
 use crate::agents::cache::{CacheGeometry, VictimPolicy};
-use crate::agents::family::{find_mutant, in_range, CacheUse, CheckSize, Driver, Family, Machine, ParamError, Runs};
+use crate::agents::family::{
+    find_mutant, in_range, CacheUse, CheckSize, Driver, Family, Machine, ParamError, RunParams, Runs,
+};
 
 /// The timed DCOH's snoop filter, InvBlk length and interleaving, as
 /// `[protocol]` resolves them.
@@ -62,6 +64,11 @@ impl Family for DcohFamily {
     type CheckParams = DcohCheck;
     type Checked = Dcoh;
     type Timed = Dcoh;
+    type RunTable = super::table::DcohConfig;
+
+    fn resolve(t: &super::table::DcohConfig, m: &Machine) -> Result<RunParams, ParamError> {
+        super::table::resolve(t, m).map(RunParams::new)
+    }
 
     const RUNS: Option<Runs> = Some(Runs {
         drivers: &[Driver::Workload],
@@ -72,6 +79,7 @@ impl Family for DcohFamily {
         front_end: true,
         line_state: false,
         wide_stores: false,
+        own_latencies: false,
     });
 
     fn check_machine(m: &Machine) -> Result<(), ParamError> {

@@ -11,6 +11,7 @@ pub mod memory_endpoint;
 pub mod messages;
 pub mod requester;
 pub mod snoop_filter;
+pub mod table;
 
 pub use memory_endpoint::MemoryEndpoint;
 pub use messages::{MemMsg, MsgKind};

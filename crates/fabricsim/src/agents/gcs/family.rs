@@ -4,7 +4,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{Gcs, Variant, MUTANTS};
-use crate::agents::family::{find_mutant, in_range, CacheUse, CheckSize, Driver, Family, Machine, ParamError, Runs};
+use crate::agents::family::{
+    find_mutant, in_range, CacheUse, CheckSize, Driver, Family, Machine, ParamError, RunParams, Runs,
+};
 use crate::engine::Time;
 
 /// The timed GCS system, as `[protocol.gcs]` resolves.
@@ -53,6 +55,11 @@ impl Family for GcsFamily {
     type CheckParams = GcsCheck;
     type Checked = Gcs;
     type Timed = Gcs;
+    type RunTable = super::table::GcsConfig;
+
+    fn resolve(t: &super::table::GcsConfig, m: &Machine) -> Result<RunParams, ParamError> {
+        super::table::resolve(t, m).map(RunParams::new)
+    }
 
     const RUNS: Option<Runs> = Some(Runs {
         drivers: &[Driver::Workload],
@@ -66,6 +73,7 @@ impl Family for GcsFamily {
         front_end: false,
         line_state: false,
         wide_stores: false,
+        own_latencies: false,
     });
 
     fn check_machine(m: &Machine) -> Result<(), ParamError> {

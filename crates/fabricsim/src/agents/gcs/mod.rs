@@ -53,6 +53,7 @@ pub mod family;
 pub mod messages;
 mod pack;
 mod protocol;
+pub mod table;
 mod text;
 mod thread;
 

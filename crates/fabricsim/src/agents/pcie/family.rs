@@ -6,7 +6,7 @@ use serde::Deserialize;
 
 use super::{Mmio, Pcie, Variant};
 use crate::agents::cache::CacheGeometry;
-use crate::agents::family::{CacheUse, CheckSize, Driver, Family, Machine, ParamError, Runs};
+use crate::agents::family::{CacheUse, CheckSize, Driver, Family, Machine, ParamError, RunParams, Runs};
 use crate::engine::Time;
 
 /// The timed PCIe read ordering, as `[protocol.pcie]` resolves.
@@ -55,6 +55,11 @@ impl Family for PcieFamily {
     type CheckParams = PcieCheck;
     type Checked = Pcie;
     type Timed = Pcie;
+    type RunTable = super::table::PcieConfig;
+
+    fn resolve(t: &super::table::PcieConfig, m: &Machine) -> Result<RunParams, ParamError> {
+        super::table::resolve(t, m).map(RunParams::new)
+    }
 
     fn checked(_: &CheckSize, _: &PcieCheck, _: Option<&str>) -> Result<Pcie, ParamError> {
         Err(ParamError::new(
@@ -77,6 +82,7 @@ impl Family for PcieFamily {
         front_end: false,
         line_state: false,
         wide_stores: false,
+        own_latencies: false,
     });
 
     fn check_machine(m: &Machine) -> Result<(), ParamError> {

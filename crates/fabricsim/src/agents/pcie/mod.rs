@@ -96,6 +96,7 @@ mod protocol;
 mod rc;
 mod rob;
 mod switch;
+pub mod table;
 
 pub use host::{Home, HostCore};
 pub use messages::{Loc, Msg, Tag, CHANNELS};

@@ -1,0 +1,66 @@
+//! `[protocol.gcs]`: GCS's keys, and their resolution on a machine.
+
+use serde::{Deserialize, Serialize};
+
+use super::family::GcsSpec;
+use crate::agents::family::{Machine, ParamError};
+use crate::engine::units::{Duration, Size};
+
+/// `[protocol.gcs]`: GCS's scheme and its blades (seed 004). Requesters
+/// are threads, blade-major; memories are the blades' cache controllers,
+/// then the switch directory, then the memory blade.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct GcsConfig {
+    /// `gcs`, `no-data` (without combined data) or `no-locality`.
+    pub variant: Option<String>,
+    /// The bytes of each lock's region (the shared state; default 1 KiB).
+    pub region: Option<Size>,
+    /// A MIND cache line: a page (default 4 KiB).
+    pub page: Option<Size>,
+    /// The blade controller's time per message (default: `directory_latency`).
+    pub blade_latency: Option<Duration>,
+    /// A critical section's length (default 0).
+    pub critical_section: Option<Duration>,
+    /// A blade NIC's processing unit: its time per network message, one
+    /// message at a time (default 0: none).
+    pub nic_service: Option<Duration>,
+}
+
+/// `[protocol.gcs]`: the scheme; the blades, threads and locks from the system's shape.
+pub fn resolve(table: &GcsConfig, m: &Machine) -> Result<GcsSpec, ParamError> {
+    let (caches, dirs, lines) = (m.cores, m.homes, m.lines as u64);
+    use crate::agents::gcs::Variant;
+    let c = table.clone();
+    let name = c.variant.as_deref().unwrap_or("gcs");
+    let variant = Variant::parse(name).ok_or_else(|| {
+        ParamError::new(
+            "protocol.gcs.variant",
+            format!("{name:?}: expected {}", Variant::ALL.map(|v| format!("\"{}\"", v.name())).join(", ")),
+        )
+    })?;
+    // the directory numbers a lock's page after every lock
+    if lines > (u32::MAX / 2) as u64 {
+        return Err(ParamError::new("workload.footprint", format!("{lines} locks: expected at most 2^31")));
+    }
+    let mut sizes = [0u32; 2];
+    for (i, (key, v, default)) in [("region", c.region, 1024), ("page", c.page, 4096)].into_iter().enumerate() {
+        let b = v.map_or(default, |s| s.bytes());
+        if b > 1 << 20 {
+            return Err(ParamError::new(format!("protocol.gcs.{key}"), format!("{b} B: expected at most 1 MiB")));
+        }
+        sizes[i] = b as u32;
+    }
+    let blades = dirs - 2;
+    Ok(GcsSpec {
+        variant,
+        blades,
+        threads: caches / blades,
+        locks: lines.max(1) as usize,
+        region: sizes[0],
+        page: sizes[1],
+        blade_latency: c.blade_latency.map(|d| d.ps()),
+        critical_section: c.critical_section.map_or(0, |d| d.ps()),
+        nic_service: c.nic_service.map_or(0, |d| d.ps()),
+    })
+}
