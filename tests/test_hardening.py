@@ -129,12 +129,12 @@ def big_litmus(threads: int, ops: int) -> str:
 def test_a_litmus_test_too_large_for_the_oracle_is_refused_quickly(tmp_path: Path):
     f = tmp_path / "big.litmus"
     f.write_text(big_litmus(4, 8))
-    start = time.monotonic()
+    # refused by its size, not by exhausting the search: run_cli's timeout
+    # fails a run that explores (a wall-time bound flaked on a loaded machine)
     proc = run_cli("litmus", str(f), "--model", "sc", timeout=60)
     no_traceback(proc)
     assert proc.returncode == 1, proc.stderr
     assert "too large" in proc.stderr and "BIG" in proc.stderr and str(f) in proc.stderr
-    assert time.monotonic() - start < 30
 
 
 # -- item 4: Ctrl-C in check and litmus -------------------------------------------------------

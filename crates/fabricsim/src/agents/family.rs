@@ -192,6 +192,22 @@ pub struct Runs {
 #[serde(deny_unknown_fields)]
 pub struct NoKeys {}
 
+impl Runs {
+    /// A machine whose cores run a workload and take none of the optional
+    /// parts: what a family's `Runs { .., ..Runs::BASE }` does not say.
+    pub const BASE: Runs = Runs {
+        drivers: &[Driver::Workload],
+        drivers_note: "",
+        programs: false,
+        cache: CacheUse::Optional,
+        interleave: false,
+        front_end: false,
+        line_state: false,
+        wide_stores: false,
+        own_latencies: false,
+    };
+}
+
 /// A protocol family: one `impl` per protocol, in its folder.
 pub trait Family: 'static {
     /// The name configurations and the command line use.

@@ -69,15 +69,11 @@ impl Family for BiFamily {
     const RUNS: Option<Runs> = Some(Runs {
         drivers: &[Driver::Workload, Driver::Own],
         drivers_note: "bi's cores run a workload or [protocol.bi.bench]",
-        programs: false,
         cache: CacheUse::Refused(
             "bi's caches are [protocol.bi]'s l1_size, l2_size and l3_size; expected no [protocol.cache]",
         ),
-        interleave: false,
-        front_end: false,
-        line_state: false,
-        wide_stores: false,
         own_latencies: true,
+        ..Runs::BASE
     });
 
     fn timed(m: &Machine) -> Result<Bi, String> {

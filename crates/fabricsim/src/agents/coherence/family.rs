@@ -60,14 +60,12 @@ fn timed_directory(variant: Variant, m: &Machine) -> Directory {
 /// driver or a litmus program, with the shared front end and caches.
 const DIRECTORY_RUNS: Runs = Runs {
     drivers: &[Driver::Workload, Driver::Random, Driver::Own],
-    drivers_note: "",
     programs: true,
     cache: CacheUse::Optional,
     interleave: true,
     front_end: true,
     line_state: true,
-    wide_stores: false,
-    own_latencies: false,
+    ..Runs::BASE
 };
 
 fn directory_machine(name: &str, m: &Machine) -> Result<(), ParamError> {
@@ -165,13 +163,8 @@ impl Family for GermanFamily {
     const RUNS: Option<Runs> = Some(Runs {
         drivers: &[Driver::Random],
         drivers_note: "german's clients take no workload",
-        programs: false,
         cache: CacheUse::Refused("german's caches hold every line they touch; expected no [protocol.cache]"),
-        interleave: false,
-        front_end: false,
-        line_state: false,
-        wide_stores: false,
-        own_latencies: false,
+        ..Runs::BASE
     });
 
     fn check_machine(m: &Machine) -> Result<(), ParamError> {

@@ -101,10 +101,8 @@ impl Family for CordFamily {
             "cord's write-through stores and loads go to the directory's LLC slice; expected no [protocol.cache]",
         ),
         interleave: true,
-        front_end: false,
-        line_state: false,
         wide_stores: true,
-        own_latencies: false,
+        ..Runs::BASE
     });
 
     fn check_machine(m: &Machine) -> Result<(), ParamError> {

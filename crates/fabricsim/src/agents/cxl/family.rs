@@ -73,13 +73,10 @@ impl Family for DcohFamily {
     const RUNS: Option<Runs> = Some(Runs {
         drivers: &[Driver::Workload],
         drivers_note: "dcoh's requesters run the workload",
-        programs: false,
         cache: CacheUse::Required("dcoh's requesters need a cache with a capacity: expected a [protocol.cache] table"),
         interleave: true,
         front_end: true,
-        line_state: false,
-        wide_stores: false,
-        own_latencies: false,
+        ..Runs::BASE
     });
 
     fn check_machine(m: &Machine) -> Result<(), ParamError> {

@@ -64,16 +64,11 @@ impl Family for GcsFamily {
     const RUNS: Option<Runs> = Some(Runs {
         drivers: &[Driver::Workload],
         drivers_note: "gcs's timed threads run a workload (the checker explores it small: [check] protocol = \"gcs\")",
-        programs: false,
         cache: CacheUse::Refused(
             "gcs's blades cache every page they are granted (MIND's DRAM cache holds the working set); expected no \
              [protocol.cache]",
         ),
-        interleave: false,
-        front_end: false,
-        line_state: false,
-        wide_stores: false,
-        own_latencies: false,
+        ..Runs::BASE
     });
 
     fn check_machine(m: &Machine) -> Result<(), ParamError> {

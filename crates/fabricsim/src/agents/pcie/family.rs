@@ -73,16 +73,11 @@ impl Family for PcieFamily {
         drivers: &[Driver::Workload],
         drivers_note: "pcie's timed queue pairs run a workload (litmus programs run in the checker: fabricsim litmus \
                        --protocol pcie-VARIANT@nic=T)",
-        programs: false,
         cache: CacheUse::Refused(
             "pcie's host cores' private caches hold every line they touch and its queue pairs have no cache \
              (cache_latency is the NIC's issue time); expected no [protocol.cache]",
         ),
-        interleave: false,
-        front_end: false,
-        line_state: false,
-        wide_stores: false,
-        own_latencies: false,
+        ..Runs::BASE
     });
 
     fn check_machine(m: &Machine) -> Result<(), ParamError> {
