@@ -840,6 +840,7 @@ impl<P: Protocol> ProtocolSystem<P> {
         self.prof.enter(part);
     }
 
+    #[inline(always)]
     fn serve_inbox(&mut self, a: AgentId) {
         let ai = a as usize;
         loop {
@@ -1301,6 +1302,7 @@ impl<P: Protocol> ProtocolSystem<P> {
         fired
     }
 
+    #[inline(always)]
     fn fire_action(&mut self, a: AgentId, action: P::Action) -> bool {
         let ai = a as usize;
         let saved = self.checkpoint(a);
@@ -1344,11 +1346,7 @@ impl<P: Protocol> ProtocolSystem<P> {
         for a in 0..self.agents.len() {
             self.schedule_step(a as AgentId, 0);
         }
-        // two copies of the loop: without the profile, its counting compiles away
-        let (outcome, over) = match self.prof.on {
-            true => self.event_loop::<true>(progress),
-            false => self.event_loop::<false>(progress),
-        };
+        let (outcome, over) = self.event_loop(progress);
         let (end, over) = self.idle.end(self.q.now(), over);
         let outcome = if over { Outcome::TimeLimit } else { outcome };
         let wall_s = wall.elapsed().as_secs_f64();
@@ -1360,15 +1358,15 @@ impl<P: Protocol> ProtocolSystem<P> {
 
     /// Handle events until none is left, one is past the time limit (the
     /// bool) or `progress` says stop.
-    fn event_loop<const PROFILE: bool>(&mut self, progress: &mut dyn FnMut(f64) -> bool) -> (Outcome, bool) {
+    fn event_loop(&mut self, progress: &mut dyn FnMut(f64) -> bool) -> (Outcome, bool) {
+        let profile = self.prof.on;
         let mut outcome = Outcome::Completed;
         let mut tick = 0u32;
         let mut over = false;
         while let Some((t, ev)) = self.q.pop() {
-            if PROFILE {
+            if profile {
                 // counted as popped, like the run's `events` (the one past the limit too)
-                self.prof.count(ev.kind());
-                self.prof.enter(ev.part());
+                self.prof.event(ev.kind(), ev.part());
             }
             if t > self.max_time {
                 over = true;
@@ -1389,7 +1387,7 @@ impl<P: Protocol> ProtocolSystem<P> {
                 Event::DramWake(a, ch) => self.dram_wake(a, ch),
                 Event::DramDone(a, r) => self.dram_done(a, r),
             }
-            if PROFILE {
+            if profile {
                 self.prof.enter(Part::Queue);
             }
             tick = tick.wrapping_add(1);

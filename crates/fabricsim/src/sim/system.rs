@@ -430,11 +430,7 @@ impl System {
         for r in 0..self.requesters.len() {
             self.start_requester(r);
         }
-        // two copies of the loop: without the profile, its counting compiles away
-        let outcome = match self.prof.on {
-            true => self.event_loop::<true>(progress),
-            false => self.event_loop::<false>(progress),
-        };
+        let outcome = self.event_loop(progress);
         if self.window_end == 0 || outcome != Outcome::Completed {
             self.window_end = self.q.now().max(self.window_end);
         }
@@ -453,7 +449,8 @@ impl System {
 
     /// Handle events until every request completed, none is left, one is
     /// past the time limit or `progress` says stop.
-    fn event_loop<const PROFILE: bool>(&mut self, progress: &mut dyn FnMut(f64) -> bool) -> Outcome {
+    fn event_loop(&mut self, progress: &mut dyn FnMut(f64) -> bool) -> Outcome {
+        let profile = self.prof.on;
         let total: u64 = self.requesters.iter().map(|r| r.total()).sum::<u64>().max(1);
         let mut completed_total: u64 = 0;
         let mut outcome = Outcome::Completed;
@@ -463,10 +460,9 @@ impl System {
                 outcome = Outcome::Deadlock;
                 break;
             };
-            if PROFILE {
+            if profile {
                 // counted as popped, like the run's `events` (the one past the limit too)
-                self.prof.count(ev.kind());
-                self.prof.enter(ev.part());
+                self.prof.event(ev.kind(), ev.part());
             }
             if t > self.max_time {
                 outcome = Outcome::TimeLimit;
@@ -487,7 +483,7 @@ impl System {
                     self.complete(r as usize)
                 }
             }
-            if PROFILE {
+            if profile {
                 self.prof.enter(Part::Queue);
             }
             tick = tick.wrapping_add(1);
@@ -595,6 +591,7 @@ impl System {
         self.prof.enter(part);
     }
 
+    #[inline(always)]
     fn deliver_to(&mut self, node: NodeId, pkt: PacketId) {
         match self.agent_of[node as usize] {
             Agent::Memory(m) if self.memories[m as usize].dram.is_some() => {
