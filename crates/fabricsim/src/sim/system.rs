@@ -582,13 +582,18 @@ impl System {
     }
 
     fn deliver(&mut self, node: NodeId, pkt: PacketId) {
-        let part = self.prof.enter(match self.agent_of[node as usize] {
-            Agent::Memory(m) if self.memories[m as usize].dram.is_some() => Part::Dram,
-            Agent::Memory(_) => Part::Protocol,
-            _ => Part::Driver,
+        // (the receiver's part is looked up only when profiling)
+        let part = self.prof.on.then(|| {
+            self.prof.enter(match self.agent_of[node as usize] {
+                Agent::Memory(m) if self.memories[m as usize].dram.is_some() => Part::Dram,
+                Agent::Memory(_) => Part::Protocol,
+                _ => Part::Driver,
+            })
         });
         self.deliver_to(node, pkt);
-        self.prof.enter(part);
+        if let Some(part) = part {
+            self.prof.enter(part);
+        }
     }
 
     #[inline(always)]
