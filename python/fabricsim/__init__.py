@@ -82,6 +82,7 @@ def run(
     set: OverridesLike = None,
     out: str | os.PathLike | None = None,
     progress: None | bool | ProgressCallback = None,
+    profile: bool = False,
 ) -> Result:
     """Run one simulation and return its :class:`Result`.
 
@@ -91,7 +92,11 @@ def run(
     - ``out``: if given, the result is also written to this directory (see :meth:`Result.write`);
     - ``progress``: ``None`` shows a progress bar when stderr is a terminal, ``False`` shows
       nothing, ``True`` always shows the bar, a callable is called as
-      ``progress(fraction_done, text)``.
+      ``progress(fraction_done, text)``;
+    - ``profile``: the summary gets a ``profile`` object: the events the engine handled by
+      kind (deterministic), events per second and the share of wall time in the fabric,
+      protocol handlers, caches, DRAM, driver and event queue (wall time: not deterministic;
+      docs/performance.md). The simulated results are the same with and without it.
 
     The simulation releases the GIL. Ctrl-C stops it cleanly and raises KeyboardInterrupt.
     """
@@ -112,7 +117,15 @@ def run(
         callback = None
 
     try:
-        raw = _core.run(src.text, src.source, fmt=src.fmt, overrides=overrides, seed=seed, progress=callback)
+        raw = _core.run(
+            src.text,
+            src.source,
+            fmt=src.fmt,
+            overrides=overrides,
+            seed=seed,
+            progress=callback,
+            profile=bool(profile),
+        )
     finally:
         if bar is not None:
             bar.close()

@@ -112,6 +112,13 @@ def add_run(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar and no summary table")
+    p.add_argument(
+        "--profile",
+        action="store_true",
+        help="where the time goes: events handled by kind, events/s and the share of wall time in "
+        "fabric, protocol, caches, DRAM, driver and event queue (summary.json 'profile' and a table; "
+        "the shares are wall time, not deterministic; docs/performance.md)",
+    )
     p.set_defaults(func=cmd_run)
 
 
@@ -125,6 +132,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         set=args.overrides,
         out=args.out,
         progress=_progress(args),
+        profile=args.profile,
     )
     if args.json:
         print(result.summary_json.rstrip("\n"))

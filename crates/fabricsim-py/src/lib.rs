@@ -37,8 +37,10 @@ fn validate(text: &str, source: &str, fmt: &str, overrides: Vec<String>) -> PyRe
 
 /// Run a configuration. Releases the GIL while simulating; calls
 /// `progress(fraction, text)` about every 100 ms and stops cleanly on Ctrl-C.
+/// `profile`: the summary gets a `profile` object (events by kind, wall time by part).
 #[pyfunction]
-#[pyo3(signature = (text, source, fmt = "toml", overrides = Vec::new(), seed = None, progress = None))]
+#[pyo3(signature = (text, source, fmt = "toml", overrides = Vec::new(), seed = None, progress = None, profile = false))]
+#[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
     text: &str,
@@ -47,6 +49,7 @@ fn run<'py>(
     overrides: Vec<String>,
     seed: Option<u64>,
     progress: Option<Py<PyAny>>,
+    profile: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let spec = config::resolve(text, source, self::fmt(fmt)?, &overrides, seed).map_err(config_err)?;
     let mut pending: Option<PyErr> = None;
@@ -71,7 +74,10 @@ fn run<'py>(
                 true
             })
         };
-        fabricsim::run_spec(&spec, &mut cb)
+        match profile {
+            true => fabricsim::run_spec_profiled(&spec, &mut cb),
+            false => fabricsim::run_spec(&spec, &mut cb),
+        }
     });
     if let Some(e) = pending {
         return Err(e);

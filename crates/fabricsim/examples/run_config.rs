@@ -1,6 +1,9 @@
-//! Run a configuration file from Rust: `cargo run --release --example run_config -- FILE [KEY=VALUE...]`.
+//! Run a configuration file from Rust: `cargo run --release --example run_config -- FILE [KEY=VALUE...] [--profile]`.
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    // --profile: where the time goes (docs/performance.md)
+    let profile = args.iter().any(|a| a == "--profile");
+    args.retain(|a| a != "--profile");
     let Some(path) = args.first() else {
         eprintln!("usage: run_config FILE [KEY=VALUE...]");
         std::process::exit(2);
@@ -9,7 +12,8 @@ fn main() {
         eprintln!("error: {path}: {e}");
         std::process::exit(2)
     });
-    match fabricsim::run_text(&text, path, fabricsim::Format::Toml, &args[1..], None, &mut |_| true) {
+    let run = || fabricsim::run_text(&text, path, fabricsim::Format::Toml, &args[1..], None, &mut |_| true);
+    match fabricsim::sim::profile::with(profile, run) {
         Ok(r) => {
             print!("{}", r.text());
             println!("{}", r.summary_json(fabricsim::VERSION));

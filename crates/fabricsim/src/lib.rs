@@ -53,6 +53,13 @@ pub fn run_spec(spec: &SystemSpec, progress: &mut dyn FnMut(f64) -> bool) -> Run
     r
 }
 
+/// `run_spec` with `--profile`: the result's `profile` has the events by
+/// kind and where the wall time went ([`sim::profile`]); the simulated
+/// results are those of `run_spec`.
+pub fn run_spec_profiled(spec: &SystemSpec, progress: &mut dyn FnMut(f64) -> bool) -> RunResult {
+    sim::profile::with(true, || run_spec(spec, progress))
+}
+
 /// The protocol a `[protocol]` table names, built by its family in the
 /// registry and run on the generic timing engine.
 fn run_protocol(spec: &SystemSpec, ps: &spec::ProtocolSpec, progress: &mut dyn FnMut(f64) -> bool) -> RunResult {

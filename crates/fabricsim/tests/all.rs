@@ -34,6 +34,7 @@ mod litmus_oracle;
 mod pack;
 mod pcie;
 mod posted;
+mod profile;
 mod protocol_timing;
 mod registry;
 mod spread;

@@ -62,6 +62,23 @@ pub enum FabricEvent {
     Crossed { pkt: PacketId },
 }
 
+impl FabricEvent {
+    /// The kinds' names (`--profile` counts events by kind), by [`FabricEvent::kind`].
+    pub const KINDS: [&'static str; 5] =
+        ["fabric.tx_done", "fabric.wake", "fabric.arrive", "fabric.head_ready", "fabric.crossed"];
+
+    #[inline]
+    pub fn kind(&self) -> usize {
+        match self {
+            FabricEvent::TxDone { .. } => 0,
+            FabricEvent::Wake { .. } => 1,
+            FabricEvent::Arrive { .. } => 2,
+            FabricEvent::HeadReady { .. } => 3,
+            FabricEvent::Crossed { .. } => 4,
+        }
+    }
+}
+
 /// Counters of one link direction (indexed by the sending port).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LinkStats {

@@ -3,6 +3,7 @@
 
 pub mod home_memory;
 mod levels;
+pub mod profile;
 pub mod protocol;
 pub mod report;
 pub mod system;

@@ -41,6 +41,7 @@ use crate::fabric::routing::RoutingTable;
 use crate::fabric::{Fabric, FabricEvent, NodeId, PacketHeader, PacketId};
 use crate::sim::home_memory::HomeDram;
 use crate::sim::levels::{Held, Levels};
+use crate::sim::profile::{self, Part, Profiler};
 use crate::sim::system::{CacheResult, CacheStats, MemoryResult, Outcome, RequesterResult, RunResult};
 use crate::spec::{CoreSpec, Driver, ProtocolSpec, SystemSpec, Timing};
 use crate::stats::Histogram;
@@ -71,6 +72,47 @@ enum Event {
 impl From<FabricEvent> for Event {
     fn from(e: FabricEvent) -> Self {
         Event::Fabric(e)
+    }
+}
+
+/// The event kinds' names (`--profile`), by [`Event::kind`].
+const EVENT_KINDS: [&str; 10] = [
+    FabricEvent::KINDS[0],
+    FabricEvent::KINDS[1],
+    FabricEvent::KINDS[2],
+    FabricEvent::KINDS[3],
+    FabricEvent::KINDS[4],
+    "step",
+    "leave",
+    "served",
+    "dram_wake",
+    "dram_done",
+];
+
+impl Event {
+    #[inline]
+    fn kind(&self) -> usize {
+        match self {
+            Event::Fabric(fe) => fe.kind(),
+            Event::Step(_) => 5,
+            Event::Leave(_) => 6,
+            Event::Served(_) => 7,
+            Event::DramWake(..) => 8,
+            Event::DramDone(..) => 9,
+        }
+    }
+
+    /// The part of the simulator an event's handler starts in (`--profile`;
+    /// handlers switch parts where they call into another).
+    #[inline]
+    fn part(&self) -> Part {
+        match self {
+            // a send leaving its agent is injected into the fabric
+            Event::Fabric(_) | Event::Leave(_) => Part::Fabric,
+            Event::Step(_) => Part::Driver,
+            Event::Served(_) => Part::Protocol,
+            Event::DramWake(..) | Event::DramDone(..) => Part::Dram,
+        }
     }
 }
 
@@ -247,6 +289,8 @@ pub struct ProtocolSystem<P: Protocol> {
     mem_accesses: Vec<u64>,
     /// Scratch: DRAM channels to step.
     chans: Vec<u32>,
+    /// `--profile` (off unless the run asks).
+    prof: Profiler,
 }
 
 /// The steps of agents that never step ([`Protocol::has_actions`] false,
@@ -469,6 +513,7 @@ impl<P: Protocol> ProtocolSystem<P> {
             dram,
             mem_accesses: vec![0; n],
             chans: Vec::new(),
+            prof: Profiler::new(false, 0),
         })
     }
 
@@ -553,10 +598,15 @@ impl<P: Protocol> ProtocolSystem<P> {
         let ai = a as usize;
         // With a DRAM, a memory read holds this handler's sends until it completes.
         let read = match &mut self.dram[ai] {
-            Some(d) => self.ops.iter().find_map(|o| match *o {
-                OpEvent::MemoryRead { line } => Some((d.open(now + delay, true), line)),
-                _ => None,
-            }),
+            Some(d) => {
+                let part = self.prof.enter(Part::Dram);
+                let r = self.ops.iter().find_map(|o| match *o {
+                    OpEvent::MemoryRead { line } => Some((d.open(now + delay, true), line)),
+                    _ => None,
+                });
+                self.prof.enter(part);
+                r
+            }
             None => None,
         };
         for i in 0..self.sends.len() {
@@ -622,11 +672,13 @@ impl<P: Protocol> ProtocolSystem<P> {
                                 let d = &mut self.drive[ai];
                                 let core = d.core.as_mut().expect("a front end's operation");
                                 if let Some(lv) = &mut d.levels {
+                                    let part = self.prof.enter(Part::Caches);
                                     let op = core.payload(cid).expect("an operation the front end issued");
                                     lv.fill(op.line, writes(op));
                                     if let Some(m) = &mut lv.l2_mshrs {
                                         m.release();
                                     }
+                                    self.prof.enter(part);
                                 }
                                 core.complete(cid, now).expect("an operation the front end issued");
                             }
@@ -685,6 +737,7 @@ impl<P: Protocol> ProtocolSystem<P> {
     // ------------------------------------------------------------ DRAM
 
     fn dram_submit(&mut self, a: AgentId, r: u32, line: u64) {
+        let part = self.prof.enter(Part::Dram);
         let now = self.q.now();
         let d = self.dram[a as usize].as_mut().expect("a DRAM home");
         if let Some(ch) = d.submit(now, r, line) {
@@ -692,6 +745,7 @@ impl<P: Protocol> ProtocolSystem<P> {
                 self.dram_admit(a);
             }
         }
+        self.prof.enter(part);
     }
 
     /// Let channel `ch` of home `a`'s DRAM issue what it can now; schedule
@@ -781,6 +835,14 @@ impl<P: Protocol> ProtocolSystem<P> {
         if self.serving[ai] {
             return;
         }
+        let part = self.prof.enter(Part::Protocol);
+        self.serve_inbox(a);
+        self.prof.enter(part);
+    }
+
+    #[inline(always)]
+    fn serve_inbox(&mut self, a: AgentId) {
+        let ai = a as usize;
         loop {
             let mut taken = false;
             'vcs: for vc in 0..self.inbox[ai].len() {
@@ -849,7 +911,9 @@ impl<P: Protocol> ProtocolSystem<P> {
         let now = self.q.now();
         let mut acts = std::mem::take(&mut self.acts);
         acts.clear();
+        let part = self.prof.enter(Part::Protocol);
         self.p.actions(&self.agents[ai], a, &self.ghost, &mut acts);
+        self.prof.enter(part);
         let mut own = false;
         let mut busy = None;
         for &x in &acts {
@@ -1033,7 +1097,9 @@ impl<P: Protocol> ProtocolSystem<P> {
         // if it misses the L1 (without levels: any access, a hit or a miss
         // of the protocol's cache is known only after), an L2 MSHR if it
         // misses the L2; none free: wait for one (a completion steps the core)
+        let part = self.prof.enter(Part::Caches);
         let held = self.drive[ai].levels.as_ref().map(|lv| lv.held(op.line));
+        self.prof.enter(part);
         if let Some(c) = &self.t.core {
             let d = &mut self.drive[ai];
             let core = d.core.as_ref().expect("checked");
@@ -1050,7 +1116,9 @@ impl<P: Protocol> ProtocolSystem<P> {
                 }
             }
             if let Some(lv) = &mut d.levels {
+                let part = self.prof.enter(Part::Caches);
                 lv.entries(queues, id, now, full);
+                self.prof.enter(part);
             }
             if let Some(w) = wait {
                 let r = refused(d);
@@ -1074,6 +1142,7 @@ impl<P: Protocol> ProtocolSystem<P> {
         let core = d.core.as_mut().expect("checked");
         match (held, &mut d.levels) {
             (Some(h), Some(lv)) => {
+                let part = self.prof.enter(Part::Caches);
                 let access = match self.fired {
                     // the protocol missed: filled at completion
                     (true, false) => {
@@ -1103,6 +1172,7 @@ impl<P: Protocol> ProtocolSystem<P> {
                     // no operation reported: over now
                     (false, _) => front::Access::Hit(0),
                 };
+                self.prof.enter(part);
                 core.issue_as(id, now, access).expect("the front end offered it, its entries checked");
             }
             _ => {
@@ -1226,6 +1296,14 @@ impl<P: Protocol> ProtocolSystem<P> {
 
     /// Fire an action; false (and nothing changes) if its sends would overflow a bounded channel.
     fn fire(&mut self, a: AgentId, action: P::Action) -> bool {
+        let part = self.prof.enter(Part::Protocol);
+        let fired = self.fire_action(a, action);
+        self.prof.enter(part);
+        fired
+    }
+
+    #[inline(always)]
+    fn fire_action(&mut self, a: AgentId, action: P::Action) -> bool {
         let ai = a as usize;
         let saved = self.checkpoint(a);
         let now = self.q.now();
@@ -1261,15 +1339,35 @@ impl<P: Protocol> ProtocolSystem<P> {
         f.min(1.0)
     }
 
+    /// Run; profiled when [`profile::requested`] (`--profile`).
     pub fn run(mut self, progress: &mut dyn FnMut(f64) -> bool) -> RunResult {
         let wall = std::time::Instant::now();
+        self.prof = Profiler::new(profile::requested(), EVENT_KINDS.len());
         for a in 0..self.agents.len() {
             self.schedule_step(a as AgentId, 0);
         }
+        let (outcome, over) = self.event_loop(progress);
+        let (end, over) = self.idle.end(self.q.now(), over);
+        let outcome = if over { Outcome::TimeLimit } else { outcome };
+        let wall_s = wall.elapsed().as_secs_f64();
+        let prof = std::mem::replace(&mut self.prof, Profiler::new(false, 0));
+        let mut r = self.result(outcome, wall_s, end);
+        r.profile = prof.finish("protocol", &EVENT_KINDS, wall_s);
+        r
+    }
+
+    /// Handle events until none is left, one is past the time limit (the
+    /// bool) or `progress` says stop.
+    fn event_loop(&mut self, progress: &mut dyn FnMut(f64) -> bool) -> (Outcome, bool) {
+        let profile = self.prof.on;
         let mut outcome = Outcome::Completed;
         let mut tick = 0u32;
         let mut over = false;
         while let Some((t, ev)) = self.q.pop() {
+            if profile {
+                // counted as popped, like the run's `events` (the one past the limit too)
+                self.prof.event(ev.kind(), ev.part());
+            }
             if t > self.max_time {
                 over = true;
                 break;
@@ -1289,6 +1387,9 @@ impl<P: Protocol> ProtocolSystem<P> {
                 Event::DramWake(a, ch) => self.dram_wake(a, ch),
                 Event::DramDone(a, r) => self.dram_done(a, r),
             }
+            if profile {
+                self.prof.enter(Part::Queue);
+            }
             tick = tick.wrapping_add(1);
             if tick & 0xFFFF == 0 && !progress(self.fraction_done(t)) {
                 outcome = Outcome::Interrupted;
@@ -1298,11 +1399,7 @@ impl<P: Protocol> ProtocolSystem<P> {
         if outcome != Outcome::Interrupted {
             progress(1.0);
         }
-        let (end, over) = self.idle.end(self.q.now(), over);
-        if over {
-            outcome = Outcome::TimeLimit;
-        }
-        self.result(outcome, wall.elapsed().as_secs_f64(), end)
+        (outcome, over)
     }
 
     /// `end`: the time of the run's last event.
@@ -1387,6 +1484,7 @@ impl<P: Protocol> ProtocolSystem<P> {
             warnings,
             protocol_stats: self.p.stats(&self.agents),
             caches: (0..self.agents.len()).flat_map(|a| self.cache_rows(a)).collect(),
+            profile: None,
         }
     }
 

@@ -123,6 +123,10 @@ impl RunResult {
             // (MSI, MESI, DCOH with a capacity) have it: other outputs stay as they were.
             v["caches"] = self.caches.iter().map(Self::cache_json).collect();
         }
+        if let Some(p) = &self.profile {
+            // Only when asked (--profile): other outputs stay as they were.
+            v["profile"] = p.json();
+        }
         serde_json::to_string_pretty(&v).expect("summary serializes")
     }
 
@@ -471,6 +475,10 @@ impl RunResult {
                     col("late_overruns", sum.late_overruns.to_string())
                 );
             }
+        }
+        if let Some(p) = &self.profile {
+            let _ = writeln!(s);
+            s.push_str(&p.text());
         }
         for w in &self.warnings {
             let _ = writeln!(s, "  warning: {w}");

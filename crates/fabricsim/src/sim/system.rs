@@ -8,6 +8,7 @@ use crate::engine::{EventQueue, Time};
 use crate::fabric::kinds::Spread;
 use crate::fabric::routing::RoutingTable;
 use crate::fabric::{Fabric, FabricEvent, LinkStats, NodeId, PacketHeader, PacketId};
+use crate::sim::profile::{self, Part, Profile, Profiler};
 use crate::spec::SystemSpec;
 use crate::stats::Histogram;
 use crate::workloads::kinds::{Injection, Pattern};
@@ -30,6 +31,47 @@ enum Event {
 impl From<FabricEvent> for Event {
     fn from(e: FabricEvent) -> Self {
         Event::Fabric(e)
+    }
+}
+
+/// The event kinds' names (`--profile`), by [`Event::kind`].
+const EVENT_KINDS: [&str; 10] = [
+    FabricEvent::KINDS[0],
+    FabricEvent::KINDS[1],
+    FabricEvent::KINDS[2],
+    FabricEvent::KINDS[3],
+    FabricEvent::KINDS[4],
+    "issue",
+    "mem_ready",
+    "complete",
+    "dram_wake",
+    "dram_done",
+];
+
+impl Event {
+    #[inline]
+    fn kind(&self) -> usize {
+        match self {
+            Event::Fabric(fe) => fe.kind(),
+            Event::Issue(_) => 5,
+            Event::MemReady(_) => 6,
+            Event::Complete(_) => 7,
+            Event::DramWake(..) => 8,
+            Event::DramDone(..) => 9,
+        }
+    }
+
+    /// The part of the simulator an event's handler starts in (`--profile`):
+    /// requesters are the driver; a fixed-latency memory's handling is its
+    /// endpoint's protocol.
+    #[inline]
+    fn part(&self) -> Part {
+        match self {
+            Event::Fabric(_) => Part::Fabric,
+            Event::Issue(_) | Event::Complete(_) => Part::Driver,
+            Event::MemReady(_) => Part::Protocol,
+            Event::DramWake(..) | Event::DramDone(..) => Part::Dram,
+        }
     }
 }
 
@@ -128,6 +170,9 @@ pub struct RunResult {
     /// Workload-driven cores with `[protocol.core]` levels: per core, its
     /// levels and its protocol cache (empty otherwise).
     pub caches: Vec<CacheResult>,
+    /// `--profile`: events by kind and where the wall time went (None
+    /// unless asked; [`super::profile`]).
+    pub profile: Option<Profile>,
 }
 
 /// The counters of one cache of one core (docs/core.md): a private level
@@ -253,6 +298,8 @@ pub struct System {
     /// run goes on until there are none.
     posted_out: u64,
     routing_name: String,
+    /// `--profile` (off unless the run asks).
+    prof: Profiler,
 }
 
 impl System {
@@ -357,6 +404,7 @@ impl System {
             done: requesters.iter().filter(|r| r.total() == 0).count(),
             posted_out: 0,
             routing_name: format!("{:?}", spec.fabric.routing).to_lowercase(),
+            prof: Profiler::new(false, 0),
             requesters,
             fabric,
         }
@@ -372,14 +420,37 @@ impl System {
     /// `run`, also returning the packet-hops (link traversals) of the whole
     /// run, the figure benchmarks divide by the whole run's wall time (the
     /// result's link statistics cover only the measurement window).
+    /// Profiled when [`profile::requested`] (`--profile`).
     pub fn run_counting(mut self, progress: &mut dyn FnMut(f64) -> bool) -> (RunResult, u64) {
         let wall = std::time::Instant::now();
+        self.prof = Profiler::new(profile::requested(), EVENT_KINDS.len());
         if self.n_started == self.requesters.len() {
             self.snapshot = self.fabric.link_stats().to_vec();
         }
         for r in 0..self.requesters.len() {
             self.start_requester(r);
         }
+        let outcome = self.event_loop(progress);
+        if self.window_end == 0 || outcome != Outcome::Completed {
+            self.window_end = self.q.now().max(self.window_end);
+        }
+        if outcome == Outcome::TimeLimit {
+            // The event past the limit was not handled: the run ended at the limit.
+            self.window_end = self.window_end.min(self.max_time);
+        }
+        progress(1.0);
+        let wall_s = wall.elapsed().as_secs_f64();
+        let hops = self.fabric.link_stats().iter().map(|s| s.packets).sum();
+        let prof = std::mem::replace(&mut self.prof, Profiler::new(false, 0));
+        let mut r = self.finish(outcome, wall_s);
+        r.profile = prof.finish("request_response", &EVENT_KINDS, wall_s);
+        (r, hops)
+    }
+
+    /// Handle events until every request completed, none is left, one is
+    /// past the time limit or `progress` says stop.
+    fn event_loop(&mut self, progress: &mut dyn FnMut(f64) -> bool) -> Outcome {
+        let profile = self.prof.on;
         let total: u64 = self.requesters.iter().map(|r| r.total()).sum::<u64>().max(1);
         let mut completed_total: u64 = 0;
         let mut outcome = Outcome::Completed;
@@ -389,6 +460,10 @@ impl System {
                 outcome = Outcome::Deadlock;
                 break;
             };
+            if profile {
+                // counted as popped, like the run's `events` (the one past the limit too)
+                self.prof.event(ev.kind(), ev.part());
+            }
             if t > self.max_time {
                 outcome = Outcome::TimeLimit;
                 break;
@@ -408,6 +483,9 @@ impl System {
                     self.complete(r as usize)
                 }
             }
+            if profile {
+                self.prof.enter(Part::Queue);
+            }
             tick = tick.wrapping_add(1);
             if tick & 0xFFFF == 0 {
                 let frac = (completed_total as f64 / total as f64).max(t as f64 / self.max_time as f64);
@@ -417,17 +495,7 @@ impl System {
                 }
             }
         }
-        if self.window_end == 0 || outcome != Outcome::Completed {
-            self.window_end = self.q.now().max(self.window_end);
-        }
-        if outcome == Outcome::TimeLimit {
-            // The event past the limit was not handled: the run ended at the limit.
-            self.window_end = self.window_end.min(self.max_time);
-        }
-        progress(1.0);
-        let wall_s = wall.elapsed().as_secs_f64();
-        let hops = self.fabric.link_stats().iter().map(|s| s.packets).sum();
-        (self.finish(outcome, wall_s), hops)
+        outcome
     }
 
     fn start_requester(&mut self, r: usize) {
@@ -501,7 +569,9 @@ impl System {
             class: msg.kind as u8,
             vc_class: msg.kind.vc_class(),
         };
+        let part = self.prof.enter(Part::Fabric);
         self.fabric.inject(&mut self.q, self.req_node[r], hdr, msg);
+        self.prof.enter(part);
         if msg.kind == MsgKind::PostedWrite {
             // Posted: complete at the source once handed to the fabric (a
             // zero-latency completion); the memory performs it later and
@@ -512,6 +582,22 @@ impl System {
     }
 
     fn deliver(&mut self, node: NodeId, pkt: PacketId) {
+        // (the receiver's part is looked up only when profiling)
+        let part = self.prof.on.then(|| {
+            self.prof.enter(match self.agent_of[node as usize] {
+                Agent::Memory(m) if self.memories[m as usize].dram.is_some() => Part::Dram,
+                Agent::Memory(_) => Part::Protocol,
+                _ => Part::Driver,
+            })
+        });
+        self.deliver_to(node, pkt);
+        if let Some(part) = part {
+            self.prof.enter(part);
+        }
+    }
+
+    #[inline(always)]
+    fn deliver_to(&mut self, node: NodeId, pkt: PacketId) {
         match self.agent_of[node as usize] {
             Agent::Memory(m) if self.memories[m as usize].dram.is_some() => {
                 let m = m as usize;
@@ -565,7 +651,9 @@ impl System {
             class: resp.kind as u8,
             vc_class: resp.kind.vc_class(),
         };
+        let part = self.prof.enter(Part::Fabric);
         self.fabric.inject(&mut self.q, self.mem_node[m], hdr, resp);
+        self.prof.enter(part);
     }
 
     fn mem_ready(&mut self, m: usize) {
@@ -832,6 +920,7 @@ impl System {
             warnings,
             protocol_stats: Vec::new(),
             caches: Vec::new(),
+            profile: None,
         }
     }
 }
