@@ -12,8 +12,9 @@ fn main() {
         eprintln!("error: {path}: {e}");
         std::process::exit(2)
     });
-    let run = || fabricsim::run_text(&text, path, fabricsim::Format::Toml, &args[1..], None, &mut |_| true);
-    match fabricsim::sim::profile::with(profile, run) {
+    let run = fabricsim::config::resolve(&text, path, fabricsim::Format::Toml, &args[1..], None)
+        .map(|spec| fabricsim::run_spec_with(&spec, profile, &mut |_| true));
+    match run {
         Ok(r) => {
             print!("{}", r.text());
             println!("{}", r.summary_json(fabricsim::VERSION));

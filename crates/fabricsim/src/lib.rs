@@ -44,27 +44,37 @@ pub fn run_text(
 /// Run a validated system: a coherence protocol if it names one, else its
 /// request/response workload.
 pub fn run_spec(spec: &SystemSpec, progress: &mut dyn FnMut(f64) -> bool) -> RunResult {
+    run_spec_with(spec, false, progress)
+}
+
+/// `run_spec`, profiled or not (`--profile`: the result's `profile` has the
+/// events by kind and where the wall time went, [`sim::profile`]; the
+/// simulated results are the same).
+pub fn run_spec_with(spec: &SystemSpec, profile: bool, progress: &mut dyn FnMut(f64) -> bool) -> RunResult {
     let mut r = match &spec.protocol {
-        Some(p) => run_protocol(spec, p, progress),
-        None => System::build(spec).run(progress),
+        Some(p) => run_protocol(spec, p, profile, progress),
+        None => System::build(spec).with_profile(profile).run(progress),
     };
     // the configuration's warnings first: they may explain the run's
     r.warnings.splice(0..0, spec.warnings.iter().cloned());
     r
 }
 
-/// `run_spec` with `--profile`: the result's `profile` has the events by
-/// kind and where the wall time went ([`sim::profile`]); the simulated
-/// results are those of `run_spec`.
+/// `run_spec` with `--profile`.
 pub fn run_spec_profiled(spec: &SystemSpec, progress: &mut dyn FnMut(f64) -> bool) -> RunResult {
-    sim::profile::with(true, || run_spec(spec, progress))
+    run_spec_with(spec, true, progress)
 }
 
 /// The protocol a `[protocol]` table names, built by its family in the
 /// registry and run on the generic timing engine.
-fn run_protocol(spec: &SystemSpec, ps: &spec::ProtocolSpec, progress: &mut dyn FnMut(f64) -> bool) -> RunResult {
+fn run_protocol(
+    spec: &SystemSpec,
+    ps: &spec::ProtocolSpec,
+    profile: bool,
+    progress: &mut dyn FnMut(f64) -> bool,
+) -> RunResult {
     let family = registry::find(&ps.name).expect("resolve() checked the protocol's name");
-    let mut r = family.run(spec, ps, progress).expect("resolve() validated the machine for its family");
+    let mut r = family.run(spec, ps, profile, progress).expect("resolve() validated the machine for its family");
     if r.outcome == Outcome::TimeLimit {
         // The event past the limit was not handled: the run ended at the limit.
         r.sim_time = r.sim_time.min(spec.max_time);

@@ -156,6 +156,7 @@ pub trait Entry: Sync {
         &self,
         spec: &crate::spec::SystemSpec,
         ps: &crate::spec::ProtocolSpec,
+        profile: bool,
         progress: &mut dyn FnMut(f64) -> bool,
     ) -> Result<crate::sim::RunResult, String>;
 }
@@ -292,11 +293,12 @@ impl<F: Family> Entry for Registered<F> {
         &self,
         spec: &crate::spec::SystemSpec,
         ps: &crate::spec::ProtocolSpec,
+        profile: bool,
         progress: &mut dyn FnMut(f64) -> bool,
     ) -> Result<crate::sim::RunResult, String> {
         let p = F::timed(&machine(spec, ps))?;
         let sys = crate::sim::protocol::ProtocolSystem::build(spec, p, ps)?;
-        Ok(sys.run(progress))
+        Ok(sys.with_profile(profile).run(progress))
     }
 }
 

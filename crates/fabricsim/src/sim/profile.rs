@@ -15,7 +15,6 @@
 //! and run their engine through the registry's `Family::run`, whose
 //! signature is shared by every family.
 
-use std::cell::Cell;
 use std::fmt::Write;
 
 use serde_json::json;
@@ -198,25 +197,4 @@ impl Profile {
         }
         s
     }
-}
-
-thread_local! {
-    static REQUESTED: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Whether the run starting on this thread should be profiled.
-pub fn requested() -> bool {
-    REQUESTED.with(Cell::get)
-}
-
-/// Run `f` with profiling requested (or not) on this thread.
-pub fn with<R>(on: bool, f: impl FnOnce() -> R) -> R {
-    struct Reset(bool);
-    impl Drop for Reset {
-        fn drop(&mut self) {
-            REQUESTED.with(|r| r.set(self.0));
-        }
-    }
-    let _reset = Reset(REQUESTED.with(|r| r.replace(on)));
-    f()
 }

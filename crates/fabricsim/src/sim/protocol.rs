@@ -41,7 +41,7 @@ use crate::fabric::routing::RoutingTable;
 use crate::fabric::{Fabric, FabricEvent, NodeId, PacketHeader, PacketId};
 use crate::sim::home_memory::HomeDram;
 use crate::sim::levels::{Held, Levels};
-use crate::sim::profile::{self, Part, Profiler};
+use crate::sim::profile::{Part, Profiler};
 use crate::sim::system::{CacheResult, CacheStats, MemoryResult, Outcome, RequesterResult, RunResult};
 use crate::spec::{CoreSpec, Driver, ProtocolSpec, SystemSpec, Timing};
 use crate::stats::Histogram;
@@ -291,6 +291,8 @@ pub struct ProtocolSystem<P: Protocol> {
     chans: Vec<u32>,
     /// `--profile` (off unless the run asks).
     prof: Profiler,
+    /// Profile the run (`--profile`).
+    profile: bool,
 }
 
 /// The steps of agents that never step ([`Protocol::has_actions`] false,
@@ -514,6 +516,7 @@ impl<P: Protocol> ProtocolSystem<P> {
             mem_accesses: vec![0; n],
             chans: Vec::new(),
             prof: Profiler::new(false, 0),
+            profile: false,
         })
     }
 
@@ -1339,10 +1342,17 @@ impl<P: Protocol> ProtocolSystem<P> {
         f.min(1.0)
     }
 
-    /// Run; profiled when [`profile::requested`] (`--profile`).
+    /// Profile the run: events by kind and where the wall time goes
+    /// (`--profile`, [`crate::sim::profile`]).
+    pub fn with_profile(mut self, on: bool) -> Self {
+        self.profile = on;
+        self
+    }
+
+    /// Run (profiled after [`Self::with_profile`]).
     pub fn run(mut self, progress: &mut dyn FnMut(f64) -> bool) -> RunResult {
         let wall = std::time::Instant::now();
-        self.prof = Profiler::new(profile::requested(), EVENT_KINDS.len());
+        self.prof = Profiler::new(self.profile, EVENT_KINDS.len());
         for a in 0..self.agents.len() {
             self.schedule_step(a as AgentId, 0);
         }

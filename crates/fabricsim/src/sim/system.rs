@@ -8,7 +8,7 @@ use crate::engine::{EventQueue, Time};
 use crate::fabric::kinds::Spread;
 use crate::fabric::routing::RoutingTable;
 use crate::fabric::{Fabric, FabricEvent, LinkStats, NodeId, PacketHeader, PacketId};
-use crate::sim::profile::{self, Part, Profile, Profiler};
+use crate::sim::profile::{Part, Profile, Profiler};
 use crate::spec::SystemSpec;
 use crate::stats::Histogram;
 use crate::workloads::kinds::{Injection, Pattern};
@@ -300,6 +300,8 @@ pub struct System {
     routing_name: String,
     /// `--profile` (off unless the run asks).
     prof: Profiler,
+    /// Profile the run (`--profile`).
+    profile: bool,
 }
 
 impl System {
@@ -405,6 +407,7 @@ impl System {
             posted_out: 0,
             routing_name: format!("{:?}", spec.fabric.routing).to_lowercase(),
             prof: Profiler::new(false, 0),
+            profile: false,
             requesters,
             fabric,
         }
@@ -417,13 +420,20 @@ impl System {
         self.run_counting(progress).0
     }
 
+    /// Profile the run: events by kind and where the wall time goes
+    /// (`--profile`, [`crate::sim::profile`]).
+    pub fn with_profile(mut self, on: bool) -> Self {
+        self.profile = on;
+        self
+    }
+
     /// `run`, also returning the packet-hops (link traversals) of the whole
     /// run, the figure benchmarks divide by the whole run's wall time (the
     /// result's link statistics cover only the measurement window).
-    /// Profiled when [`profile::requested`] (`--profile`).
+    /// Profiled after [`Self::with_profile`].
     pub fn run_counting(mut self, progress: &mut dyn FnMut(f64) -> bool) -> (RunResult, u64) {
         let wall = std::time::Instant::now();
-        self.prof = Profiler::new(profile::requested(), EVENT_KINDS.len());
+        self.prof = Profiler::new(self.profile, EVENT_KINDS.len());
         if self.n_started == self.requesters.len() {
             self.snapshot = self.fabric.link_stats().to_vec();
         }
