@@ -575,6 +575,14 @@ def format_protocol(f: Mapping[str, Any]) -> str:
         if run["interleave"]:
             extra.append("interleave")
         lines.append(f"  [protocol] run: drivers {drivers}; {', '.join(extra)}")
+        run_params = run.get("params") or []
+        if run_params:
+            lines.append(f"  [protocol.{f['name']}] keys:")
+            kw = max(len(p["key"]) for p in run_params)
+            for p in run_params:
+                default = f" (default {p['default']})" if p["default"] else ""
+                doc = f": {p['doc']}" if p["doc"] else ""
+                lines.append(f"    {p['key']:<{kw}}  {p['type']}{default}{doc}")
     if f["mutants"]:
         lines.append("  mutants:")
         mw = max(len(m["name"]) for m in f["mutants"])

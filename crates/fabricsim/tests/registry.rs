@@ -176,3 +176,22 @@ fn a_run_of_a_checked_only_family_says_so() {
     let e = fabricsim::config::resolve(text, "r.toml", fabricsim::Format::Toml, &[], None).err().unwrap().to_string();
     assert!(e.contains("protocol.name") && e.contains("checked only"), "{e}");
 }
+
+#[test]
+fn the_listing_gives_each_timed_family_its_protocol_table_keys() {
+    let d = registry::describe();
+    let fam = |name: &str| d.as_array().unwrap().iter().find(|f| f["name"] == name).unwrap().clone();
+    let key = |f: &serde_json::Value, k: &str| {
+        f["run"]["params"].as_array().unwrap().iter().find(|p| p["key"] == k).cloned().unwrap_or_default()
+    };
+    let gcs = fam("gcs");
+    assert_eq!(key(&gcs, "region")["type"], "string", "{gcs}");
+    assert!(!key(&gcs, "region")["doc"].as_str().unwrap().is_empty());
+    let bi = fam("bi");
+    assert_eq!(key(&bi, "bench")["type"], "table", "{bi}");
+    assert_eq!(key(&fam("dcoh"), "invblk")["type"], "integer");
+    assert_eq!(key(&fam("cord"), "variant")["default"], "\"cord\"");
+    // no table: no keys; no timed machine: no run side
+    assert!(fam("msi")["run"]["params"].as_array().unwrap().is_empty());
+    assert!(fam("bi_runtime")["run"].is_null());
+}

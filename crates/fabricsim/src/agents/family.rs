@@ -246,7 +246,7 @@ pub trait Family: 'static {
     const RUNS: Option<Runs> = None;
 
     /// Its `[protocol.<name>]` table, strict ([`NoKeys`]: it has none).
-    type RunTable: DeserializeOwned + Serialize + Default + Clone + Send + Sync + 'static;
+    type RunTable: DeserializeOwned + Serialize + JsonSchema + Default + Clone + Send + Sync + 'static;
 
     /// Its cores run the family's own program, which its table names (a
     /// benchmark): their driver is then `Own` and no other.

@@ -433,6 +433,18 @@ macro_rules! unit_serde {
                 s.serialize_str(&self.to_string())
             }
         }
+        /// A string with its unit (`fabricsim protocols` lists keys by type).
+        impl schemars::JsonSchema for $t {
+            fn inline_schema() -> bool {
+                true
+            }
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                stringify!($t).into()
+            }
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                schemars::json_schema!({"type": "string", "format": stringify!($t)})
+            }
+        }
     };
 }
 

@@ -83,6 +83,11 @@ pub fn describe() -> serde_json::Value {
                     "cache": cache,
                     "interleave": r.interleave,
                     "core_front_end": r.front_end,
+                    "params": f
+                        .run_params()
+                        .into_iter()
+                        .map(|p| serde_json::json!({"key": p.key, "type": p.kind, "default": p.default, "doc": p.doc}))
+                        .collect::<Vec<_>>(),
                 })
             });
             serde_json::json!({
@@ -138,6 +143,8 @@ pub trait Entry: Sync {
     fn resolve_run(&self, table: &RunTable, m: &Machine) -> Result<RunParams, ParamError>;
     /// The family's own `[check]` keys.
     fn params(&self) -> Vec<Param>;
+    /// The keys of its `[protocol.<name>]` table.
+    fn run_params(&self) -> Vec<Param>;
     /// Build the family from its keys (`table`: the `[check]` keys that
     /// are not the common ones; `source` and `overrides` name where a bad
     /// one came from) and explore it.
@@ -272,6 +279,9 @@ impl<F: Family> Entry for Registered<F> {
     fn params(&self) -> Vec<Param> {
         params_of(&serde_json::Value::from(schemars::schema_for!(F::CheckParams)))
     }
+    fn run_params(&self) -> Vec<Param> {
+        params_of(&serde_json::Value::from(schemars::schema_for!(F::RunTable)))
+    }
     fn check(
         &self,
         size: &CheckSize,
@@ -338,8 +348,10 @@ pub fn params_of(schema: &serde_json::Value) -> Vec<Param> {
                 Some(serde_json::Value::String(s)) => s.clone(),
                 // Option<T>: ["T", "null"]
                 Some(serde_json::Value::Array(a)) => {
-                    a.iter().filter_map(|t| t.as_str()).find(|t| *t != "null").unwrap_or("").to_string()
+                    a.iter().filter_map(|t| t.as_str()).filter(|t| *t != "null").collect::<Vec<_>>().join(" or ")
                 }
+                // a nested table (Option<T>: anyOf [T, null]), or a type of its own
+                _ if p.get("$ref").is_some() || p.get("anyOf").is_some() => "table".to_string(),
                 _ => String::new(),
             };
             let default = match p.get("default") {

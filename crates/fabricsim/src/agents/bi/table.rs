@@ -11,7 +11,7 @@ use crate::engine::units::{Duration, Size};
 /// domains' LLCs, then the global memories. Every time and size defaults
 /// to the calibrated Skylake-SP value in `agents::bi::Params` (sources in
 /// docs/config.md and docs/design/bi.md §4).
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, Default)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, Default, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BiConfig {
     /// Coherence domains (sockets); default 1.
@@ -58,7 +58,7 @@ pub struct BiConfig {
 /// `[protocol.bi.tree]`: a BONSAI red-black tree in global memory; core 0
 /// is the delegate that applies every update, the other cores look keys
 /// up through the BI runtime and send their updates to it (BI Table 1).
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, Default)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, Default, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BiTreeConfig {
     /// Tree nodes (the working set); the keys are drawn from twice as many.
@@ -89,7 +89,7 @@ pub struct BiTreeConfig {
 }
 
 /// `[protocol.bi.bench]`: the micro-benchmarks of the paper's Figs 3, 11 and 12.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, Default)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, Default, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BiBenchConfig {
     /// `read` (loads over a working set, each optionally after a clflush),

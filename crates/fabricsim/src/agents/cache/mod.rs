@@ -256,6 +256,19 @@ impl<'de> Deserialize<'de> for VictimPolicy {
     }
 }
 
+/// A policy's name (`fabricsim protocols` lists keys by type).
+impl schemars::JsonSchema for VictimPolicy {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "VictimPolicy".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "string"})
+    }
+}
+
 impl Serialize for VictimPolicy {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(self.name())

@@ -44,6 +44,19 @@ impl<'de> Deserialize<'de> for Ways {
     }
 }
 
+/// A number of ways or `"full"` (`fabricsim protocols` lists keys by type).
+impl schemars::JsonSchema for Ways {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Ways".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": ["integer", "string"]})
+    }
+}
+
 impl Serialize for Ways {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match self {

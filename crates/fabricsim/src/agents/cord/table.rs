@@ -9,7 +9,7 @@ use crate::agents::family::{Machine, ParamError};
 /// at the directory (`cord`) or point to point (`mp`); CORD's field widths
 /// and table sizes default to the paper's (8-bit epochs, 32-bit counters,
 /// Table 3's entries).
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CordConfig {
     #[serde(default = "cord_variant")]

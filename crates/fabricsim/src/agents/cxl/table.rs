@@ -8,7 +8,7 @@ use crate::agents::family::{Machine, ParamError};
 use crate::engine::units::Size;
 
 /// `[protocol.dcoh]`.
-#[derive(Debug, Clone, PartialEq, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DcohConfig {
     /// Each device's snoop filter (`[protocol.dcoh.snoop_filter]`);
@@ -24,7 +24,7 @@ pub struct DcohConfig {
 }
 
 /// `[protocol.dcoh.snoop_filter]`: a DCOH's inclusive snoop filter.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SnoopFilterParams {
     /// Entries × line size.

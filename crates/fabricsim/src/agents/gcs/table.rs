@@ -9,7 +9,7 @@ use crate::engine::units::{Duration, Size};
 /// `[protocol.gcs]`: GCS's scheme and its blades (seed 004). Requesters
 /// are threads, blade-major; memories are the blades' cache controllers,
 /// then the switch directory, then the memory blade.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, Default)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, Default, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GcsConfig {
     /// `gcs`, `no-data` (without combined data) or `no-locality`.

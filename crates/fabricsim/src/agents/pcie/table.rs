@@ -7,7 +7,7 @@ use crate::agents::family::{Machine, ParamError};
 use crate::engine::units::{Duration, Size};
 
 /// `[protocol.pcie]`: where a NIC's reads are ordered (seed 003).
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PcieConfig {
     /// `unordered`, `nic`, `rc` or `rc-opt`.
