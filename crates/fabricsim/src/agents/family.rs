@@ -222,9 +222,9 @@ pub trait Family: 'static {
     const SIZES: [Option<&'static str>; 4];
     /// Whether it declares scalarsets (`symmetry = true` applies).
     const SYMMETRY: bool;
-    /// Whether `[check]` builds it from sizes (else it is checked another
-    /// way, which [`Family::checked`]'s error names).
-    const CHECKS: bool = true;
+    /// How it is checked when `[check]` does not build it from sizes
+    /// (None: it does; [`Family::checked`] then refuses with these words).
+    const CHECKED_BY: Option<&'static str> = None;
 
     /// The family's own `[check]` keys, strict (`deny_unknown_fields`),
     /// one doc comment per key: `fabricsim protocols` lists them from it.

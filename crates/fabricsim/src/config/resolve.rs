@@ -811,14 +811,11 @@ impl Builder<'_> {
                 ));
             }
         }
-        let max_store =
-            requesters.iter().filter_map(|r| r.workload.remote_stores.map(|s| s.store_size as u32)).max().unwrap_or(0);
-        let footprint = requesters.iter().map(|r| r.workload.footprint).max().unwrap_or(0);
         let machine = crate::agents::family::Machine {
             lines: lines.max(1) as usize,
-            footprint,
+            footprint: crate::spec::footprint(requesters),
             granule: self.granule(pc, line_bytes as u64)?,
-            max_store,
+            max_store: crate::spec::max_store(requesters),
             cache,
             mshrs,
             ..draft

@@ -62,11 +62,7 @@ pub fn describe() -> serde_json::Value {
                 .zip(f.sizes())
                 .filter_map(|(k, m)| m.map(|m| serde_json::json!({"key": k, "means": m})))
                 .collect();
-            let params: Vec<serde_json::Value> = f
-                .params()
-                .into_iter()
-                .map(|p| serde_json::json!({"key": p.key, "type": p.kind, "default": p.default, "doc": p.doc}))
-                .collect();
+            let params: Vec<serde_json::Value> = f.params().into_iter().map(Param::json).collect();
             let mutants: Vec<serde_json::Value> =
                 f.mutants().iter().map(|(n, a)| serde_json::json!({"name": n, "breaks": a})).collect();
             // how it is checked when not from sizes: its own words
@@ -86,7 +82,7 @@ pub fn describe() -> serde_json::Value {
                     "params": f
                         .run_params()
                         .into_iter()
-                        .map(|p| serde_json::json!({"key": p.key, "type": p.kind, "default": p.default, "doc": p.doc}))
+                        .map(Param::json)
                         .collect::<Vec<_>>(),
                 })
             });
@@ -111,6 +107,13 @@ pub struct Param {
     /// The default, as TOML would write it (empty: none).
     pub default: String,
     pub doc: String,
+}
+
+impl Param {
+    /// As the listing's JSON gives it.
+    fn json(self) -> serde_json::Value {
+        serde_json::json!({"key": self.key, "type": self.kind, "default": self.default, "doc": self.doc})
+    }
 }
 
 /// A family behind the registry: [`Family`] with its types erased.
@@ -238,17 +241,10 @@ impl<F: Family> Entry for Registered<F> {
         F::SYMMETRY
     }
     fn checks(&self) -> bool {
-        F::CHECKS
+        F::CHECKED_BY.is_none()
     }
     fn check_by(&self) -> String {
-        if F::CHECKS {
-            return String::new();
-        }
-        let size = CheckSize { caches: 1, directories: 1, addresses: 1, values: 1, symmetry: false };
-        match F::CheckParams::deserialize(serde_json::json!({})).map(|p| F::checked(&size, &p, None)) {
-            Ok(Err(e)) => e.message,
-            _ => String::new(),
-        }
+        F::CHECKED_BY.unwrap_or_default().to_string()
     }
     fn runs(&self) -> Option<Runs> {
         F::RUNS
@@ -318,13 +314,8 @@ fn machine(spec: &crate::spec::SystemSpec, ps: &crate::spec::ProtocolSpec) -> Ma
         cores: spec.requesters.len(),
         homes: spec.memories.len(),
         lines: ps.locs,
-        footprint: spec.requesters.iter().map(|r| r.workload.footprint).max().unwrap_or(0),
-        max_store: spec
-            .requesters
-            .iter()
-            .filter_map(|r| r.workload.remote_stores.map(|s| s.store_size as u32))
-            .max()
-            .unwrap_or(0),
+        footprint: crate::spec::footprint(&spec.requesters),
+        max_store: crate::spec::max_store(&spec.requesters),
         granule: ps.granule,
         line_bytes: ps.timing.line_bytes,
         model: ps.model,

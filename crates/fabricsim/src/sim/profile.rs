@@ -198,3 +198,10 @@ impl Profile {
         s
     }
 }
+
+/// An engine's event kinds, in the order its `Event::kind` numbers them:
+/// the fabric's, then the engine's own three, then the DRAM's two.
+pub const fn event_kinds(own: [&'static str; 3]) -> [&'static str; 10] {
+    let f = crate::fabric::network::FabricEvent::KINDS;
+    [f[0], f[1], f[2], f[3], f[4], own[0], own[1], own[2], "dram_wake", "dram_done"]
+}

@@ -76,18 +76,7 @@ impl From<FabricEvent> for Event {
 }
 
 /// The event kinds' names (`--profile`), by [`Event::kind`].
-const EVENT_KINDS: [&str; 10] = [
-    FabricEvent::KINDS[0],
-    FabricEvent::KINDS[1],
-    FabricEvent::KINDS[2],
-    FabricEvent::KINDS[3],
-    FabricEvent::KINDS[4],
-    "step",
-    "leave",
-    "served",
-    "dram_wake",
-    "dram_done",
-];
+const EVENT_KINDS: [&str; 10] = crate::sim::profile::event_kinds(["step", "leave", "served"]);
 
 impl Event {
     #[inline]

@@ -31,6 +31,17 @@ pub struct MemorySpec {
     pub dram: Option<DramParams>,
 }
 
+/// The largest workload footprint of `requesters`, in bytes.
+pub fn footprint(requesters: &[RequesterSpec]) -> u64 {
+    requesters.iter().map(|r| r.workload.footprint).max().unwrap_or(0)
+}
+
+/// The largest store a workload of `requesters` issues, in bytes (0: none
+/// wider than its access).
+pub fn max_store(requesters: &[RequesterSpec]) -> u32 {
+    requesters.iter().filter_map(|r| r.workload.remote_stores.map(|s| s.store_size as u32)).max().unwrap_or(0)
+}
+
 /// A validated system, ready to build and run.
 #[derive(Debug, Clone)]
 pub struct SystemSpec {

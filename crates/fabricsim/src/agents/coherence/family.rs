@@ -75,13 +75,27 @@ fn directory_machine(name: &str, m: &Machine) -> Result<(), ParamError> {
     Ok(())
 }
 
-/// MSI (the Primer's directory protocol, the baseline the seeds build on).
-pub struct Msi;
+/// Directory MSI (`MESI = false`: the Primer's protocol, the baseline the
+/// seeds build on) or MESI (`true`: MSI with the exclusive clean state):
+/// one family each, differing only in the directory's variant.
+pub struct DirectoryFamily<const MESI: bool>;
 
-impl Family for Msi {
-    const NAME: &'static str = "msi";
-    const ABOUT: &'static str =
-        "directory MSI (Sorin, Hill and Wood's Primer): caches, directories, an unordered network";
+/// MSI (the Primer's directory protocol).
+pub type Msi = DirectoryFamily<false>;
+/// MESI: MSI with the exclusive clean state.
+pub type Mesi = DirectoryFamily<true>;
+
+impl<const MESI: bool> DirectoryFamily<MESI> {
+    const VARIANT: Variant = if MESI { Variant::Mesi } else { Variant::Msi };
+}
+
+impl<const MESI: bool> Family for DirectoryFamily<MESI> {
+    const NAME: &'static str = if MESI { "mesi" } else { "msi" };
+    const ABOUT: &'static str = if MESI {
+        "directory MESI: MSI with an exclusive clean state (E) granted to a sole reader"
+    } else {
+        "directory MSI (Sorin, Hill and Wood's Primer): caches, directories, an unordered network"
+    };
     const MUTANTS: &'static [(&'static str, &'static str)] = &DIRECTORY_ABOUT;
     const SIZES: [Option<&'static str>; 4] =
         [Some("caches (cores)"), Some("directories"), Some("addresses"), Some("data values")];
@@ -92,7 +106,7 @@ impl Family for Msi {
     type RunTable = crate::agents::family::NoKeys;
 
     fn checked(size: &CheckSize, _: &NoParams, mutant: Option<&str>) -> Result<Directory, ParamError> {
-        directory(Variant::Msi, size, mutant)
+        directory(Self::VARIANT, size, mutant)
     }
 
     const RUNS: Option<Runs> = Some(DIRECTORY_RUNS);
@@ -102,36 +116,7 @@ impl Family for Msi {
     }
 
     fn timed(m: &Machine) -> Result<Directory, String> {
-        Ok(timed_directory(Variant::Msi, m))
-    }
-}
-
-/// MESI: MSI with the exclusive clean state.
-pub struct Mesi;
-
-impl Family for Mesi {
-    const NAME: &'static str = "mesi";
-    const ABOUT: &'static str = "directory MESI: MSI with an exclusive clean state (E) granted to a sole reader";
-    const MUTANTS: &'static [(&'static str, &'static str)] = &DIRECTORY_ABOUT;
-    const SIZES: [Option<&'static str>; 4] = Msi::SIZES;
-    const SYMMETRY: bool = true;
-    type CheckParams = NoParams;
-    type Checked = Directory;
-    type Timed = Directory;
-    type RunTable = crate::agents::family::NoKeys;
-
-    fn checked(size: &CheckSize, _: &NoParams, mutant: Option<&str>) -> Result<Directory, ParamError> {
-        directory(Variant::Mesi, size, mutant)
-    }
-
-    const RUNS: Option<Runs> = Some(DIRECTORY_RUNS);
-
-    fn check_machine(m: &Machine) -> Result<(), ParamError> {
-        directory_machine(Self::NAME, m)
-    }
-
-    fn timed(m: &Machine) -> Result<Directory, String> {
-        Ok(timed_directory(Variant::Mesi, m))
+        Ok(timed_directory(Self::VARIANT, m))
     }
 }
 

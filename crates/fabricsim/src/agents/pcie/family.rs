@@ -51,7 +51,10 @@ impl Family for PcieFamily {
     ];
     const SIZES: [Option<&'static str>; 4] = [None; 4];
     const SYMMETRY: bool = false;
-    const CHECKS: bool = false;
+    const CHECKED_BY: Option<&'static str> = Some(
+        "\"pcie\" is checked on litmus programs, not from sizes: fabricsim litmus FILE --protocol \
+             pcie-VARIANT@nic=T (or pcie-mmio-MODE)",
+    );
     type CheckParams = PcieCheck;
     type Checked = Pcie;
     type Timed = Pcie;
@@ -62,11 +65,7 @@ impl Family for PcieFamily {
     }
 
     fn checked(_: &CheckSize, _: &PcieCheck, _: Option<&str>) -> Result<Pcie, ParamError> {
-        Err(ParamError::new(
-            "protocol",
-            "\"pcie\" is checked on litmus programs, not from sizes: fabricsim litmus FILE --protocol \
-             pcie-VARIANT@nic=T (or pcie-mmio-MODE)",
-        ))
+        Err(ParamError::new("protocol", Self::CHECKED_BY.unwrap_or_default()))
     }
 
     const RUNS: Option<Runs> = Some(Runs {
