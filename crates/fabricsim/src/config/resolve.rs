@@ -20,6 +20,7 @@ use crate::agents::pcie::family::PcieSpec;
 use crate::fabric::topology::{generate, Link, NodeId, NodeKind, ShapeParams, Topology};
 use crate::sim::protocol::core_base;
 use crate::spec::{CoreSpec, LevelSpec, MemorySpec, ProtocolSpec, RequesterSpec, SystemSpec, Timing};
+use crate::workloads::source::{Kernel, KernelMachine};
 use crate::workloads::{trace, WorkloadSpec};
 
 #[derive(Serialize)]
@@ -703,56 +704,26 @@ impl Builder<'_> {
             }
         }
         if driver == Driver::Workload {
-            if let Some(shape) = requesters.first().and_then(|r| r.workload.remote_stores) {
-                let line = line_bytes.max(1) as u64;
-                let buf = shape.buffer_lines(caches as u64, dirs as u64, lines).map_err(|m| {
-                    self.err(if m.starts_with("fanout") { "workload.fanout" } else { "workload.hosts" }, m)
-                })?;
-                if buf < shape.store_size.div_ceil(line) + 1 {
-                    return Err(self.err(
-                        "workload.footprint",
-                        format!(
-                            "{lines} lines give each sender {buf} lines per host; expected room for a {} B store \
-                             and a flag line (a larger footprint)",
-                            shape.store_size
-                        ),
-                    ));
-                }
-                if shape.store_size > line && !runs.wide_stores {
-                    let with: Vec<&str> = crate::registry::timed()
-                        .filter(|f| f.runs().is_some_and(|r| r.wide_stores))
-                        .map(|f| f.name())
-                        .collect();
-                    return Err(self.err(
-                        "workload.store_size",
-                        format!(
-                            "{} B: a store of more than a {line} B line is one message only under protocol {}",
-                            shape.store_size,
-                            crate::error::or_list(&with)
-                        ),
-                    ));
-                }
-            }
-            if let Some(shape) = requesters.first().and_then(|r| r.workload.producer_consumer) {
-                let group = shape.fanout as usize + 1;
-                if !caches.is_multiple_of(group) {
-                    return Err(self.err(
-                        "workload.fanout",
-                        format!(
-                            "{}: groups of one producer and {} consumers do not divide the {caches} cores; \
-                             expected a fanout + 1 that divides {caches}",
-                            shape.fanout, shape.fanout
-                        ),
-                    ));
-                }
-                if lines / ((caches / group) as u64) < 2 {
-                    return Err(self.err(
-                        "workload.footprint",
-                        format!(
-                            "{lines} lines for {} groups: expected at least 2 lines per group (data and a flag)",
-                            caches / group
-                        ),
-                    ));
+            if let Some(kernel) = requesters.first().and_then(|r| r.workload.kernel.as_ref()) {
+                let m =
+                    KernelMachine { cores: caches as u64, homes: dirs as u64, lines, line: line_bytes.max(1) as u64 };
+                kernel.check(&m).map_err(|e| self.err(format!("workload.{}", e.key), e.message))?;
+                match kernel.largest_store() {
+                    Some((bytes, key)) if u64::from(bytes) > m.line && !runs.wide_stores => {
+                        let with: Vec<&str> = crate::registry::timed()
+                            .filter(|f| f.runs().is_some_and(|r| r.wide_stores))
+                            .map(|f| f.name())
+                            .collect();
+                        return Err(self.err(
+                            format!("workload.{key}"),
+                            format!(
+                                "{bytes} B: a store of more than a {} B line is one message only under protocol {}",
+                                m.line,
+                                crate::error::or_list(&with)
+                            ),
+                        ));
+                    }
+                    _ => {}
                 }
             }
             // A protocol core's operation is on one line: a trace record must not cross a line.
@@ -824,10 +795,7 @@ impl Builder<'_> {
         let pcie = params.get::<PcieSpec>();
         if pcie.is_some_and(|p| p.p2p.is_some()) {
             // the P2P switch's reads: a workload's, which the family cannot see
-            let writes = |r: &&RequesterSpec| {
-                !matches!(r.workload.pattern, Pattern::DmaReads | Pattern::KvsGets)
-                    || r.workload.kvs_gets.is_some_and(|s| s.get == crate::workloads::kvs_gets::Get::Pessimistic)
-            };
+            let writes = |r: &&RequesterSpec| !r.workload.kernel.as_ref().is_some_and(|k| k.reads_only());
             if let Some(r) = requesters.iter().find(writes) {
                 return Err(self.err(
                     "workload.pattern",
@@ -1520,7 +1488,7 @@ impl Builder<'_> {
         let (producer_consumer, remote_stores) = self.sync_shapes(w, &k)?;
         let dma_reads = self.dma_shape(w, &k)?;
         let kvs_gets = self.kvs_shape(w, &k)?;
-        let mmio_writes = match (w.pattern, w.message_size) {
+        let mmio_writes: Option<Arc<dyn Kernel>> = match (w.pattern, w.message_size) {
             (Pattern::MmioWrites, size) => {
                 let line = w.line.bytes().max(1);
                 let size = size.map_or(line, |s| s.bytes());
@@ -1530,7 +1498,7 @@ impl Builder<'_> {
                         format!("{size} B: expected a positive multiple of the {line} B line, at most 1GiB"),
                     ));
                 }
-                Some(crate::workloads::mmio_writes::Shape { message_lines: size / line })
+                Some(Arc::new(crate::workloads::kernels::mmio_writes::Shape { message_lines: size / line }))
             }
             (_, Some(_)) => return Err(self.err(k("message_size"), "applies to pattern = \"mmio_writes\" only")),
             (_, None) => None,
@@ -1609,11 +1577,7 @@ impl Builder<'_> {
             hot_probability: w.hot_probability,
             targets,
             trace: None,
-            producer_consumer,
-            remote_stores,
-            dma_reads,
-            kvs_gets,
-            mmio_writes,
+            kernel: producer_consumer.or(remote_stores).or(dma_reads).or(kvs_gets).or(mmio_writes),
             posted_writes: w.posted_writes,
             instructions: w.instructions.unwrap_or(0),
             dependent: w.dependent.unwrap_or(0.0),
@@ -1625,7 +1589,7 @@ impl Builder<'_> {
         &self,
         w: &WorkloadConfig,
         k: &dyn Fn(&str) -> String,
-    ) -> Result<Option<crate::workloads::dma_reads::Shape>, ConfigError> {
+    ) -> Result<Option<Arc<dyn Kernel>>, ConfigError> {
         let dma = w.pattern == Pattern::DmaReads;
         for (key, set) in
             [("dma_size", w.dma_size.is_some()), ("ordered", w.ordered.is_some()), ("dma_start", w.dma_start.is_some())]
@@ -1650,11 +1614,11 @@ impl Builder<'_> {
             Some("random") => true,
             Some(x) => return Err(self.err(k("dma_start"), format!("{x:?}: expected \"sequential\" or \"random\""))),
         };
-        Ok(Some(crate::workloads::dma_reads::Shape {
+        Ok(Some(Arc::new(crate::workloads::kernels::dma_reads::Shape {
             dma_lines: size / line,
             ordered: w.ordered.unwrap_or(true),
             random,
-        }))
+        })))
     }
 
     /// The kvs_gets keys: only with that pattern; an object up to 1 MiB.
@@ -1662,8 +1626,8 @@ impl Builder<'_> {
         &self,
         w: &WorkloadConfig,
         k: &dyn Fn(&str) -> String,
-    ) -> Result<Option<crate::workloads::kvs_gets::Shape>, ConfigError> {
-        use crate::workloads::kvs_gets::{Get, Shape};
+    ) -> Result<Option<Arc<dyn Kernel>>, ConfigError> {
+        use crate::workloads::kernels::kvs_gets::{Get, Shape};
         let kvs = w.pattern == Pattern::KvsGets;
         for (key, set) in [
             ("get", w.get.is_some()),
@@ -1727,7 +1691,7 @@ impl Builder<'_> {
                 ),
             ));
         }
-        Ok(Some(shape))
+        Ok(Some(Arc::new(shape)))
     }
 
     /// The producer_consumer and remote_stores keys: only with those
@@ -1737,10 +1701,7 @@ impl Builder<'_> {
         &self,
         w: &WorkloadConfig,
         k: &dyn Fn(&str) -> String,
-    ) -> Result<
-        (Option<crate::workloads::producer_consumer::Shape>, Option<crate::workloads::remote_stores::Shape>),
-        ConfigError,
-    > {
+    ) -> Result<(Option<Arc<dyn Kernel>>, Option<Arc<dyn Kernel>>), ConfigError> {
         let pc = w.pattern == Pattern::ProducerConsumer;
         let rs = w.pattern == Pattern::RemoteStores;
         for (key, set, ok) in [
@@ -1781,7 +1742,8 @@ impl Builder<'_> {
         let store_size = size(w.store_size, "store_size", w.line.bytes())?;
         let release_every = size(w.release_every, "release_every", 4096)?;
         if pc {
-            return Ok((Some(crate::workloads::producer_consumer::Shape { store_size, release_every, fanout }), None));
+            let shape = crate::workloads::kernels::producer_consumer::Shape { store_size, release_every, fanout };
+            return Ok((Some(Arc::new(shape)), None));
         }
         if store_size > 1 << 20 {
             return Err(
@@ -1812,7 +1774,7 @@ impl Builder<'_> {
         }
         Ok((
             None,
-            Some(crate::workloads::remote_stores::Shape {
+            Some(Arc::new(crate::workloads::kernels::remote_stores::Shape {
                 store_size,
                 release_every,
                 fanout,
@@ -1820,7 +1782,7 @@ impl Builder<'_> {
                 compute,
                 one_sender,
                 consume,
-            }),
+            })),
         ))
     }
 }

@@ -29,7 +29,6 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::hash::BuildHasherDefault;
-use std::sync::Arc;
 
 use crate::agents::cache::LineHasher;
 use crate::agents::core::{self as front, Core, Next, Queues};
@@ -45,13 +44,9 @@ use crate::sim::profile::{Part, Profiler};
 use crate::sim::system::{CacheResult, CacheStats, MemoryResult, Outcome, RequesterResult, RunResult};
 use crate::spec::{CoreSpec, Driver, ProtocolSpec, SystemSpec, Timing};
 use crate::stats::Histogram;
-use crate::workloads::dma_reads::DmaReads;
-use crate::workloads::kvs_gets::KvsGets;
-use crate::workloads::mmio_writes::MmioWrites;
-use crate::workloads::pattern::Generator;
-use crate::workloads::producer_consumer::ProducerConsumer;
-use crate::workloads::remote_stores::RemoteStores;
-use crate::workloads::trace::TraceRecord;
+use crate::workloads::pattern::{Generator, PatternSource};
+use crate::workloads::source::{OpSource, Seat};
+use crate::workloads::trace::Replay;
 use crate::workloads::WorkloadSpec;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,14 +112,8 @@ struct CoreDrive {
     issued: u64,
     ops: u64,
     warmup: u64,
-    gen: Option<Generator>,
-    /// Trace replay: the core's records, the i-th issued at its time or later.
-    trace: Option<Arc<Vec<TraceRecord>>>,
-    producer_consumer: Option<ProducerConsumer>,
-    remote_stores: Option<RemoteStores>,
-    dma_reads: Option<DmaReads>,
-    kvs_gets: Option<KvsGets>,
-    mmio_writes: Option<MmioWrites>,
+    /// Where its operations come from: a kernel, a trace or a generator.
+    source: Option<Box<dyn OpSource>>,
     /// The pending operation starts a batch: it waits until every earlier
     /// one completed, then this long.
     barrier: Option<Time>,
@@ -409,33 +398,30 @@ impl<P: Protocol> ProtocolSystem<P> {
                 let w: Option<&WorkloadSpec> =
                     (roles[a] == Role::Core && driver != Driver::Own).then(|| &system.requesters[host[a]].workload);
                 let lines = w.map_or(1, |w| (w.footprint / w.line.max(1) as u64).max(1));
-                let remote_stores = w.and_then(|w| {
-                    w.remote_stores
-                        .map(|s| RemoteStores::new(s, core as u32, cores as u32, homes, lines, w.line as u64))
-                });
+                let seat =
+                    Seat { core: core as u32, cores: cores as u32, homes, lines, line: w.map_or(1, |w| w.line as u64) };
+                let line = t.line_bytes.max(1) as u64;
+                // a kernel's core that issues nothing has no source
+                let (source, idle): (Option<Box<dyn OpSource>>, bool) = match w {
+                    Some(w) if w.kernel.is_some() => {
+                        let s = w.kernel.as_ref().expect("matched").source(&seat);
+                        let idle = s.is_none();
+                        (s, idle)
+                    }
+                    Some(w) if w.trace.is_some() => {
+                        (Some(Box::new(Replay { records: w.trace.clone().expect("matched"), line })), false)
+                    }
+                    Some(w) if driver == Driver::Workload => {
+                        let gen = Generator::new(w, core as u32, cores as u32, &[]);
+                        (Some(Box::new(PatternSource { gen, line })), false)
+                    }
+                    _ => (None, false),
+                };
                 CoreDrive {
                     issued: 0,
-                    ops: match &remote_stores {
-                        Some(r) if !r.active() => 0,
-                        _ => w.map_or(0, |w| w.total()),
-                    },
+                    ops: if idle { 0 } else { w.map_or(0, |w| w.total()) },
                     warmup: w.map_or(0, |w| w.warmup),
-                    gen: match w {
-                        Some(w) if driver == Driver::Workload => {
-                            Some(Generator::new(w, core as u32, cores as u32, &[]))
-                        }
-                        _ => None,
-                    },
-                    trace: w.and_then(|w| w.trace.clone()),
-                    remote_stores,
-                    producer_consumer: w.and_then(|w| {
-                        w.producer_consumer
-                            .map(|s| ProducerConsumer::new(s, core as u32, cores as u32, lines, w.line as u64))
-                    }),
-                    dma_reads: w.and_then(|w| w.dma_reads.map(|s| DmaReads::new(s, core as u32, cores as u32, lines))),
-                    kvs_gets: w.and_then(|w| w.kvs_gets.map(|s| KvsGets::new(s, lines))),
-                    mmio_writes: w
-                        .and_then(|w| w.mmio_writes.map(|s| MmioWrites::new(s, core as u32, cores as u32, lines))),
+                    source,
                     barrier: None,
                     pending: None,
                     next_issue: 0,
@@ -1194,46 +1180,19 @@ impl<P: Protocol> ProtocolSystem<P> {
     /// whether it depends on the previous load.
     fn generate(&mut self, a: AgentId) -> (WorkOp, u64, bool) {
         let d = &mut self.drive[a as usize];
-        let line = self.t.line_bytes.max(1) as u64;
         let value = d.issued + 1;
-        let op = |addr: u64, write: bool| WorkOp {
-            line: addr / line,
-            kind: if write { OpKind::Store } else { OpKind::Load },
-            value,
-            order: OpOrder::Relaxed,
-            bytes: 0,
-        };
-        let (instructions, mut dep) = (d.instructions, false);
-        let op = match (&d.trace, &mut d.producer_consumer) {
-            _ if d.remote_stores.is_some() => {
-                let (op, gap) = d.remote_stores.as_mut().expect("checked").next(value);
-                // the computation starts when the previous operation issued
-                d.next_issue += gap;
-                op
-            }
-            (Some(t), _) => {
-                let r = t[d.issued as usize];
-                // not before its time
-                d.next_issue = d.next_issue.max(r.time);
-                return (op(r.addr, r.write), r.instructions, r.dep);
-            }
-            (None, Some(pc)) => pc.next(value),
-            (None, None) if d.dma_reads.is_some() => d.dma_reads.as_mut().expect("checked").next(value, &mut self.rng),
-            (None, None) if d.mmio_writes.is_some() => d.mmio_writes.as_mut().expect("checked").next(value),
-            (None, None) if d.kvs_gets.is_some() => {
-                let (op, barrier) = d.kvs_gets.as_mut().expect("checked").next(value, &mut self.rng);
-                d.barrier = barrier;
-                op
-            }
-            (None, None) => {
-                let (access, _) = d.gen.as_mut().expect("a generator per core").next(&mut self.rng);
-                op(access.addr, access.write)
-            }
-        };
-        if op.kind == OpKind::Load && d.dependent > 0.0 {
+        let next = d.source.as_mut().expect("a source per issuing core").next(value, &mut self.rng);
+        // the computation starts when the previous operation issued; a time stamp is a floor
+        d.next_issue = (d.next_issue + next.gap).max(next.at);
+        d.barrier = next.barrier;
+        if let Some((instructions, dep)) = next.given {
+            return (next.op, instructions, dep);
+        }
+        let mut dep = false;
+        if next.op.kind == OpKind::Load && d.dependent > 0.0 {
             dep = d.dependent >= 1.0 || self.rng.unit() < d.dependent;
         }
-        (op, instructions, dep)
+        (next.op, d.instructions, dep)
     }
 
     /// The driver's next environment action for core `a`, if it may start now.

@@ -39,7 +39,7 @@ pub fn footprint(requesters: &[RequesterSpec]) -> u64 {
 /// The largest store a workload of `requesters` issues, in bytes (0: none
 /// wider than its access).
 pub fn max_store(requesters: &[RequesterSpec]) -> u32 {
-    requesters.iter().filter_map(|r| r.workload.remote_stores.map(|s| s.store_size as u32)).max().unwrap_or(0)
+    requesters.iter().filter_map(|r| r.workload.kernel.as_ref()?.largest_store()).map(|(b, _)| b).max().unwrap_or(0)
 }
 
 /// A validated system, ready to build and run.

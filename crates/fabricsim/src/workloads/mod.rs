@@ -2,14 +2,11 @@
 //! trace replay.
 
 pub mod bonsai;
-pub mod dma_reads;
 pub mod graph;
+pub mod kernels;
 pub mod kinds;
-pub mod kvs_gets;
-pub mod mmio_writes;
 pub mod pattern;
-pub mod producer_consumer;
-pub mod remote_stores;
+pub mod source;
 pub mod trace;
 pub mod zipf;
 
@@ -48,16 +45,9 @@ pub struct WorkloadSpec {
     /// Indices into the system's memory list.
     pub targets: Vec<u32>,
     pub trace: Option<std::sync::Arc<Vec<trace::TraceRecord>>>,
-    /// Pattern `producer_consumer` (protocol cores only).
-    pub producer_consumer: Option<producer_consumer::Shape>,
-    /// Pattern `remote_stores` (protocol cores only).
-    pub remote_stores: Option<remote_stores::Shape>,
-    /// Pattern `dma_reads` (protocol cores only).
-    pub dma_reads: Option<dma_reads::Shape>,
-    /// Pattern `kvs_gets` (protocol cores only).
-    pub kvs_gets: Option<kvs_gets::Shape>,
-    /// Pattern `mmio_writes` (protocol cores only).
-    pub mmio_writes: Option<mmio_writes::Shape>,
+    /// A kernel's pattern (protocol cores only): what builds each core's
+    /// operation source.
+    pub kernel: Option<std::sync::Arc<dyn source::Kernel>>,
     /// Writes are posted: no acknowledgement (see `WorkloadConfig::posted_writes`).
     pub posted_writes: bool,
     /// Protocol cores: instructions before each operation that are not

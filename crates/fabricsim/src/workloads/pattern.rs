@@ -2,8 +2,10 @@
 
 use super::zipf::ScrambledZipf;
 use super::{Access, WorkloadSpec};
+use crate::agents::protocol::{OpKind, OpOrder, WorkOp};
 use crate::engine::rng::Stream;
 use crate::workloads::kinds::Pattern;
+use crate::workloads::source::{Next, OpSource};
 
 /// Produces a requester's accesses, one at a time, without allocating.
 pub struct Generator {
@@ -90,6 +92,31 @@ impl Generator {
     }
 }
 
+/// A generator as a protocol core's source: plain loads and stores of
+/// whole lines of `line` bytes (the protocol's line).
+pub struct PatternSource {
+    pub gen: Generator,
+    pub line: u64,
+}
+
+impl OpSource for PatternSource {
+    fn next(&mut self, value: u64, rng: &mut Stream) -> Next {
+        let (access, _) = self.gen.next(rng);
+        Next::op(plain_op(access.addr, access.write, self.line, value))
+    }
+}
+
+/// A load or a store of the whole line at `addr`, as the generic sources issue.
+pub fn plain_op(addr: u64, write: bool, line: u64, value: u64) -> WorkOp {
+    WorkOp {
+        line: addr / line.max(1),
+        kind: if write { OpKind::Store } else { OpKind::Load },
+        value,
+        order: OpOrder::Relaxed,
+        bytes: 0,
+    }
+}
+
 /// Which of `n` memories serves `addr` when addresses interleave every `granule` bytes.
 #[inline]
 pub fn interleave(addr: u64, granule: u64, n: u64) -> u32 {
@@ -120,11 +147,7 @@ mod tests {
             hot_probability: 0.9,
             targets: vec![0, 1, 2, 3],
             trace: None,
-            producer_consumer: None,
-            remote_stores: None,
-            dma_reads: None,
-            kvs_gets: None,
-            mmio_writes: None,
+            kernel: None,
             posted_writes: false,
             instructions: 0,
             dependent: 0.0,

@@ -11,9 +11,12 @@
 //! (`read`/`write`); `address` decimal or `0x` hex; `size` bytes. Blank
 //! lines and `#` comments are ignored. Times must not decrease per requester.
 
+use crate::engine::rng::Stream;
 use crate::engine::units::Duration;
 use crate::engine::{Time, NS};
 use crate::error::ConfigError;
+use crate::workloads::pattern::plain_op;
+use crate::workloads::source::{Next, OpSource};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TraceRecord {
@@ -28,6 +31,26 @@ pub struct TraceRecord {
     /// A read whose address comes from the previous read (protocol cores;
     /// optional field `dep`).
     pub dep: bool,
+}
+
+/// A trace's records as a protocol core's source: each at its time or
+/// later, with its own instructions and dependence.
+pub struct Replay {
+    pub records: std::sync::Arc<Vec<TraceRecord>>,
+    /// The protocol's line, in bytes.
+    pub line: u64,
+}
+
+impl OpSource for Replay {
+    /// Operation `value` is record `value - 1` (the driver numbers them from 1).
+    fn next(&mut self, value: u64, _rng: &mut Stream) -> Next {
+        let r = self.records[(value - 1) as usize];
+        Next {
+            at: r.time,
+            given: Some((r.instructions, r.dep)),
+            ..Next::op(plain_op(r.addr, r.write, self.line, value))
+        }
+    }
 }
 
 /// Parse trace text; `requesters` are the system's requester names.

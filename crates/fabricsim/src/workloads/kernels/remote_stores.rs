@@ -36,7 +36,9 @@
 //! lines are consecutive in the buffer.
 
 use crate::agents::protocol::{OpKind, OpOrder, WorkOp};
+use crate::engine::rng::Stream;
 use crate::engine::Time;
+use crate::workloads::source::{Kernel, KernelError, KernelMachine, Next, OpSource, Seat};
 
 /// A flag is one word.
 pub const FLAG_BYTES: u32 = 8;
@@ -241,6 +243,46 @@ impl RemoteStores {
                 self.flag = Some(flag);
             }
         }
+    }
+}
+
+impl Kernel for Shape {
+    fn name(&self) -> &'static str {
+        "remote_stores"
+    }
+
+    fn source(&self, s: &Seat) -> Option<Box<dyn OpSource>> {
+        let r = RemoteStores::new(*self, s.core, s.cores, s.homes, s.lines, s.line);
+        r.active.then(|| Box::new(r) as Box<dyn OpSource>)
+    }
+
+    fn largest_store(&self) -> Option<(u32, &'static str)> {
+        Some((self.store_size as u32, "store_size"))
+    }
+
+    fn check(&self, m: &KernelMachine) -> Result<(), KernelError> {
+        let buf = self.buffer_lines(m.cores, m.homes, m.lines).map_err(|message| KernelError {
+            key: if message.starts_with("fanout") { "fanout" } else { "hosts" },
+            message,
+        })?;
+        if buf < self.store_size.div_ceil(m.line.max(1)) + 1 {
+            return Err(KernelError {
+                key: "footprint",
+                message: format!(
+                    "{} lines give each sender {buf} lines per host; expected room for a {} B store and a flag \
+                     line (a larger footprint)",
+                    m.lines, self.store_size
+                ),
+            });
+        }
+        Ok(())
+    }
+}
+
+impl OpSource for RemoteStores {
+    fn next(&mut self, value: u64, _rng: &mut Stream) -> Next {
+        let (op, gap) = RemoteStores::next(self, value);
+        Next { gap, ..Next::op(op) }
     }
 }
 

@@ -7,6 +7,8 @@
 //! ROB (the protocol decides, `protocol.pcie.mmio`).
 
 use crate::agents::protocol::{OpKind, OpOrder, WorkOp};
+use crate::engine::rng::Stream;
+use crate::workloads::source::{Kernel, Next, OpSource, Seat};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shape {
@@ -42,6 +44,22 @@ impl MmioWrites {
         self.line += 1;
         let order = if at + 1 == lines { OpOrder::Release } else { OpOrder::Relaxed };
         WorkOp { line, kind: OpKind::Store, value, order, bytes: 0 }
+    }
+}
+
+impl Kernel for Shape {
+    fn name(&self) -> &'static str {
+        "mmio_writes"
+    }
+
+    fn source(&self, s: &Seat) -> Option<Box<dyn OpSource>> {
+        Some(Box::new(MmioWrites::new(*self, s.core, s.cores, s.lines)))
+    }
+}
+
+impl OpSource for MmioWrites {
+    fn next(&mut self, value: u64, _rng: &mut Stream) -> Next {
+        Next::op(MmioWrites::next(self, value))
     }
 }
 

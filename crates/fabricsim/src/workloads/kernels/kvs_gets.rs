@@ -28,6 +28,7 @@
 use crate::agents::protocol::{OpKind, OpOrder, WorkOp};
 use crate::engine::rng::Stream;
 use crate::engine::Time;
+use crate::workloads::source::{Kernel, Next, OpSource, Seat};
 
 /// Version field, bytes.
 const VERSION: u64 = 8;
@@ -141,6 +142,28 @@ impl KvsGets {
             _ => (at, OpKind::Load, OpOrder::Acquire),
         };
         (WorkOp { line: self.base + offset, kind, value, order, bytes: 0 }, barrier)
+    }
+}
+
+impl Kernel for Shape {
+    fn name(&self) -> &'static str {
+        "kvs_gets"
+    }
+
+    fn source(&self, s: &Seat) -> Option<Box<dyn OpSource>> {
+        Some(Box::new(KvsGets::new(*self, s.lines)))
+    }
+
+    /// Pessimistic GETs lock with fetch-and-adds.
+    fn reads_only(&self) -> bool {
+        self.get != Get::Pessimistic
+    }
+}
+
+impl OpSource for KvsGets {
+    fn next(&mut self, value: u64, rng: &mut Stream) -> Next {
+        let (op, barrier) = KvsGets::next(self, value, rng);
+        Next { barrier, ..Next::op(op) }
     }
 }
 

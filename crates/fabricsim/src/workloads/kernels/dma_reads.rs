@@ -10,6 +10,7 @@
 
 use crate::agents::protocol::{OpKind, OpOrder, WorkOp};
 use crate::engine::rng::Stream;
+use crate::workloads::source::{Kernel, Next, OpSource, Seat};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shape {
@@ -51,6 +52,26 @@ impl DmaReads {
     /// Lines per DMA (the unit the throughput is counted in).
     pub fn dma_lines(&self) -> u64 {
         self.shape.dma_lines
+    }
+}
+
+impl Kernel for Shape {
+    fn name(&self) -> &'static str {
+        "dma_reads"
+    }
+
+    fn source(&self, s: &Seat) -> Option<Box<dyn OpSource>> {
+        Some(Box::new(DmaReads::new(*self, s.core, s.cores, s.lines)))
+    }
+
+    fn reads_only(&self) -> bool {
+        true
+    }
+}
+
+impl OpSource for DmaReads {
+    fn next(&mut self, value: u64, rng: &mut Stream) -> Next {
+        Next::op(DmaReads::next(self, value, rng))
     }
 }
 

@@ -17,6 +17,8 @@
 //! passing, not its waiting (a modelling choice, stated in the docs).
 
 use crate::agents::protocol::{OpKind, OpOrder, WorkOp};
+use crate::engine::rng::Stream;
+use crate::workloads::source::{Kernel, KernelError, KernelMachine, Next, OpSource, Seat};
 
 /// A flag is one word.
 pub const FLAG_BYTES: u32 = 8;
@@ -88,6 +90,47 @@ impl ProducerConsumer {
         self.cursor = (self.cursor + n) % self.data;
         self.moved += n;
         WorkOp { line: addr / self.line, kind, value, order: OpOrder::Relaxed, bytes: n as u32 }
+    }
+}
+
+impl Kernel for Shape {
+    fn name(&self) -> &'static str {
+        "producer_consumer"
+    }
+
+    fn source(&self, s: &Seat) -> Option<Box<dyn OpSource>> {
+        Some(Box::new(ProducerConsumer::new(*self, s.core, s.cores, s.lines, s.line)))
+    }
+
+    fn check(&self, m: &KernelMachine) -> Result<(), KernelError> {
+        let (cores, group) = (m.cores, self.fanout as u64 + 1);
+        if !cores.is_multiple_of(group) {
+            return Err(KernelError {
+                key: "fanout",
+                message: format!(
+                    "{}: groups of one producer and {} consumers do not divide the {cores} cores; expected a \
+                     fanout + 1 that divides {cores}",
+                    self.fanout, self.fanout
+                ),
+            });
+        }
+        if m.lines / (cores / group) < 2 {
+            return Err(KernelError {
+                key: "footprint",
+                message: format!(
+                    "{} lines for {} groups: expected at least 2 lines per group (data and a flag)",
+                    m.lines,
+                    cores / group
+                ),
+            });
+        }
+        Ok(())
+    }
+}
+
+impl OpSource for ProducerConsumer {
+    fn next(&mut self, value: u64, _rng: &mut Stream) -> Next {
+        Next::op(ProducerConsumer::next(self, value))
     }
 }
 
