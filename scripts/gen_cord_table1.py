@@ -47,15 +47,17 @@ latency = "0.5ns"
 # Release (the paper's Fig 8 defaults); a sender's buffer in a host lies in
 # one LLC slice.
 pattern = "remote_stores"
+footprint = "1GiB"
+line = "64B"
+warmup = 0
+requests = 650          # 10 epochs of 64 stores and a Release per core
+
+[workload.remote_stores]
 hosts = 8
 fanout = 1
 store_size = "64B"
 release_every = "4KiB"
 compute = "0ns"
-footprint = "1GiB"
-line = "64B"
-warmup = 0
-requests = 650          # 10 epochs of 64 stores and a Release per core
 
 [protocol]
 name = "cord"

@@ -30,7 +30,8 @@ def test_wb_is_the_same_system_under_mesi_with_receivers_and_runs():
     times = {}
     for v in apps.ALL_VARIANTS:
         b = table1("UPI", v)
-        b["workload"].update(consume=True, release_every="256B", requests=20)
+        b["workload"]["remote_stores"].update(consume=True, release_every="256B")
+        b["workload"]["requests"] = 20
         times[v] = fabricsim.run(b).summary["sim_time_ps"]
     assert times["wb"] > max(times[v] for v in apps.VARIANTS), times
 

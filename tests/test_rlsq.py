@@ -36,7 +36,7 @@ def test_the_experiments_line_reads_per_get_are_the_workloads():
     for get in ("validation", "single_read", "farm", "pessimistic"):
         for size in (48, 64, 120, 1000):
             b = kvs("unordered", get, size, batch=1, gets=5)
-            b["workload"]["batch_gap"] = "1ms"
+            b["workload"]["kvs_gets"]["batch_gap"] = "1ms"
             t = fabricsim.run(b).summary["sim_time_ps"] / 1e9
             assert 4.0 < t < 4.01, (get, size, t)
 
@@ -48,7 +48,7 @@ def test_single_read_needs_one_round_trip_per_get_and_validation_two():
     t = {}
     for get in ("validation", "single_read"):
         b = kvs("rc-opt", get, 64, batch=1000, gets=200)
-        b["workload"]["serial_reads"] = True
+        b["workload"]["kvs_gets"]["serial_reads"] = True
         t[get] = fabricsim.run(b).summary["sim_time_ps"]
     assert 1.8 < t["validation"] / t["single_read"] < 2.1, t
 

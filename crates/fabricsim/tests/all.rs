@@ -28,6 +28,7 @@ mod german;
 mod hardening;
 mod hops;
 mod invariants;
+mod kernels;
 mod layers;
 mod litmus_gen;
 mod litmus_oracle;

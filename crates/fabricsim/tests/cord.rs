@@ -227,7 +227,7 @@ fn fig5_hops_and_control_messages_of_so_and_cord() {
 fn table1(overrides: &[&str]) -> Result<fabricsim::sim::system::RunResult, String> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/cord_table1.toml");
     let text = std::fs::read_to_string(&path).unwrap();
-    let mut sets: Vec<String> = vec!["workload.senders=\"one\"".into()];
+    let mut sets: Vec<String> = vec!["workload.remote_stores.senders=\"one\"".into()];
     sets.extend(overrides.iter().map(|s| s.to_string()));
     fabricsim::run_text(&text, path.to_str().unwrap(), fabricsim::Format::Toml, &sets, None, &mut |_| true)
         .map_err(|e| e.to_string())
@@ -243,7 +243,7 @@ fn remote_stores_send_one_release_per_epoch_and_notify_only_with_fanout() {
     assert_eq!(one.outcome, fabricsim::sim::system::Outcome::Completed);
     assert_eq!((stat(&one, "releases"), stat(&one, "req_notis")), (10.0, 0.0));
     // fanout 3: each Release to one host, the other two hosts notify it
-    let three = table1(&["workload.requests=650", "workload.fanout=3"]).unwrap();
+    let three = table1(&["workload.requests=650", "workload.remote_stores.fanout=3"]).unwrap();
     assert_eq!((stat(&three, "releases"), stat(&three, "req_notis")), (10.0, 20.0));
     // MP sends the same stores and no ack; SO acks every one and waits a round trip per Release
     let t = |v: &str| {
@@ -259,11 +259,14 @@ fn remote_stores_send_one_release_per_epoch_and_notify_only_with_fanout() {
 #[test]
 fn bad_remote_stores_workloads_are_named() {
     for (set, want) in [
-        ("workload.hosts=3", "workload.hosts: 3 hosts for 64 cores"),
-        ("workload.fanout=8", "workload.fanout: fanout 8: expected 1 to 7"),
-        ("workload.senders=\"two\"", "workload.senders: \"two\": expected \"all\" or \"one\""),
+        ("workload.remote_stores.hosts=3", "workload.remote_stores.hosts: 3 hosts for 64 cores"),
+        ("workload.remote_stores.fanout=8", "workload.remote_stores.fanout: fanout 8: expected 1 to 7"),
+        (
+            "workload.remote_stores.senders=\"two\"",
+            "workload.remote_stores.senders: \"two\": expected \"all\" or \"one\"",
+        ),
         ("workload.footprint=\"16KiB\"", "workload.footprint"),
-        ("workload.compute=\"2s\"", "workload.compute"),
+        ("workload.remote_stores.compute=\"2s\"", "workload.remote_stores.compute"),
     ] {
         let e = table1(&[set]).err().unwrap_or_else(|| panic!("{set} accepted"));
         assert!(e.contains(want), "{set}: {e}");
@@ -278,7 +281,7 @@ fn seq_n_drains_when_its_numbers_run_out_and_stays_ordered_and_deadlock_free() {
     // timed: one sender, 2 MiB per Release in 64 B stores; SEQ-8 drains (a Release and its round trip)
     // every 256 stores, SEQ-40 never but carries 4 more bytes on every store
     let run = |set: &str| {
-        let r = table1(&["workload.release_every=\"2MiB\"", "workload.requests=65538", set]).unwrap();
+        let r = table1(&["workload.remote_stores.release_every=\"2MiB\"", "workload.requests=65538", set]).unwrap();
         let releases = r.protocol_stats.iter().find(|s| s.0 == "releases").unwrap().1;
         let bytes: u64 = r.class_packets.iter().map(|c| c.2).sum();
         (r.sim_time as f64, releases, bytes as f64)
@@ -342,7 +345,7 @@ fn table1_wb(overrides: &[&str]) -> Result<fabricsim::sim::system::RunResult, St
         .collect::<Vec<_>>()
         .join("\n");
     let mut sets: Vec<String> =
-        ["workload.footprint=\"128MiB\"", "protocol.interleave=\"2MiB\"", "workload.consume=true"]
+        ["workload.footprint=\"128MiB\"", "protocol.interleave=\"2MiB\"", "workload.remote_stores.consume=true"]
             .map(String::from)
             .to_vec();
     sets.extend(overrides.iter().map(|s| s.to_string()));
@@ -354,7 +357,8 @@ fn table1_wb(overrides: &[&str]) -> Result<fabricsim::sim::system::RunResult, St
 fn wb_fetches_ownership_across_hosts_and_its_receivers_take_the_lines_back() {
     // 64 cores, fanout 1: per epoch 4 line stores to the next host, a Release, then the receiver's
     // Acquire and 4 loads of what the previous host wrote to it; 3 epochs; SWMR checked at every step
-    let base = ["workload.release_every=\"256B\"", "workload.requests=30", "protocol.assert_invariants=true"];
+    let base =
+        ["workload.remote_stores.release_every=\"256B\"", "workload.requests=30", "protocol.assert_invariants=true"];
     let run = |extra: &[&str]| {
         let sets: Vec<&str> = base.iter().chain(extra).copied().collect();
         let r = table1_wb(&sets).unwrap();
@@ -364,10 +368,12 @@ fn wb_fetches_ownership_across_hosts_and_its_receivers_take_the_lines_back() {
     let pk = |r: &fabricsim::sim::system::RunResult| r.class_packets.iter().map(|c| c.1).sum::<u64>();
     let wb = run(&[]);
     // without receivers a writer keeps its lines: fewer messages, less time
-    let alone = run(&["workload.consume=false", "workload.requests=15"]);
+    let alone = run(&["workload.remote_stores.consume=false", "workload.requests=15"]);
     assert!(pk(&wb) > pk(&alone) && wb.sim_time > alone.sim_time, "{} vs {} packets", pk(&wb), pk(&alone));
     // a store miss is a round trip to the home in the next host (2 x 150 ns on CXL): WB is far slower than CORD
-    let cord = table1(&["workload.senders=\"all\"", "workload.consume=true", base[0], base[1]]).unwrap();
+    let cord =
+        table1(&["workload.remote_stores.senders=\"all\"", "workload.remote_stores.consume=true", base[0], base[1]])
+            .unwrap();
     assert!(wb.sim_time as f64 > 2.0 * cord.sim_time as f64, "WB {} ps, CORD {} ps", wb.sim_time, cord.sim_time);
     // interleave = footprint / 64 slices homes host h's memory at its own slices: with one slice per host
     // (line interleaving) the same run sends a share of its misses to its own host instead
@@ -375,10 +381,14 @@ fn wb_fetches_ownership_across_hosts_and_its_receivers_take_the_lines_back() {
     assert_ne!(pk(&lined), pk(&wb));
     // word stores fill lines, and a store to a line whose miss is in flight joins that miss (the MSHR
     // merges it): 8 B stores cost about what the same lines' 64 B stores do, not a miss each in turn
-    let alone64 = run(&["workload.consume=false", "workload.requests=15"]);
-    let alone8 = run(&["workload.consume=false", "workload.requests=99", "workload.store_size=\"8B\""]);
+    let alone64 = run(&["workload.remote_stores.consume=false", "workload.requests=15"]);
+    let alone8 = run(&[
+        "workload.remote_stores.consume=false",
+        "workload.requests=99",
+        "workload.remote_stores.store_size=\"8B\"",
+    ]);
     assert_eq!(pk(&alone8), pk(&alone64));
     assert!((alone8.sim_time as f64) < 1.3 * alone64.sim_time as f64, "{} vs {}", alone8.sim_time, alone64.sim_time);
-    let e = table1(&["workload.consume=true"]).err().unwrap();
-    assert!(e.contains("workload.consume: true: receivers read what every core sends"), "{e}");
+    let e = table1(&["workload.remote_stores.consume=true"]).err().unwrap();
+    assert!(e.contains("workload.remote_stores.consume: true: receivers read what every core sends"), "{e}");
 }

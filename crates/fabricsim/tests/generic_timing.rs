@@ -353,8 +353,8 @@ fn producer_consumer(release_every: &str, model: &str) -> RunResult {
         "[protocol]\nname = \"mesi\"\nmodel = \"{model}\"\nassert_invariants = true\n[protocol.cache]\nsize = \"64KiB\"\nways = 8\nmshrs = 8\n"
     );
     let work = format!(
-        "[workload]\npattern = \"producer_consumer\"\nstore_size = \"64B\"\nrelease_every = \"{release_every}\"\nfanout = 1\n\
-         footprint = \"256KiB\"\nline = \"64B\"\nrequests = 600\n"
+        "[workload]\npattern = \"producer_consumer\"\nfootprint = \"256KiB\"\nline = \"64B\"\nrequests = 600\n\
+         [workload.producer_consumer]\nstore_size = \"64B\"\nrelease_every = \"{release_every}\"\nfanout = 1\n"
     );
     let r = run(&system(4, &proto, &work));
     assert_eq!(r.outcome, Outcome::Completed, "{:?}", r.warnings);
@@ -376,11 +376,29 @@ fn producer_consumer_releases_wait_for_earlier_stores_and_acquires_hold_later_lo
     // The pattern needs a protocol, and groups that divide the cores
     let e = error(&system(2, "", "[workload]\npattern = \"producer_consumer\"\n"));
     assert!(e.contains("workload.pattern") && e.contains("[protocol]"), "{e}");
+    let e = error(&system(
+        4,
+        "[protocol]\nname = \"mesi\"\n",
+        "[workload]\npattern = \"producer_consumer\"\n[workload.producer_consumer]\nfanout = 2\n",
+    ));
+    assert!(e.contains("workload.producer_consumer.fanout") && e.contains("divide"), "{e}");
+    let e = error(&system(
+        4,
+        "[protocol]\nname = \"mesi\"\n",
+        "[workload]\npattern = \"uniform\"\n[workload.producer_consumer]\nfanout = 2\n",
+    ));
+    assert!(e.contains("workload.producer_consumer: applies to pattern = \"producer_consumer\" only"), "{e}");
+    // a kernel's key where it was before kernels read their own tables names its new place
     let e =
         error(&system(4, "[protocol]\nname = \"mesi\"\n", "[workload]\npattern = \"producer_consumer\"\nfanout = 2\n"));
-    assert!(e.contains("workload.fanout") && e.contains("divide"), "{e}");
-    let e = error(&system(4, "[protocol]\nname = \"mesi\"\n", "[workload]\npattern = \"uniform\"\nfanout = 2\n"));
-    assert!(e.contains("workload.fanout") && e.contains("producer_consumer"), "{e}");
+    assert!(
+        e.contains(
+            "workload.fanout: moved to [workload.producer_consumer]: give it as workload.producer_consumer.fanout"
+        ),
+        "{e}"
+    );
+    let e = error(&system(4, "[protocol]\nname = \"mesi\"\n", "[workload]\npattern = \"producer_consumr\"\n"));
+    assert!(e.contains("unknown pattern \"producer_consumr\"; did you mean \"producer_consumer\"?"), "{e}");
 }
 
 #[test]

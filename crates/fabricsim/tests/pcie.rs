@@ -81,8 +81,11 @@ fn bad_pcie_configurations_are_named() {
     for (set, want) in [
         ("protocol.pcie.variant=\"fast\"", "protocol.pcie.variant: \"fast\": expected \"unordered\""),
         ("protocol.pcie.rlsq_entries=0", "protocol.pcie.rlsq_entries: 0: expected 1 to 65536"),
-        ("workload.dma_size=\"100B\"", "workload.dma_size: 100 B: expected a positive multiple of the 64 B line"),
-        ("workload.pattern=\"uniform\"", "workload.dma_size: applies to pattern = \"dma_reads\" only"),
+        (
+            "workload.dma_reads.dma_size=\"100B\"",
+            "workload.dma_reads.dma_size: 100 B: expected a positive multiple of the 64 B line",
+        ),
+        ("workload.pattern=\"uniform\"", "workload.dma_reads: applies to pattern = \"dma_reads\" only"),
         ("protocol.name=\"mesi\"", "protocol.pcie: applies to name = \"pcie\" only"),
         (
             "protocol.pcie.host_cores=64",
@@ -123,14 +126,13 @@ fn a_host_writer_squashes_only_rc_opts_speculative_reads() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/rlsq_table2.toml");
     let text = std::fs::read_to_string(&path).unwrap().replace(
         "[[requester]]\nname = \"qp0\"",
-        "[[requester]]\nname = \"qp0\"\nworkload = { pattern = \"dma_reads\", ordered = true, dma_size = \"256B\", dma_start = \"random\" }\n\n\
+        "[[requester]]\nname = \"qp0\"\nworkload = { pattern = \"dma_reads\", dma_reads = { dma_size = \"256B\", dma_start = \"random\" } }\n\n\
          [[requester]]\nname = \"cpu\"\nworkload = { pattern = \"hotspot\", hot_fraction = 0.05, hot_probability = 1.0, read_fraction = 0.0 }\n\n\
          [[link]]\na = \"cpu\"\nb = \"io\"\nlatency = \"1ns\"\nbandwidth = \"64GB/s\"\nport_delay = \"0ns\"\n",
     );
     // the lines the host wrote hit in its cache: their reads overtake earlier misses (L98)
-    let text = text
-        .replace("pattern = \"dma_reads\"\ndma_size = \"64B\"\nordered = true", "pattern = \"stream\"")
-        .replace("footprint = \"64MiB\"", "footprint = \"64KiB\"");
+    let text =
+        without_dma_reads(&text, "pattern = \"stream\"").replace("footprint = \"64MiB\"", "footprint = \"64KiB\"");
     let run = |v: &str| {
         // the coherence invariants (single writer over the host cache and the root complex, data value)
         // checked after every event of the timed run
@@ -193,9 +195,7 @@ fn single_read_and_validation_are_never_torn_when_every_line_is_ordered_and_are_
 /// The Table 2 example running key-value GETs from a table in the host's L2, with `overrides`.
 fn kvs(overrides: &[&str]) -> Result<fabricsim::sim::system::RunResult, String> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/rlsq_table2.toml");
-    let text = std::fs::read_to_string(&path)
-        .unwrap()
-        .replace("pattern = \"dma_reads\"\ndma_size = \"64B\"\nordered = true", "pattern = \"kvs_gets\"")
+    let text = without_dma_reads(&std::fs::read_to_string(&path).unwrap(), "pattern = \"kvs_gets\"")
         .replace("footprint = \"64MiB\"", "footprint = \"256KiB\"");
     let mut sets: Vec<String> = vec!["protocol.pcie.host_cached=\"256KiB\"".into()];
     sets.extend(overrides.iter().map(|s| s.to_string()));
@@ -209,7 +209,7 @@ fn kvs_get_batches_wait_for_their_gets_and_the_gap() {
     let time = |v: &str, gap: &str| {
         let r = kvs(&[
             &format!("protocol.pcie.variant=\"{v}\""),
-            &format!("workload.batch_gap=\"{gap}\""),
+            &format!("workload.kvs_gets.batch_gap=\"{gap}\""),
             "workload.requests=3000",
         ])
         .unwrap();
@@ -231,13 +231,13 @@ fn kvs_get_batches_wait_for_their_gets_and_the_gap() {
 fn bad_kvs_gets_keys_are_named() {
     for (set, want) in [
         (
-            "workload.get=\"cell\"",
-            "workload.get: \"cell\": expected \"validation\", \"single_read\", \"farm\", \"pessimistic\"",
+            "workload.kvs_gets.get=\"cell\"",
+            "workload.kvs_gets.get: \"cell\": expected \"validation\", \"single_read\", \"farm\", \"pessimistic\"",
         ),
-        ("workload.copy_rate=\"10GB/s\"", "applies to get = \"farm\" with serial_reads = true"),
-        ("workload.batch=0", "workload.batch: 0: expected at least one GET per batch"),
-        ("workload.object_size=\"1MiB\"", "expected the footprint (262144 B) to hold one"),
-        ("workload.dma_size=\"64B\"", "workload.dma_size: applies to pattern = \"dma_reads\" only"),
+        ("workload.kvs_gets.copy_rate=\"10GB/s\"", "applies to get = \"farm\" with serial_reads = true"),
+        ("workload.kvs_gets.batch=0", "workload.kvs_gets.batch: 0: expected at least one GET per batch"),
+        ("workload.kvs_gets.object_size=\"1MiB\"", "expected the footprint (262144 B) to hold one"),
+        ("workload.dma_reads.dma_size=\"64B\"", "workload.dma_reads: applies to pattern = \"dma_reads\" only"),
         ("protocol.pcie.host_cached=\"1MiB\"", "protocol.pcie.host_cached: 1048576 B: expected a multiple of the line"),
         (
             "protocol.pcie.host_l2=\"128KiB\"",
@@ -247,8 +247,8 @@ fn bad_kvs_gets_keys_are_named() {
         let e = kvs(&[set]).err().unwrap_or_else(|| panic!("{set} accepted"));
         assert!(e.contains(want), "{set}: {e}");
     }
-    let e = table2(&["workload.batch=4"]).err().unwrap();
-    assert!(e.contains("workload.batch: applies to pattern = \"kvs_gets\" only"), "{e}");
+    let e = table2(&["workload.kvs_gets.batch=4"]).err().unwrap();
+    assert!(e.contains("workload.kvs_gets: applies to pattern = \"kvs_gets\" only"), "{e}");
 }
 
 /// MMIO (§5.2): two messages' write-combining lines leave the core in any order.
@@ -323,8 +323,8 @@ fn bad_mmio_configurations_are_named() {
         ("protocol.pcie.rob_entries=0", "protocol.pcie.rob_entries: 0: expected 1 to 4096"),
         ("protocol.pcie.host_cores=1", "with mmio every requester is a host core"),
         (
-            "workload.message_size=\"100B\"",
-            "workload.message_size: 100 B: expected a positive multiple of the 64 B line",
+            "workload.mmio_writes.message_size=\"100B\"",
+            "workload.mmio_writes.message_size: 100 B: expected a positive multiple of the 64 B line",
         ),
     ] {
         let e = table3(&[set]).err().unwrap_or_else(|| panic!("{set} accepted"));
@@ -334,7 +334,7 @@ fn bad_mmio_configurations_are_named() {
     assert!(e.contains("protocol.pcie.rob_entries: applies with protocol.pcie.mmio only"), "{e}");
     let e = table2(&["protocol.pcie.mmio=\"rob\""]).err().unwrap();
     assert!(e.contains("2 memories: pcie's homes with mmio are the root complex, the host memory, then the NIC's device; expected 3"), "{e}");
-    let e = table2(&["workload.message_size=\"64B\""]).err().unwrap();
+    let e = table2(&["workload.mmio_writes.message_size=\"64B\""]).err().unwrap();
     assert!(e.contains("applies to pattern = \"mmio_writes\" only"), "{e}");
 }
 
@@ -421,10 +421,7 @@ fn dma_writes_keep_w_to_w_with_release_and_w_to_r_and_the_mutants_break_them() {
 #[test]
 fn timed_dma_writes_stream_at_the_io_bus_rate_under_every_variant() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/rlsq_table2.toml");
-    let text = std::fs::read_to_string(&path).unwrap().replace(
-        "pattern = \"dma_reads\"\ndma_size = \"64B\"\nordered = true",
-        "pattern = \"stream\"\nread_fraction = 0.0",
-    );
+    let text = without_dma_reads(&std::fs::read_to_string(&path).unwrap(), "pattern = \"stream\"\nread_fraction = 0.0");
     for v in ["unordered", "nic", "rc", "thread", "rc-opt"] {
         let sets = vec![format!("protocol.pcie.variant=\"{v}\"")];
         let r = fabricsim::run_text(&text, "writes.toml", fabricsim::Format::Toml, &sets, None, &mut |_| true).unwrap();
@@ -549,4 +546,13 @@ fn host_caches_and_the_root_complex_keep_a_single_writer_and_a_directory_that_fo
     // arrives) the forgotten sharer changes nothing
     let r = run_on_protocol(litmus("MP+rel+acq"), Model::Rc, "pcie-rc+forget-rc@nic=1").unwrap();
     assert!(r.ok() && r.report.violation.is_none());
+}
+
+/// The Table 2 example's text with another `[workload]` pattern in place of
+/// its DMA reads (`pattern`: its lines) and without their
+/// `[workload.dma_reads]` table.
+fn without_dma_reads(text: &str, pattern: &str) -> String {
+    let start = text.find("[workload.dma_reads]").expect("the example's DMA table");
+    let end = text[start..].find("\n\n").map_or(text.len(), |i| start + i + 2);
+    format!("{}{}", &text[..start], &text[end..]).replace("\npattern = \"dma_reads\"\n", &format!("\n{pattern}\n"))
 }

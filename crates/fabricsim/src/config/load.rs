@@ -16,15 +16,39 @@ pub fn load_config(
     let table = parse_table(text, source, fmt)?;
     let parsed: Vec<Override> = overrides.iter().map(|o| Override::parse(o)).collect::<Result<_, _>>()?;
     let table = apply_overrides(table, &parsed)?;
+    if let Some(w) = table.get("workload").and_then(|w| w.as_table()) {
+        moved_kernel_keys(w, "workload").map_err(|(key, msg)| blame(source, &parsed, key, msg))?;
+    }
     let config: Config = typed(without_family_tables(table.clone()), source, "", &parsed)?;
     Ok((config, table, parsed))
 }
 
-/// The table without `[protocol.<family>]`: each family reads its own
-/// (through the registry), the configuration's schema has the rest.
+/// The table without `[protocol.<family>]` and `[workload.<kernel>]`:
+/// each family and each kernel reads its own (through its registry), the
+/// configuration's schema has the rest.
 fn without_family_tables(mut table: toml::Table) -> toml::Table {
     if let Some(toml::Value::Table(p)) = table.get_mut("protocol") {
         p.retain(|k, _| crate::registry::find(k).is_none());
     }
+    if let Some(toml::Value::Table(w)) = table.get_mut("workload") {
+        w.retain(|k, v| !(v.is_table() && crate::workloads::kernels::find(k).is_some()));
+    }
     table
+}
+
+/// A kernel's key given in a workload table itself (where it was before
+/// kernels read their own tables): the key and an error naming its new place.
+pub fn moved_kernel_keys(t: &toml::Table, prefix: &str) -> Result<(), (String, String)> {
+    use crate::workloads::kernels::KERNELS;
+    let pattern = t.get("pattern").and_then(|v| v.as_str()).unwrap_or("");
+    for key in t.keys() {
+        let owners: Vec<&str> = KERNELS.iter().filter(|k| k.keys().contains(key)).map(|k| k.name()).collect();
+        let Some(first) = owners.first() else { continue };
+        let owner = owners.iter().find(|n| **n == pattern).unwrap_or(first);
+        return Err((
+            format!("{prefix}.{key}"),
+            format!("moved to [workload.{owner}]: give it as {prefix}.{owner}.{key}"),
+        ));
+    }
+    Ok(())
 }

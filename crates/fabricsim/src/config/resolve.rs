@@ -20,6 +20,7 @@ use crate::agents::pcie::family::PcieSpec;
 use crate::fabric::topology::{generate, Link, NodeId, NodeKind, ShapeParams, Topology};
 use crate::sim::protocol::core_base;
 use crate::spec::{CoreSpec, LevelSpec, MemorySpec, ProtocolSpec, RequesterSpec, SystemSpec, Timing};
+use crate::workloads::kernels;
 use crate::workloads::source::{Kernel, KernelMachine};
 use crate::workloads::{trace, WorkloadSpec};
 
@@ -258,13 +259,20 @@ impl Builder<'_> {
         let req_names: Vec<String> = req_nodes.iter().map(|&(n, _)| topo.nodes[n as usize].name.clone()).collect();
 
         let mut trace_cache: Option<Arc<Vec<trace::TraceRecord>>> = None;
+        // the first requester's kernel keys, as the configuration records them
+        let mut kernel_keys: Option<(String, serde_json::Value)> = None;
         let mut requesters = Vec::new();
         for (ri, &(node, cfg)) in req_nodes.iter().enumerate() {
             let c = cfg.map(|i| &config.requester[i]);
-            let (wl_table, prefix) = self.workload_table(c.and_then(|c| c.workload.as_ref()), cfg);
+            let (mut wl_table, prefix) = self.workload_table(c.and_then(|c| c.workload.as_ref()), cfg);
+            let tables = kernel_tables(&mut wl_table);
+            super::load::moved_kernel_keys(&wl_table, &prefix).map_err(|(key, msg)| self.err(key, msg))?;
             let wc: WorkloadConfig = typed(wl_table, self.source, &prefix, self.overrides)?;
-            let mut w = self.workload(&wc, &prefix, &mem_names)?;
-            if wc.pattern == Pattern::Trace {
+            let (mut w, keys) = self.workload(&wc, &prefix, &mem_names, tables)?;
+            if ri == 0 {
+                kernel_keys = keys.map(|k| (wc.pattern.clone(), k));
+            }
+            if w.pattern == Pattern::Trace {
                 let path = wc.trace.clone().ok_or_else(|| {
                     self.err(format!("{prefix}.trace"), "missing: pattern = \"trace\" needs a trace file")
                 })?;
@@ -327,28 +335,24 @@ impl Builder<'_> {
             },
         })
         .expect("config serializes");
+        if let Some((name, keys)) = kernel_keys {
+            resolved["workload"][name] = keys;
+        }
         let protocol = match &config.protocol {
-            None if requesters
-                .iter()
-                .any(|r| {
-                    matches!(
-                        r.workload.pattern,
-                        Pattern::ProducerConsumer
-                            | Pattern::RemoteStores
-                            | Pattern::DmaReads
-                            | Pattern::KvsGets
-                            | Pattern::MmioWrites
-                    )
-                }) =>
-            {
+            None if requesters.iter().any(|r| r.workload.kernel.is_some()) => {
+                let names: Vec<String> = kernels::KERNELS.iter().map(|k| format!("{:?}", k.name())).collect();
                 return Err(self.err(
                     "workload.pattern",
-                    "\"producer_consumer\", \"remote_stores\", \"dma_reads\", \"kvs_gets\" and \"mmio_writes\" drive the cores of a [protocol] (their \
-                     releases and acquires need one); expected a [protocol] table, or another pattern",
-                ))
+                    format!(
+                        "{} drive the cores of a [protocol] (their releases and acquires need one); expected a \
+                         [protocol] table, or another pattern",
+                        crate::error::and_list(&names.iter().map(|n| n.as_str()).collect::<Vec<_>>())
+                    ),
+                ));
             }
             None if requesters.iter().any(|r| r.workload.instructions > 0 || r.workload.dependent > 0.0) => {
-                let key = if requesters.iter().any(|r| r.workload.instructions > 0) { "instructions" } else { "dependent" };
+                let key =
+                    if requesters.iter().any(|r| r.workload.instructions > 0) { "instructions" } else { "dependent" };
                 return Err(self.err(
                     format!("workload.{key}"),
                     "applies to the workload-driven cores of a [protocol] (their core front end); expected a \
@@ -707,7 +711,12 @@ impl Builder<'_> {
             if let Some(kernel) = requesters.first().and_then(|r| r.workload.kernel.as_ref()) {
                 let m =
                     KernelMachine { cores: caches as u64, homes: dirs as u64, lines, line: line_bytes.max(1) as u64 };
-                kernel.check(&m).map_err(|e| self.err(format!("workload.{}", e.key), e.message))?;
+                // a kernel's own key is in its table; a workload key (footprint) in [workload]
+                let at = |key: &str| match kernels::find(kernel.name()) {
+                    Some(k) if k.keys().iter().any(|x| x == key) => format!("workload.{}.{key}", k.name()),
+                    _ => format!("workload.{key}"),
+                };
+                kernel.check(&m).map_err(|e| self.err(at(e.key), e.message))?;
                 match kernel.largest_store() {
                     Some((bytes, key)) if u64::from(bytes) > m.line && !runs.wide_stores => {
                         let with: Vec<&str> = crate::registry::timed()
@@ -715,7 +724,7 @@ impl Builder<'_> {
                             .map(|f| f.name())
                             .collect();
                         return Err(self.err(
-                            format!("workload.{key}"),
+                            at(key),
                             format!(
                                 "{bytes} B: a store of more than a {} B line is one message only under protocol {}",
                                 m.line,
@@ -801,7 +810,7 @@ impl Builder<'_> {
                     "workload.pattern",
                     format!(
                         "{:?}: the P2P switch carries reads only; expected \"dma_reads\" or \"kvs_gets\" without fetch-and-adds for every requester",
-                        r.workload.pattern
+                        r.workload.kernel.as_ref().map_or_else(|| format!("{:?}", r.workload.pattern), |k| k.name().to_string())
                     ),
                 ));
             }
@@ -1435,13 +1444,53 @@ impl Builder<'_> {
         Ok(())
     }
 
+    /// The workload's pattern, and its kernel built from its
+    /// `[workload.<pattern>]` table when the pattern is a kernel's.
+    fn pattern(
+        &self,
+        w: &WorkloadConfig,
+        prefix: &str,
+        tables: Vec<(String, toml::Table)>,
+    ) -> Result<(Pattern, Option<BuiltKernel>), ConfigError> {
+        let entry = kernels::find(&w.pattern);
+        if let Some((name, _)) = tables.iter().find(|(n, _)| *n != w.pattern) {
+            return Err(self.err(
+                format!("{prefix}.{name}"),
+                format!("applies to pattern = {name:?} only; the pattern is {:?}", w.pattern),
+            ));
+        }
+        if let Some(p) = Pattern::parse(&w.pattern) {
+            return Ok((p, None));
+        }
+        let Some(entry) = entry else {
+            let mut names: Vec<&str> = Pattern::NAMES.to_vec();
+            names.extend(kernels::KERNELS.iter().map(|k| k.name()));
+            let close = crate::error::did_you_mean_name(&w.pattern, names.iter().copied());
+            return Err(self.err(
+                format!("{prefix}.pattern"),
+                format!("unknown pattern {:?};{close} expected {}", w.pattern, crate::error::or_list(&names)),
+            ));
+        };
+        let table = tables.into_iter().next().map(|(_, t)| t);
+        let at = kernels::Workload { line: w.line.bytes(), footprint: w.footprint.bytes() };
+        Ok((Pattern::Kernel, Some(entry.build(table, self.source, prefix, self.overrides, &at)?)))
+    }
+
     /// The global `[workload]` table with a requester's own keys laid over it.
     fn workload_table(&self, own: Option<&toml::Table>, cfg: Option<usize>) -> (toml::Table, String) {
         let mut t = self.raw.get("workload").and_then(|v| v.as_table()).cloned().unwrap_or_default();
         match (own, cfg) {
             (Some(own), Some(i)) => {
                 for (k, v) in own {
-                    t.insert(k.clone(), v.clone());
+                    // a kernel's table merges key by key, as [workload] itself does
+                    match (t.get_mut(k), v) {
+                        (Some(toml::Value::Table(base)), toml::Value::Table(mine)) if kernels::find(k).is_some() => {
+                            base.extend(mine.clone());
+                        }
+                        _ => {
+                            t.insert(k.clone(), v.clone());
+                        }
+                    }
                 }
                 (t, format!("requester[{i}].workload"))
             }
@@ -1449,7 +1498,13 @@ impl Builder<'_> {
         }
     }
 
-    fn workload(&self, w: &WorkloadConfig, prefix: &str, mem_names: &[String]) -> Result<WorkloadSpec, ConfigError> {
+    fn workload(
+        &self,
+        w: &WorkloadConfig,
+        prefix: &str,
+        mem_names: &[String],
+        kernels: Vec<(String, toml::Table)>,
+    ) -> Result<(WorkloadSpec, Option<serde_json::Value>), ConfigError> {
         let k = |s: &str| format!("{prefix}.{s}");
         let frac = |v: f64, key: &str, lo_open: bool| -> Result<(), ConfigError> {
             let ok = v.is_finite() && v <= 1.0 && if lo_open { v > 0.0 } else { v >= 0.0 };
@@ -1485,28 +1540,12 @@ impl Builder<'_> {
         if w.interleave.bytes() == 0 {
             return Err(self.err(k("interleave"), "0B: expected a positive size"));
         }
-        let (producer_consumer, remote_stores) = self.sync_shapes(w, &k)?;
-        let dma_reads = self.dma_shape(w, &k)?;
-        let kvs_gets = self.kvs_shape(w, &k)?;
-        let mmio_writes: Option<Arc<dyn Kernel>> = match (w.pattern, w.message_size) {
-            (Pattern::MmioWrites, size) => {
-                let line = w.line.bytes().max(1);
-                let size = size.map_or(line, |s| s.bytes());
-                if size == 0 || !size.is_multiple_of(line) || size > 1 << 30 {
-                    return Err(self.err(
-                        k("message_size"),
-                        format!("{size} B: expected a positive multiple of the {line} B line, at most 1GiB"),
-                    ));
-                }
-                Some(Arc::new(crate::workloads::kernels::mmio_writes::Shape { message_lines: size / line }))
-            }
-            (_, Some(_)) => return Err(self.err(k("message_size"), "applies to pattern = \"mmio_writes\" only")),
-            (_, None) => None,
-        };
         if w.footprint.bytes() < w.line.bytes() {
             return Err(self.err(k("footprint"), format!("{}: expected at least one line ({})", w.footprint, w.line)));
         }
-        if w.pattern != Pattern::Trace && w.requests == 0 {
+        let (pattern, kernel) = self.pattern(w, prefix, kernels)?;
+        let (kernel, keys) = kernel.map_or((None, None), |(k, v)| (Some(k), Some(v)));
+        if pattern != Pattern::Trace && w.requests == 0 {
             return Err(self.err(k("requests"), "0: expected at least 1"));
         }
         if w.window == 0 {
@@ -1525,7 +1564,7 @@ impl Builder<'_> {
                 return Err(self.err(k("rate"), "inf: expected a finite rate"))
             }
             (Injection::Open, None, Some(r)) => r.serialize(line as u64).max(1),
-            (Injection::Open, None, None) if w.pattern == Pattern::Trace => 0,
+            (Injection::Open, None, None) if pattern == Pattern::Trace => 0,
             (Injection::Open, None, None) => {
                 return Err(self.err(
                     k("interval"),
@@ -1559,8 +1598,8 @@ impl Builder<'_> {
                 })
                 .collect::<Result<_, _>>()?,
         };
-        Ok(WorkloadSpec {
-            pattern: w.pattern,
+        let spec = WorkloadSpec {
+            pattern,
             requests: w.requests,
             warmup: w.warmup,
             read_fraction: w.read_fraction,
@@ -1577,214 +1616,30 @@ impl Builder<'_> {
             hot_probability: w.hot_probability,
             targets,
             trace: None,
-            kernel: producer_consumer.or(remote_stores).or(dma_reads).or(kvs_gets).or(mmio_writes),
+            kernel,
             posted_writes: w.posted_writes,
             instructions: w.instructions.unwrap_or(0),
             dependent: w.dependent.unwrap_or(0.0),
+        };
+        Ok((spec, keys))
+    }
+}
+
+/// A kernel and its keys as the configuration records them.
+type BuiltKernel = (Arc<dyn Kernel>, serde_json::Value);
+
+/// Take a workload table's kernel tables (`[workload.<pattern>]`) out of
+/// it: each kernel reads its own, the schema has the rest.
+fn kernel_tables(t: &mut toml::Table) -> Vec<(String, toml::Table)> {
+    let names: Vec<String> =
+        t.iter().filter(|(k, v)| v.is_table() && kernels::find(k).is_some()).map(|(k, _)| k.clone()).collect();
+    names
+        .into_iter()
+        .map(|n| {
+            let v = t.remove(&n).expect("listed");
+            (n, v.try_into().expect("a table"))
         })
-    }
-
-    /// The dma_reads keys: only with that pattern; a DMA of whole lines.
-    fn dma_shape(
-        &self,
-        w: &WorkloadConfig,
-        k: &dyn Fn(&str) -> String,
-    ) -> Result<Option<Arc<dyn Kernel>>, ConfigError> {
-        let dma = w.pattern == Pattern::DmaReads;
-        for (key, set) in
-            [("dma_size", w.dma_size.is_some()), ("ordered", w.ordered.is_some()), ("dma_start", w.dma_start.is_some())]
-        {
-            if set && !dma {
-                return Err(self.err(k(key), "applies to pattern = \"dma_reads\" only"));
-            }
-        }
-        if !dma {
-            return Ok(None);
-        }
-        let line = w.line.bytes().max(1);
-        let size = w.dma_size.map_or(line, |s| s.bytes());
-        if size == 0 || !size.is_multiple_of(line) || size > 1 << 30 {
-            return Err(self.err(
-                k("dma_size"),
-                format!("{size} B: expected a positive multiple of the {line} B line, at most 1GiB"),
-            ));
-        }
-        let random = match w.dma_start.as_deref() {
-            None | Some("sequential") => false,
-            Some("random") => true,
-            Some(x) => return Err(self.err(k("dma_start"), format!("{x:?}: expected \"sequential\" or \"random\""))),
-        };
-        Ok(Some(Arc::new(crate::workloads::kernels::dma_reads::Shape {
-            dma_lines: size / line,
-            ordered: w.ordered.unwrap_or(true),
-            random,
-        })))
-    }
-
-    /// The kvs_gets keys: only with that pattern; an object up to 1 MiB.
-    fn kvs_shape(
-        &self,
-        w: &WorkloadConfig,
-        k: &dyn Fn(&str) -> String,
-    ) -> Result<Option<Arc<dyn Kernel>>, ConfigError> {
-        use crate::workloads::kernels::kvs_gets::{Get, Shape};
-        let kvs = w.pattern == Pattern::KvsGets;
-        for (key, set) in [
-            ("get", w.get.is_some()),
-            ("object_size", w.object_size.is_some()),
-            ("batch", w.batch.is_some()),
-            ("batch_gap", w.batch_gap.is_some()),
-            ("serial_reads", w.serial_reads.is_some()),
-            ("copy_rate", w.copy_rate.is_some()),
-        ] {
-            if set && !kvs {
-                return Err(self.err(k(key), "applies to pattern = \"kvs_gets\" only"));
-            }
-        }
-        if !kvs {
-            return Ok(None);
-        }
-        let get = match w.get.as_deref() {
-            None => Get::Validation,
-            Some(g) => Get::parse(g).ok_or_else(|| {
-                self.err(
-                    k("get"),
-                    format!("{g:?}: expected {}", Get::ALL.map(|g| format!("\"{}\"", g.name())).join(", ")),
-                )
-            })?,
-        };
-        let object_bytes = w.object_size.map_or(64, |s| s.bytes());
-        if object_bytes == 0 || object_bytes > 1 << 20 {
-            return Err(self.err(k("object_size"), format!("{object_bytes} B: expected 1 B to 1 MiB")));
-        }
-        let batch = w.batch.unwrap_or(100);
-        if batch == 0 {
-            return Err(self.err(k("batch"), "0: expected at least one GET per batch"));
-        }
-        let shape = Shape {
-            get,
-            object_bytes,
-            batch,
-            gap: w.batch_gap.map_or(crate::engine::NS * 1000, |d| d.0),
-            line: w.line.bytes().max(1),
-            serial: w.serial_reads.unwrap_or(false),
-            copy: 0,
-        };
-        let mut shape = shape;
-        if let Some(rate) = &w.copy_rate {
-            if get != Get::Farm || !shape.serial || rate.is_infinite() {
-                return Err(self.err(
-                    k("copy_rate"),
-                    "applies to get = \"farm\" with serial_reads = true (the client copies between its READs); expected a finite rate",
-                ));
-            }
-            shape.copy = rate.serialize(object_bytes);
-        }
-        if shape.object_lines() * w.line.bytes().max(1) > w.footprint.bytes() {
-            return Err(self.err(
-                k("object_size"),
-                format!(
-                    "{object_bytes} B: a {} object takes {} lines; expected the footprint ({} B) to hold one",
-                    get.name(),
-                    shape.object_lines(),
-                    w.footprint.bytes()
-                ),
-            ));
-        }
-        Ok(Some(Arc::new(shape)))
-    }
-
-    /// The producer_consumer and remote_stores keys: only with those
-    /// patterns, sizes positive.
-    #[allow(clippy::type_complexity)]
-    fn sync_shapes(
-        &self,
-        w: &WorkloadConfig,
-        k: &dyn Fn(&str) -> String,
-    ) -> Result<(Option<Arc<dyn Kernel>>, Option<Arc<dyn Kernel>>), ConfigError> {
-        let pc = w.pattern == Pattern::ProducerConsumer;
-        let rs = w.pattern == Pattern::RemoteStores;
-        for (key, set, ok) in [
-            ("store_size", w.store_size.is_some(), pc || rs),
-            ("release_every", w.release_every.is_some(), pc || rs),
-            ("fanout", w.fanout.is_some(), pc || rs),
-            ("hosts", w.hosts.is_some(), rs),
-            ("compute", w.compute.is_some(), rs),
-            ("senders", w.senders.is_some(), rs),
-            ("consume", w.consume.is_some(), rs),
-        ] {
-            if set && !ok {
-                let which = if matches!(key, "hosts" | "compute" | "senders" | "consume") {
-                    "pattern = \"remote_stores\""
-                } else {
-                    "pattern = \"producer_consumer\" or \"remote_stores\""
-                };
-                return Err(self.err(k(key), format!("applies to {which} only")));
-            }
-        }
-        if !pc && !rs {
-            return Ok((None, None));
-        }
-        let size = |v: Option<super::units::Size>, key: &str, default: u64| -> Result<u64, ConfigError> {
-            match v {
-                None => Ok(default),
-                Some(s) if s.bytes() == 0 || s.bytes() > 1 << 40 => {
-                    Err(self.err(k(key), format!("{s}: expected a size between 1B and 1TiB")))
-                }
-                Some(s) => Ok(s.bytes()),
-            }
-        };
-        let fanout = w.fanout.unwrap_or(1);
-        if fanout > 255 {
-            let what = if rs { "other hosts per sender" } else { "consumers per producer" };
-            return Err(self.err(k("fanout"), format!("{fanout}: expected 0 to 255 {what}")));
-        }
-        let store_size = size(w.store_size, "store_size", w.line.bytes())?;
-        let release_every = size(w.release_every, "release_every", 4096)?;
-        if pc {
-            let shape = crate::workloads::kernels::producer_consumer::Shape { store_size, release_every, fanout };
-            return Ok((Some(Arc::new(shape)), None));
-        }
-        if store_size > 1 << 20 {
-            return Err(
-                self.err(k("store_size"), format!("{}: expected at most 1MiB per store", w.store_size.unwrap()))
-            );
-        }
-        let hosts = w.hosts.ok_or_else(|| {
-            self.err(
-                k("hosts"),
-                "missing: pattern = \"remote_stores\" needs the number of hosts the cores and memories split into",
-            )
-        })?;
-        let compute = w.compute.map_or(0, |d| d.ps());
-        if compute > 1_000_000_000_000 {
-            return Err(self.err(k("compute"), format!("{}: expected at most 1 s per epoch", w.compute.unwrap())));
-        }
-        let one_sender = match w.senders.as_deref() {
-            None | Some("all") => false,
-            Some("one") => true,
-            Some(x) => return Err(self.err(k("senders"), format!("{x:?}: expected \"all\" or \"one\""))),
-        };
-        let consume = w.consume.unwrap_or(false);
-        if consume && one_sender {
-            return Err(self.err(
-                k("consume"),
-                "true: receivers read what every core sends; expected senders = \"all\" (or consume = false)",
-            ));
-        }
-        Ok((
-            None,
-            Some(Arc::new(crate::workloads::kernels::remote_stores::Shape {
-                store_size,
-                release_every,
-                fanout,
-                hosts,
-                compute,
-                one_sender,
-                consume,
-            })),
-        ))
-    }
+        .collect()
 }
 
 /// The first DRAM key set in a `[defaults.memory]` or `[[memory]]` table.

@@ -641,8 +641,10 @@ pub struct LinkConfig {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadConfig {
+    /// A generic pattern or a kernel's (`workloads::kernels`), whose keys
+    /// are in `[workload.<pattern>]`.
     #[serde(default = "default_pattern")]
-    pub pattern: Pattern,
+    pub pattern: String,
     /// Measured requests per requester (trace: ignored, the trace decides).
     #[serde(default = "default_requests")]
     pub requests: u64,
@@ -692,55 +694,6 @@ pub struct WorkloadConfig {
     /// slot frees when the write enters the fabric.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub posted_writes: bool,
-    /// producer_consumer: bytes per store (default: the line), bytes per
-    /// release (default 4 KiB), consumers per producer (default 1).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub store_size: Option<Size>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub release_every: Option<Size>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fanout: Option<u32>,
-    /// remote_stores: hosts the cores and memories split into (required),
-    /// computation before each epoch (default 0), "all" cores send
-    /// (default) or "one" (core 0), every core also reads what it was
-    /// sent (`consume`, default false).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub hosts: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub compute: Option<Duration>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub senders: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub consume: Option<bool>,
-    /// dma_reads: bytes per DMA (default: the line) and whether every
-    /// line is read with acquire (default true).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub dma_size: Option<Size>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ordered: Option<bool>,
-    /// dma_reads: "sequential" (default) or "random" DMA starts.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub dma_start: Option<String>,
-    /// kvs_gets: the GET protocol ("validation", default; "single_read",
-    /// "farm"), bytes of item per object (default 64 B), GETs per batch
-    /// (default 100) and the gap after each batch (default 1 µs).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub get: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub object_size: Option<Size>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub batch: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub batch_gap: Option<Duration>,
-    /// kvs_gets: a READ waits for the previous one's completion (default false).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub serial_reads: Option<bool>,
-    /// kvs_gets, FaRM with serial_reads: the client's copy rate (none: no copy).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub copy_rate: Option<Bandwidth>,
-    /// mmio_writes: bytes per message (default: the line).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub message_size: Option<Size>,
     /// Protocol workload-driven cores: instructions that are not memory
     /// operations before each operation (default 0), dispatched at the
     /// core's `[protocol] width` per `issue_interval`.
@@ -758,8 +711,8 @@ impl Default for WorkloadConfig {
     }
 }
 
-fn default_pattern() -> Pattern {
-    Pattern::Uniform
+fn default_pattern() -> String {
+    "uniform".into()
 }
 fn default_requests() -> u64 {
     1000

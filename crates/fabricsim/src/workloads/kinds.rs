@@ -21,16 +21,21 @@ pub enum Pattern {
     OwnLine,
     /// Replay of a trace file (see docs/trace-format.md).
     Trace,
-    /// Producers store and release, consumers acquire and load (protocol cores).
-    ProducerConsumer,
-    /// Senders store to other hosts' memory and release a flag there (protocol cores).
-    RemoteStores,
-    /// A NIC's DMA reads of consecutive lines, ordered or not (protocol cores).
-    DmaReads,
-    /// A NIC's key-value GETs over RDMA READs, in batches (protocol cores).
-    KvsGets,
-    /// A host core's MMIO writes to a NIC, in messages (protocol cores).
-    MmioWrites,
+    /// A kernel's (`workloads::kernels`): its own operations drive the
+    /// cores of a protocol; named by the kernel, never in a configuration.
+    #[serde(skip)]
+    Kernel,
+}
+
+impl Pattern {
+    /// The generic patterns' names, as configurations give them.
+    pub const NAMES: [&'static str; 7] = ["stream", "uniform", "hotspot", "permutation", "zipf", "own_line", "trace"];
+
+    /// The generic pattern named `name`.
+    pub fn parse(name: &str) -> Option<Pattern> {
+        use serde::de::value::{Error, StrDeserializer};
+        Self::NAMES.contains(&name).then(|| Pattern::deserialize(StrDeserializer::<Error>::new(name)).ok()).flatten()
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]

@@ -64,14 +64,7 @@ impl Generator {
             }
             // (a trace replays its records and producer_consumer drives only protocol cores:
             // validation keeps both from reaching a generator)
-            Pattern::Uniform
-            | Pattern::Permutation
-            | Pattern::Trace
-            | Pattern::ProducerConsumer
-            | Pattern::RemoteStores
-            | Pattern::DmaReads
-            | Pattern::KvsGets
-            | Pattern::MmioWrites => rng.below(self.lines),
+            Pattern::Uniform | Pattern::Permutation | Pattern::Trace | Pattern::Kernel => rng.below(self.lines),
             Pattern::Zipf => self.zipf.key(rng.unit()),
             Pattern::OwnLine => self.next_line,
             Pattern::Hotspot => {

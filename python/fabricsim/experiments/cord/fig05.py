@@ -61,9 +61,9 @@ def sweep(quick: bool) -> Sweep:
                 "cord/fig05",
                 ["sim_time_ps", "protocol.req_notis", "outcome"],
                 {
-                    "workload.store_size": "64B",
-                    "workload.release_every": f"{64 * m}B",
-                    "workload.fanout": n,
+                    "workload.remote_stores.store_size": "64B",
+                    "workload.remote_stores.release_every": f"{64 * m}B",
+                    "workload.remote_stores.fanout": n,
                     "workload.requests": EPOCHS * (m + 1),
                 },
                 {"m": m, "n": n},

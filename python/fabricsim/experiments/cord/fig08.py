@@ -70,7 +70,7 @@ the wire), an ack is 16 B; CORD's Table 3 table sizes.
 def base(link: str = "CXL", variant: str = "cord") -> dict:
     b = table1(link, variant)
     b["name"] = "cord-fig8"
-    b["workload"]["senders"] = "one"
+    b["workload"]["remote_stores"]["senders"] = "one"
     return b
 
 
@@ -96,9 +96,9 @@ def sweep(quick: bool) -> Sweep:
                     "cord/fig08",
                     ["sim_time_ps", "protocol.req_notis", "protocol.ack_wait_ns", "outcome"],
                     {
-                        "workload.store_size": f"{shape['store_size']}B",
-                        "workload.release_every": f"{shape['release_every']}B",
-                        "workload.fanout": shape["fanout"],
+                        "workload.remote_stores.store_size": f"{shape['store_size']}B",
+                        "workload.remote_stores.release_every": f"{shape['release_every']}B",
+                        "workload.remote_stores.fanout": shape["fanout"],
                         "workload.requests": _requests(shape["store_size"], shape["release_every"], quick),
                     },
                     {"panel": panel, "x": x, "link": link},
@@ -494,7 +494,7 @@ def _sync_2mb(labels) -> dict:
     """A store-size or fanout point with the text's 2 MB per Release."""
     store = labels["x"] if labels["panel"] == "store" else DEFAULTS["store_size"]
     sync = 2048 * KIB
-    return {"workload.release_every": f"{sync}B", "workload.requests": _requests(store, sync, True)}
+    return {"workload.remote_stores.release_every": f"{sync}B", "workload.requests": _requests(store, sync, True)}
 
 
 EXPERIMENT = Experiment(

@@ -53,9 +53,9 @@ def sweep(quick: bool) -> Sweep:
                 "cord/fig09",
                 ["sim_time_ps", "outcome"],
                 {
-                    "workload.store_size": f"{store}B",
-                    "workload.release_every": f"{release}B",
-                    "workload.fanout": fanout,
+                    "workload.remote_stores.store_size": f"{store}B",
+                    "workload.remote_stores.release_every": f"{release}B",
+                    "workload.remote_stores.fanout": fanout,
                     "workload.requests": fig08.epochs(release, quick) * (release // store + 1),
                 },
                 {"set": name, "latency_ns": lat},

@@ -49,7 +49,7 @@ table is 8 entries, or fewer when the epoch numbers are fewer).
 def _point_params(panel: str, value: int | None, seq: int | None, quick: bool) -> dict:
     key, _, _, release = PANELS[panel]
     params = {
-        "workload.release_every": f"{release}B",
+        "workload.remote_stores.release_every": f"{release}B",
         "workload.requests": fig08.epochs(release, quick) * (release // 64 + 1),
     }
     if seq is not None:

@@ -88,10 +88,10 @@ def sweep(quick: bool) -> Sweep:
                     ["sim_time_ps", *(f"protocol.{t}_high" for t in TABLES), "outcome"],
                     {
                         **UNBOUNDED,
-                        "workload.store_size": f"{store}B",
-                        "workload.release_every": f"{release}B",
-                        "workload.fanout": fanout,
-                        "workload.compute": f"{compute}ns",
+                        "workload.remote_stores.store_size": f"{store}B",
+                        "workload.remote_stores.release_every": f"{release}B",
+                        "workload.remote_stores.fanout": fanout,
+                        "workload.remote_stores.compute": f"{compute}ns",
                         "workload.requests": EPOCHS * (max(1, release // store) + 1),
                     },
                     {"workload": w, "hosts": hosts, "link": link},
@@ -277,7 +277,7 @@ MUTANTS = [
         "no-compute",
         "ATA and the stand-ins with no computation between epochs: Releases pile up as fast as the core issues "
         "them, and so do the tables",
-        set={"workload.compute": "0ns"},
+        set={"workload.remote_stores.compute": "0ns"},
         flips=["ATA's directory storage at 8 hosts (CXL)"],
     ),
 ]
@@ -290,7 +290,7 @@ CHOICES = [
             Variant(
                 "1 µs",
                 "1 µs per round",
-                set={"workload.compute": "1000ns"},
+                set={"workload.remote_stores.compute": "1000ns"},
                 when=lambda labels: labels.get("workload") == "ATA",
             )
         ],

@@ -179,7 +179,7 @@ MUTANTS = [
         "not-all-to-all",
         "ATA writes one other host per round instead of all: a core needs one store counter, and its "
         "unacked Releases outweigh it",
-        set={"workload.fanout": 1},
+        set={"workload.remote_stores.fanout": 1},
         flips=["processor: store counters take most of the storage (CXL)"],
     ),
 ]

@@ -102,11 +102,13 @@ def table1(link: str = "CXL", variant: str = "cord", hosts: int = HOSTS) -> dict
         },
         "workload": {
             "pattern": "remote_stores",
-            "hosts": hosts,
-            "fanout": 1,
-            "store_size": "64B",
-            "release_every": "4KiB",
-            "compute": "0ns",
+            "remote_stores": {
+                "hosts": hosts,
+                "fanout": 1,
+                "store_size": "64B",
+                "release_every": "4KiB",
+                "compute": "0ns",
+            },
             "footprint": "1GiB",
             "line": "64B",
             "warmup": 0,

@@ -59,7 +59,8 @@ def dma(pattern: str) -> dict:
     """The Table 2 system running one DMA of ``pattern`` from the host's L2."""
     variant, size = PATTERNS[pattern]
     b = system.table2(variant)
-    b["workload"].update({"dma_size": f"{size}B", "requests": size // 64, "footprint": system.L2})
+    b["workload"]["dma_reads"]["dma_size"] = f"{size}B"
+    b["workload"].update({"requests": size // 64, "footprint": system.L2})
     b["protocol"]["pcie"]["host_cached"] = system.L2
     return b
 

@@ -51,7 +51,7 @@ def sweep(quick: bool) -> Sweep:
             name="rlsq/fig05",
         )
         for p in sw.points:
-            p.params.update({"workload.dma_size": f"{size}B", "workload.requests": 1000 if quick else 4000})
+            p.params.update({"workload.dma_reads.dma_size": f"{size}B", "workload.requests": 1000 if quick else 4000})
             p.labels = {"dma_bytes": size, "variant": p.params["protocol.pcie.variant"]}
         points += sw.points
     return Sweep("rlsq/fig05", points)

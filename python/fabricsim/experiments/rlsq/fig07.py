@@ -58,7 +58,7 @@ def sweep(quick: bool) -> Sweep:
 
 def _farm_copies(get: str, config: dict) -> None:
     if get == "farm":
-        config["workload"]["copy_rate"] = COPY_RATE
+        config["workload"]["kvs_gets"]["copy_rate"] = COPY_RATE
 
 
 def plot(data: pd.DataFrame, fig) -> None:
@@ -180,7 +180,7 @@ CHOICES = [
             Variant(
                 "2 GB/s",
                 "a deserializing copy",
-                set={"workload.copy_rate": "2GB/s"},
+                set={"workload.kvs_gets.copy_rate": "2GB/s"},
                 when=lambda labels: labels.get("get") == "farm",
             )
         ],

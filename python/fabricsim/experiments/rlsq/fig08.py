@@ -109,7 +109,7 @@ MUTANTS = [
     Mutant(
         "pipelined-reads",
         "the QPs pipeline their READs (Validation's READ2 no longer waits for READ1)",
-        set={"workload.serial_reads": False},
+        set={"workload.kvs_gets.serial_reads": False},
         flips=["Single Read's GET throughput ÷ Validation's, 64 B"],
     ),
 ]
@@ -118,7 +118,7 @@ CHOICES = [
     Choice(
         "READs a QP has in flight",
         "one (serial, as the paper's simulation)",
-        [Variant("pipelined", "every READ of a batch at once", set={"workload.serial_reads": False})],
+        [Variant("pipelined", "every READ of a batch at once", set={"workload.kvs_gets.serial_reads": False})],
     ),
 ]
 

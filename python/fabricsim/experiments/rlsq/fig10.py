@@ -80,7 +80,7 @@ def sweep(quick: bool) -> Sweep:
             name="rlsq/fig10",
         )
         for p in sw.points:
-            p.params.update({"workload.message_size": f"{size}B", "workload.requests": messages * (k + 1)})
+            p.params.update({"workload.mmio_writes.message_size": f"{size}B", "workload.requests": messages * (k + 1)})
             p.labels = {"message_bytes": size, "messages": messages, "mode": p.params["protocol.pcie.mmio"]}
         points += sw.points
     return Sweep("rlsq/fig10", points)

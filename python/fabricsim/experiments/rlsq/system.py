@@ -45,8 +45,7 @@ def table2(variant: str = "rc-opt", qps: int = 1) -> dict:
         ],
         "workload": {
             "pattern": "dma_reads",
-            "dma_size": "64B",
-            "ordered": True,
+            "dma_reads": {"dma_size": "64B", "ordered": True},
             "footprint": "64MiB",
             "line": "64B",
             "requests": 2000,
@@ -76,10 +75,7 @@ def kvs(variant: str, get: str, object_bytes: int, qps: int = 1, batch: int = 10
     b = table2(variant, qps)
     b["workload"] = {
         "pattern": "kvs_gets",
-        "get": get,
-        "object_size": f"{object_bytes}B",
-        "batch": batch,
-        "batch_gap": "1us",
+        "kvs_gets": {"get": get, "object_size": f"{object_bytes}B", "batch": batch, "batch_gap": "1us"},
         "footprint": L2,
         "line": "64B",
         "requests": gets * reads_per_get(get, object_bytes),
@@ -136,7 +132,7 @@ def table3(mmio: str = "rob") -> dict:
         ],
         "workload": {
             "pattern": "mmio_writes",
-            "message_size": "64B",
+            "mmio_writes": {"message_size": "64B"},
             "footprint": "1MiB",
             "line": "64B",
             "requests": 4000,
@@ -175,7 +171,7 @@ def p2p(queues: str | None, object_bytes: int, gets: int = 300) -> dict:
         {"a": "switch", "b": "io", "latency": "0ns", "bandwidth": "1TB/s", "port_delay": "0ns"},
         {"a": "p2p", "b": "io", "latency": "1ns", "bandwidth": "64GB/s", "port_delay": "0ns"},
     ]
-    b["requester"][1]["workload"] = {"batch_gap": "0ns", "requests": 10 * b["workload"]["requests"]}
+    b["requester"][1]["workload"] = {"kvs_gets": {"batch_gap": "0ns"}, "requests": 10 * b["workload"]["requests"]}
     b["protocol"]["pcie"].update({"p2p": queues, "switch_entries": 32, "p2p_latency": "100ns"})
     return b
 
@@ -185,5 +181,5 @@ def emulation(get: str, object_bytes: int, quick: bool) -> dict:
     batches of 32, each QP's READs serial as a real NIC issues them, on
     RC-opt; 320 GETs a QP (quick: 128)."""
     b = kvs("rc-opt", get, object_bytes, qps=16, batch=32, gets=128 if quick else 320)
-    b["workload"]["serial_reads"] = True
+    b["workload"]["kvs_gets"]["serial_reads"] = True
     return b

@@ -8,9 +8,16 @@
 //! at a random DMA-aligned place of it (`dma_start = "random"`: RDMA
 //! READs of scattered objects).
 
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{KernelKeys, Workload};
 use crate::agents::protocol::{OpKind, OpOrder, WorkOp};
 use crate::engine::rng::Stream;
-use crate::workloads::source::{Kernel, Next, OpSource, Seat};
+use crate::engine::units::Size;
+use crate::workloads::source::{Kernel, KernelError, Next, OpSource, Seat};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shape {
@@ -52,6 +59,48 @@ impl DmaReads {
     /// Lines per DMA (the unit the throughput is counted in).
     pub fn dma_lines(&self) -> u64 {
         self.shape.dma_lines
+    }
+}
+
+/// `[workload.dma_reads]`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Keys {
+    /// Bytes per DMA, a multiple of the line (default: the line).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dma_size: Option<Size>,
+    /// Every line read with acquire, in address order (default true).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ordered: Option<bool>,
+    /// "sequential" DMA starts (default) or "random" DMA-aligned ones.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dma_start: Option<String>,
+}
+
+impl KernelKeys for Keys {
+    const NAME: &'static str = "dma_reads";
+    const ABOUT: &'static str = "a NIC's DMA reads of consecutive lines, ordered or not (protocol cores)";
+
+    fn resolve(self, w: &Workload) -> Result<Arc<dyn Kernel>, KernelError> {
+        let line = w.line.max(1);
+        let size = self.dma_size.map_or(line, |s| s.bytes());
+        if size == 0 || !size.is_multiple_of(line) || size > 1 << 30 {
+            return Err(KernelError {
+                key: "dma_size",
+                message: format!("{size} B: expected a positive multiple of the {line} B line, at most 1GiB"),
+            });
+        }
+        let random = match self.dma_start.as_deref() {
+            None | Some("sequential") => false,
+            Some("random") => true,
+            Some(x) => {
+                return Err(KernelError {
+                    key: "dma_start",
+                    message: format!("{x:?}: expected \"sequential\" or \"random\""),
+                })
+            }
+        };
+        Ok(Arc::new(Shape { dma_lines: size / line, ordered: self.ordered.unwrap_or(true), random }))
     }
 }
 

@@ -25,10 +25,17 @@
 //! its fetch-and-add (an acquire), its lines in any order (the lock
 //! excludes writers).
 
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{KernelKeys, Workload};
 use crate::agents::protocol::{OpKind, OpOrder, WorkOp};
 use crate::engine::rng::Stream;
+use crate::engine::units::{Bandwidth, Duration, Size};
 use crate::engine::Time;
-use crate::workloads::source::{Kernel, Next, OpSource, Seat};
+use crate::workloads::source::{Kernel, KernelError, Next, OpSource, Seat};
 
 /// Version field, bytes.
 const VERSION: u64 = 8;
@@ -142,6 +149,91 @@ impl KvsGets {
             _ => (at, OpKind::Load, OpOrder::Acquire),
         };
         (WorkOp { line: self.base + offset, kind, value, order, bytes: 0 }, barrier)
+    }
+}
+
+/// `[workload.kvs_gets]`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Keys {
+    /// The GET protocol: "validation" (default), "single_read", "farm" or "pessimistic".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub get: Option<String>,
+    /// Bytes of item per object, 1 B to 1 MiB (default 64 B).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub object_size: Option<Size>,
+    /// GETs per batch (default 100).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batch: Option<u32>,
+    /// Between a batch's last completion and the next batch (default 1 µs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batch_gap: Option<Duration>,
+    /// A READ waits for the previous one's completion (default false).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub serial_reads: Option<bool>,
+    /// FaRM with serial_reads: the client's copy rate (none: no copy).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub copy_rate: Option<Bandwidth>,
+}
+
+impl KernelKeys for Keys {
+    const NAME: &'static str = "kvs_gets";
+    const ABOUT: &'static str = "a NIC's key-value GETs over RDMA READs, in batches (protocol cores)";
+
+    fn resolve(self, w: &Workload) -> Result<Arc<dyn Kernel>, KernelError> {
+        let err = |key, message| Err(KernelError { key, message });
+        let get = match self.get.as_deref() {
+            None => Get::Validation,
+            Some(g) => match Get::parse(g) {
+                Some(g) => g,
+                None => {
+                    return err(
+                        "get",
+                        format!("{g:?}: expected {}", Get::ALL.map(|g| format!("\"{}\"", g.name())).join(", ")),
+                    )
+                }
+            },
+        };
+        let object_bytes = self.object_size.map_or(64, |s| s.bytes());
+        if object_bytes == 0 || object_bytes > 1 << 20 {
+            return err("object_size", format!("{object_bytes} B: expected 1 B to 1 MiB"));
+        }
+        let batch = self.batch.unwrap_or(100);
+        if batch == 0 {
+            return err("batch", "0: expected at least one GET per batch".into());
+        }
+        let mut shape = Shape {
+            get,
+            object_bytes,
+            batch,
+            gap: self.batch_gap.map_or(crate::engine::NS * 1000, |d| d.0),
+            line: w.line.max(1),
+            serial: self.serial_reads.unwrap_or(false),
+            copy: 0,
+        };
+        if let Some(rate) = &self.copy_rate {
+            if get != Get::Farm || !shape.serial || rate.is_infinite() {
+                return err(
+                    "copy_rate",
+                    "applies to get = \"farm\" with serial_reads = true (the client copies between its READs); \
+                     expected a finite rate"
+                        .into(),
+                );
+            }
+            shape.copy = rate.serialize(object_bytes);
+        }
+        if shape.object_lines() * w.line.max(1) > w.footprint {
+            return err(
+                "object_size",
+                format!(
+                    "{object_bytes} B: a {} object takes {} lines; expected the footprint ({} B) to hold one",
+                    get.name(),
+                    shape.object_lines(),
+                    w.footprint
+                ),
+            );
+        }
+        Ok(Arc::new(shape))
     }
 }
 

@@ -6,9 +6,16 @@
 //! ordering, a sequence-number tag and no stall with the root complex's
 //! ROB (the protocol decides, `protocol.pcie.mmio`).
 
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{KernelKeys, Workload};
 use crate::agents::protocol::{OpKind, OpOrder, WorkOp};
 use crate::engine::rng::Stream;
-use crate::workloads::source::{Kernel, Next, OpSource, Seat};
+use crate::engine::units::Size;
+use crate::workloads::source::{Kernel, KernelError, Next, OpSource, Seat};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shape {
@@ -44,6 +51,32 @@ impl MmioWrites {
         self.line += 1;
         let order = if at + 1 == lines { OpOrder::Release } else { OpOrder::Relaxed };
         WorkOp { line, kind: OpKind::Store, value, order, bytes: 0 }
+    }
+}
+
+/// `[workload.mmio_writes]`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Keys {
+    /// Bytes per message, a multiple of the line (default: the line).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message_size: Option<Size>,
+}
+
+impl KernelKeys for Keys {
+    const NAME: &'static str = "mmio_writes";
+    const ABOUT: &'static str = "a host core's MMIO writes to a NIC, in messages (protocol cores)";
+
+    fn resolve(self, w: &Workload) -> Result<Arc<dyn Kernel>, KernelError> {
+        let line = w.line.max(1);
+        let size = self.message_size.map_or(line, |s| s.bytes());
+        if size == 0 || !size.is_multiple_of(line) || size > 1 << 30 {
+            return Err(KernelError {
+                key: "message_size",
+                message: format!("{size} B: expected a positive multiple of the {line} B line, at most 1GiB"),
+            });
+        }
+        Ok(Arc::new(Shape { message_lines: size / line }))
     }
 }
 

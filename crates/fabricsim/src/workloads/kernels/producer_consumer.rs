@@ -16,8 +16,15 @@
 //! read it once per epoch, so the pattern has the traffic of message
 //! passing, not its waiting (a modelling choice, stated in the docs).
 
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{KernelKeys, Workload};
 use crate::agents::protocol::{OpKind, OpOrder, WorkOp};
 use crate::engine::rng::Stream;
+use crate::engine::units::Size;
 use crate::workloads::source::{Kernel, KernelError, KernelMachine, Next, OpSource, Seat};
 
 /// A flag is one word.
@@ -91,6 +98,55 @@ impl ProducerConsumer {
         self.moved += n;
         WorkOp { line: addr / self.line, kind, value, order: OpOrder::Relaxed, bytes: n as u32 }
     }
+}
+
+/// `[workload.producer_consumer]`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Keys {
+    /// Bytes per store (default: the line).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub store_size: Option<Size>,
+    /// Bytes a producer moves between releases (default 4 KiB).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub release_every: Option<Size>,
+    /// Consumers per producer (default 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fanout: Option<u32>,
+}
+
+impl KernelKeys for Keys {
+    const NAME: &'static str = "producer_consumer";
+    const ABOUT: &'static str = "producers store and release a flag, consumers acquire it and load (protocol cores)";
+
+    fn resolve(self, w: &Workload) -> Result<Arc<dyn Kernel>, KernelError> {
+        let (store_size, release_every, fanout) =
+            epoch_sizes(self.store_size, self.release_every, self.fanout, w.line, "consumers per producer")?;
+        Ok(Arc::new(Shape { store_size, release_every, fanout }))
+    }
+}
+
+/// A synchronising kernel's store and epoch sizes and its fanout, with
+/// their defaults (the line, 4 KiB, 1); `what` names the fanout's unit.
+pub(super) fn epoch_sizes(
+    store_size: Option<Size>,
+    release_every: Option<Size>,
+    fanout: Option<u32>,
+    line: u64,
+    what: &str,
+) -> Result<(u64, u64, u32), KernelError> {
+    let size = |v: Option<Size>, key: &'static str, default: u64| match v {
+        None => Ok(default),
+        Some(s) if s.bytes() == 0 || s.bytes() > 1 << 40 => {
+            Err(KernelError { key, message: format!("{s}: expected a size between 1B and 1TiB") })
+        }
+        Some(s) => Ok(s.bytes()),
+    };
+    let fanout = fanout.unwrap_or(1);
+    if fanout > 255 {
+        return Err(KernelError { key: "fanout", message: format!("{fanout}: expected 0 to 255 {what}") });
+    }
+    Ok((size(store_size, "store_size", line)?, size(release_every, "release_every", 4096)?, fanout))
 }
 
 impl Kernel for Shape {

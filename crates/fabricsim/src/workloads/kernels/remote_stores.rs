@@ -35,8 +35,16 @@
 //! "amortizing packetization overheads") at the first of its lines; its
 //! lines are consecutive in the buffer.
 
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::producer_consumer::epoch_sizes;
+use super::{KernelKeys, Workload};
 use crate::agents::protocol::{OpKind, OpOrder, WorkOp};
 use crate::engine::rng::Stream;
+use crate::engine::units::{Duration, Size};
 use crate::engine::Time;
 use crate::workloads::source::{Kernel, KernelError, KernelMachine, Next, OpSource, Seat};
 
@@ -243,6 +251,71 @@ impl RemoteStores {
                 self.flag = Some(flag);
             }
         }
+    }
+}
+
+/// `[workload.remote_stores]`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Keys {
+    /// Hosts the cores and memories split into (required).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<u32>,
+    /// Bytes per store (default: the line; more than a line is one message).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub store_size: Option<Size>,
+    /// Bytes a sender stores between releases (default 4 KiB).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub release_every: Option<Size>,
+    /// Other hosts each sender writes to (default 1).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fanout: Option<u32>,
+    /// Computation before each epoch's stores (default 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compute: Option<Duration>,
+    /// "all" cores send (default) or "one" (core 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub senders: Option<String>,
+    /// Every core also reads what its partners sent it (default false).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub consume: Option<bool>,
+}
+
+impl KernelKeys for Keys {
+    const NAME: &'static str = "remote_stores";
+    const ABOUT: &'static str = "senders store to other hosts' memory and release a flag there (protocol cores)";
+
+    fn resolve(self, w: &Workload) -> Result<Arc<dyn Kernel>, KernelError> {
+        let (store_size, release_every, fanout) =
+            epoch_sizes(self.store_size, self.release_every, self.fanout, w.line, "other hosts per sender")?;
+        let err = |key, message| Err(KernelError { key, message });
+        if store_size > 1 << 20 {
+            return err("store_size", format!("{}: expected at most 1MiB per store", Size(store_size)));
+        }
+        let Some(hosts) = self.hosts else {
+            return err(
+                "hosts",
+                "missing: pattern = \"remote_stores\" needs the number of hosts the cores and memories split into"
+                    .into(),
+            );
+        };
+        let compute = self.compute.map_or(0, |d| d.ps());
+        if compute > 1_000_000_000_000 {
+            return err("compute", format!("{}: expected at most 1 s per epoch", self.compute.expect("set")));
+        }
+        let one_sender = match self.senders.as_deref() {
+            None | Some("all") => false,
+            Some("one") => true,
+            Some(x) => return err("senders", format!("{x:?}: expected \"all\" or \"one\"")),
+        };
+        let consume = self.consume.unwrap_or(false);
+        if consume && one_sender {
+            return err(
+                "consume",
+                "true: receivers read what every core sends; expected senders = \"all\" (or consume = false)".into(),
+            );
+        }
+        Ok(Arc::new(Shape { store_size, release_every, fanout, hosts, compute, one_sender, consume }))
     }
 }
 
