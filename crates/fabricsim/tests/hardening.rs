@@ -303,6 +303,20 @@ fn a_buffer_smaller_than_the_largest_birsp_is_an_error() {
     assert!(resolve(&["fabric.buffer=256B"]).is_ok(), "without InvBlk the largest message is 80 B");
 }
 
+/// A GCS grant carries its region or page (the family says so before the
+/// machine is built): 64 B of control and a 4 KiB page on gcs_mind.
+#[test]
+fn a_buffer_smaller_than_the_largest_gcs_grant_is_an_error() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/gcs_mind.toml");
+    let text = std::fs::read_to_string(path).unwrap();
+    let resolve = |set: &str| {
+        fabricsim::config::resolve(&text, "gcs_mind.toml", fabricsim::Format::Toml, &[set.to_string()], None)
+    };
+    assert!(resolve("fabric.buffer=4160B").is_ok());
+    let e = resolve("fabric.buffer=4159B").unwrap_err().to_string();
+    assert!(e.contains("fabric.buffer") && e.contains("largest packet (4160B)"), "{e}");
+}
+
 #[test]
 fn keys_that_do_not_apply_to_the_kind_are_errors() {
     let topo = |kind: &str, keys: &str| {

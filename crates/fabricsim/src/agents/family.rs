@@ -270,6 +270,22 @@ pub trait Family: 'static {
         Ok(())
     }
 
+    /// The widest message its timed machine sends, from its resolved
+    /// parameters: (lines of data, bytes of payload beside the control
+    /// part), for the fabric's buffer check before the machine is built
+    /// (the built protocol's `max_data_lines` and `max_payload_bytes`).
+    fn largest_message(params: &RunParams) -> (u32, u32) {
+        let _ = params;
+        (1, 0)
+    }
+
+    /// Why every workload on its machine must only read (a switch that
+    /// carries reads only), when its parameters say so.
+    fn reads_only(params: &RunParams) -> Option<&'static str> {
+        let _ = params;
+        None
+    }
+
     /// Build the protocol full size for the timing engine, on a machine
     /// the configuration has validated for it.
     fn timed(m: &Machine) -> Result<Self::Timed, String> {

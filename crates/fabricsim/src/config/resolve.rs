@@ -12,11 +12,8 @@ use super::load::{load_config, typed, Format, Override};
 use super::schema::*;
 use super::ConfigError;
 use crate::agents::core::presets::Preset as CorePreset;
-use crate::agents::cxl::family::DcohSpec;
 use crate::agents::family::{CacheUse, RunParams};
-use crate::agents::gcs::family::GcsSpec;
 use crate::agents::memory::dram::{parse_mapping, DramParams, Page, Preset};
-use crate::agents::pcie::family::PcieSpec;
 use crate::fabric::topology::{generate, Link, NodeId, NodeKind, ShapeParams, Topology};
 use crate::sim::protocol::core_base;
 use crate::spec::{CoreSpec, LevelSpec, MemorySpec, ProtocolSpec, RequesterSpec, SystemSpec, Timing};
@@ -379,14 +376,12 @@ impl Builder<'_> {
         };
         if let Some(buffer) = config.fabric.buffer.bytes() {
             let largest = match &protocol {
-                // A DCOH's BIRsp carries a line per line of its InvBlk.
-                Some(p) => match p.params.get::<GcsSpec>() {
-                    Some(g) => (p.timing.control_bytes + g.region.max(g.page)) as u64,
-                    None => {
-                        let block = p.params.get::<DcohSpec>().map_or(1, |d| u32::from(d.max_block));
-                        p.timing.message_bytes(block).max(p.timing.control_bytes) as u64
-                    }
-                },
+                // as the timing engine sizes its buffers
+                Some(p) => {
+                    let family = crate::registry::find(&p.name).expect("a resolved protocol is registered");
+                    let (lines, payload) = family.largest_message(&p.params);
+                    p.timing.message_bytes(lines).max(p.timing.control_bytes + payload) as u64
+                }
                 None => requesters.iter().map(|r| r.workload.max_packet() as u64).max().unwrap_or(0),
             };
             let largest = config.fabric.flit.map_or(largest, |f| f.wire_bytes(largest as u32) as u64);
@@ -801,16 +796,18 @@ impl Builder<'_> {
             ..draft
         };
         let params = family.resolve_run(&table, &machine).map_err(|e| self.err(e.key, e.message))?;
-        let pcie = params.get::<PcieSpec>();
-        if pcie.is_some_and(|p| p.p2p.is_some()) {
-            // the P2P switch's reads: a workload's, which the family cannot see
+        if let Some(why) = family.reads_only(&params) {
+            // whether a workload only reads is the workload's, which the family cannot see
             let writes = |r: &&RequesterSpec| !r.workload.kernel.as_ref().is_some_and(|k| k.reads_only());
             if let Some(r) = requesters.iter().find(writes) {
+                let generic =
+                    || serde_json::to_value(r.workload.pattern).ok().and_then(|v| v.as_str().map(String::from));
+                let name =
+                    r.workload.kernel.as_ref().map(|k| k.name().to_string()).or_else(generic).unwrap_or_default();
                 return Err(self.err(
                     "workload.pattern",
                     format!(
-                        "{:?}: the P2P switch carries reads only; expected \"dma_reads\" or \"kvs_gets\" without fetch-and-adds for every requester",
-                        r.workload.kernel.as_ref().map_or_else(|| format!("{:?}", r.workload.pattern), |k| k.name().to_string())
+                        "{name:?}: {why}; expected \"dma_reads\" or \"kvs_gets\" without fetch-and-adds for every requester"
                     ),
                 ));
             }

@@ -144,6 +144,10 @@ pub trait Entry: Sync {
     ) -> Result<RunTable, crate::error::ConfigError>;
     /// Resolve a table [`Entry::run_table`] read on the machine.
     fn resolve_run(&self, table: &RunTable, m: &Machine) -> Result<RunParams, ParamError>;
+    /// [`Family::largest_message`].
+    fn largest_message(&self, params: &RunParams) -> (u32, u32);
+    /// [`Family::reads_only`].
+    fn reads_only(&self, params: &RunParams) -> Option<&'static str>;
     /// The family's own `[check]` keys.
     fn params(&self) -> Vec<Param>;
     /// The keys of its `[protocol.<name>]` table.
@@ -267,6 +271,12 @@ impl<F: Family> Entry for Registered<F> {
         let resolved =
             if given { serde_json::to_value(&t).expect("a table serializes") } else { serde_json::Value::Null };
         Ok(RunTable { drives_itself: F::drives_itself(&t), resolved, table: RunParams::new(t) })
+    }
+    fn largest_message(&self, params: &RunParams) -> (u32, u32) {
+        F::largest_message(params)
+    }
+    fn reads_only(&self, params: &RunParams) -> Option<&'static str> {
+        F::reads_only(params)
     }
     fn resolve_run(&self, table: &RunTable, m: &Machine) -> Result<RunParams, ParamError> {
         let t = table.table.get::<F::RunTable>().expect("read by this family's run_table");

@@ -89,6 +89,11 @@ impl Family for DcohFamily {
         Ok(())
     }
 
+    /// A BIRsp carries a line per line of its InvBlk.
+    fn largest_message(params: &RunParams) -> (u32, u32) {
+        params.get::<DcohSpec>().map_or((1, 0), |d| (u32::from(d.max_block), 0))
+    }
+
     fn timed(m: &Machine) -> Result<Dcoh, String> {
         let d: &DcohSpec = m.params();
         let c = m.cache.ok_or("dcoh's requesters need a cache with a capacity ([protocol.cache])")?;

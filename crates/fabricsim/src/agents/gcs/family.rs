@@ -99,6 +99,11 @@ impl Family for GcsFamily {
         Ok(())
     }
 
+    /// A grant carries the region (or the page).
+    fn largest_message(params: &RunParams) -> (u32, u32) {
+        params.get::<GcsSpec>().map_or((1, 0), |g| (1, g.region.max(g.page)))
+    }
+
     fn timed(m: &Machine) -> Result<Gcs, String> {
         let g: &GcsSpec = m.params();
         Ok(Gcs {

@@ -89,6 +89,10 @@ impl Family for PcieFamily {
         Ok(())
     }
 
+    fn reads_only(params: &RunParams) -> Option<&'static str> {
+        params.get::<PcieSpec>().is_some_and(|p| p.p2p.is_some()).then_some("the P2P switch carries reads only")
+    }
+
     fn timed(m: &Machine) -> Result<Pcie, String> {
         let c: &PcieSpec = m.params();
         // with MMIO every requester is a host core
