@@ -102,3 +102,21 @@ fn rmws_and_fences_have_their_own_latency() {
     assert_eq!(v["rmw_latency_ns"]["count"], 2);
     assert!(v.get("fence_latency_ns").is_none());
 }
+
+/// A protocol run's link rows count the measured window only (the
+/// warm-up's traffic left out), so no link is busy longer than the window.
+#[test]
+fn link_rows_of_a_protocol_run_count_the_measured_window() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/mesi_64core.toml");
+    let text = std::fs::read_to_string(path).unwrap();
+    let sets = ["workload.requests=50".to_string(), "workload.warmup=1000".to_string()];
+    let spec = config::resolve(&text, "mesi_64core.toml", Format::Toml, &sets, None).unwrap();
+    let r = run_spec(&spec, &mut |_| true);
+    assert_eq!(r.outcome, Outcome::Completed);
+    assert!(r.window_start > 0, "a warm-up");
+    let window = r.window_end - r.window_start;
+    let busiest = r.links.iter().map(|l| l.4.busy_ps).max().unwrap();
+    // a packet that started before the window ends inside it: allow one packet's serialization
+    assert!(busiest <= window + 100_000, "busiest link {busiest} ps in a {window} ps window");
+    assert!(busiest > window / 10, "the busiest link carries traffic ({busiest} ps)");
+}

@@ -37,7 +37,7 @@ use crate::engine::rng::Stream;
 use crate::engine::{EventQueue, Time};
 use crate::fabric::kinds::Spread;
 use crate::fabric::routing::RoutingTable;
-use crate::fabric::{Fabric, FabricEvent, NodeId, PacketHeader, PacketId};
+use crate::fabric::{Fabric, FabricEvent, LinkStats, NodeId, PacketHeader, PacketId};
 use crate::sim::home_memory::HomeDram;
 use crate::sim::levels::{Held, Levels};
 use crate::sim::profile::{Part, Profiler};
@@ -252,6 +252,9 @@ pub struct ProtocolSystem<P: Protocol> {
     measured: Vec<u64>,
     warm_cores: usize,
     window_start: Time,
+    /// The links' counters when the measured window started (none: it
+    /// started with the run).
+    links_at_start: Option<Vec<LinkStats>>,
     name: String,
     seed: u64,
     max_time: Time,
@@ -464,6 +467,7 @@ impl<P: Protocol> ProtocolSystem<P> {
             acts: Vec::new(),
             warm_cores: 0,
             window_start: 0,
+            links_at_start: None,
             p,
             t,
             driver,
@@ -1241,6 +1245,8 @@ impl<P: Protocol> ProtocolSystem<P> {
             self.warm_cores += 1;
             if self.warm_cores == self.roles.iter().filter(|r| **r == Role::Core).count() {
                 self.window_start = self.q.now();
+                // the links' counters at the window's start: its rows count from here
+                self.links_at_start = Some(self.fabric.link_stats().to_vec());
             }
         }
     }
@@ -1377,7 +1383,7 @@ impl<P: Protocol> ProtocolSystem<P> {
         let sim_time = end;
         let end = end.max(self.window_start + 1);
         let topo = &self.fabric.topo;
-        let links = self.fabric.link_rows(self.fabric.link_stats(), None);
+        let links = self.fabric.link_rows(self.fabric.link_stats(), self.links_at_start.as_deref());
         let (cp, cb) = self.fabric.class_counts();
         let names = self.p.vc_names();
         let class_packets = names.into_iter().enumerate().map(|(i, name)| (name, cp[i], cb[i])).collect();
