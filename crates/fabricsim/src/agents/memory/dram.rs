@@ -1092,9 +1092,16 @@ impl Dram {
         let mut next = Time::MAX;
         for seg in segments(mode) {
             let n = if seg.write { c.writes.len() } else { c.reads.len() };
+            // every request of the queue, as it is (no drain's bounds)
+            let whole = seg.from == 0 && seg.upto == Time::MAX && seg.handed == 0;
             for i in 0..n {
                 let q = if seg.write { &c.writes[i] } else { &c.reads[i] };
-                let Some(ready) = seg.ready(q) else { continue };
+                let ready = if whole {
+                    q.ready
+                } else {
+                    let Some(r) = seg.ready(q) else { continue };
+                    r
+                };
                 let bi = q.bank as usize;
                 let b = &c.banks[bi];
                 if b.row == q.row {
