@@ -568,10 +568,21 @@ struct Bank {
     col_ready: Time,
     /// Earliest PRE (ACT + tRAS, read + tRTP, write data + tWR).
     pre_ready: Time,
-    /// Stamp of the pass that found a queued request to the open row.
-    hit: u32,
+    /// Queued reads and writes to the open row (none while it is closed).
+    hits_r: u32,
+    hits_w: u32,
     /// Stamp of the pass that met the bank's oldest request.
     seen: u32,
+}
+
+impl Bank {
+    /// Precharged: no row open, so no queued request hits.
+    #[inline]
+    fn close(&mut self) {
+        self.row = NO_ROW;
+        self.hits_r = 0;
+        self.hits_w = 0;
+    }
 }
 
 /// Timing state shared by the banks of a rank, or of a bank group.
@@ -723,26 +734,45 @@ enum Mode {
     Drain { start: Time, handed: Time },
 }
 
-/// The requests taking part in a step, in FR-FCFS order: (a write, index in
-/// its queue, the request, the earliest time it may issue a command).
-fn participants<'a>(
-    reads: &'a [Entry],
-    writes: &'a [Entry],
-    mode: Mode,
-) -> impl Iterator<Item = (bool, usize, &'a Entry, Time)> + 'a {
-    let (before, with_writes, after) = match mode {
-        Mode::Read => (Time::MAX, false, None),
-        Mode::Write => (0, true, None),
-        Mode::Drain { start, handed } => (start, true, Some(handed)),
+/// One run of a step's participants: the reads or the writes, those with
+/// `ready` in [`from`, `upto`], each issuing no earlier than `handed`.
+#[derive(Clone, Copy)]
+struct Segment {
+    write: bool,
+    from: Time,
+    upto: Time,
+    handed: Time,
+}
+
+impl Segment {
+    const fn all(write: bool) -> Self {
+        Segment { write, from: 0, upto: Time::MAX, handed: 0 }
+    }
+
+    /// Whether `q` takes part in this run, and the earliest time it may issue a command.
+    #[inline(always)]
+    fn ready(&self, q: &Entry) -> Option<Time> {
+        (self.from <= q.ready && q.ready <= self.upto).then(|| q.ready.max(self.handed))
+    }
+}
+
+/// The requests taking part in a step, in FR-FCFS order, as runs over the
+/// two queues (plain loops: a chain of filtered iterators walked the
+/// queues the mode leaves out, element by element).
+fn segments(mode: Mode) -> impl Iterator<Item = Segment> {
+    let (runs, n) = match mode {
+        Mode::Read => ([Segment::all(false); 3], 1),
+        Mode::Write => ([Segment::all(true); 3], 1),
+        Mode::Drain { start, handed } => (
+            [
+                Segment { write: false, from: 0, upto: start, handed: 0 },
+                Segment::all(true),
+                Segment { write: false, from: start.saturating_add(1), upto: Time::MAX, handed },
+            ],
+            3,
+        ),
     };
-    let early = reads.iter().enumerate().filter(move |(_, q)| q.ready <= before).map(|(i, q)| (false, i, q, q.ready));
-    let ws = writes.iter().enumerate().filter(move |_| with_writes).map(|(i, q)| (true, i, q, q.ready));
-    let late = reads
-        .iter()
-        .enumerate()
-        .filter(move |(_, q)| after.is_some() && q.ready > before)
-        .map(move |(i, q)| (false, i, q, q.ready.max(after.unwrap_or(0))));
-    early.chain(ws).chain(late)
+    runs.into_iter().take(n)
 }
 
 impl Dram {
@@ -750,7 +780,7 @@ impl Dram {
     pub fn new(params: DramParams) -> Self {
         let nb = (params.ranks * params.banks) as usize;
         let nr = params.ranks as usize;
-        let bank = Bank { row: NO_ROW, act_ready: 0, col_ready: 0, pre_ready: 0, hit: 0, seen: 0 };
+        let bank = Bank { row: NO_ROW, act_ready: 0, col_ready: 0, pre_ready: 0, hits_r: 0, hits_w: 0, seen: 0 };
         let channels = (0..params.channels)
             .map(|_| Channel {
                 banks: vec![bank; nb],
@@ -837,12 +867,15 @@ impl Dram {
             pre: false,
             act: false,
         };
+        let b = &mut c.banks[bank as usize];
         if write {
             assert!(c.writes.len() < p.write_queue as usize, "DRAM channel {} write queue is full", loc.channel);
             c.writes.push(e);
+            b.hits_w += (b.row == loc.row) as u32;
         } else {
             assert!(c.reads.len() < p.channel_queue as usize, "DRAM channel {} queue is full", loc.channel);
             c.reads.push(e);
+            b.hits_r += (b.row == loc.row) as u32;
         }
         loc.channel
     }
@@ -852,7 +885,7 @@ impl Dram {
     /// caller must schedule a step of `ch` — None when the queues are empty
     /// or an earlier step is already pending.
     pub fn advance(&mut self, now: Time, ch: u32) -> (Option<Issued>, Option<Time>) {
-        let s = self.step(now, ch);
+        let s = self.step_with(now, ch, true);
         (s.issued, s.next.filter(|&t| self.want_wake(ch, t)))
     }
 
@@ -903,12 +936,21 @@ impl Dram {
                     if b.row != NO_ROW {
                         self.stats.precharges += 1;
                     }
-                    b.row = NO_ROW;
+                    b.close();
                     b.act_ready = start + p.trfc;
                 }
                 c.next_refresh[r] = t + p.trefi;
                 self.stats.refreshes += 1;
             }
+        }
+    }
+
+    /// The kept hit counts agree with the queues (debug builds).
+    #[cfg(debug_assertions)]
+    fn check_hits(c: &Channel) {
+        for (bi, b) in c.banks.iter().enumerate() {
+            let hits = |v: &[Entry]| v.iter().filter(|x| x.bank as usize == bi && x.row == b.row).count() as u32;
+            assert_eq!((b.hits_r, b.hits_w), (hits(&c.reads), hits(&c.writes)), "hit counts of bank {bi}");
         }
     }
 
@@ -918,7 +960,6 @@ impl Dram {
         if c.epoch == 0 {
             for b in &mut c.banks {
                 b.seen = 0;
-                b.hit = 0;
             }
             c.epoch = 1;
         }
@@ -969,6 +1010,13 @@ impl Dram {
     /// step (the command bus carries one per tCK). Returns the column
     /// command issued, if any, and when the channel next needs a step.
     pub fn step(&mut self, now: Time, ch: u32) -> Step {
+        self.step_with(now, ch, false)
+    }
+
+    /// [`Dram::step`]; `claimed`: for [`Dram::advance`], which schedules
+    /// only a step earlier than the pending one.
+    #[inline]
+    fn step_with(&mut self, now: Time, ch: u32, claimed: bool) -> Step {
         let chi = ch as usize;
         self.refresh(chi, now);
         let p = &self.params;
@@ -985,53 +1033,17 @@ impl Dram {
             // The front end hands the drain's writes to their banks, one a clock.
             c.hand_end = now + (nw - p.write_low as usize) as Time * p.tck;
         }
-        let write = c.draining || (c.reads.is_empty() && nw > 0);
-        if !write && c.reads.is_empty() {
+        let Some(mode) = Self::mode(c) else {
+            return Step { issued: None, next: None };
+        };
+        // Before the command bus is free nothing is legal and nothing
+        // becomes legal before it is: a pending step at or before then
+        // makes the pass useless (it would find nothing and ask for no
+        // earlier step). Arrivals just after a command meet this.
+        if claimed && now < c.cmd_free && c.wake_at.is_some_and(|w| w <= c.cmd_free) {
             return Step { issued: None, next: None };
         }
-        let mode = if !write {
-            Mode::Read
-        } else if c.draining {
-            Mode::Drain { start: c.drain_start, handed: c.hand_end }
-        } else {
-            Mode::Write
-        };
-        let e = Self::new_pass(c);
-        {
-            for (_, _, q, _) in participants(&c.reads, &c.writes, mode) {
-                let b = &mut c.banks[q.bank as usize];
-                if b.row == q.row {
-                    b.hit = e;
-                }
-            }
-        }
-        let mut choice: Option<Cmd> = None;
-        let mut row_choice: Option<Cmd> = None;
-        let mut next = Time::MAX;
-        for (w, i, q, ready) in participants(&c.reads, &c.writes, mode) {
-            let bi = q.bank as usize;
-            let (row, hit, oldest) = {
-                let b = &c.banks[bi];
-                (b.row, b.hit == e, b.seen != e)
-            };
-            if row == q.row {
-                let t = Self::column_time(p, c, q, w, ready);
-                if t <= now && choice.is_none() {
-                    choice = Some(Cmd::Column(w, i));
-                }
-                next = next.min(t);
-            } else if oldest && !hit {
-                let t = Self::row_time(p, c, q, ready);
-                if t <= now && row_choice.is_none() {
-                    row_choice = Some(Cmd::Row(w, i));
-                }
-                next = next.min(t);
-            }
-            c.banks[bi].seen = e;
-        }
-        if choice.is_none() {
-            choice = row_choice;
-        }
+        let (choice, next) = Self::scan(p, c, now, mode);
         let issued = match choice {
             Some(Cmd::Column(w, i)) => Some(self.column(chi, i, w, now)),
             Some(Cmd::Row(w, i)) => {
@@ -1050,20 +1062,91 @@ impl Dram {
         Step { issued, next }
     }
 
+    /// Which requests take part in a step (None: both queues are empty).
+    #[inline]
+    fn mode(c: &Channel) -> Option<Mode> {
+        let write = c.draining || (c.reads.is_empty() && !c.writes.is_empty());
+        if !write && c.reads.is_empty() {
+            None
+        } else if !write {
+            Some(Mode::Read)
+        } else if c.draining {
+            Some(Mode::Drain { start: c.drain_start, handed: c.hand_end })
+        } else {
+            Some(Mode::Write)
+        }
+    }
+
+    /// One FR-FCFS pass at `now`: the command to issue, if one is legal,
+    /// and the earliest time one becomes legal (Time::MAX: none; not
+    /// complete when a column command is chosen).
+    fn scan(p: &DramParams, c: &mut Channel, now: Time, mode: Mode) -> (Option<Cmd>, Time) {
+        #[cfg(debug_assertions)]
+        Self::check_hits(c);
+        let e = Self::new_pass(c);
+        // A bank with a queued hit among the participants stays open: the
+        // hits per bank are kept as counts (reads, writes), so one pass
+        // suffices.
+        let with_writes = !matches!(mode, Mode::Read);
+        let mut row_choice: Option<Cmd> = None;
+        let mut next = Time::MAX;
+        for seg in segments(mode) {
+            let n = if seg.write { c.writes.len() } else { c.reads.len() };
+            // every request of the queue, as it is (no drain's bounds)
+            let whole = seg.from == 0 && seg.upto == Time::MAX && seg.handed == 0;
+            for i in 0..n {
+                let q = if seg.write { &c.writes[i] } else { &c.reads[i] };
+                let ready = if whole {
+                    q.ready
+                } else {
+                    let Some(r) = seg.ready(q) else { continue };
+                    r
+                };
+                let bi = q.bank as usize;
+                let b = &c.banks[bi];
+                if b.row == q.row {
+                    let t = Self::column_time(p, c, q, seg.write, ready);
+                    if t <= now {
+                        // A column command wins, and once one issues the
+                        // next step is at the free command bus: the rest
+                        // of the pass would change nothing.
+                        return (Some(Cmd::Column(seg.write, i)), next);
+                    }
+                    next = next.min(t);
+                } else if b.seen != e && !(b.hits_r > 0 || (with_writes && b.hits_w > 0)) {
+                    let t = Self::row_time(p, c, q, ready);
+                    if t <= now && row_choice.is_none() {
+                        row_choice = Some(Cmd::Row(seg.write, i));
+                    }
+                    next = next.min(t);
+                }
+                c.banks[bi].seen = e;
+            }
+        }
+        (row_choice, next)
+    }
+
     /// Issue the PRE or ACT that request `i` of the write (`write`) or read queue needs.
     fn row_command(&mut self, ch: usize, i: usize, write: bool, now: Time) {
         let p = &self.params;
         let c = &mut self.channels[ch];
+        let (bank, row) = if write { (c.writes[i].bank, c.writes[i].row) } else { (c.reads[i].bank, c.reads[i].row) };
+        // An ACT: the requests (this one among them) that will hit.
+        let hits = |v: &[Entry]| v.iter().filter(|x| x.bank == bank && x.row == row).count() as u32;
+        let opens = c.banks[bank as usize].row == NO_ROW;
+        let (hits_r, hits_w) = if opens { (hits(&c.reads), hits(&c.writes)) } else { (0, 0) };
         let q = if write { &mut c.writes[i] } else { &mut c.reads[i] };
-        let b = &mut c.banks[q.bank as usize];
-        if b.row != NO_ROW {
-            b.row = NO_ROW;
+        let b = &mut c.banks[bank as usize];
+        if !opens {
+            b.close();
             b.act_ready = b.act_ready.max(now + p.trp);
             q.pre = true;
             q.prep += p.trp;
             self.stats.precharges += 1;
         } else {
-            b.row = q.row;
+            b.row = row;
+            b.hits_r = hits_r;
+            b.hits_w = hits_w;
             b.col_ready = now + p.trcd;
             b.pre_ready = now + p.tras;
             q.act = true;
@@ -1096,6 +1179,12 @@ impl Dram {
         g.rd = g.rd.max(last + p.tccd_l);
         g.wr = g.wr.max(last + p.tccd_l);
         let b = &mut c.banks[q.bank as usize];
+        // it hit the open row
+        if write {
+            b.hits_w -= 1;
+        } else {
+            b.hits_r -= 1;
+        }
         if write {
             // Write to read: tWTR after the write data, in this rank.
             let r = &mut c.ranks[q.rank as usize];
@@ -1108,7 +1197,7 @@ impl Dram {
         }
         if p.page == Page::Closed {
             // Auto-precharge after the last column command, when tRAS, tRTP or tWR allow.
-            b.row = NO_ROW;
+            b.close();
             b.act_ready = b.pre_ready + p.trp;
             self.stats.precharges += 1;
         }
@@ -1185,5 +1274,148 @@ mod tests {
         assert!(parse_mapping("rank:row:bank:column:channel").is_err());
         assert!(parse_mapping("row:row:bank:column:channel").is_err());
         assert!(parse_mapping("row:bank:column:channel").is_err());
+    }
+
+    /// The step as it was before the hit counts and the one-pass scan
+    /// (two passes over the participants, the first stamping the banks
+    /// with a queued hit): the reference the step must match.
+    fn reference_step(d: &mut Dram, now: Time, ch: u32) -> Step {
+        let chi = ch as usize;
+        d.refresh(chi, now);
+        let p = &d.params;
+        let c = &mut d.channels[chi];
+        let nw = c.writes.len();
+        if c.draining && nw <= p.write_low as usize {
+            c.draining = false;
+        }
+        if !c.draining && nw >= p.write_high as usize {
+            c.draining = true;
+            c.drain_start = now;
+            c.hand_end = now + (nw - p.write_low as usize) as Time * p.tck;
+        }
+        let Some(mode) = Dram::mode(c) else { return Step { issued: None, next: None } };
+        let (before, with_writes, after) = match mode {
+            Mode::Read => (Time::MAX, false, None),
+            Mode::Write => (0, true, None),
+            Mode::Drain { start, handed } => (start, true, Some(handed)),
+        };
+        let mut parts: Vec<(bool, usize, Entry, Time)> = Vec::new();
+        parts.extend(
+            c.reads.iter().enumerate().filter(|(_, q)| q.ready <= before).map(|(i, q)| (false, i, *q, q.ready)),
+        );
+        if with_writes {
+            parts.extend(c.writes.iter().enumerate().map(|(i, q)| (true, i, *q, q.ready)));
+        }
+        if let Some(h) = after {
+            parts.extend(
+                c.reads
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, q)| q.ready > before)
+                    .map(|(i, q)| (false, i, *q, q.ready.max(h))),
+            );
+        }
+        let mut hit = vec![false; c.banks.len()];
+        let mut seen = vec![false; c.banks.len()];
+        for (_, _, q, _) in &parts {
+            if c.banks[q.bank as usize].row == q.row {
+                hit[q.bank as usize] = true;
+            }
+        }
+        let (mut choice, mut row_choice, mut next) = (None, None, Time::MAX);
+        for &(w, i, q, ready) in &parts {
+            let bi = q.bank as usize;
+            if c.banks[bi].row == q.row {
+                let t = Dram::column_time(p, c, &q, w, ready);
+                if t <= now && choice.is_none() {
+                    choice = Some(Cmd::Column(w, i));
+                }
+                next = next.min(t);
+            } else if !seen[bi] && !hit[bi] {
+                let t = Dram::row_time(p, c, &q, ready);
+                if t <= now && row_choice.is_none() {
+                    row_choice = Some(Cmd::Row(w, i));
+                }
+                next = next.min(t);
+            }
+            seen[bi] = true;
+        }
+        let choice = choice.or(row_choice);
+        let issued = match choice {
+            Some(Cmd::Column(w, i)) => Some(d.column(chi, i, w, now)),
+            Some(Cmd::Row(w, i)) => {
+                d.row_command(chi, i, w, now);
+                None
+            }
+            None => None,
+        };
+        let c = &d.channels[chi];
+        let next = if choice.is_some() {
+            (c.reads.len() + c.writes.len() > 0).then_some(c.cmd_free)
+        } else {
+            (next != Time::MAX).then(|| next.max(now + 1))
+        };
+        Step { issued, next }
+    }
+
+    /// Random arrivals (reads and writes, a few rows per bank so that hits,
+    /// conflicts and drains all occur) on two DRAMs, one stepped by
+    /// `Dram::step`, one by the reference: every step must agree.
+    #[test]
+    fn one_pass_step_matches_the_two_pass_reference() {
+        use crate::engine::rng::Stream;
+        let mut cases = Vec::new();
+        for (page, queue, trefi) in [(Page::Open, 8, 0), (Page::Open, 32, 200_000), (Page::Closed, 16, 0)] {
+            let mut p = Preset::find("DDR5-4800").unwrap().params();
+            p.page = page;
+            p.mapping = page.default_mapping();
+            p.channel_queue = queue;
+            p.write_queue = queue;
+            p.write_high = queue;
+            p.write_low = queue / 2;
+            if trefi > 0 {
+                p.trefi = trefi;
+                p.trfc = trefi / 4;
+            }
+            cases.push(p);
+        }
+        for (k, p) in cases.into_iter().enumerate() {
+            let (mut a, mut b) = (Dram::new(p.clone()), Dram::new(p.clone()));
+            let mut rng = Stream::new(7 + k as u64, 0);
+            let channels = p.channels as usize;
+            let mut wake = vec![Time::MAX; channels];
+            let (mut arrival, mut steps, mut issued) = (0, 0u64, 0u64);
+            let row_span = p.row_bytes as u64 * p.channels as u64 * p.banks as u64;
+            while issued < 4000 {
+                let (w, ch) = wake.iter().enumerate().map(|(c, &t)| (t, c)).min().unwrap();
+                let now;
+                let stepped = if arrival <= w {
+                    now = arrival;
+                    arrival = now + rng.below(6000);
+                    // one of four rows per bank, any column and channel
+                    let addr = rng.below(4) * row_span + rng.below(row_span) / 64 * 64;
+                    let write = rng.below(10) < 4;
+                    let ch = a.channel_of(addr);
+                    if !a.has_room(ch, write) {
+                        continue;
+                    }
+                    assert_eq!(a.enqueue(now, 0, addr, 64, write), b.enqueue(now, 0, addr, 64, write));
+                    ch as usize
+                } else {
+                    now = w;
+                    ch
+                };
+                let (sa, sb) = (a.step(now, stepped as u32), reference_step(&mut b, now, stepped as u32));
+                assert_eq!(sa, sb, "case {k}, step {steps} at {now} on channel {stepped}");
+                steps += 1;
+                issued += sa.issued.is_some() as u64;
+                wake[stepped] = sa.next.unwrap_or(Time::MAX);
+            }
+            assert_eq!(a.stats, b.stats);
+            assert!(a.stats.row_hits > 0 && a.stats.row_conflicts > 0, "case {k}: {:?}", a.stats);
+            if p.trefi < 1_000_000 {
+                assert!(a.stats.refreshes > 0);
+            }
+        }
     }
 }
