@@ -31,6 +31,7 @@ mod invariants;
 mod layers;
 mod litmus_gen;
 mod litmus_oracle;
+mod litmus_registry;
 mod pack;
 mod pcie;
 mod posted;

@@ -37,7 +37,7 @@ fn msi_and_mesi_keep_the_invariants() {
 /// the invariant expected to catch it.
 #[test]
 fn the_checker_catches_every_mutant() {
-    use fabricsim::check::litmus_run::run_on_protocol;
+    use fabricsim::config::litmus::run_on_protocol;
     use fabricsim::programs::Model;
     let caught_by = |m: &str| match m {
         "grant-before-acks" | "forget-sharer" => "single-writer-multiple-readers",
@@ -83,7 +83,7 @@ fn starter() -> Vec<(String, fabricsim::programs::Program)> {
 
 #[test]
 fn msi_and_mesi_pass_every_starter_test_under_every_model() {
-    use fabricsim::check::litmus_run::run_on_protocol;
+    use fabricsim::config::litmus::run_on_protocol;
     use fabricsim::programs::Model;
     for (name, prog) in starter() {
         let prog = Arc::new(prog);

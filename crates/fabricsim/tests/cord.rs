@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
-use fabricsim::check::litmus_run::run_on_protocol;
 use fabricsim::check::Report;
+use fabricsim::config::litmus::{run_on_protocol, run_with};
 use fabricsim::programs::Model;
 use fabricsim::programs::{Op, Program};
 
@@ -151,10 +151,14 @@ fn bad_cord_parameters_and_homes_are_named() {
     let e = fabricsim::config::check_file::run(text, "c.toml", fabricsim::config::Format::Toml, &[]).err().unwrap();
     let msg = e.to_string();
     assert!(msg.contains("check.proc_unacked") && msg.contains("epoch_bits = 1"), "{msg}");
-    let e = run_on_protocol(litmus("MP+rel+acq"), Model::Rc, "cord@x=5").err().unwrap();
-    assert!(e.contains("x=5") && e.contains("0 to 1"), "{e}");
+    let e = run_with(litmus("MP+rel+acq"), Model::Rc, "cord", &["homes.x=5"], None).err().unwrap();
+    assert!(e.contains("--set homes.x=5: protocol.cord.homes.x: 5: expected a directory 0 to 1"), "{e}");
+    let e = run_with(litmus("MP+rel+acq"), Model::Rc, "cord", &["homes.z=0"], None).err().unwrap();
+    assert!(e.contains("protocol.cord.homes.z: no location \"z\""), "{e}");
     let e = run_on_protocol(litmus("MP+rel+acq"), Model::Sc, "cord").err().unwrap();
-    assert!(e.contains("not sc"), "{e}");
+    assert!(e.contains("--model: sc: cord runs under rc or tso"), "{e}");
+    let e = run_with(litmus("MP+rel+acq"), Model::Rc, "cord", &["store_buffer=4"], None).err().unwrap();
+    assert!(e.contains("protocol.cord.store_buffer: applies to the timed machine"), "{e}");
     let text = "[check]\nprotocol = \"mesi\"\nepoch_bits = 4\n";
     let e = fabricsim::config::check_file::run(text, "c.toml", fabricsim::config::Format::Toml, &[]).err().unwrap();
     assert!(e.to_string().contains("check.epoch_bits"), "{e}");

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use fabricsim::check::litmus_run::run_on_protocol;
+use fabricsim::config::litmus::{run_on_protocol, run_with};
 use fabricsim::programs::Model;
 use fabricsim::programs::Program;
 
@@ -34,17 +34,21 @@ fn mp_over_dma_is_ordered_by_the_nic_the_rlsq_and_its_speculation_and_broken_uno
 #[test]
 fn bad_pcie_litmus_names_and_programs_are_named() {
     let mp = litmus("MP+rel+acq");
-    for (name, want) in [
-        ("pcie-rc", "name the NIC's threads"),
-        ("pcie-rc@nic=5", "expected a thread 0 to 1"),
-        ("pcie-fast@nic=1", "unknown pcie variant \"fast\""),
-        ("pcie-rc+nope@nic=1", "unknown mutant \"nope\""),
+    let none: &[&str] = &[];
+    for (sets, mutant, want) in [
+        (none, None, "protocol.pcie.nic: missing: name the threads that are NIC queue pairs"),
+        (&["nic=5"], None, "--set nic=5: protocol.pcie.nic: thread 5: expected a thread 0 to 1"),
+        (&["variant=fast", "nic=1"], None, "--set variant=fast: protocol.pcie.variant: \"fast\": expected"),
+        (&["nic=1"], Some("nope"), "--mutant nope: \"nope\": expected one of acquire-no-block"),
+        (&["window=4", "nic=1"], None, "protocol.pcie.window: applies to the timed machine"),
+        (&["nic=[1]", "bogus=1"], None, "--set bogus=1: protocol.pcie.bogus: unknown key"),
     ] {
-        let e = run_on_protocol(mp.clone(), Model::Rc, name).err().unwrap_or_else(|| panic!("{name} accepted"));
-        assert!(e.contains(want), "{name}: {e}");
+        let e =
+            run_with(mp.clone(), Model::Rc, "pcie", sets, mutant).err().unwrap_or_else(|| panic!("{sets:?} accepted"));
+        assert!(e.contains(want), "{sets:?}: {e}");
     }
     // a NIC thread loads and stores (DMA reads and writes) but has no fence: P0 of SB+fences fences
-    let e = run_on_protocol(litmus("SB+fences"), Model::Rc, "pcie-rc@nic=0").err().unwrap();
+    let e = run_with(litmus("SB+fences"), Model::Rc, "pcie", &["variant=rc", "nic=0"], None).err().unwrap();
     assert!(e.contains("a NIC thread only loads and stores"), "{e}");
 }
 
@@ -270,14 +274,14 @@ fn mmio_messages_arrive_in_order_with_fences_and_with_the_rob_and_the_rob_needs_
         let r = run(p);
         assert_eq!(r.report.violation.as_ref().map(|v| v.kind.as_str()), Some("deadlock"), "{p}: a full ROB");
     }
-    for (name, want) in [
-        ("pcie-mmio-slow", "unknown MMIO mode \"slow\""),
-        ("pcie-mmio-rob+no-squash", "unknown MMIO mutant \"no-squash\""),
+    for (mode, mutant, want) in [
+        ("mmio=slow", None, "protocol.pcie.mmio: \"slow\": expected \"fence\""),
+        ("mmio=rob", Some("no-squash"), "--mutant no-squash: \"no-squash\": expected one of rob-no-credit"),
     ] {
-        let e = run_on_protocol(mmio.clone(), Model::Rc, name).err().unwrap();
-        assert!(e.contains(want), "{name}: {e}");
+        let e = run_with(mmio.clone(), Model::Rc, "pcie", &[mode], mutant).err().unwrap();
+        assert!(e.contains(want), "{mode}: {e}");
     }
-    let e = run_on_protocol(litmus("MP+rel+acq"), Model::Rc, "pcie-mmio-rob").err().unwrap();
+    let e = run_with(litmus("MP+rel+acq"), Model::Rc, "pcie", &["mmio=rob"], None).err().unwrap();
     assert!(e.contains("an MMIO thread only stores"), "{e}");
 }
 
@@ -414,8 +418,9 @@ fn dma_writes_keep_w_to_w_with_release_and_w_to_r_and_the_mutants_break_them() {
     }
     assert!(!sb("rc+read-passes-write").forbidden_observed().is_empty(), "a read passing the write");
     assert!(run("WR", "rc+read-passes-write").ok(), "one line: the directory orders the read after the write");
-    let e = run_on_protocol(pcie_litmus("WR"), Model::Rc, "pcie-rc+rob-no-credit@nic=0").err().unwrap();
-    assert!(e.contains("unknown mutant \"rob-no-credit\""), "{e}");
+    let e =
+        run_with(pcie_litmus("WR"), Model::Rc, "pcie", &["variant=rc", "nic=0"], Some("rob-no-credit")).err().unwrap();
+    assert!(e.contains("--mutant rob-no-credit: \"rob-no-credit\": expected one of"), "{e}");
 }
 
 #[test]
