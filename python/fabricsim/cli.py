@@ -628,6 +628,12 @@ def format_protocol(f: Mapping[str, Any]) -> str:
                 default = f" (default {p['default']})" if p["default"] else ""
                 doc = f": {p['doc']}" if p["doc"] else ""
                 lines.append(f"    {p['key']:<{kw}}  {p['type']}{default}{doc}")
+    lit = f.get("litmus") or {}
+    if lit.get("programs"):
+        keys = ", ".join(lit["keys"]) or "none"
+        lines.append(f"  litmus: fabricsim litmus FILE --protocol {f['name']} (--set keys: {keys}; --mutant M)")
+    elif lit:
+        lines.append(f"  litmus: no cores for litmus programs: {lit['why_not']}")
     if f["mutants"]:
         lines.append("  mutants:")
         mw = max(len(m["name"]) for m in f["mutants"])
