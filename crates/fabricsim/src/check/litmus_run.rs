@@ -92,7 +92,8 @@ pub fn run_litmus<P: Checkable>(
             let o = seen(outcome(&w.agents));
             (!run.allowed.contains(&o)).then(|| {
                 let shown = o.display(&program).to_string();
-                ("forbidden outcome".to_string(), format!("{shown}, which {} does not allow", model.name()))
+                let shown = shown.trim_end_matches([';', ' ']);
+                ("forbidden outcome".to_string(), format!("{shown} ({} does not allow it)", model.name()))
             })
         });
         run.witness = Some(witness);
