@@ -214,9 +214,51 @@ def test_litmus_on_a_protocol_reports_observed_outcomes(cli):
 
 
 def test_litmus_catches_a_broken_release(cli):
-    proc = cli("litmus", str(SHARED_LITMUS / "MP+rel+acq.litmus"), "--model", "rc", "--protocol", "msi+reorder-release")
+    mp = str(SHARED_LITMUS / "MP+rel+acq.litmus")
+    proc = cli("litmus", mp, "--model", "rc", "--protocol", "msi", "--mutant", "reorder-release")
     assert proc.returncode == 5  # violation found
     assert "forbidden outcome observed" in proc.stdout
+    # the shortest interleaving, as check prints a counterexample
+    assert "shortest interleaving:\n    forbidden outcome: " in proc.stdout and "before:" in proc.stdout
+    # the old spelling is the same run
+    old = cli("litmus", mp, "--model", "rc", "--protocol", "msi+reorder-release")
+    assert (
+        old.returncode == 5 and old.stdout.replace("msi+reorder-release", "msi mutant=reorder-release") == proc.stdout
+    )
+
+
+def test_litmus_writes_a_failure_s_chart_and_takes_the_protocol_s_keys(cli, tmp_path):
+    mp = str(SHARED_LITMUS / "MP+rel+acq.litmus")
+    chart = tmp_path / "mp.svg"
+    proc = cli(
+        "litmus",
+        mp,
+        "--model",
+        "rc",
+        "--protocol",
+        "pcie",
+        "--set",
+        "variant=unordered",
+        "--set",
+        "nic=1",
+        "--chart",
+        str(chart),
+    )
+    assert proc.returncode == 5, proc.stderr
+    assert chart.read_text().startswith("<svg") and f"sequence chart: {chart}" in proc.stdout
+    ok = cli("litmus", mp, "--model", "rc", "--protocol", "pcie", "--set", "variant=rc-opt", "--set", "nic=1", "--json")
+    assert ok.returncode == 0 and json.loads(ok.stdout)["ok"], ok.stderr
+    cfg = tmp_path / "run.toml"
+    cfg.write_text('[protocol]\nname = "pcie"\n[protocol.pcie]\nvariant = "rc"\n')
+    ok = cli("litmus", mp, "--model", "rc", "--config", str(cfg), "--set", "nic=1", "--json")
+    assert ok.returncode == 0 and json.loads(ok.stdout)["ok"], ok.stderr
+    bad = cli("litmus", mp, "--model", "rc", "--protocol", "cord", "--set", "epoch_bit=3")
+    assert bad.returncode == 2
+    assert "--set epoch_bit=3: protocol.cord.epoch_bit: unknown key; did you mean `epoch_bits`?" in bad.stderr
+    none = cli("litmus", mp, "--model", "rc", "--protocol", "gcs")
+    assert none.returncode == 2 and '"gcs" has no cores for litmus programs: its threads acquire' in none.stderr
+    two = cli("litmus", mp, mp, "--model", "rc", "--protocol", "msi", "--chart", str(chart))
+    assert two.returncode == 2 and "--chart: applies to one litmus test" in two.stderr
 
 
 def test_litmus_parse_error_names_file_line_and_column(cli, tmp_path):
@@ -264,9 +306,9 @@ def test_litmus_directory_with_a_broken_file_reports_every_other_test(cli, tmp_p
 def test_litmus_protocol_failure_in_a_directory_exits_5(cli, tmp_path):
     for n in ["MP", "MP+rel+acq"]:
         (tmp_path / f"{n}.litmus").write_text((SHARED_LITMUS / f"{n}.litmus").read_text())
-    proc = cli("litmus", str(tmp_path), "--model", "rc", "--protocol", "msi+reorder-release")
+    proc = cli("litmus", str(tmp_path), "--model", "rc", "--protocol", "msi", "--mutant", "reorder-release")
     assert proc.returncode == 5, proc.stderr
-    assert "msi+reorder-release: forbidden outcome observed" in proc.stdout
+    assert "msi mutant=reorder-release: forbidden outcome observed" in proc.stdout
 
 
 def test_litmus_seq_cst_store_buffering_under_tso_follows_the_mapping(cli, tmp_path):
@@ -400,5 +442,8 @@ def test_protocols_lists_every_family_with_its_keys_and_mutants(cli):
     assert families["german"]["run"]["drivers"] == ["random"]
     pcie = cli("protocols", "pcie").stdout
     assert "fabricsim litmus" in pcie and "drivers workload" in pcie, pcie
+    assert "litmus: fabricsim litmus FILE --protocol pcie (--set keys: variant, mmio, nic" in pcie, pcie
+    assert families["pcie"]["litmus"]["programs"] and not families["gcs"]["litmus"]["programs"]
+    assert "litmus: no cores for litmus programs" in text.stdout
     bad = cli("protocols", "moesy")
     assert bad.returncode == 2 and "no such protocol" in bad.stderr

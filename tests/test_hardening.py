@@ -85,7 +85,9 @@ def test_run_exits_3_on_deadlock(tmp_path: Path):
 def test_check_violation_exits_5_and_litmus_failure_exits_5():
     proc = run_cli("check", str(REPO / "examples" / "check" / "mesi_mutant.toml"))
     assert proc.returncode == 5, proc.stderr
-    proc = run_cli("litmus", str(LITMUS / "MP+rel+acq.litmus"), "--model", "rc", "--protocol", "msi+reorder-release")
+    proc = run_cli(
+        "litmus", str(LITMUS / "MP+rel+acq.litmus"), "--model", "rc", "--protocol", "msi", "--mutant", "reorder-release"
+    )
     assert proc.returncode == 5, proc.stderr
 
 

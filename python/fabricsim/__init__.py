@@ -256,12 +256,21 @@ def litmus(
     protocol: str | None = None,
     mapping: str = "standard",
     stop: Any = None,
+    set: OverridesLike = None,
+    mutant: str | None = None,
+    config: ConfigLike | None = None,
 ) -> dict[str, Any]:
     """A litmus test's verdict under ``model`` (sc, tso, rc); with ``protocol`` also the outcomes the
     protocol produces (``observed``) and whether they are all allowed (``ok``). Under tso, ``mapping``
     says how C11 is compiled to x86: ``standard`` (a seq_cst store is a store and MFENCE) or ``plain``
     (every store a plain store). ``stop``, a :class:`StopToken`, stops the search when set (for runs
-    in other threads, which Ctrl-C does not reach)."""
+    in other threads, which Ctrl-C does not reach).
+
+    The protocol's keys are its ``[protocol.<name>]`` table, as ``fabricsim run`` reads it: from
+    ``config`` (a configuration with a ``[protocol]`` table, whose ``name`` is used when ``protocol``
+    is None) and ``set`` (``{"variant": "rc-opt", "nic": 1}`` or ``"KEY=VALUE"`` strings, KEY within
+    ``[protocol.<name>]``); ``mutant`` is one of the family's mutants. On a failure, ``trace_text``
+    is the shortest interleaving and ``chart`` its SVG sequence chart."""
     path = os.fspath(path)
     try:
         with open(path, encoding="utf-8-sig") as f:
@@ -272,7 +281,15 @@ def litmus(
         ) from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    out = json.loads(_core.litmus(text, path, model, protocol, mapping, stop))
+    cfg = None
+    if config is not None:
+        src = load_config(config)
+        cfg = (src.text, src.source, src.fmt)
+    out = json.loads(
+        _core.litmus(
+            text, path, model, protocol, mapping, stop, overrides=overrides_list(set), mutant=mutant, config=cfg
+        )
+    )
     if out.get("interrupted"):
         raise Interrupted(f"{path}: {out['test']}: incomplete: {out['states']:,} states explored", out)
     return out

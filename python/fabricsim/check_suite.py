@@ -2,9 +2,11 @@
 
 A suite is a folder of ``python/fabricsim/suites/`` with a ``suite.toml`` that lists its
 entries: ``[[check]]`` runs a ``[check]`` configuration of the folder, ``[[litmus]]`` a litmus
-test on a protocol. An entry may state the counts a complete search reached before (``states``,
-``transitions``, ``depth``): a run that differs is reported, since the same configuration must
-always reach the same states. Entries without counts have not yet been run to the end.
+test on a protocol (``protocol``, its ``[protocol.<name>]`` keys as the table ``set`` and ``mutant``,
+as ``fabricsim litmus --protocol --set --mutant`` take them). An entry may state the counts a
+complete search reached before (``states``, ``transitions``, ``depth``): a run that differs is
+reported, since the same configuration must always reach the same states. Entries without counts
+have not yet been run to the end.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ _KINDS = ("check", "litmus")
 _COUNTS = ("states", "transitions", "depth")
 _KEYS = {
     "check": {"name", "config", "note", *_COUNTS},
-    "litmus": {"name", "file", "model", "protocol", "note", *_COUNTS},
+    "litmus": {"name", "file", "model", "protocol", "set", "mutant", "note", *_COUNTS},
 }
 
 
@@ -74,6 +76,7 @@ def load(name: str) -> list[Entry]:
                     note=item.get("note", ""),
                     model=item.get("model", ""),
                     protocol=item.get("protocol", ""),
+                    extra={"set": item.get("set", {}), "mutant": item.get("mutant")},
                 )
             )
     return entries
@@ -113,7 +116,7 @@ def run(
             complete, ok = r["complete"], r["ok"]
             memory: float | None = r["peak_rss_kb"] / 1024
         else:
-            r = run_litmus(e.path, model=e.model, protocol=e.protocol)
+            r = run_litmus(e.path, model=e.model, protocol=e.protocol, set=e.extra["set"], mutant=e.extra["mutant"])
             got = {"states": r["states"]}
             complete, ok = True, r["ok"]
             memory = None

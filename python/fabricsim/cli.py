@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import sys
+import textwrap
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Callable
@@ -297,7 +298,10 @@ def add_litmus(sub: argparse._SubParsersAction) -> None:
         help="litmus tests: the memory model's verdict, or a protocol's outcomes against it",
         description="For each herd7 C litmus file (directories are searched recursively for *.litmus): "
         "the outcomes the memory model allows and the verdict of its condition; with --protocol, also every "
-        "outcome the protocol can produce (exhaustively), which must be allowed. Tests run in parallel; a "
+        "outcome the protocol can produce (exhaustively), which must be allowed; a failure prints the "
+        "shortest interleaving that produces it, as fabricsim check prints a counterexample. The protocol's "
+        "keys are its [protocol.NAME] table, as fabricsim run reads it (fabricsim protocols lists them), "
+        "e.g. --protocol pcie --set variant=rc-opt --set nic=1 --mutant no-squash. Tests run in parallel; a "
         "file that cannot be read is reported and the others still run; with several files a summary "
         "follows. Exit code: 5 if a protocol observed a forbidden outcome (or did not finish), else 2 if a "
         "file could not be read or was refused, else 1 if a test was too large, else 0.",
@@ -315,7 +319,27 @@ def add_litmus(sub: argparse._SubParsersAction) -> None:
         "--protocol",
         default=None,
         metavar="NAME",
-        help="msi, mesi, cord, so, mp, pcie-VARIANT@nic=T or pcie-mmio-MODE, each optionally +MUTANT",
+        help="a protocol family with cores for litmus programs: msi, mesi, cord or pcie",
+    )
+    p.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a key of the protocol's [protocol.NAME] table, e.g. --set variant=so (cord), --set nic=1 or "
+        "--set mmio=rob (pcie), --set homes.x=1 (cord); may be repeated",
+    )
+    p.add_argument("--mutant", default=None, metavar="NAME", help="one of the protocol's mutants (fabricsim protocols)")
+    p.add_argument(
+        "--config",
+        default=None,
+        metavar="FILE",
+        help="a configuration whose [protocol] table names the protocol (unless --protocol does) and gives its "
+        "[protocol.NAME] keys; --set applies on top",
+    )
+    p.add_argument(
+        "--chart", default=None, metavar="FILE", help="with one test: write a failure's sequence chart (SVG)"
     )
     p.add_argument("--json", action="store_true", help="one JSON object per test per line, naming its file")
     p.add_argument(
@@ -352,7 +376,16 @@ def _litmus_reason(message: str) -> str:
 def _litmus_one(fabricsim: Any, path: str, args: argparse.Namespace, stop: Any) -> dict[str, Any]:
     """One file's result; errors become results with ``error`` and ``reason``."""
     try:
-        r = fabricsim.litmus(path, model=args.model, protocol=args.protocol, mapping=args.mapping, stop=stop)
+        r = fabricsim.litmus(
+            path,
+            model=args.model,
+            protocol=args.protocol,
+            mapping=args.mapping,
+            stop=stop,
+            set=args.overrides,
+            mutant=args.mutant,
+            config=args.config,
+        )
     except fabricsim.ConfigError as exc:
         if os.path.isdir(path):
             msg = f"{path}: a directory without *.litmus files"
@@ -377,18 +410,23 @@ def _litmus_print(r: dict[str, Any], args: argparse.Namespace) -> None:
         _error(r["error"])
         return
     if args.json:
-        print(json.dumps(r), flush=True)
+        print(json.dumps({k: v for k, v in r.items() if k != "chart"}), flush=True)
         return
     line = f"{r['test']:<20} {r['model']:<4} {r['verdict']:<10}"
-    if args.protocol:
+    if "protocol" in r:
         line += (
-            f" {args.protocol}: {'ok' if r['ok'] else 'FAIL'} (observed {len(r['observed'])} of "
+            f" {r['protocol']}: {'ok' if r['ok'] else 'FAIL'} (observed {len(r['observed'])} of "
             f"{len(r['allowed'])} allowed outcomes, {r['states']} states)"
         )
         for o in r.get("forbidden_observed", []):
             line += f"\n    forbidden outcome observed: {o}"
         if r.get("violation"):
             line += f"\n    {r['violation']['kind']}: {r['violation']['detail']}"
+        if r.get("trace_text"):
+            line += "\n    shortest interleaving:\n" + textwrap.indent(r["trace_text"].rstrip(), "    ")
+        if args.chart and r.get("chart"):
+            Path(args.chart).write_text(r["chart"])
+            line += f"\n    sequence chart: {args.chart}"
     print(line, flush=True)
 
 
@@ -398,21 +436,22 @@ def _litmus_summary(results: list[dict[str, Any]], files: int, args: argparse.Na
     tests = [r for r in results if "error" not in r]
     verdicts = Counter(r["verdict"] for r in tests)
     failures: Counter[str] = Counter(r["reason"] for r in results if "error" in r)
-    if args.protocol:
+    label = next((r["protocol"] for r in tests if "protocol" in r), None)
+    if label:
         for r in tests:
             if r["ok"]:
                 continue
             if r.get("forbidden_observed"):
-                failures[f"{args.protocol}: forbidden outcome observed"] += 1
+                failures[f"{label}: forbidden outcome observed"] += 1
             elif r.get("violation"):
-                failures[f"{args.protocol}: {r['violation']['kind']}"] += 1
+                failures[f"{label}: {r['violation']['kind']}"] += 1
             else:
-                failures[f"{args.protocol}: incomplete"] += 1
+                failures[f"{label}: incomplete"] += 1
     text = f"summary: {files} files, {len(tests)} tests run under {args.model}"
     text += ": " + ", ".join(f"{n} {v}" for v, n in sorted(verdicts.items())) if verdicts else ""
-    if args.protocol:
+    if label:
         ok = sum(1 for r in tests if r["ok"])
-        text += f"; {args.protocol}: {ok} ok, {len(tests) - ok} not ok"
+        text += f"; {label}: {ok} ok, {len(tests) - ok} not ok"
     unread = sum(1 for r in results if "error" in r and r["kind"] == "refused")
     text += f"; {unread} files refused (unreadable, not parsed, or refused by the protocol)"
     if failures:
@@ -427,6 +466,12 @@ def cmd_litmus(args: argparse.Namespace) -> int:
 
     fabricsim = _api()
     paths = _litmus_paths(args.files)
+    if args.chart is not None:
+        if len(paths) != 1:
+            raise fabricsim.ConfigError(f"--chart: applies to one litmus test, not {len(paths)}")
+        if args.protocol is None and args.config is None:
+            raise fabricsim.ConfigError("--chart: applies with --protocol NAME (or --config) only")
+        check_writable_file(args.chart, "--chart")
     stop = fabricsim.StopToken()
     jobs = max(1, args.jobs or os.cpu_count() or 1)
     results: list[dict[str, Any]] = []
@@ -464,7 +509,7 @@ def cmd_litmus(args: argparse.Namespace) -> int:
     if interrupted:
         return EXIT_INTERRUPTED
     kinds = {r.get("kind") for r in results}
-    if args.protocol and any("error" not in r and not r["ok"] for r in results):
+    if any("error" not in r and "protocol" in r and not r["ok"] for r in results):
         return EXIT_VIOLATION
     if "refused" in kinds:
         return EXIT_CONFIG
@@ -583,6 +628,12 @@ def format_protocol(f: Mapping[str, Any]) -> str:
                 default = f" (default {p['default']})" if p["default"] else ""
                 doc = f": {p['doc']}" if p["doc"] else ""
                 lines.append(f"    {p['key']:<{kw}}  {p['type']}{default}{doc}")
+    lit = f.get("litmus") or {}
+    if lit.get("programs"):
+        keys = ", ".join(lit["keys"]) or "none"
+        lines.append(f"  litmus: fabricsim litmus FILE --protocol {f['name']} (--set keys: {keys}; --mutant M)")
+    elif lit:
+        lines.append(f"  litmus: no cores for litmus programs: {lit['why_not']}")
     if f["mutants"]:
         lines.append("  mutants:")
         mw = max(len(m["name"]) for m in f["mutants"])

@@ -145,8 +145,14 @@ impl StopToken {
 /// text (one object); a parse error raises ConfigError naming the file,
 /// line and column. `stop`, when set, stops the search (as Ctrl-C does on
 /// the main thread).
+///
+/// The protocol is `protocol` (or `config`'s `[protocol] name`; `config`:
+/// its text, file name and format) with its `[protocol.<name>]` keys from `config`
+/// and `overrides` (`KEY=VALUE`, KEY within `[protocol.<name>]`), and
+/// `mutant`.
 #[pyfunction]
-#[pyo3(signature = (text, source, model, protocol = None, mapping = "standard", stop = None))]
+#[pyo3(signature = (text, source, model, protocol = None, mapping = "standard", stop = None, overrides = Vec::new(), mutant = None, config = None))]
+#[allow(clippy::too_many_arguments)]
 fn litmus(
     py: Python<'_>,
     text: &str,
@@ -155,8 +161,27 @@ fn litmus(
     protocol: Option<String>,
     mapping: &str,
     stop: Option<PyRef<'_, StopToken>>,
+    overrides: Vec<String>,
+    mutant: Option<String>,
+    config: Option<(String, String, String)>,
 ) -> PyResult<String> {
     use fabricsim::check::{litmus_run, oracle};
+    use fabricsim::config::litmus::{protocol as litmus_protocol, LitmusFail};
+    let with_protocol = protocol.is_some() || config.is_some();
+    if !with_protocol && (!overrides.is_empty() || mutant.is_some()) {
+        return Err(PyConfigError::new_err("--set and --mutant: apply with --protocol NAME (or --config) only"));
+    }
+    let config = match &config {
+        Some((t, s, f)) => Some((t.as_str(), s.as_str(), self::fmt(f)?)),
+        None => None,
+    };
+    let proto = match with_protocol {
+        true => Some(
+            litmus_protocol(protocol.as_deref(), config, &overrides, mutant.as_deref())
+                .map_err(|e| PyConfigError::new_err(format!("{source}: {e}")))?,
+        ),
+        false => None,
+    };
     let prog = fabricsim::programs::litmus::parse(text, source).map_err(|e| PyConfigError::new_err(e.to_string()))?;
     let m: fabricsim::programs::Model =
         model.parse().map_err(|e: String| PyConfigError::new_err(format!("--model: {e}")))?;
@@ -175,7 +200,7 @@ fn litmus(
         }
         j.to_string()
     };
-    py.detach(|| match protocol {
+    py.detach(|| match proto {
         None => match oracle::try_allowed_outcomes(&prog, m, &limits) {
             Ok(outcomes) => Ok(with_mapping(oracle::report_json_of(&prog, m, &outcomes))),
             Err(e) if e.interrupted => Ok(serde_json::json!({
@@ -185,15 +210,12 @@ fn litmus(
             .to_string()),
             Err(e) => Err(PyRuntimeError::new_err(format!("{source}: {}", e.message))),
         },
-        Some(name) => {
-            let run = litmus_run::run_on_protocol_with(prog.clone(), m, &name, &limits).map_err(|e| {
-                if e.contains("too large") {
-                    PyRuntimeError::new_err(format!("{source}: {e}"))
-                } else {
-                    PyConfigError::new_err(format!("{source}: --protocol {name}: {e}"))
-                }
+        Some(p) => {
+            let run = p.run(prog.clone(), m, &limits).map_err(|e| match e {
+                LitmusFail::Run(e) => PyRuntimeError::new_err(format!("{source}: {e}")),
+                LitmusFail::Config(e) => PyConfigError::new_err(format!("{source}: {e}")),
             })?;
-            Ok(with_mapping(litmus_run::run_json(&prog, m, &name, &run)))
+            Ok(with_mapping(litmus_run::run_json(&prog, m, &p.label, &run)))
         }
     })
 }

@@ -32,6 +32,7 @@ mod kernels;
 mod layers;
 mod litmus_gen;
 mod litmus_oracle;
+mod litmus_registry;
 mod pack;
 mod pcie;
 mod posted;

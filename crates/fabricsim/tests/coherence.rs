@@ -37,7 +37,7 @@ fn msi_and_mesi_keep_the_invariants() {
 /// the invariant expected to catch it.
 #[test]
 fn the_checker_catches_every_mutant() {
-    use fabricsim::check::litmus_run::run_on_protocol;
+    use fabricsim::config::litmus::run_with;
     use fabricsim::programs::Model;
     let caught_by = |m: &str| match m {
         "grant-before-acks" | "forget-sharer" => "single-writer-multiple-readers",
@@ -51,8 +51,8 @@ fn the_checker_catches_every_mutant() {
             let expected = caught_by(name);
             if expected == "memory model" {
                 let mp = starter().into_iter().find(|t| t.0 == "MP+rel+acq").unwrap().1;
-                let proto = format!("{}+{name}", if v == Variant::Msi { "msi" } else { "mesi" });
-                let r = run_on_protocol(Arc::new(mp), Model::Rc, &proto).unwrap();
+                let proto = if v == Variant::Msi { "msi" } else { "mesi" };
+                let r = run_with(Arc::new(mp), Model::Rc, proto, &[], Some(name)).unwrap();
                 assert!(!r.ok() && !r.forbidden_observed().is_empty(), "{proto} passed MP+rel+acq");
                 continue;
             }
@@ -83,7 +83,7 @@ fn starter() -> Vec<(String, fabricsim::programs::Program)> {
 
 #[test]
 fn msi_and_mesi_pass_every_starter_test_under_every_model() {
-    use fabricsim::check::litmus_run::run_on_protocol;
+    use fabricsim::config::litmus::run_on_protocol;
     use fabricsim::programs::Model;
     for (name, prog) in starter() {
         let prog = Arc::new(prog);

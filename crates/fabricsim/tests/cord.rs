@@ -4,8 +4,9 @@
 
 use std::sync::Arc;
 
-use fabricsim::check::litmus_run::run_on_protocol;
+use fabricsim::check::litmus_run::LitmusRun;
 use fabricsim::check::Report;
+use fabricsim::config::litmus::{run_on_protocol, run_with};
 use fabricsim::programs::Model;
 use fabricsim::programs::{Op, Program};
 
@@ -65,17 +66,25 @@ fn litmus(name: &str) -> Arc<Program> {
     Arc::new(fabricsim::programs::litmus::parse_file(&p).unwrap())
 }
 
-const FIG3_HOMES: &str = "@x=2,y=1,z=2";
+/// Fig 3's homes: X and Z at T2's directory, Y at T1's.
+const FIG3_HOMES: [&str; 3] = ["homes.x=2", "homes.y=1", "homes.z=2"];
+
+/// `--protocol cord --set variant=V --set homes.L=D... [--mutant M]`.
+fn cord(program: Arc<Program>, model: Model, variant: &str, homes: &[&str], mutant: Option<&str>) -> LitmusRun {
+    let variant = format!("variant={variant}");
+    let sets: Vec<&str> = std::iter::once(variant.as_str()).chain(homes.iter().copied()).collect();
+    run_with(program, model, "cord", &sets, mutant).unwrap_or_else(|e| panic!("{sets:?}: {e}"))
+}
 
 #[test]
 fn isa2_with_fig3s_homes_is_forbidden_for_cord_and_so_and_observed_for_mp() {
     let isa2 = litmus("ISA2+rel+acq+acq");
     for proto in ["cord", "so"] {
-        let r = run_on_protocol(isa2.clone(), Model::Rc, &format!("{proto}{FIG3_HOMES}")).unwrap();
+        let r = cord(isa2.clone(), Model::Rc, proto, &FIG3_HOMES, None);
         assert!(r.ok(), "{proto}: {:?}\n{}", r.forbidden_observed(), r.report.trace_text());
         eprintln!("ISA2 {proto}: {} states", r.report.states);
     }
-    let r = run_on_protocol(isa2, Model::Rc, &format!("mp{FIG3_HOMES}")).unwrap();
+    let r = cord(isa2, Model::Rc, "mp", &FIG3_HOMES, None);
     assert!(r.report.complete && r.report.violation.is_none());
     let seen: Vec<String> = r.forbidden_observed().iter().map(|o| format!("{o:?}")).collect();
     assert!(!seen.is_empty(), "MP must show ISA2's forbidden outcome (r1=1, r2=1, r3=0)");
@@ -85,21 +94,21 @@ fn isa2_with_fig3s_homes_is_forbidden_for_cord_and_so_and_observed_for_mp() {
 fn message_passing_is_release_consistent_only_point_to_point() {
     let mp = litmus("MP+rel+acq");
     // data and flag at one directory: the ordered channel keeps them in order
-    let same = run_on_protocol(mp.clone(), Model::Rc, "mp@x=0,y=0").unwrap();
+    let same = cord(mp.clone(), Model::Rc, "mp", &["homes.x=0", "homes.y=0"], None);
     assert!(same.ok(), "{:?}", same.forbidden_observed());
     // at two directories nothing orders them, while CORD notifies
-    let split = run_on_protocol(mp.clone(), Model::Rc, "mp@x=0,y=1").unwrap();
+    let split = cord(mp.clone(), Model::Rc, "mp", &["homes.x=0", "homes.y=1"], None);
     assert!(!split.forbidden_observed().is_empty());
-    for proto in ["cord@x=0,y=1", "so@x=0,y=1", "cord@x=1,y=1"] {
-        let r = run_on_protocol(mp.clone(), Model::Rc, proto).unwrap();
-        assert!(r.ok(), "{proto}: {:?}", r.forbidden_observed());
+    for (proto, x) in [("cord", "homes.x=0"), ("so", "homes.x=0"), ("cord", "homes.x=1")] {
+        let r = cord(mp.clone(), Model::Rc, proto, &[x, "homes.y=1"], None);
+        assert!(r.ok(), "{proto} {x}: {:?}", r.forbidden_observed());
     }
 }
 
 #[test]
 fn the_counter_check_is_what_orders_a_release_after_its_relaxed_store_at_one_directory() {
     let mp = litmus("MP+rel+acq");
-    let r = run_on_protocol(mp, Model::Rc, "cord+no-counter-check@x=0,y=0").unwrap();
+    let r = cord(mp, Model::Rc, "cord", &["homes.x=0", "homes.y=0"], Some("no-counter-check"));
     // the ghost sees the Release commit first, before a load can observe it
     let v = r.report.violation.as_ref().expect("the Release overtook the data without being caught");
     assert_eq!(v.kind, "release order", "{}", r.report.trace_text());
@@ -124,12 +133,13 @@ fn cord_and_so_pass_the_litmus_suite_under_rc_and_tso() {
         if prog.threads.iter().flatten().any(|op| matches!(op, Op::Rmw { .. })) {
             continue;
         }
-        let one_home: String = prog.locations.iter().map(|l| format!("{l}=0")).collect::<Vec<_>>().join(",");
+        let one_home: Vec<String> = prog.locations.iter().map(|l| format!("homes.{l}=0")).collect();
+        let one_home: Vec<&str> = one_home.iter().map(|s| s.as_str()).collect();
         for model in [Model::Rc, Model::Tso] {
             for proto in ["cord", "so"] {
-                for homes in ["".to_string(), format!("@{one_home}")] {
-                    let name = format!("{proto}{homes}");
-                    let r = run_on_protocol(prog.clone(), model, &name).unwrap();
+                for homes in [&[][..], &one_home[..]] {
+                    let name = format!("{proto} {homes:?}");
+                    let r = cord(prog.clone(), model, proto, homes, None);
                     assert!(
                         r.ok(),
                         "{} on {name} under {model}: forbidden {:?}\n{}",
@@ -151,10 +161,14 @@ fn bad_cord_parameters_and_homes_are_named() {
     let e = fabricsim::config::check_file::run(text, "c.toml", fabricsim::config::Format::Toml, &[]).err().unwrap();
     let msg = e.to_string();
     assert!(msg.contains("check.proc_unacked") && msg.contains("epoch_bits = 1"), "{msg}");
-    let e = run_on_protocol(litmus("MP+rel+acq"), Model::Rc, "cord@x=5").err().unwrap();
-    assert!(e.contains("x=5") && e.contains("0 to 1"), "{e}");
+    let e = run_with(litmus("MP+rel+acq"), Model::Rc, "cord", &["homes.x=5"], None).err().unwrap();
+    assert!(e.contains("--set homes.x=5: protocol.cord.homes.x: 5: expected a directory 0 to 1"), "{e}");
+    let e = run_with(litmus("MP+rel+acq"), Model::Rc, "cord", &["homes.z=0"], None).err().unwrap();
+    assert!(e.contains("protocol.cord.homes.z: no location \"z\""), "{e}");
     let e = run_on_protocol(litmus("MP+rel+acq"), Model::Sc, "cord").err().unwrap();
-    assert!(e.contains("not sc"), "{e}");
+    assert!(e.contains("--model: sc: cord runs under rc or tso"), "{e}");
+    let e = run_with(litmus("MP+rel+acq"), Model::Rc, "cord", &["store_buffer=4"], None).err().unwrap();
+    assert!(e.contains("protocol.cord.store_buffer: applies to the timed machine"), "{e}");
     let text = "[check]\nprotocol = \"mesi\"\nepoch_bits = 4\n";
     let e = fabricsim::config::check_file::run(text, "c.toml", fabricsim::config::Format::Toml, &[]).err().unwrap();
     assert!(e.to_string().contains("check.epoch_bits"), "{e}");

@@ -5,7 +5,7 @@ use crate::common;
 use common::{completed, error, run};
 use std::sync::Arc;
 
-use fabricsim::check::litmus_run::run_on_protocol;
+use fabricsim::config::litmus::run_on_protocol;
 use fabricsim::programs::litmus::parse;
 use fabricsim::programs::Model;
 

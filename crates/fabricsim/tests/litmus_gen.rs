@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use fabricsim::agents::coherence::core::check_protocol_limits;
-use fabricsim::check::litmus_run::run_on_protocol;
 use fabricsim::check::oracle::{allowed_outcomes, compile, verdict, Mapping};
+use fabricsim::config::litmus::run_on_protocol;
 use fabricsim::programs::generate::{cycles, Annotation, Cycle, Edge};
 use fabricsim::programs::Model;
 use fabricsim::programs::{Order, Outcome, Program};

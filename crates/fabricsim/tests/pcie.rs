@@ -3,9 +3,23 @@
 
 use std::sync::Arc;
 
-use fabricsim::check::litmus_run::run_on_protocol;
+use fabricsim::check::litmus_run::LitmusRun;
+use fabricsim::config::litmus::run_with;
 use fabricsim::programs::Model;
 use fabricsim::programs::Program;
+
+/// `--protocol pcie --set variant=V --set nic=T [--mutant M]`, for `V[+M]`.
+fn pcie(program: Arc<Program>, model: Model, v: &str, nic: u32) -> LitmusRun {
+    let (variant, mutant) = v.split_once('+').map_or((v, None), |(a, m)| (a, Some(m)));
+    let (variant, nic) = (format!("variant={variant}"), format!("nic={nic}"));
+    run_with(program, model, "pcie", &[&variant, &nic], mutant).unwrap_or_else(|e| panic!("{v}: {e}"))
+}
+
+/// `--protocol pcie --set mmio=MODE [--mutant M]`, for `MODE[+M]`.
+fn pcie_mmio(program: Arc<Program>, model: Model, v: &str) -> LitmusRun {
+    let (mode, mutant) = v.split_once('+').map_or((v, None), |(a, m)| (a, Some(m)));
+    run_with(program, model, "pcie", &[&format!("mmio={mode}")], mutant).unwrap_or_else(|e| panic!("{v}: {e}"))
+}
 
 fn litmus(name: &str) -> Arc<Program> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/fabricsim/litmus");
@@ -17,7 +31,7 @@ fn litmus(name: &str) -> Arc<Program> {
 #[test]
 fn mp_over_dma_is_ordered_by_the_nic_the_rlsq_and_its_speculation_and_broken_unordered() {
     let mp = litmus("MP+rel+acq");
-    let run = |v: &str| run_on_protocol(mp.clone(), Model::Rc, &format!("pcie-{v}@nic=1")).unwrap();
+    let run = |v: &str| pcie(mp.clone(), Model::Rc, v, 1);
     for v in ["nic", "rc", "thread", "rc-opt"] {
         let r = run(v);
         assert!(r.ok(), "{v}: {:?}\n{}", r.forbidden_observed(), r.report.trace_text());
@@ -34,17 +48,21 @@ fn mp_over_dma_is_ordered_by_the_nic_the_rlsq_and_its_speculation_and_broken_uno
 #[test]
 fn bad_pcie_litmus_names_and_programs_are_named() {
     let mp = litmus("MP+rel+acq");
-    for (name, want) in [
-        ("pcie-rc", "name the NIC's threads"),
-        ("pcie-rc@nic=5", "expected a thread 0 to 1"),
-        ("pcie-fast@nic=1", "unknown pcie variant \"fast\""),
-        ("pcie-rc+nope@nic=1", "unknown mutant \"nope\""),
+    let none: &[&str] = &[];
+    for (sets, mutant, want) in [
+        (none, None, "protocol.pcie.nic: missing: name the threads that are NIC queue pairs"),
+        (&["nic=5"], None, "--set nic=5: protocol.pcie.nic: thread 5: expected a thread 0 to 1"),
+        (&["variant=fast", "nic=1"], None, "--set variant=fast: protocol.pcie.variant: \"fast\": expected"),
+        (&["nic=1"], Some("nope"), "--mutant nope: \"nope\": expected one of acquire-no-block"),
+        (&["window=4", "nic=1"], None, "protocol.pcie.window: applies to the timed machine"),
+        (&["nic=[1]", "bogus=1"], None, "--set bogus=1: protocol.pcie.bogus: unknown key"),
     ] {
-        let e = run_on_protocol(mp.clone(), Model::Rc, name).err().unwrap_or_else(|| panic!("{name} accepted"));
-        assert!(e.contains(want), "{name}: {e}");
+        let e =
+            run_with(mp.clone(), Model::Rc, "pcie", sets, mutant).err().unwrap_or_else(|| panic!("{sets:?} accepted"));
+        assert!(e.contains(want), "{sets:?}: {e}");
     }
     // a NIC thread loads and stores (DMA reads and writes) but has no fence: P0 of SB+fences fences
-    let e = run_on_protocol(litmus("SB+fences"), Model::Rc, "pcie-rc@nic=0").err().unwrap();
+    let e = run_with(litmus("SB+fences"), Model::Rc, "pcie", &["variant=rc", "nic=0"], None).err().unwrap();
     assert!(e.contains("a NIC thread only loads and stores"), "{e}");
 }
 
@@ -169,26 +187,26 @@ fn pcie_litmus(name: &str) -> Arc<Program> {
 /// Single Read (§6.4): the host writes footer, data, header; the NIC reads header, data, footer.
 #[test]
 fn single_read_and_validation_are_never_torn_when_every_line_is_ordered_and_are_torn_otherwise() {
-    let torn = |r: &fabricsim::check::litmus_run::LitmusRun| r.observed.iter().any(|o| o.regs[1] == [0, 1, 0]);
+    let torn = |r: &LitmusRun| r.observed.iter().any(|o| o.regs[1] == [0, 1, 0]);
     let sr = pcie_litmus("SingleRead");
     for v in ["nic", "rc", "thread", "rc-opt"] {
-        let r = run_on_protocol(sr.clone(), Model::Rc, &format!("pcie-{v}@nic=1")).unwrap();
+        let r = pcie(sr.clone(), Model::Rc, v, 1);
         assert!(r.ok() && !torn(&r), "{v}: {:?}", r.forbidden_observed());
     }
     for v in ["unordered", "rc-opt+no-squash"] {
-        let r = run_on_protocol(sr.clone(), Model::Rc, &format!("pcie-{v}@nic=1")).unwrap();
+        let r = pcie(sr.clone(), Model::Rc, v, 1);
         assert!(torn(&r), "{v} must return a torn object");
     }
     // Validation (header, data, header): the same verdicts
     let val = pcie_litmus("Validation");
     for (v, ok) in [("rc", true), ("rc-opt", true), ("unordered", false), ("rc-opt+no-squash", false)] {
-        let r = run_on_protocol(val.clone(), Model::Rc, &format!("pcie-{v}@nic=1")).unwrap();
+        let r = pcie(val.clone(), Model::Rc, v, 1);
         assert_eq!(!torn(&r), ok, "{v}: Validation");
     }
     // acquire on the header only: RC lets the data and footer reads pass each other, and even the
     // speculative RLSQ returns the torn object
     let hdr = pcie_litmus("SingleRead+hdr");
-    let r = run_on_protocol(hdr, Model::Rc, "pcie-rc-opt@nic=1").unwrap();
+    let r = pcie(hdr, Model::Rc, "rc-opt", 1);
     assert!(r.ok() && torn(&r));
 }
 
@@ -255,7 +273,7 @@ fn bad_kvs_gets_keys_are_named() {
 #[test]
 fn mmio_messages_arrive_in_order_with_fences_and_with_the_rob_and_the_rob_needs_credits() {
     let mmio = pcie_litmus("MMIO");
-    let run = |p: &str| run_on_protocol(mmio.clone(), Model::Rc, &format!("pcie-mmio-{p}")).unwrap();
+    let run = |p: &str| pcie_mmio(mmio.clone(), Model::Rc, p);
     for p in ["fence", "rob"] {
         let r = run(p);
         assert!(r.ok() && r.report.complete, "{p}: {:?}", r.forbidden_observed());
@@ -270,14 +288,14 @@ fn mmio_messages_arrive_in_order_with_fences_and_with_the_rob_and_the_rob_needs_
         let r = run(p);
         assert_eq!(r.report.violation.as_ref().map(|v| v.kind.as_str()), Some("deadlock"), "{p}: a full ROB");
     }
-    for (name, want) in [
-        ("pcie-mmio-slow", "unknown MMIO mode \"slow\""),
-        ("pcie-mmio-rob+no-squash", "unknown MMIO mutant \"no-squash\""),
+    for (mode, mutant, want) in [
+        ("mmio=slow", None, "protocol.pcie.mmio: \"slow\": expected \"fence\""),
+        ("mmio=rob", Some("no-squash"), "--mutant no-squash: \"no-squash\": expected one of rob-no-credit"),
     ] {
-        let e = run_on_protocol(mmio.clone(), Model::Rc, name).err().unwrap();
-        assert!(e.contains(want), "{name}: {e}");
+        let e = run_with(mmio.clone(), Model::Rc, "pcie", &[mode], mutant).err().unwrap();
+        assert!(e.contains(want), "{mode}: {e}");
     }
-    let e = run_on_protocol(litmus("MP+rel+acq"), Model::Rc, "pcie-mmio-rob").err().unwrap();
+    let e = run_with(litmus("MP+rel+acq"), Model::Rc, "pcie", &["mmio=rob"], None).err().unwrap();
     assert!(e.contains("an MMIO thread only stores"), "{e}");
 }
 
@@ -396,7 +414,7 @@ fn bad_p2p_configurations_are_named() {
 /// DMA writes (§4.1, Table 1): W→W and W→R kept; the release bit orders relaxed writes under the RLSQ.
 #[test]
 fn dma_writes_keep_w_to_w_with_release_and_w_to_r_and_the_mutants_break_them() {
-    let run = |test: &str, p: &str| run_on_protocol(pcie_litmus(test), Model::Rc, &format!("pcie-{p}@nic=0")).unwrap();
+    let run = |test: &str, p: &str| pcie(pcie_litmus(test), Model::Rc, p, 0);
     for v in ["unordered", "nic", "rc", "thread", "rc-opt"] {
         for test in ["MP+dmawr", "WR"] {
             let r = run(test, v);
@@ -407,15 +425,16 @@ fn dma_writes_keep_w_to_w_with_release_and_w_to_r_and_the_mutants_break_them() {
     // W→R across lines (a store buffering shape with a host core: the NIC writes x then reads y, the
     // host writes y then reads x; both reading 0 needs a read performed before the write before it).
     // On one line the host directory keeps W→R anyway: the root complex has one request per line out.
-    let sb = |p: &str| run_on_protocol(pcie_litmus("WR+host"), Model::Sc, &format!("pcie-{p}@nic=0")).unwrap();
+    let sb = |p: &str| pcie(pcie_litmus("WR+host"), Model::Sc, p, 0);
     for v in ["unordered", "nic", "rc", "thread", "rc-opt"] {
         let r = sb(v);
         assert!(r.ok() && r.report.complete, "WR+host under {v}: {:?}", r.forbidden_observed());
     }
     assert!(!sb("rc+read-passes-write").forbidden_observed().is_empty(), "a read passing the write");
     assert!(run("WR", "rc+read-passes-write").ok(), "one line: the directory orders the read after the write");
-    let e = run_on_protocol(pcie_litmus("WR"), Model::Rc, "pcie-rc+rob-no-credit@nic=0").err().unwrap();
-    assert!(e.contains("unknown mutant \"rob-no-credit\""), "{e}");
+    let e =
+        run_with(pcie_litmus("WR"), Model::Rc, "pcie", &["variant=rc", "nic=0"], Some("rob-no-credit")).err().unwrap();
+    assert!(e.contains("--mutant rob-no-credit: \"rob-no-credit\": expected one of"), "{e}");
 }
 
 #[test]
@@ -512,9 +531,9 @@ fn a_host_write_invalidates_the_root_complex_through_the_directory_and_squashes_
     assert!(p.invariant(&agents, &ghost).is_ok());
 
     // exhaustively: MP with a third read is never broken under RC-opt, and is without the squash
-    let r = run_on_protocol(pcie_litmus("MP+squash"), Model::Rc, "pcie-rc-opt@nic=1").unwrap();
+    let r = pcie(pcie_litmus("MP+squash"), Model::Rc, "rc-opt", 1);
     assert!(r.ok() && r.report.complete, "{:?}", r.forbidden_observed());
-    let r = run_on_protocol(pcie_litmus("MP+squash"), Model::Rc, "pcie-rc-opt+no-squash@nic=1").unwrap();
+    let r = pcie(pcie_litmus("MP+squash"), Model::Rc, "rc-opt+no-squash", 1);
     assert!(!r.forbidden_observed().is_empty(), "without the squash the stale x completes");
 }
 
@@ -525,26 +544,26 @@ fn a_host_write_invalidates_the_root_complex_through_the_directory_and_squashes_
 fn host_caches_and_the_root_complex_keep_a_single_writer_and_a_directory_that_forgets_the_rc_is_caught() {
     let swmr = pcie_litmus("SWMR");
     for v in ["unordered", "nic", "rc", "thread", "rc-opt"] {
-        let r = run_on_protocol(swmr.clone(), Model::Rc, &format!("pcie-{v}@nic=2")).unwrap();
+        let r = pcie(swmr.clone(), Model::Rc, v, 2);
         assert!(r.report.complete && r.report.violation.is_none(), "{v}: {:?}", r.report.violation);
         eprintln!("SWMR {v}: {} states", r.report.states);
     }
     // a directory that never records the root complex as a sharer: a host core takes M while the
     // RLSQ holds the old value of the line (RC-opt's speculative read): the checker names it
-    let r = run_on_protocol(litmus("MP+rel+acq"), Model::Rc, "pcie-rc-opt+forget-rc@nic=1").unwrap();
+    let r = pcie(litmus("MP+rel+acq"), Model::Rc, "rc-opt+forget-rc", 1);
     let v = r.report.violation.as_ref().expect("the forgotten sharer is caught");
     assert_eq!(v.kind, "single-writer-multiple-readers", "{v:?}");
     let trace = r.report.trace_text();
     assert!(trace.contains("GetS") && trace.contains("GetM"), "a counterexample: {trace}");
     // and the GETs, whose reads RC-opt holds behind the header's acquire
     for test in ["SingleRead", "Validation"] {
-        let r = run_on_protocol(pcie_litmus(test), Model::Rc, "pcie-rc-opt+forget-rc@nic=1").unwrap();
+        let r = pcie(pcie_litmus(test), Model::Rc, "rc-opt+forget-rc", 1);
         let kind = r.report.violation.as_ref().map(|v| v.kind.as_str());
         assert_eq!(kind, Some("single-writer-multiple-readers"), "{test}: forget-rc not caught");
     }
     // where the RLSQ holds no data across a host write (RC completes each read as its data
     // arrives) the forgotten sharer changes nothing
-    let r = run_on_protocol(litmus("MP+rel+acq"), Model::Rc, "pcie-rc+forget-rc@nic=1").unwrap();
+    let r = pcie(litmus("MP+rel+acq"), Model::Rc, "rc+forget-rc", 1);
     assert!(r.ok() && r.report.violation.is_none());
 }
 

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 use super::cache::{CacheGeometry, VictimPolicy};
 use super::protocol::Protocol;
 use crate::engine::pack::Pack;
-use crate::programs::{Model, Program};
+use crate::programs::{Model, Outcome, Program};
 
 /// The size of a checked system: the `[check]` keys every family reads.
 #[derive(Debug, Clone)]
@@ -187,6 +187,17 @@ pub struct Runs {
     pub own_latencies: bool,
 }
 
+/// A protocol whose cores run a litmus program, and how a final state's
+/// outcome (registers and memory) is read from its agents.
+pub struct Litmus<P: Protocol> {
+    pub protocol: P,
+    pub outcome: fn(&P, &[P::Agent]) -> Outcome,
+}
+
+/// A family's old `fabricsim litmus --protocol` spelling, read: its
+/// `[protocol.<name>]` keys.
+pub type LitmusAlias = Option<Result<toml::Table, String>>;
+
 /// A family with no keys of its own (in `[check]` or in `[protocol.<name>]`).
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -291,6 +302,36 @@ pub trait Family: 'static {
     fn timed(m: &Machine) -> Result<Self::Timed, String> {
         let _ = m;
         Err(format!("{} has no timed machine; it is checked only (`fabricsim check`)", Self::NAME))
+    }
+
+    /// Why its agents cannot run a litmus program (None: they can, and
+    /// [`Family::litmus`] builds them).
+    const NO_LITMUS: Option<&'static str> = Some("its agents have no cores that run a program's loads and stores");
+
+    /// The `[protocol.<name>]` keys [`Family::litmus`] reads; the others
+    /// size or time the timed machine only, and are refused for litmus.
+    const LITMUS_KEYS: &'static [&'static str] = &[];
+
+    /// Build the protocol small for the checker with one core per thread
+    /// of `program`, the front end of `model`, the keys of its table and
+    /// `mutant` (errors name the key within `[protocol.<name>]`, or
+    /// `mutant` or `protocol`).
+    fn litmus(
+        program: Arc<Program>,
+        model: Model,
+        table: &Self::RunTable,
+        mutant: Option<&str>,
+    ) -> Result<Litmus<Self::Checked>, ParamError> {
+        let _ = (program, model, table, mutant);
+        let why = Self::NO_LITMUS.unwrap_or("it does not build them");
+        Err(ParamError::new("protocol", format!("{:?} has no cores for litmus programs: {why}", Self::NAME)))
+    }
+
+    /// Read an old `--protocol` spelling of this family (`BASE` before a
+    /// `+MUTANT`, `EXTRA` after an `@`) into its keys; None: not one.
+    fn litmus_alias(base: &str, extra: Option<&str>) -> LitmusAlias {
+        let _ = (base, extra);
+        None
     }
 }
 

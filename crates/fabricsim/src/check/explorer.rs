@@ -756,6 +756,19 @@ where
 /// `on_final` sees each quiescent state that has no successor, in
 /// breadth-first order.
 pub fn explore<P: Checkable>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&World<P>)) -> Report {
+    explore_to(p, opts, &mut |w| {
+        on_final(w);
+        None
+    })
+}
+
+/// A final state's violation, if it is one: kind and detail.
+pub type FinalCheck<'a, P> = dyn FnMut(&World<P>) -> Option<(String, String)> + 'a;
+
+/// [`explore`], where `on_final` may call a final state a violation
+/// (kind, detail): the search stops there with the shortest trace to it,
+/// as at a broken invariant (a litmus test's forbidden outcome).
+pub fn explore_to<P: Checkable>(p: &P, opts: &Options, on_final: &mut FinalCheck<P>) -> Report {
     let t0 = Instant::now();
     let threads = opts.thread_count();
     let mode = opts.symmetry.0;
@@ -1016,9 +1029,14 @@ pub fn explore<P: Checkable>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wo
                     let bound = event_here.is_none() && opts.max_states.is_some_and(|m| tree.len() as u64 >= m);
                     if event_here.is_some() || bound {
                         transitions += tend;
-                        for (_, w) in e.finals.iter().filter(|f| (f.0 as usize) <= k) {
+                        for (f, w) in e.finals.iter().filter(|f| (f.0 as usize) <= k) {
                             final_states += 1;
-                            on_final(w);
+                            if let Some((kind, detail)) = on_final(w) {
+                                violation = Some((e.first_id + f, false, kind, detail));
+                                complete = false;
+                                cut = true;
+                                break 'walk;
+                            }
                         }
                         if let Some((_, ev)) = event_here {
                             let id = e.first_id + k as u32;
@@ -1034,8 +1052,12 @@ pub fn explore<P: Checkable>(p: &P, opts: &Options, on_final: &mut dyn FnMut(&Wo
                 }
                 transitions += e.ends.last().map_or(0, |l| l.1);
                 final_states += e.finals.len() as u64;
-                for (_, w) in &e.finals {
-                    on_final(w);
+                for (f, w) in &e.finals {
+                    if let Some((kind, detail)) = on_final(w) {
+                        violation = Some((e.first_id + f, false, kind, detail));
+                        cut = true;
+                        break 'walk;
+                    }
                 }
                 new_counts.push(new);
             }

@@ -6,6 +6,7 @@
 
 pub mod check_file;
 pub mod limits;
+pub mod litmus;
 pub mod load;
 pub mod resolve;
 pub mod schema;

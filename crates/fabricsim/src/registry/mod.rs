@@ -9,12 +9,16 @@
 //! to [`FAMILIES`].
 
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 use serde::Deserialize;
 
-use crate::agents::family::{CacheUse, CheckSize, Family, Machine, NoKeys, ParamError, RunParams, Runs};
+use crate::agents::family::{CacheUse, CheckSize, Family, LitmusAlias, Machine, NoKeys, ParamError, RunParams, Runs};
 use crate::check::explorer::{explore, Options, Report};
+use crate::check::litmus_run::{run_litmus, LitmusRun};
+use crate::check::oracle::Limits;
 use crate::input::{typed, Override};
+use crate::programs::{Model, Program};
 
 /// The families, in the order `fabricsim protocols` lists them.
 pub static FAMILIES: &[&dyn Entry] = &[
@@ -47,6 +51,23 @@ pub fn timed() -> impl Iterator<Item = &'static dyn Entry> {
 /// The names of the families that take `[check]` key `key` of their own.
 pub fn taking(key: &str) -> Vec<&'static str> {
     FAMILIES.iter().filter(|f| f.params().iter().any(|p| p.key == key)).map(|f| f.name()).collect()
+}
+
+/// An old `--protocol` spelling, read: the family, its keys, its mutant.
+pub type Alias = (&'static dyn Entry, Result<toml::Table, String>, Option<String>);
+
+/// The family an old `fabricsim litmus --protocol` spelling
+/// (`BASE[+MUTANT][@EXTRA]`) names, its keys and its mutant.
+pub fn litmus_alias(name: &str) -> Option<Alias> {
+    let (head, extra) = match name.split_once('@') {
+        Some((h, x)) => (h, Some(x)),
+        None => (name, None),
+    };
+    let (base, mutant) = match head.split_once('+') {
+        Some((b, m)) => (b, Some(m.to_string())),
+        None => (head, None),
+    };
+    FAMILIES.iter().find_map(|f| f.litmus_alias(base, extra).map(|keys| (*f, keys, mutant.clone())))
 }
 
 /// Every family as `fabricsim protocols` shows it (JSON: name, about, what
@@ -91,6 +112,7 @@ pub fn describe() -> serde_json::Value {
                 "about": f.about(),
                 "check": {"sizes": sizes, "symmetry": f.symmetry(), "params": params, "by": how},
                 "run": run,
+                "litmus": {"programs": f.litmus_refusal().is_none(), "keys": f.litmus_keys(), "why_not": f.litmus_refusal()},
                 "mutants": mutants,
             })
         })
@@ -164,6 +186,22 @@ pub trait Entry: Sync {
         source: &str,
         overrides: &[Override],
     ) -> Result<Report, CheckError>;
+    /// Why its agents cannot run a litmus program (None: they can).
+    fn litmus_refusal(&self) -> Option<&'static str>;
+    /// The `[protocol.<name>]` keys a litmus run reads.
+    fn litmus_keys(&self) -> &'static [&'static str];
+    /// An old `--protocol` spelling of this family, read into its keys.
+    fn litmus_alias(&self, base: &str, extra: Option<&str>) -> LitmusAlias;
+    /// Build the family with cores running `program` (its keys from a
+    /// table [`Entry::run_table`] read) and explore every outcome.
+    fn litmus(
+        &self,
+        program: Arc<Program>,
+        model: Model,
+        table: &RunTable,
+        mutant: Option<&str>,
+        limits: &Limits,
+    ) -> Result<LitmusRun, LitmusError>;
     /// Build the family full size on `spec`'s machine and run it on the
     /// timing engine (Err: the family has no timed machine, or refuses this one).
     fn run(
@@ -193,6 +231,15 @@ pub enum CheckError {
     Param(ParamError),
     /// The keys did not deserialize (the error already names the file).
     Config(crate::error::ConfigError),
+}
+
+/// Why a litmus run could not finish.
+#[derive(Debug)]
+pub enum LitmusError {
+    /// The family refuses a key, the mutant, the model or the program.
+    Param(ParamError),
+    /// The memory model's oracle could not run (too large).
+    Oracle(String),
 }
 
 /// A family in the list (`fn() -> F`: the marker is Sync whatever `F` is).
@@ -304,6 +351,28 @@ impl<F: Family> Entry for Registered<F> {
             renamings(&p).map_err(CheckError::Param)?;
         }
         Ok(explore(&p, opts, &mut |_| {}))
+    }
+    fn litmus_refusal(&self) -> Option<&'static str> {
+        F::NO_LITMUS
+    }
+    fn litmus_keys(&self) -> &'static [&'static str] {
+        F::LITMUS_KEYS
+    }
+    fn litmus_alias(&self, base: &str, extra: Option<&str>) -> LitmusAlias {
+        F::litmus_alias(base, extra)
+    }
+    fn litmus(
+        &self,
+        program: Arc<Program>,
+        model: Model,
+        table: &RunTable,
+        mutant: Option<&str>,
+        limits: &Limits,
+    ) -> Result<LitmusRun, LitmusError> {
+        let t = table.table.get::<F::RunTable>().expect("read by this family's run_table");
+        let l = F::litmus(program.clone(), model, t, mutant).map_err(LitmusError::Param)?;
+        let outcome = |a: &[_]| (l.outcome)(&l.protocol, a);
+        run_litmus(&l.protocol, outcome, program, model, limits).map_err(LitmusError::Oracle)
     }
     fn run(
         &self,

@@ -75,7 +75,7 @@ EXPECT = {
 NOTES = """
 Each point is one exhaustive search of the pcie protocol's agents small:
 MP+rel+acq with P0 a host core (its stores leave in program order) and P1
-a NIC queue pair (`pcie-VARIANT@nic=1`): one root complex with the RLSQ,
+a NIC queue pair (`--protocol pcie --set variant=VARIANT --set nic=1`): one root complex with the RLSQ,
 one host directory that serves requests for different lines in any order
 and invalidates the root complex's copies of a line a host store writes.
 A point passes when no outcome RC forbids is reachable; a broken variant
@@ -87,7 +87,7 @@ complex as a sharer of what it read (never as an owner: it gets no
 Exclusive) and invalidates it when a host core writes; the root complex
 squashes the entries of that line that hold data (only RC-opt keeps data
 while waiting) and acknowledges. SWMR (two host cores, the NIC reading
-and DMA-writing the same lines, `@nic=2`) and MP+squash (MP with a third
+and DMA-writing the same lines, `--set nic=2`) and MP+squash (MP with a third
 NIC read that the host does not write) are searched with the coherence
 invariants checked in every state; `forget-rc` is the directory that
 never records the root complex.
@@ -97,7 +97,7 @@ reads y, a host core writes y then reads x): on one line the directory
 already orders the NIC's read after its write (the root complex has one
 request per line out).
 
-The MMIO test (`pcie-mmio-MODE`) has one host core write two messages
+The MMIO test (`--protocol pcie --set mmio=MODE`) has one host core write two messages
 (data, doorbell with release, fence) to the same device registers; its
 write-combining buffers flush their lines in any order, the root
 complex's ROB has one entry per virtual network (relaxed stores,
@@ -106,12 +106,22 @@ the first message's data last is the forbidden outcome.
 """
 
 
+def _keys(variant: str, nic: int) -> tuple[dict[str, Any], str | None]:
+    """A variant label (``rc-opt``, ``rc+release-no-wait``, ``mmio-rob``) as the pcie family's
+    ``[protocol.pcie]`` keys and mutant."""
+    base, _, mutant = variant.partition("+")
+    if base.startswith("mmio-"):
+        return {"mmio": base.removeprefix("mmio-")}, mutant or None
+    return {"variant": base, "nic": nic}, mutant or None
+
+
 def _point(test: str, variant: str, nic: int = 1) -> Point:
-    protocol = f"pcie-{variant}" if variant.startswith("mmio-") else f"pcie-{variant}@nic={nic}"
+    keys, mutant = _keys(variant, nic)
     model = MODEL.get(test, "rc")
+    litmus = {"test": test, "protocol": "pcie", "set": keys, "mutant": mutant, "model": model}
     return Point(
         sweep="rlsq/checking",
-        text=json.dumps({"litmus": {"test": test, "protocol": protocol, "model": model}}, sort_keys=True),
+        text=json.dumps({"litmus": litmus}, sort_keys=True),
         source="<rlsq checking>",
         fmt="json",
         params={},
@@ -138,8 +148,10 @@ def run(point: Point) -> dict[str, Any]:
     import fabricsim
 
     s = json.loads(point.text)["litmus"]
-    protocol = point.params.get("litmus.protocol", s["protocol"])
-    r = fabricsim.litmus(LITMUS / s["test"], s.get("model", "rc"), protocol)
+    mutant = point.params.get("litmus.mutant", s["mutant"])
+    r = fabricsim.litmus(LITMUS / s["test"], s.get("model", "rc"), s["protocol"], set=s["set"], mutant=mutant)
+    keys = " ".join(f"{k}={v}" for k, v in s["set"].items())
+    protocol = f"{s['protocol']} {keys}" + (f" mutant={mutant}" if mutant else "")
     # the Single Read tests' torn object: header and footer old (their versions match), data new
     torn = any("1:r0=0" in o and "1:r1=1" in o and "1:r2=0" in o for o in r["observed"])
     return {
@@ -433,7 +445,7 @@ MUTANTS = [
     Mutant(
         "speculation-without-squash",
         "every RC-opt search keeps stale speculative data (the no-squash root complex)",
-        set={"litmus.protocol": "pcie-rc-opt+no-squash@nic=1"},
+        set={"litmus.mutant": "no-squash"},
         when=lambda labels: labels.get("variant") == "rc-opt" and labels.get("test") in (TEST, SINGLE, VALIDATION),
         flips=[
             "MP over DMA: ordered by the NIC, the RLSQ (global and per thread) and its speculation",
@@ -444,7 +456,7 @@ MUTANTS = [
     Mutant(
         "directory-forgets-the-rc",
         "the host directory never records the root complex as a sharer (RC-opt's MP+squash search)",
-        set={"litmus.protocol": "pcie-rc-opt+forget-rc@nic=1"},
+        set={"litmus.mutant": "forget-rc"},
         when=lambda labels: labels.get("variant") == "rc-opt" and labels.get("test") == SQUASH,
         flips=[
             "Host coherence: one writer or many readers over host caches and the root complex; a directory that "
@@ -454,29 +466,25 @@ MUTANTS = [
     Mutant(
         "rob-posts-on-arrival",
         "the ROB's searches post every write on arrival (no reordering)",
-        set={"litmus.protocol": "pcie-mmio-rob+rob-on-arrival"},
+        set={"litmus.mutant": "rob-on-arrival"},
         when=lambda labels: labels.get("variant") == "mmio-rob",
         flips=["MMIO: in order with an sfence per message and with sequence numbers and the ROB, reordered otherwise"],
     ),
     Mutant(
         "rob-without-credits",
         "the ROB's searches let the core send without credits",
-        set={"litmus.protocol": "pcie-mmio-rob+rob-no-credit"},
+        set={"litmus.mutant": "rob-no-credit"},
         when=lambda labels: labels.get("variant") == "mmio-rob",
         flips=["MMIO: the ROB never deadlocks when full; without credits it does"],
     ),
     Mutant(
         "release-that-does-not-wait",
         "every RC search of the DMA-write tests performs a release write at once",
-        set_per_point=lambda labels: {"litmus.protocol": f"pcie-rc+release-no-wait@nic={_nic(labels)}"},
+        set={"litmus.mutant": "release-no-wait"},
         when=lambda labels: labels.get("variant") == "rc" and labels.get("test") == DMA_WRITE,
         flips=["DMA writes (data, then the flag with release): ordered under today's PCIe and every RLSQ"],
     ),
 ]
-
-
-def _nic(labels) -> int:
-    return {DMA_WRITE: 0, WR: 0, SWMR: 2}.get(labels.get("test"), 1)
 
 
 EXPERIMENT = Experiment(

@@ -52,6 +52,9 @@ impl Family for BiFamily {
     const MUTANTS: &'static [(&'static str, &'static str)] =
         &[("home-forgets-sharer", "coherent mode: the home grants M without invalidating the sharing domains")];
     const SIZES: [Option<&'static str>; 4] = [Some("cores per domain"), None, Some("lines"), Some("store values")];
+    const NO_LITMUS: Option<&'static str> = Some(
+        "its cores run the BI runtime's calls (a benchmark's or U-RCU's), not a litmus program's loads and stores",
+    );
     const SYMMETRY: bool = false;
     type CheckParams = BiCheck;
     type Checked = Bi;
@@ -187,6 +190,8 @@ impl Family for BiRuntimeFamily {
         ("skew-ignored", "D = 0 while the domains' offsets differ"),
     ];
     const SIZES: [Option<&'static str>; 4] = [None; 4];
+    const NO_LITMUS: Option<&'static str> =
+        Some("its two threads run the BI runtime's quiescence and reclamation (Figs 7-9), not a litmus program");
     const SYMMETRY: bool = false;
     type CheckParams = BiRuntimeParams;
     type Checked = BiRuntimeCheck;

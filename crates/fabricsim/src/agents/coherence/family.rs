@@ -3,10 +3,15 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::core::FrontEnd;
+use std::sync::Arc;
+
+use super::core::{check_protocol_limits, FrontEnd};
 use super::directory::{Directory, Variant, MAX_LOCS, MAX_PROCS, MUTANTS as DIRECTORY_MUTANTS};
 use super::german::German;
-use crate::agents::family::{find_mutant, in_range, CacheUse, CheckSize, Driver, Family, Machine, ParamError, Runs};
+use crate::agents::family::{
+    find_mutant, in_range, CacheUse, CheckSize, Driver, Family, Litmus, LitmusAlias, Machine, NoKeys, ParamError, Runs,
+};
+use crate::programs::{Model, Program};
 
 /// MSI and MESI take no `[check]` keys beyond the sizes.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
@@ -38,14 +43,19 @@ fn directory(variant: Variant, size: &CheckSize, mutant: Option<&str>) -> Result
         .with_symmetry(size.symmetry))
 }
 
+/// The cores' front end for a memory model.
+fn front_end(model: Model) -> FrontEnd {
+    match model {
+        Model::Sc => FrontEnd::Sc,
+        Model::Tso => FrontEnd::Tso,
+        Model::Rc => FrontEnd::Rc,
+    }
+}
+
 /// The timed directory protocol: a litmus program's cores, workload-driven
 /// cores (with `[protocol.cache]`'s capacity, if given) or random ones.
 fn timed_directory(variant: Variant, m: &Machine) -> Directory {
-    let fe = match m.model {
-        crate::programs::Model::Sc => FrontEnd::Sc,
-        crate::programs::Model::Tso => FrontEnd::Tso,
-        crate::programs::Model::Rc => FrontEnd::Rc,
-    };
+    let fe = front_end(m.model);
     let p = match &m.program {
         Some(prog) => Directory::running(variant, prog.clone(), fe, m.homes),
         None if m.driver == Driver::Workload => {
@@ -118,6 +128,27 @@ impl<const MESI: bool> Family for DirectoryFamily<MESI> {
     fn timed(m: &Machine) -> Result<Directory, String> {
         Ok(timed_directory(Self::VARIANT, m))
     }
+
+    const NO_LITMUS: Option<&'static str> = None;
+
+    fn litmus(
+        program: Arc<Program>,
+        model: Model,
+        _: &NoKeys,
+        mutant: Option<&str>,
+    ) -> Result<Litmus<Directory>, ParamError> {
+        let mutant = find_mutant(DIRECTORY_MUTANTS, mutant)?;
+        check_protocol_limits(&program).map_err(|e| ParamError::new("program", format!("{}: {e}", program.name)))?;
+        let p = Directory::running(Self::VARIANT, program, front_end(model), 1).with_mutant(mutant);
+        Ok(Litmus { protocol: p, outcome: Directory::outcome })
+    }
+
+    fn litmus_alias(base: &str, extra: Option<&str>) -> LitmusAlias {
+        (base == Self::NAME).then(|| match extra {
+            None => Ok(toml::Table::new()),
+            Some(x) => Err(format!("@{x}: {} takes nothing after @", Self::NAME)),
+        })
+    }
 }
 
 /// German's protocol, a port of Murphi's german.m (the checkers' benchmark).
@@ -139,6 +170,10 @@ impl Family for GermanFamily {
         ("inv-on-reqs", "SendInv for every ReqS, not only when ExGntd"),
     ];
     const SIZES: [Option<&'static str>; 4] = [Some("clients"), None, None, Some("data values")];
+    const NO_LITMUS: Option<&'static str> = Some(
+        "its clients are german.m's: each asks for S or E and stores a value at random, with no core that runs a \
+         program's loads and stores in order (fabricsim check explores every such request)",
+    );
     const SYMMETRY: bool = true;
     type CheckParams = NoParams;
     type Checked = German;

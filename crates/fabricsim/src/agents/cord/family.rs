@@ -1,12 +1,18 @@
 //! CORD (and its SO and MP baselines) as a family of the registry.
 
+use std::sync::Arc;
+
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::table::CordConfig;
 use super::{Cord, Params, Variant, MUTANTS};
+use crate::agents::coherence::core::check_protocol_limits;
 use crate::agents::family::{
-    find_mutant, in_range, CacheUse, CheckSize, Driver, Family, Machine, ParamError, RunParams, Runs,
+    find_mutant, in_range, CacheUse, CheckSize, Driver, Family, Litmus, LitmusAlias, Machine, ParamError, RunParams,
+    Runs,
 };
+use crate::programs::{Model, Op, Program};
 
 /// The timed write-through family, as `[protocol.cord]` resolves.
 #[derive(Debug, Clone, Copy)]
@@ -142,6 +148,93 @@ impl Family for CordFamily {
             m.line_bytes,
         );
         Ok(Cord { max_store: c.max_store, ..p })
+    }
+
+    const NO_LITMUS: Option<&'static str> = None;
+    const LITMUS_KEYS: &'static [&'static str] = &[
+        "variant",
+        "homes",
+        "epoch_bits",
+        "counter_bits",
+        "proc_counters",
+        "proc_unacked",
+        "dir_counters",
+        "dir_notis",
+        "seq_bits",
+    ];
+
+    /// One core and one directory per thread (the paper's nodes); TSO runs
+    /// the §6 variants.
+    fn litmus(
+        program: Arc<Program>,
+        model: Model,
+        table: &CordConfig,
+        mutant: Option<&str>,
+    ) -> Result<Litmus<Cord>, ParamError> {
+        let (variant, params) = super::table::ordering(table)?;
+        let mutant = find_mutant(MUTANTS, mutant)?;
+        let tso = match model {
+            Model::Rc => false,
+            Model::Tso => true,
+            Model::Sc => {
+                return Err(ParamError::new(
+                    "model",
+                    format!("sc: {} runs under rc or tso (the paper's models)", variant.name()),
+                ))
+            }
+        };
+        let name = &program.name;
+        check_protocol_limits(&program).map_err(|e| ParamError::new("program", format!("{name}: {e}")))?;
+        if program.threads.iter().flatten().any(|op| matches!(op, Op::Rmw { .. })) {
+            return Err(ParamError::new(
+                "program",
+                format!("{name}: {}'s cores have no read-modify-writes", variant.name()),
+            ));
+        }
+        let nodes = program.threads.len();
+        let mut home: Vec<u8> = (0..program.locations.len()).map(|l| (l % nodes) as u8).collect();
+        for (loc, &d) in table.homes.iter().flatten() {
+            let l = program.locations.iter().position(|x| x == loc).ok_or_else(|| {
+                ParamError::new(
+                    format!("homes.{loc}"),
+                    format!("no location {loc:?} in {name}; expected one of {}", program.locations.join(", ")),
+                )
+            })?;
+            if d as usize >= nodes {
+                return Err(ParamError::new(
+                    format!("homes.{loc}"),
+                    format!("{d}: expected a directory 0 to {}", nodes - 1),
+                ));
+            }
+            home[l] = d;
+        }
+        let mut p = Cord::running(variant, program, tso, nodes, home).with_mutant(mutant);
+        if params != p.params {
+            p.channel_cap = params.proc_unacked + 1;
+            p.params = params;
+        }
+        Ok(Litmus { protocol: p, outcome: Cord::outcome })
+    }
+
+    /// `cord`, `so` or `mp`, and `@x=0,y=1` for the homes.
+    fn litmus_alias(base: &str, extra: Option<&str>) -> LitmusAlias {
+        let variant = Variant::parse(base)?;
+        let mut t = toml::Table::new();
+        t.insert("variant".into(), variant.name().into());
+        let mut homes = toml::Table::new();
+        for part in extra.map(|h| h.split(',').collect::<Vec<_>>()).unwrap_or_default() {
+            let Some((loc, d)) = part.split_once('=') else {
+                return Some(Err(format!("home {part:?}: expected LOCATION=DIRECTORY")));
+            };
+            let Ok(d) = d.trim().parse::<u8>() else {
+                return Some(Err(format!("home {part:?}: expected a directory number")));
+            };
+            homes.insert(loc.trim().to_string(), i64::from(d).into());
+        }
+        if !homes.is_empty() {
+            t.insert("homes".into(), homes.into());
+        }
+        Some(Ok(t))
     }
 
     fn checked(size: &CheckSize, c: &CordCheck, mutant: Option<&str>) -> Result<Cord, ParamError> {

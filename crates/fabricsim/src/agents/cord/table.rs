@@ -29,6 +29,10 @@ pub struct CordConfig {
     /// Loads a core has outstanding at most.
     #[serde(default = "cord_buffer")]
     pub loads: u32,
+    /// Litmus programs only: each location's home directory, by name
+    /// (`{ x = 0, y = 1 }`; default: location i at directory i mod threads).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub homes: Option<std::collections::BTreeMap<String, u8>>,
 }
 
 fn cord_variant() -> String {
@@ -48,36 +52,20 @@ impl Default for CordConfig {
 /// against each other), the cores' buffers, the interleaving.
 pub fn resolve(table: &CordConfig, m: &Machine) -> Result<CordSpec, ParamError> {
     let model = m.model;
-    use crate::agents::cord::{Params, Variant};
     use crate::programs::Model;
     if model == Model::Sc {
         return Err(ParamError::new("protocol.model", "\"sc\": cord's cores run rc or tso (the paper's models)"));
     }
-    let c = table.clone();
-    let variant = Variant::parse(&c.variant).ok_or_else(|| {
-        ParamError::new("protocol.cord.variant", format!("{:?}: expected \"cord\", \"so\" or \"mp\"", c.variant))
-    })?;
-    let d = Params::default();
-    let size = |v: Option<u32>, dflt: usize| v.map_or(dflt, |v| v as usize);
-    let params = Params {
-        epoch_bits: c.epoch_bits.unwrap_or(d.epoch_bits),
-        counter_bits: c.counter_bits.unwrap_or(d.counter_bits),
-        proc_counters: size(c.proc_counters, d.proc_counters),
-        proc_unacked: size(c.proc_unacked, d.proc_unacked),
-        dir_counters: size(c.dir_counters, d.dir_counters),
-        dir_notis: size(c.dir_notis, d.dir_notis),
-        seq_bits: c.seq_bits.unwrap_or(0),
-    };
-    if params.seq_bits > 0 && variant != Variant::Cord {
+    if table.homes.is_some() {
         return Err(ParamError::new(
-            "protocol.cord.seq_bits",
-            format!("{}: SEQ-n replaces CORD's epochs and counters; expected variant = \"cord\"", params.seq_bits),
+            "protocol.cord.homes",
+            "applies to litmus programs only (fabricsim litmus); a run's lines interleave over the directories by \
+             [protocol] interleave",
         ));
     }
-    params.validate().map_err(|m| {
-        let key = m.split(' ').next().unwrap_or("epoch_bits");
-        ParamError::new(format!("protocol.cord.{key}"), m.clone())
-    })?;
+    let (variant, params) =
+        ordering(table).map_err(|e| ParamError::new(format!("protocol.cord.{}", e.key), e.message))?;
+    let c = table.clone();
     for (key, v) in [("store_buffer", c.store_buffer), ("loads", c.loads)] {
         if v == 0 || v > 4096 {
             return Err(ParamError::new(format!("protocol.cord.{key}"), format!("{v}: expected 1 to 4096")));
@@ -92,4 +80,35 @@ pub fn resolve(table: &CordConfig, m: &Machine) -> Result<CordSpec, ParamError> 
         granule,
         max_store: m.max_store,
     })
+}
+
+/// The variant and CORD's widths and table sizes (defaults: the paper's);
+/// errors name the key within the table.
+pub fn ordering(table: &CordConfig) -> Result<(crate::agents::cord::Variant, crate::agents::cord::Params), ParamError> {
+    use crate::agents::cord::{Params, Variant};
+    let c = table;
+    let variant = Variant::parse(&c.variant)
+        .ok_or_else(|| ParamError::new("variant", format!("{:?}: expected \"cord\", \"so\" or \"mp\"", c.variant)))?;
+    let d = Params::default();
+    let size = |v: Option<u32>, dflt: usize| v.map_or(dflt, |v| v as usize);
+    let params = Params {
+        epoch_bits: c.epoch_bits.unwrap_or(d.epoch_bits),
+        counter_bits: c.counter_bits.unwrap_or(d.counter_bits),
+        proc_counters: size(c.proc_counters, d.proc_counters),
+        proc_unacked: size(c.proc_unacked, d.proc_unacked),
+        dir_counters: size(c.dir_counters, d.dir_counters),
+        dir_notis: size(c.dir_notis, d.dir_notis),
+        seq_bits: c.seq_bits.unwrap_or(0),
+    };
+    if params.seq_bits > 0 && variant != Variant::Cord {
+        return Err(ParamError::new(
+            "seq_bits",
+            format!("{}: SEQ-n replaces CORD's epochs and counters; expected variant = \"cord\"", params.seq_bits),
+        ));
+    }
+    params.validate().map_err(|m| {
+        let key = m.split(' ').next().unwrap_or("epoch_bits");
+        ParamError::new(key, m.clone())
+    })?;
+    Ok((variant, params))
 }

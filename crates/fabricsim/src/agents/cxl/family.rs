@@ -60,6 +60,10 @@ impl Family for DcohFamily {
     ];
     const SIZES: [Option<&'static str>; 4] =
         [Some("requesters"), Some("memory devices"), Some("lines"), Some("data values")];
+    const NO_LITMUS: Option<&'static str> = Some(
+        "its requesters are CXL.mem hosts that read and write any line at random (checked) or run a workload \
+         (timed); no core runs a program's loads and stores in order",
+    );
     const SYMMETRY: bool = true;
     type CheckParams = DcohCheck;
     type Checked = Dcoh;

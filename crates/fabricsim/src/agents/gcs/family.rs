@@ -51,6 +51,10 @@ impl Family for GcsFamily {
         ("early-inv-ack", "a reader blade acknowledges an invalidation with readers still inside"),
     ];
     const SIZES: [Option<&'static str>; 4] = [Some("compute blades"), None, Some("locks"), None];
+    const NO_LITMUS: Option<&'static str> = Some(
+        "its threads acquire and release reader-writer locks (a critical section over the lock's region), not a \
+         program's loads and stores",
+    );
     const SYMMETRY: bool = false;
     type CheckParams = GcsCheck;
     type Checked = Gcs;

@@ -52,6 +52,37 @@ pub struct PcieConfig {
     pub switch_entries: Option<u32>,
     /// The P2P device's time per read, one at a time (default 100 ns).
     pub p2p_latency: Option<Duration>,
+    /// Litmus programs only: the threads that are NIC queue pairs (they
+    /// load and store: DMA reads and writes), a number or a list; the
+    /// others are host cores. Not with `mmio`, whose threads are all host cores.
+    #[serde(default, deserialize_with = "threads", skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<Vec<u32>>")]
+    pub nic: Option<Vec<u32>>,
+}
+
+/// A thread number, or a list of them.
+fn threads<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Vec<u32>>, D::Error> {
+    struct V;
+    impl<'de> serde::de::Visitor<'de> for V {
+        type Value = Vec<u32>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a thread number or a list of them")
+        }
+        fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Vec<u32>, E> {
+            u32::try_from(v).map(|v| vec![v]).map_err(|_| E::invalid_value(serde::de::Unexpected::Unsigned(v), &self))
+        }
+        fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Vec<u32>, E> {
+            u32::try_from(v).map(|v| vec![v]).map_err(|_| E::invalid_value(serde::de::Unexpected::Signed(v), &self))
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut a: A) -> Result<Vec<u32>, A::Error> {
+            let mut out = Vec::new();
+            while let Some(t) = a.next_element::<u32>()? {
+                out.push(t);
+            }
+            Ok(out)
+        }
+    }
+    d.deserialize_any(V).map(Some)
 }
 
 fn default_pcie_variant() -> String {
@@ -83,6 +114,13 @@ pub fn resolve(table: &PcieConfig, m: &Machine) -> Result<PcieSpec, ParamError> 
             } else {
                 format!("{dirs} memories: pcie's homes are the root complex, then the host memory; expected 2")
             },
+        ));
+    }
+    if table.nic.is_some() {
+        return Err(ParamError::new(
+            "protocol.pcie.nic",
+            "applies to litmus programs only (fabricsim litmus); a run's queue pairs are the requesters before \
+             host_cores",
         ));
     }
     use crate::agents::pcie::Variant;
