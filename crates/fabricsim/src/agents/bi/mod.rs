@@ -105,6 +105,7 @@ mod bench;
 pub mod check;
 mod core;
 pub mod family;
+mod front;
 mod home;
 mod lines;
 mod llc;

@@ -121,7 +121,9 @@ impl Bi {
     /// The store at the buffer's head performs if its line is writable.
     fn sb_store(&self, c: &mut Core, ctx: &mut Ctx<Msg, Ghost>, line: Line, word: u8, val: Word) -> bool {
         let writable = writable(&c.l2, line);
-        if !writable || c.flushing.iter().any(|f| f.0 == line) {
+        // TSO: no store performs before an older load; a load the core went
+        // past (`front.rs`) may be older, so none may be in flight
+        if !writable || c.flushing.iter().any(|f| f.0 == line) || !c.loads.is_empty() {
             return false;
         }
         let old = c.l2.get(line).expect("held").val;
