@@ -34,6 +34,7 @@ use smallvec::SmallVec;
 
 use super::protocol::Line;
 use super::runtime::MicroOp;
+use super::store_buffer::FILL_BUFFERS;
 use crate::agents::cache::Beside;
 use crate::agents::core::{self as front, Access, Next, OpId, Queues};
 use crate::engine::{Time, NS};
@@ -55,8 +56,9 @@ pub struct Front {
     ready: Option<Time>,
     /// The last micro-op issued as a miss whose word the thread waits for.
     out: Option<OpId>,
-    /// Misses in flight whose word nobody waits for.
-    misses: SmallVec<[(Line, OpId); 4]>,
+    /// Misses in flight whose word nobody waits for (at most the fill
+    /// buffers: the preset's fit without allocating).
+    misses: SmallVec<[(Line, OpId); FILL_BUFFERS]>,
 }
 
 /// A program core's front end, kept out of the checker's states.
@@ -164,16 +166,6 @@ impl Front {
             self.core.complete(id, at).expect("a miss the front end issued");
             self.refresh();
         }
-    }
-
-    /// Whether `line` has a miss in flight whose word nobody waits for.
-    pub fn ahead(&self, line: Line) -> bool {
-        self.misses.iter().any(|m| m.0 == line)
-    }
-
-    /// Misses in flight whose word nobody waits for.
-    pub fn ahead_count(&self) -> usize {
-        self.misses.len()
     }
 
     /// Work out when the current micro-op may go, dispatching it if the
