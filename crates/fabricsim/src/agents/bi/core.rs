@@ -139,7 +139,12 @@ impl Bi {
         if let Some(p) = c.prog.as_mut() {
             p.front.0.at(ctx.now);
         }
-        match action {
+        // (a load the thread goes past is performed as any other; `went` tells them apart)
+        let body = match action {
+            Action::LoadAhead { line, level } => Action::Load { line, level },
+            a => a,
+        };
+        match body {
             Action::Load { line, .. } if self.forwards(c, line).is_some() => {
                 let w = self.forwards(c, line);
                 let id = c.ids;
@@ -258,6 +263,7 @@ impl Bi {
             }
             Action::LlcEvict { .. } => unreachable!("an LLC's action"),
             Action::Wait { .. } | Action::Stall { .. } => {}
+            Action::LoadAhead { .. } => unreachable!("performed as a load"),
         }
         if self.bench.is_some() {
             c.run.clock = ctx.now + self.busy_time(&action);
@@ -277,7 +283,8 @@ impl Bi {
             self.prog_next(c, ctx, None, at)?;
         }
         if let Some(p) = c.prog.as_mut() {
-            p.front.0.now = ctx.now + self.prog_busy(&action);
+            // (the core's own clock: the engine steps it then, and an untimed driver's time stands still)
+            p.front.0.now += self.prog_busy(&action);
         }
         Ok(())
     }
@@ -288,16 +295,27 @@ impl Bi {
     /// there, or at once past a load whose word it does not read.
     fn went(&self, c: &mut Core, now: Time, latency: Option<Time>, line: Line) -> Time {
         let f = &mut c.prog.as_mut().expect("a program core").front.0;
+        let now = now.max(f.now);
         let wait = if f.used() { latency.unwrap_or(0) } else { 0 };
         f.issue(now, latency, line);
         now + wait
     }
 
-    /// How long an action keeps a program core from its next step: only a
-    /// wait (the front end times everything else, `front.rs`).
+    /// How long an action keeps a program core from its next step: the
+    /// least time before the next micro-op may go (`went`), so that the
+    /// core is not stepped only to be told to stall. The front end times
+    /// the rest (`Action::Stall`).
     pub(super) fn prog_busy(&self, action: &Action) -> Time {
-        match action {
-            Action::Wait { dur } | Action::Stall { dur } => *dur,
+        match *action {
+            Action::Wait { dur } | Action::Stall { dur } => dur,
+            Action::Fence => self.params.fence,
+            Action::Flush { .. } => self.params.flush_issue,
+            // a hit whose word the thread waits for
+            Action::Load { level: lvl @ (Level::L1 | Level::L2), .. } => self.hit_latency(lvl),
+            // an in-order store waits for its hit (or longer, for its line)
+            Action::Store { level: lvl @ (Level::L1 | Level::L2), .. } if self.store_buffer() == 0 => {
+                self.hit_latency(lvl)
+            }
             _ => 0,
         }
     }

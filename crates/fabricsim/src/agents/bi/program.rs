@@ -246,7 +246,9 @@ impl Bi {
         };
         match op {
             MicroOp::Load { line, word } if p.sb.forward((line, word)).is_some() => {
-                (c.wait == Wait::None).then_some(Action::Load { line, level: Level::L1 })
+                let level = Level::L1;
+                let action = if f.used() { Action::Load { line, level } } else { Action::LoadAhead { line, level } };
+                (c.wait == Wait::None).then_some(action)
             }
             MicroOp::Load { line, .. } | MicroOp::Prefetch { line } => {
                 // another word of a line with a buffered store: the core's copy, if it holds one
@@ -254,7 +256,8 @@ impl Bi {
                 let level = self.level(c, line);
                 // a miss holds one of the front end's fill buffers
                 let fill = level != Level::Miss || f.fill_free();
-                (!wait && fill && self.may_access(c, line, false)).then_some(Action::Load { line, level })
+                let action = if f.used() { Action::Load { line, level } } else { Action::LoadAhead { line, level } };
+                (!wait && fill && self.may_access(c, line, false)).then_some(action)
             }
             MicroOp::Store { line, .. } if cap > 0 => {
                 retire.then_some(Action::Store { line, val: 0, level: Level::L1 })

@@ -438,6 +438,12 @@ pub enum Action {
         line: Line,
         level: Level,
     },
+    /// A program core's load whose word its thread does not wait for
+    /// (`front.rs`): performed as a `Load`, the core goes on at once.
+    LoadAhead {
+        line: Line,
+        level: Level,
+    },
     Store {
         line: Line,
         val: Val,
@@ -1014,8 +1020,10 @@ impl Protocol for Bi {
     fn action_latency(&self, _id: AgentId, action: &Action) -> Option<Time> {
         let p = &self.params;
         Some(match action {
-            Action::Load { level: Level::L1, .. } | Action::Store { level: Level::L1, .. } => p.l1_latency,
-            Action::Load { .. } | Action::Store { .. } => p.l2_latency,
+            Action::Load { level: Level::L1, .. }
+            | Action::LoadAhead { level: Level::L1, .. }
+            | Action::Store { level: Level::L1, .. } => p.l1_latency,
+            Action::Load { .. } | Action::LoadAhead { .. } | Action::Store { .. } => p.l2_latency,
             Action::Flush { .. } => p.flush_issue,
             Action::Fence => p.fence,
             Action::Evict { .. } | Action::LlcEvict { .. } | Action::Wait { .. } | Action::Stall { .. } => 0,
