@@ -40,6 +40,9 @@ impl Bi {
             // a message steps the core now, unless a step is due later already
             c.run.clock = c.run.clock.max(ctx.now);
         }
+        if let Some(p) = c.prog.as_mut() {
+            p.front.0.at(ctx.now);
+        }
         match msg {
             Msg::Data { line, val, excl } if c.loads.iter().any(|l| l.0 == line) => {
                 let i = c.loads.iter().position(|l| l.0 == line).expect("pending");
@@ -48,6 +51,10 @@ impl Bi {
                 self.install(c, ctx, line, PLine { st: if excl { P::E } else { P::S }, val });
                 c.run.t_end = ctx.now;
                 ctx.done(id);
+                if let Some(p) = c.prog.as_mut() {
+                    // a load the thread went past: its fill buffer frees
+                    p.front.0.arrived(line, ctx.now);
+                }
             }
             Msg::Data { line, val, excl } if Self::sb_awaits(c, line) => {
                 if !excl {
@@ -79,9 +86,10 @@ impl Bi {
                 c.run.t_end = ctx.now;
                 ctx.done(id);
                 if let Some(p) = c.prog.as_mut() {
+                    p.front.0.arrived(line, ctx.now);
                     let w = p.swapped.take();
                     let w = if store.is_none() { Some(self.prog_loaded(c, ctx, val)) } else { w };
-                    self.prog_next(c, ctx, w)?;
+                    self.prog_next(c, ctx, w, ctx.now)?;
                 }
             }
             Msg::Inv { line, keep } => {
@@ -128,14 +136,23 @@ impl Bi {
 
     pub(super) fn core_act(&self, c: &mut Core, ctx: &mut Ctx<Msg, Ghost>, action: Action) -> Result<(), Violation> {
         let llc = self.llc_agent(self.domain_of(ctx.me));
-        match action {
+        if let Some(p) = c.prog.as_mut() {
+            p.front.0.at(ctx.now);
+        }
+        // (a load the thread goes past is performed as any other; `went` tells them apart)
+        let body = match action {
+            Action::LoadAhead { line, level } => Action::Load { line, level },
+            a => a,
+        };
+        match body {
             Action::Load { line, .. } if self.forwards(c, line).is_some() => {
                 let w = self.forwards(c, line);
                 let id = c.ids;
                 c.ids += 1;
                 ctx.issued(id, OpKind::Load);
                 ctx.done(id);
-                self.prog_next(c, ctx, w)?;
+                let at = self.went(c, ctx.now, Some(self.params.l1_latency), line);
+                self.prog_next(c, ctx, w, at)?;
             }
             Action::Load { line, .. } => {
                 let id = c.ids;
@@ -154,17 +171,28 @@ impl Bi {
                         ctx.done(id);
                         if let (true, Some((_, v))) = (c.prog.is_some(), c.last) {
                             let w = self.prog_loaded(c, ctx, v);
-                            self.prog_next(c, ctx, Some(w))?;
+                            let at = self.went(c, ctx.now, Some(self.hit_latency(lvl)), line);
+                            self.prog_next(c, ctx, Some(w), at)?;
                         }
                     }
                     Level::Miss => {
-                        if self.mlp() > 1 {
-                            // an out-of-order core goes on to its next load
+                        // an out-of-order core goes on past a load whose word it does not wait for
+                        let ahead = match c.prog.as_ref() {
+                            Some(p) => !p.front.0.used(),
+                            None => self.mlp() > 1,
+                        };
+                        if ahead {
                             c.loads.push((line, id));
                         } else {
                             c.wait = Wait::Miss { line, store: None, id };
                         }
                         ctx.send(llc, REQ, Msg::GetS { line });
+                        if c.prog.is_some() {
+                            let at = self.went(c, ctx.now, None, line);
+                            if ahead {
+                                self.prog_next(c, ctx, None, at)?;
+                            }
+                        }
                     }
                 }
             }
@@ -178,7 +206,8 @@ impl Bi {
                 let p = c.prog.as_mut().expect("a program core");
                 let Some(MicroOp::Store { word, val, .. }) = p.op else { unreachable!("only stores are buffered") };
                 self.sb_push(c, ctx, Entry::Store { line, word, val });
-                self.prog_next(c, ctx, None)?;
+                let at = self.went(c, ctx.now, Some(0), line);
+                self.prog_next(c, ctx, None, at)?;
             }
             Action::Store { line, val, .. } => {
                 let id = c.ids;
@@ -203,12 +232,16 @@ impl Bi {
                         ctx.done(id);
                         if let Some(p) = c.prog.as_mut() {
                             let w = p.swapped.take();
-                            self.prog_next(c, ctx, w)?;
+                            let at = self.went(c, ctx.now, Some(self.hit_latency(lvl)), line);
+                            self.prog_next(c, ctx, w, at)?;
                         }
                     }
                     _ => {
                         c.wait = Wait::Miss { line, store: Some(val), id };
                         ctx.send(llc, REQ, Msg::GetM { line });
+                        if c.prog.is_some() {
+                            self.went(c, ctx.now, None, line);
+                        }
                     }
                 }
             }
@@ -229,7 +262,8 @@ impl Bi {
                 }
             }
             Action::LlcEvict { .. } => unreachable!("an LLC's action"),
-            Action::Wait { .. } => {}
+            Action::Wait { .. } | Action::Stall { .. } => {}
+            Action::LoadAhead { .. } => unreachable!("performed as a load"),
         }
         if self.bench.is_some() {
             c.run.clock = ctx.now + self.busy_time(&action);
@@ -238,10 +272,52 @@ impl Bi {
             self.bench_advance(c, ctx.now, action);
         }
         if c.prog.is_some() && matches!(action, Action::Flush { .. } | Action::Fence | Action::Wait { .. }) {
-            // (a clflush's wait for its ack keeps the core from the next micro-op)
-            self.prog_next(c, ctx, None)?;
+            // an mfence and a flush cost their time before the next micro-op
+            // (a clflush's wait for its ack keeps the core from it too)
+            let (latency, line) = match action {
+                Action::Fence => (self.params.fence, 0),
+                Action::Flush { line, .. } => (self.params.flush_issue, line),
+                _ => (0, 0),
+            };
+            let at = self.went(c, ctx.now, Some(latency), line);
+            self.prog_next(c, ctx, None, at)?;
+        }
+        if let Some(p) = c.prog.as_mut() {
+            // (the core's own clock: the engine steps it then, and an untimed driver's time stands still)
+            p.front.0.now += self.prog_busy(&action);
         }
         Ok(())
+    }
+
+    /// Program core `c`'s current micro-op went at `now`: a hit of
+    /// `latency` (None: a miss of `line`). The thread's next micro-op goes
+    /// no earlier than the returned time: when the word it waits for is
+    /// there, or at once past a load whose word it does not read.
+    fn went(&self, c: &mut Core, now: Time, latency: Option<Time>, line: Line) -> Time {
+        let f = &mut c.prog.as_mut().expect("a program core").front.0;
+        let now = now.max(f.now);
+        let wait = if f.used() { latency.unwrap_or(0) } else { 0 };
+        f.issue(now, latency, line);
+        now + wait
+    }
+
+    /// How long an action keeps a program core from its next step: the
+    /// least time before the next micro-op may go (`went`), so that the
+    /// core is not stepped only to be told to stall. The front end times
+    /// the rest (`Action::Stall`).
+    pub(super) fn prog_busy(&self, action: &Action) -> Time {
+        match *action {
+            Action::Wait { dur } | Action::Stall { dur } => dur,
+            Action::Fence => self.params.fence,
+            Action::Flush { .. } => self.params.flush_issue,
+            // a hit whose word the thread waits for
+            Action::Load { level: lvl @ (Level::L1 | Level::L2), .. } => self.hit_latency(lvl),
+            // an in-order store waits for its hit (or longer, for its line)
+            Action::Store { level: lvl @ (Level::L1 | Level::L2), .. } if self.store_buffer() == 0 => {
+                self.hit_latency(lvl)
+            }
+            _ => 0,
+        }
     }
 
     /// Issue a flush of `line` (it may go: `may_flush`).
@@ -299,7 +375,7 @@ impl Bi {
     /// How long an action keeps its core from the next (an in-order core waits for its hit).
     pub(super) fn busy_time(&self, action: &Action) -> Time {
         match action {
-            Action::Wait { dur } => *dur,
+            Action::Wait { dur } | Action::Stall { dur } => *dur,
             a => self.action_latency(0, a).unwrap_or(0),
         }
     }

@@ -18,9 +18,12 @@
 //! - **Core** (`core.rs`; its micro-benchmarks in `bench.rs`): an in-order core with a private
 //!   L1 (tags only, for its hit time) inside a private L2 that holds the
 //!   line's MESI state and data (L1 ⊂ L2: an L2 victim leaves the L1
-//!   too). One miss at a time (a program core's stores may retire into a
-//!   store buffer instead, `store_buffer.rs`); a load or store that hits costs the level's
-//!   latency. A dirty L2 victim is written back (`PutM`) and waits in a
+//!   too). A benchmark core has one miss at a time (Fig 12's loader up to
+//!   `mlp`); a load or store that hits costs the level's latency. A program
+//!   core asks the shared core front end (`front.rs`, the `skylake-sp`
+//!   preset's window, width, load queue and fill buffers) when each
+//!   micro-op may go; its stores may retire into a store buffer
+//!   (`store_buffer.rs`). A dirty L2 victim is written back (`PutM`) and waits in a
 //!   write-back buffer for its `PutAck`, which answers any recall
 //!   meanwhile. Clean victims leave silently.
 //! - **LLC** (`llc.rs`): the domain's shared L3 and its MESI directory in one
@@ -105,6 +108,7 @@ mod bench;
 pub mod check;
 mod core;
 pub mod family;
+mod front;
 mod home;
 mod lines;
 mod llc;

@@ -19,13 +19,15 @@ use std::hash::{Hash, Hasher};
 
 use smallvec::SmallVec;
 
+use super::front::{Front, Side};
 use super::protocol::{Action, Bi, Core, Ghost, Level, Line, Msg, Val, Wait, RESP};
 use super::runtime::{Call, DomainClock, Layout, MicroOp, Runtime, Thread, Word, WORDS_PER_LINE};
 use super::store_buffer::{holds_store, Entry, FILL_BUFFERS};
 use super::tree::{Delegate, Reader, TreeWorld};
 use super::urcu::Urcu;
 use super::FlushOp;
-use crate::agents::core::StoreBuffer;
+use crate::agents::cache::Beside;
+use crate::agents::core::{self as front, StoreBuffer};
 use crate::agents::protocol::{AgentId, Ctx, Violation};
 use crate::engine::{Time, NS};
 
@@ -192,10 +194,13 @@ pub struct Prog {
     pub sb: StoreBuffer<Entry>,
     /// The lines whose ownership the buffer's stores asked for ahead.
     pub rfo: SmallVec<[Line; FILL_BUFFERS]>,
+    /// When each micro-op may go (`front.rs`; timing only).
+    pub front: Side,
 }
 
 impl Prog {
-    pub fn new(me: u8, app: App) -> Self {
+    /// Thread `me` running `app` on a core with front end `core`.
+    pub fn new(me: u8, app: App, core: front::Params) -> Self {
         Prog {
             thread: Thread::new(me),
             op: None,
@@ -205,6 +210,7 @@ impl Prog {
             swapped: None,
             sb: StoreBuffer::new(),
             rfo: SmallVec::new(),
+            front: Beside(Front::new(core)),
         }
     }
 }
@@ -221,6 +227,13 @@ impl Bi {
             // the first step: a no-op that lets the core choose its first call
             return Some(Action::Wait { dur: 0 });
         }
+        let op = p.op?;
+        let f = &p.front.0;
+        // the front end says when the micro-op may go: not before a completion, or at a known time
+        let t = f.ready()?;
+        if t > f.now {
+            return Some(Action::Stall { dur: t - f.now });
+        }
         let cap = self.store_buffer();
         // with a store buffer, a store (and a flush behind one) retires into it if it has room
         let retire = cap > 0 && c.wait == Wait::None && p.sb.has_room(cap);
@@ -231,14 +244,20 @@ impl Bi {
                 self.may_flush(c, line, op).then_some(Action::Flush { line, op })
             }
         };
-        match p.op? {
+        match op {
             MicroOp::Load { line, word } if p.sb.forward((line, word)).is_some() => {
-                (c.wait == Wait::None).then_some(Action::Load { line, level: Level::L1 })
+                let level = Level::L1;
+                let action = if f.used() { Action::Load { line, level } } else { Action::LoadAhead { line, level } };
+                (c.wait == Wait::None).then_some(action)
             }
             MicroOp::Load { line, .. } | MicroOp::Prefetch { line } => {
                 // another word of a line with a buffered store: the core's copy, if it holds one
                 let wait = holds_store(&p.sb, line) && !c.l2.contains(line);
-                (!wait && self.may_access(c, line, false)).then(|| Action::Load { line, level: self.level(c, line) })
+                let level = self.level(c, line);
+                // a miss holds one of the front end's fill buffers
+                let fill = level != Level::Miss || f.fill_free();
+                let action = if f.used() { Action::Load { line, level } } else { Action::LoadAhead { line, level } };
+                (!wait && fill && self.may_access(c, line, false)).then_some(action)
             }
             MicroOp::Store { line, .. } if cap > 0 => {
                 retire.then_some(Action::Store { line, val: 0, level: Level::L1 })
@@ -256,7 +275,8 @@ impl Bi {
             MicroOp::Mfence => {
                 (c.wait == Wait::None && c.flushing.is_empty() && p.sb.is_empty()).then_some(Action::Fence)
             }
-            MicroOp::Compute { ns } => Some(Action::Wait { dur: ns as Time * NS }),
+            // (its instructions dispatched: the front end's `ready`)
+            MicroOp::Compute { .. } => Some(Action::Wait { dur: 0 }),
             MicroOp::ReadClock | MicroOp::Reclaimed { .. } | MicroOp::Done { .. } => None,
         }
     }
@@ -299,18 +319,20 @@ impl Bi {
             return Err(Violation::unexpected("the core's application", msg));
         }
         if p.op.is_none() && p.thread.idle() && p.started && !p.stopped {
-            self.prog_next(c, ctx, None)?;
+            self.prog_next(c, ctx, None, ctx.now)?;
         }
         Ok(())
     }
 
     /// The current micro-op is over (with a load's word): run the thread
-    /// to its next micro-op the machine executes.
+    /// to its next micro-op the machine executes, which goes to the front
+    /// end to go no earlier than `at`.
     pub(super) fn prog_next(
         &self,
         c: &mut Core,
         ctx: &mut Ctx<Msg, Ghost>,
         loaded: Option<Word>,
+        at: Time,
     ) -> Result<(), Violation> {
         let rt = self.runtime();
         let d = self.domain_of(ctx.me);
@@ -329,6 +351,8 @@ impl Bi {
                     Next::Call(call) => p.thread.start(call),
                     Next::Op(op) => {
                         p.op = Some(op);
+                        // an application's own load hands its word to the application
+                        p.front.0.push(op, true, at);
                         return Ok(());
                     }
                     Next::Send { to, msg } => {
@@ -355,6 +379,7 @@ impl Bi {
                 MicroOp::Done { ret: r } => ret = r,
                 op => {
                     p.op = Some(op);
+                    p.front.0.push(op, p.thread.uses_loaded(), at);
                     return Ok(());
                 }
             }
@@ -379,6 +404,9 @@ pub struct ProgramSpec {
     /// Entries of each program core's store buffer (0: none, a store
     /// waits for its line as an in-order core's does).
     pub store_buffer: usize,
+    /// Each program core's front end (`front.rs`): the machine's preset's,
+    /// [`super::CORE`].
+    pub core: front::Params,
 }
 
 #[cfg(test)]
@@ -418,6 +446,7 @@ mod tests {
             warm: false,
             world: None,
             store_buffer: 0,
+            core: crate::agents::bi::CORE.core,
         }));
         p
     }
@@ -425,7 +454,11 @@ mod tests {
     /// Run `script` on core `a` to its end, untimed, delivering every message.
     fn run(p: &Bi, agents: &mut [Node], g: &mut Ghost, a: usize, me: u8, script: &[Call]) -> Vec<Option<Word>> {
         let Node::Core(c) = &mut agents[a] else { panic!("a core") };
-        c.prog = Some(Box::new(Prog::new(me, App::Script { calls: script.to_vec(), next: 0, rets: Vec::new() })));
+        c.prog = Some(Box::new(Prog::new(
+            me,
+            App::Script { calls: script.to_vec(), next: 0, rets: Vec::new() },
+            p.program.as_ref().unwrap().core,
+        )));
         let mut q: VecDeque<(AgentId, AgentId, Msg)> = VecDeque::new();
         for _ in 0..100_000 {
             while let Some((to, from, msg)) = q.pop_front() {
@@ -511,7 +544,8 @@ mod tests {
         // then writes object 0 (a miss) and object 1 (a hit): the core retires both into its buffer
         let Node::Core(c) = &mut agents[0] else { panic!("a core") };
         let calls = vec![Call::Write { obj: 0, val: 7 }, Call::Write { obj: 1, val: 9 }];
-        c.prog = Some(Box::new(Prog::new(0, App::Script { calls, next: 0, rets: Vec::new() })));
+        c.prog =
+            Some(Box::new(Prog::new(0, App::Script { calls, next: 0, rets: Vec::new() }, super::super::CORE.core)));
         let mut held = Vec::new();
         let mut q: VecDeque<(AgentId, AgentId, Msg)> = VecDeque::new();
         for _ in 0..1_000 {

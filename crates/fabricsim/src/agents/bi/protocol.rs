@@ -438,6 +438,12 @@ pub enum Action {
         line: Line,
         level: Level,
     },
+    /// A program core's load whose word its thread does not wait for
+    /// (`front.rs`): performed as a `Load`, the core goes on at once.
+    LoadAhead {
+        line: Line,
+        level: Level,
+    },
     Store {
         line: Line,
         val: Val,
@@ -459,6 +465,11 @@ pub enum Action {
     /// A benchmark core waits `dur` (timing: Fig 12's flusher between
     /// invalidations, or a loader whose refills are over).
     Wait {
+        dur: Time,
+    },
+    /// A program core's front end holds its next micro-op `dur` longer
+    /// (`front.rs`; timing).
+    Stall {
         dur: Time,
     },
 }
@@ -678,7 +689,8 @@ impl Bi {
             Some(l) => !write || l.st != P::S,
             None => false,
         };
-        if !hit && c.loads.len() >= self.mlp() {
+        // (a program core's misses are bounded by its front end's fill buffers, `prog_action`)
+        if !hit && c.prog.is_none() && c.loads.len() >= self.mlp() {
             return false;
         }
         hit || !c.wb.iter().any(|w| w.0 == line)
@@ -796,7 +808,7 @@ impl Protocol for Bi {
             }
             ghost.world = Some(Box::new(world));
             for (c, app) in cores.iter_mut().zip(&spec.apps) {
-                c.prog = app.as_ref().map(|a| Box::new(Prog::new(a.0, a.1.clone())));
+                c.prog = app.as_ref().map(|a| Box::new(Prog::new(a.0, a.1.clone(), spec.core)));
             }
         }
         let mut agents: Vec<Node> = cores.into_iter().map(Node::Core).collect();
@@ -1008,16 +1020,19 @@ impl Protocol for Bi {
     fn action_latency(&self, _id: AgentId, action: &Action) -> Option<Time> {
         let p = &self.params;
         Some(match action {
-            Action::Load { level: Level::L1, .. } | Action::Store { level: Level::L1, .. } => p.l1_latency,
-            Action::Load { .. } | Action::Store { .. } => p.l2_latency,
+            Action::Load { level: Level::L1, .. }
+            | Action::LoadAhead { level: Level::L1, .. }
+            | Action::Store { level: Level::L1, .. } => p.l1_latency,
+            Action::Load { .. } | Action::LoadAhead { .. } | Action::Store { .. } => p.l2_latency,
             Action::Flush { .. } => p.flush_issue,
             Action::Fence => p.fence,
-            Action::Evict { .. } | Action::LlcEvict { .. } | Action::Wait { .. } => 0,
+            Action::Evict { .. } | Action::LlcEvict { .. } | Action::Wait { .. } | Action::Stall { .. } => 0,
         })
     }
 
-    fn action_busy(&self, _id: AgentId, action: &Action) -> Option<Time> {
-        Some(self.busy_time(action))
+    fn action_busy(&self, id: AgentId, action: &Action) -> Option<Time> {
+        let program = self.program.as_ref().is_some_and(|p| p.apps.get(id as usize).is_some_and(|a| a.is_some()));
+        Some(if program { self.prog_busy(action) } else { self.busy_time(action) })
     }
 
     fn vc_names(&self) -> Vec<String> {

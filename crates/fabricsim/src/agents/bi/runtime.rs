@@ -293,6 +293,14 @@ impl Thread {
     pub fn synchronize_bi(&self) -> i64 {
         self.q
     }
+    /// Whether the next [`Runtime::next`] reads the word of the load the
+    /// thread just emitted. Only `ReadObj`'s lines after the first are
+    /// loaded for nothing but bringing the object in (its result is the
+    /// first line's word), so an out-of-order core need not wait for them
+    /// (`front.rs`). Conservative: every other load's word is read.
+    pub fn uses_loaded(&self) -> bool {
+        !matches!(self.call, Some(Call::ReadObj { .. }) if self.i >= 2)
+    }
 }
 
 /// The runtime: its layout and options; each thread's state is a [`Thread`].

@@ -22,7 +22,14 @@
 //!
 //! The buffer is the one store buffer of every protocol's cores
 //! (`agents/core/store_buffer.rs`); BI's own parts are its entries (a
-//! flush among the stores) and the ownership prefetch around it (`rfo`).
+//! flush among the stores: the shared buffer has stores, releases and
+//! fences, and a flush is ordered as a fence there) and the ownership
+//! prefetch around it (`rfo`). The core's front end (`front.rs`) counts
+//! a buffered entry's dispatch slot and holds nothing for it, so this is
+//! the only buffer that performs BI's stores. The ownership prefetches
+//! count their own fill buffers ([`FILL_BUFFERS`]), not the front end's,
+//! which only its loads hold. A store performs only when no load the core
+//! went past is in flight (TSO: a store never passes an older load).
 
 use super::lines::Lines;
 use super::protocol::{Bi, Core, Ghost, Line, Msg, PLine, Val, Wait, P, REQ};
@@ -121,7 +128,9 @@ impl Bi {
     /// The store at the buffer's head performs if its line is writable.
     fn sb_store(&self, c: &mut Core, ctx: &mut Ctx<Msg, Ghost>, line: Line, word: u8, val: Word) -> bool {
         let writable = writable(&c.l2, line);
-        if !writable || c.flushing.iter().any(|f| f.0 == line) {
+        // TSO: no store performs before an older load; a load the core went
+        // past (`front.rs`) may be older, so none may be in flight
+        if !writable || c.flushing.iter().any(|f| f.0 == line) || !c.loads.is_empty() {
             return false;
         }
         let old = c.l2.get(line).expect("held").val;

@@ -604,3 +604,122 @@ fn the_machines_core_is_the_skylake_sp_preset() {
     assert_eq!(super::store_buffer::FILL_BUFFERS as u32, p.core.fill_buffers);
     assert_eq!(super::urcu::PAUSE, 140 * p.core.cycle);
 }
+
+// ------------------------------------------------------------ a program core on the shared front end, timed
+
+/// When core 0's `calls` end (each script ends with a zero computation, so
+/// the run's last event is the core reaching its end), on BI's machine
+/// with front end `core`; every line starts in memory only.
+fn script_end(calls: &[super::runtime::Call], core: crate::agents::core::Params) -> crate::engine::Time {
+    use super::program::{App, ProgramSpec};
+    use super::runtime::{Call, DomainClock, Layout, RtConfig, Runtime};
+    let toml = include_str!("../../../../../examples/bi_superdome.toml");
+    let o: Vec<String> = vec!["sim.max_time=\"1s\"".into(), "protocol.bi.tree.nodes=16".into()];
+    let spec =
+        crate::config::resolve(toml, "test.toml", crate::Format::Toml, &o, None).unwrap_or_else(|e| panic!("{e}"));
+    let ps = spec.protocol.as_ref().expect("a protocol run");
+    let b: &super::family::BiSpec = ps.params.get().expect("bi's parameters");
+    let cores = spec.requesters.len();
+    let layout = Layout {
+        readers: 1,
+        writers: 1,
+        log_cap: 8,
+        obj_base: 1000,
+        obj_lines: 16,
+        reader_time_base: 10,
+        freed_base: 20,
+        modified_base: 40,
+        modified_fixed: false,
+    };
+    let mut calls = calls.to_vec();
+    calls.push(Call::Compute { ns: 0 });
+    let mut apps = vec![None; cores];
+    apps[0] = Some((0, App::Script { calls, next: 0, rets: Vec::new() }));
+    let program = ProgramSpec {
+        runtime: Runtime { layout, cfg: RtConfig::default() },
+        clocks: vec![DomainClock { offset: 0, tick: 1 }; b.domains],
+        apps,
+        image: Vec::new(),
+        warm: false,
+        world: None,
+        store_buffer: 56,
+        core,
+    };
+    let p = Bi {
+        domains: b.domains,
+        cores: cores / b.domains,
+        mems: spec.memories.len() - b.domains,
+        interleave: b.interleave,
+        params: b.params,
+        shapes: Some(b.shapes),
+        bench: None,
+        bench_home: None,
+        mutant: None,
+        lines: 0,
+        values: 0,
+        keep_values: false,
+        seed: spec.seed,
+        coherent: false,
+        program: Some(std::sync::Arc::new(program)),
+        tree: None,
+    };
+    let sys = crate::sim::protocol::ProtocolSystem::build(&spec, p, ps).unwrap_or_else(|e| panic!("{e}"));
+    let r = sys.run(&mut |_| true);
+    assert_eq!(r.outcome, crate::Outcome::Completed, "{:?}", r.warnings);
+    r.sim_time
+}
+
+fn skylake() -> crate::agents::core::Params {
+    super::CORE.core
+}
+
+/// `ReadObj` of `lines` lines of object `obj`: the first line's word is
+/// the result, the others are only brought in.
+fn read_obj(obj: u32, lines: u32) -> super::runtime::Call {
+    super::runtime::Call::ReadObj { obj, lines }
+}
+
+#[test]
+fn a_program_cores_independent_load_misses_overlap_up_to_its_fill_buffers() {
+    let one = script_end(&[read_obj(0, 1)], skylake());
+    assert!(one > 50 * crate::engine::NS, "a line from memory: {one} ps");
+    // the first line's word is waited for; the 8 after it only come in
+    for (fill, rounds) in [(12, 1), (4, 2), (2, 4), (1, 8)] {
+        let t = script_end(&[read_obj(0, 9)], crate::agents::core::Params { fill_buffers: fill, ..skylake() });
+        let expected = one * (1 + rounds);
+        let (lo, hi) = (expected * 9 / 10, expected * 11 / 10);
+        assert!((lo..=hi).contains(&t), "8 misses with {fill} fill buffers: {t} ps, expected about {expected}");
+    }
+}
+
+#[test]
+fn a_program_cores_dependent_loads_cost_the_sum_of_their_latencies() {
+    let one = script_end(&[read_obj(0, 1)], skylake());
+    // each object's word is the call's result: the thread waits for each
+    let chain: Vec<_> = (0..6).map(|o| read_obj(o, 1)).collect();
+    let t = script_end(&chain, skylake());
+    let (lo, hi) = (6 * one * 95 / 100, 6 * one * 105 / 100);
+    assert!((lo..=hi).contains(&t), "6 dependent misses: {t} ps, one {one}");
+    // a hit after the miss: its L1 latency exactly
+    let hit = script_end(&[read_obj(0, 1), read_obj(0, 1)], skylake());
+    assert_eq!(hit - one, Params::default().l1_latency);
+}
+
+#[test]
+fn a_program_cores_computation_costs_its_instructions_over_the_width_and_fills_the_window() {
+    use super::runtime::Call;
+    let ns = crate::engine::NS;
+    let one = script_end(&[read_obj(0, 1)], skylake());
+    // 100 ns at 4 instructions a 400 ps cycle: 1000 instructions, 250 cycles
+    let t = script_end(&[read_obj(0, 1), Call::Compute { ns: 100 }], skylake());
+    assert_eq!(t - one, 100 * ns);
+    // behind a miss the thread went past, a computation dispatches while the
+    // miss is out, as far as the reorder buffer reaches (500 instructions);
+    // a load after it ends the run
+    let two = [read_obj(0, 2), Call::Compute { ns: 50 }, read_obj(5, 1)];
+    let big = script_end(&two, crate::agents::core::Params { rob: 1024, ..skylake() });
+    let overlap = big - 2 * one;
+    assert!(overlap.abs_diff(50 * ns) < 2 * ns, "the second line's miss overlaps the computation: {overlap} ps");
+    let t = script_end(&two, skylake());
+    assert!(t > 3 * one, "224 entries: the computation waits for the miss to retire: {t} ps, one {one}");
+}

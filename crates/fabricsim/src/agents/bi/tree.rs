@@ -470,6 +470,7 @@ pub fn program(t: &TreeBench, p: &super::Bi, seed: u64) -> ProgramSpec {
         warm: true,
         world: Some(world),
         store_buffer: t.store_buffer,
+        core: super::CORE.core,
     }
 }
 
@@ -556,5 +557,6 @@ fn urcu_program(
         warm: true,
         world: Some(world),
         store_buffer: t.store_buffer,
+        core: super::CORE.core,
     }
 }

@@ -358,6 +358,17 @@ impl<T: Copy> Core<T> {
         self.pending.is_none().then_some(self.disp)
     }
 
+    /// When every instruction pushed so far has dispatched: the current
+    /// cycle's start plus its slots used, a width-th of a cycle each (None
+    /// while an operation waits to dispatch). A driver whose program only
+    /// computes ([`Kind::Compute`]) goes on from here: `n` instructions
+    /// cost `n / width` cycles.
+    pub fn dispatched_through(&self) -> Option<Time> {
+        self.pending
+            .is_none()
+            .then(|| self.clock.cyc + Time::from(self.clock.used) * self.p.cycle / Time::from(self.p.width))
+    }
+
     /// What issues next from `queues`, no later than `until`, for a driver
     /// that fetches on its own terms (an in-order issue stage): never
     /// [`Next::Fetch`]; [`Next::Blocked`] when nothing there waits to issue.
