@@ -81,7 +81,8 @@ cache_latency = "1ns"
     // messages the directory handled: those sent to it (requests and responses to it)
     let to_home: u64 = r.links.iter().filter(|l| l.2 == "home").map(|l| l.4.packets).sum();
     assert!(to_home > 0 && dir_msgs >= to_home);
-    let elapsed = r.sim_time as f64;
+    // the link rows count the measured window
+    let elapsed = (r.window_end - r.window_start) as f64;
     let rate = to_home as f64 / elapsed; // messages per ps
     let cap = 1.0 / 100_000.0;
     eprintln!("rate {rate:e} cap {cap:e} to_home {to_home} elapsed {elapsed}");
