@@ -103,6 +103,19 @@ def _children(pid: int) -> list[int]:
     return kids
 
 
+def _newest(pids: list[int]) -> int:
+    """The most recently started of ``pids`` (each point runs in its own process, so this one has
+    just begun its point; an older one may have sent its row and be exiting)."""
+
+    def started(pid: int) -> int:
+        try:
+            return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+        except OSError:
+            return -1
+
+    return max(pids, key=started)
+
+
 def _stored(db: Path) -> int:
     if not db.exists():
         return 0
@@ -121,7 +134,7 @@ def test_killing_a_worker_loses_no_finished_point_and_resume_completes(tmp_path)
     spec.write_text(
         '[sweep]\nname = "kill"\nbase = "base.toml"\nseeds = [1, 2, 3, 4, 5, 6]\n'
         'metrics = ["throughput_GBps", "latency_ns.p99", "requests.completed"]\n'
-        '[grid]\n"workload.requests" = [20000]\n"workload.read_fraction" = [0.5, 1.0]\n'
+        '[grid]\n"workload.requests" = [60000]\n"workload.read_fraction" = [0.5, 1.0]\n'
     )
     db = tmp_path / "kill.db"
     proc = subprocess.Popen(
@@ -135,7 +148,9 @@ def test_killing_a_worker_loses_no_finished_point_and_resume_completes(tmp_path)
         time.sleep(0.05)
     workers = _children(proc.pid)
     assert proc.poll() is None and workers, "the sweep finished before a worker could be killed"
-    os.kill(workers[0], signal.SIGKILL)
+    # kill a worker in the middle of its point: the newest (one that already sent its row
+    # would exit without failing any point)
+    os.kill(_newest(workers), signal.SIGKILL)
     out, err = proc.communicate(timeout=120)
     # The killed point is stored as that point's failure, naming the signal; the sweep goes on.
     assert proc.returncode == 1, (out, err)
@@ -168,7 +183,7 @@ def test_killing_a_worker_loses_no_finished_point_and_resume_completes(tmp_path)
 
     clean = fabricsim.sweep(
         base,
-        grid={"workload.requests": [20000], "workload.read_fraction": [0.5, 1.0]},
+        grid={"workload.requests": [60000], "workload.read_fraction": [0.5, 1.0]},
         seeds=[1, 2, 3, 4, 5, 6],
         metrics=["throughput_GBps", "latency_ns.p99", "requests.completed"],
         name="kill",
