@@ -3,7 +3,7 @@
 //!
 //! ```toml
 //! [check]
-//! protocol = "mesi"        # msi | mesi | german
+//! protocol = "mesi"        # a family fabricsim protocols lists as checked from sizes
 //! caches = 3               # msi/mesi: caches (cores); german: clients
 //! directories = 1          # msi/mesi
 //! addresses = 1            # msi/mesi

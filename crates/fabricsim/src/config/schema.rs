@@ -42,14 +42,14 @@ pub struct Config {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProtocolConfig {
-    /// `msi`, `mesi` or `german`.
+    /// A registered protocol family (`fabricsim protocols` lists them).
     pub name: String,
     /// A litmus file whose threads the cores run (relative to this file).
     pub program: Option<String>,
     /// What the cores do: `program` (the litmus file's threads), `workload`
-    /// (the `[workload]` pattern, msi/mesi) or `random` (a random enabled
-    /// request each issue interval). Default: `program` with a program,
-    /// else `workload` for msi/mesi and `random` for german.
+    /// (the `[workload]` pattern) or `random` (a random enabled request
+    /// each issue interval). Default: `program` with a program, else the
+    /// family's first driver (`fabricsim protocols` lists each family's).
     pub driver: Option<String>,
     /// Core front end: `sc`, `tso` or `rc`.
     #[serde(default = "default_model")]

@@ -105,8 +105,8 @@ impl HomeDram {
     }
 
     /// Request `r` completed at `now`: when its held sends leave. The
-    /// caller takes them with [`HomeDram::take`] before the request is
-    /// reused.
+    /// caller reads them with [`HomeDram::held`] and frees the request
+    /// with [`HomeDram::close`].
     pub fn leave_at(&self, r: u32, now: Time) -> Time {
         now.max(self.earliest[r as usize])
     }

@@ -87,7 +87,6 @@ pub struct ProtocolSpec {
     pub params: crate::agents::family::RunParams,
 }
 
-/// Resolved-configuration summary written beside results.
 /// Timing parameters every protocol's agents share.
 #[derive(Debug, Clone)]
 pub struct Timing {

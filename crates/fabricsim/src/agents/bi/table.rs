@@ -18,15 +18,23 @@ pub struct BiConfig {
     pub domains: Option<u32>,
     /// Private L1 (tags: its hit time), private L2 (MESI state), shared L3 per domain.
     pub l1_size: Option<Size>,
+    /// The L1's ways (default 8).
     pub l1_ways: Option<u32>,
+    /// Each core's private L2, which holds the line's MESI state (default 1 MiB).
     pub l2_size: Option<Size>,
+    /// The L2's ways (default 16).
     pub l2_ways: Option<u32>,
+    /// Each domain's inclusive L3 and its directory (default 38.5 MiB).
     pub l3_size: Option<Size>,
+    /// The L3's ways (default 11).
     pub l3_ways: Option<u32>,
     /// Victim policy of the three caches (default `lru`).
     pub policy: Option<String>,
+    /// A load that hits the L1, in all (default: the `skylake-sp` preset's 4 cycles).
     pub l1_latency: Option<Duration>,
+    /// A load that hits the L2, in all (default: the preset's 14 cycles).
     pub l2_latency: Option<Duration>,
+    /// A load that hits the domain's L3, in all (default 22 ns).
     pub l3_latency: Option<Duration>,
     /// A load from the domain's own memory (remote premiums are the links').
     pub memory_latency: Option<Duration>,
@@ -34,13 +42,18 @@ pub struct BiConfig {
     pub memory_write: Option<Duration>,
     /// A memory's time per line written back, one at a time.
     pub writeback_service: Option<Duration>,
+    /// A clflushopt's or clwb's issue, each (default 1 ns).
     pub flush_issue: Option<Duration>,
     /// clflushopt/clwb in flight per core.
     pub flush_slots: Option<u32>,
     /// Extra cost of a flush of a line the domain does not hold.
     pub broadcast: Option<Duration>,
+    /// An mfence's own cost once the flushes in flight are done (default 13.2 ns).
     pub fence: Option<Duration>,
+    /// clwb also invalidates the line, as clflushopt does (default false).
     pub clwb_invalidates: Option<bool>,
+    /// A flush of a line the domain does not hold is broadcast to its cores
+    /// and costs `broadcast` more (default true).
     pub broadcast_on_miss: Option<bool>,
     /// Lines interleave over the global memories in ranges of this size (default 1 GiB).
     pub interleave: Option<Size>,

@@ -12,13 +12,21 @@ use crate::agents::family::{Machine, ParamError};
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CordConfig {
+    /// `cord` (directory-ordered), `so` (source-ordered: every write-through
+    /// acked) or `mp` (posted writes ordered point to point).
     #[serde(default = "cord_variant")]
     pub variant: String,
+    /// Bits of a Release's epoch number (default 8).
     pub epoch_bits: Option<u8>,
+    /// Bits of a store counter (default 32).
     pub counter_bits: Option<u8>,
+    /// Entries of a processor's counter table (default 8).
     pub proc_counters: Option<u32>,
+    /// A processor's unacknowledged Releases (default 8).
     pub proc_unacked: Option<u32>,
+    /// A directory's counter entries per core (default 8).
     pub dir_counters: Option<u32>,
+    /// A directory's pending notifications per core (default 16).
     pub dir_notis: Option<u32>,
     /// SEQ-n (§4.1, Fig 10): one n-bit sequence number per request instead
     /// of epochs and store counters (0 or absent: CORD).

@@ -24,7 +24,7 @@
 //!   readers, case iii); otherwise it is forwarded to the holder. A queue
 //!   hand-off (`Transfer`) is approved only if the holder received every
 //!   request forwarded to it (the versioning of §4.2), else denied.
-//! - **Memory blade** (`memory.rs`): the lines' data, read over RDMA.
+//! - **Memory blade** (`Node::Mem` in `protocol.rs`): the lines' data, read over RDMA.
 //!
 //! Each lock protects one region (`region` bytes, §4.3's single (m, s)
 //! tuple) carried in the grant with the lock (combined data, §3.3). MIND's

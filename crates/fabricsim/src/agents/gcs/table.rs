@@ -12,7 +12,8 @@ use crate::engine::units::{Duration, Size};
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, Default, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GcsConfig {
-    /// `gcs`, `no-data` (without combined data) or `no-locality`.
+    /// `gcs`, `no-data` (without combined data), `no-locality` or
+    /// `pthread` (the layered baseline: pthread_rwlock on MIND's MSI).
     pub variant: Option<String>,
     /// The bytes of each lock's region (the shared state; default 1 KiB).
     pub region: Option<Size>,
