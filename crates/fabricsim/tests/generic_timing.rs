@@ -117,7 +117,7 @@ fn protocol_config_errors_name_the_key() {
 }
 
 fn request_packets(r: &RunResult) -> u64 {
-    r.class_packets.iter().find(|c| c.0 == "vc0").map(|c| c.1).expect("a request class")
+    r.class_packets.iter().find(|c| c.0 == "req").map(|c| c.1).expect("a request class")
 }
 
 #[test]

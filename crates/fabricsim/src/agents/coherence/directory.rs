@@ -1410,6 +1410,11 @@ impl Protocol for Directory {
         &[ChannelOrder::Unordered, ChannelOrder::Unordered, ChannelOrder::Unordered]
     }
 
+    /// [`REQ`], [`FWD`], [`RESP`]: the names `classes.csv` shows.
+    fn vc_names(&self) -> Vec<String> {
+        ["req", "fwd", "resp"].map(String::from).to_vec()
+    }
+
     fn initial(&self) -> Vec<(Vec<Node>, Ghost)> {
         let init = |l: usize| self.program.as_ref().map(|p| p.init[l]).unwrap_or(0);
         let mut agents: Vec<Node> = (0..self.caches)

@@ -498,6 +498,11 @@ impl Protocol for German {
         &ORDERS
     }
 
+    /// Murphi's names of [`CHAN1`], [`CHAN2`], [`CHAN3`].
+    fn vc_names(&self) -> Vec<String> {
+        ["chan1", "chan2", "chan3"].map(String::from).to_vec()
+    }
+
     /// Every channel is a single slot.
     fn capacity(&self) -> usize {
         1
