@@ -340,3 +340,47 @@ fn blamed<'a>(overrides: &'a [Override], key: &str) -> Option<&'a Override> {
     };
     exact.or_else(nested).or_else(sibling)
 }
+
+/// One parameter, as `fabricsim protocols` lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Param {
+    pub key: String,
+    /// The JSON-schema type ("integer", "boolean", "string", "array"...).
+    pub kind: String,
+    /// The default, as TOML would write it (empty: none).
+    pub default: String,
+    pub doc: String,
+}
+
+impl Param {
+    /// As the listing's JSON gives it.
+    pub fn json(self) -> serde_json::Value {
+        serde_json::json!({"key": self.key, "type": self.kind, "default": self.default, "doc": self.doc})
+    }
+}
+
+/// The parameters a struct's JSON schema describes, in declaration order.
+pub fn params_of(schema: &serde_json::Value) -> Vec<Param> {
+    let Some(props) = schema.get("properties").and_then(|p| p.as_object()) else { return Vec::new() };
+    props
+        .iter()
+        .map(|(key, p)| {
+            let kind = match p.get("type") {
+                Some(serde_json::Value::String(s)) => s.clone(),
+                // Option<T>: ["T", "null"]
+                Some(serde_json::Value::Array(a)) => {
+                    a.iter().filter_map(|t| t.as_str()).filter(|t| *t != "null").collect::<Vec<_>>().join(" or ")
+                }
+                // a nested table (Option<T>: anyOf [T, null]), or a type of its own
+                _ if p.get("$ref").is_some() || p.get("anyOf").is_some() => "table".to_string(),
+                _ => String::new(),
+            };
+            let default = match p.get("default") {
+                None | Some(serde_json::Value::Null) => String::new(),
+                Some(v) => v.to_string(),
+            };
+            let doc = p.get("description").and_then(|d| d.as_str()).unwrap_or("").replace('\n', " ");
+            Param { key: key.clone(), kind, default, doc }
+        })
+        .collect()
+}

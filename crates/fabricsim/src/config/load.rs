@@ -31,7 +31,7 @@ fn without_family_tables(mut table: toml::Table) -> toml::Table {
         p.retain(|k, _| crate::registry::find(k).is_none());
     }
     if let Some(toml::Value::Table(w)) = table.get_mut("workload") {
-        w.retain(|k, v| !(v.is_table() && crate::workloads::kernels::find(k).is_some()));
+        kernel_tables(w);
     }
     table
 }
@@ -39,10 +39,10 @@ fn without_family_tables(mut table: toml::Table) -> toml::Table {
 /// A kernel's key given in a workload table itself (where it was before
 /// kernels read their own tables): the key and an error naming its new place.
 pub fn moved_kernel_keys(t: &toml::Table, prefix: &str) -> Result<(), (String, String)> {
-    use crate::workloads::kernels::KERNELS;
+    use crate::workloads::kernels::owners;
     let pattern = t.get("pattern").and_then(|v| v.as_str()).unwrap_or("");
     for key in t.keys() {
-        let owners: Vec<&str> = KERNELS.iter().filter(|k| k.keys().contains(key)).map(|k| k.name()).collect();
+        let owners: Vec<&str> = owners(key).collect();
         let Some(first) = owners.first() else { continue };
         let owner = owners.iter().find(|n| **n == pattern).unwrap_or(first);
         return Err((
@@ -51,4 +51,21 @@ pub fn moved_kernel_keys(t: &toml::Table, prefix: &str) -> Result<(), (String, S
         ));
     }
     Ok(())
+}
+
+/// Take a workload table's kernel tables (`[workload.<pattern>]`) out of
+/// it: each kernel reads its own, the schema has the rest.
+pub fn kernel_tables(t: &mut toml::Table) -> Vec<(String, toml::Table)> {
+    let names: Vec<String> = t
+        .iter()
+        .filter(|(k, v)| v.is_table() && crate::workloads::kernels::find(k).is_some())
+        .map(|(k, _)| k.clone())
+        .collect();
+    names
+        .into_iter()
+        .map(|n| {
+            let v = t.remove(&n).expect("listed");
+            (n, v.try_into().expect("a table"))
+        })
+        .collect()
 }

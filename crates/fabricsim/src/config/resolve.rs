@@ -262,7 +262,7 @@ impl Builder<'_> {
         for (ri, &(node, cfg)) in req_nodes.iter().enumerate() {
             let c = cfg.map(|i| &config.requester[i]);
             let (mut wl_table, prefix) = self.workload_table(c.and_then(|c| c.workload.as_ref()), cfg);
-            let tables = kernel_tables(&mut wl_table);
+            let tables = super::load::kernel_tables(&mut wl_table);
             super::load::moved_kernel_keys(&wl_table, &prefix).map_err(|(key, msg)| self.err(key, msg))?;
             let wc: WorkloadConfig = typed(wl_table, self.source, &prefix, self.overrides)?;
             let (mut w, keys) = self.workload(&wc, &prefix, &mem_names, tables)?;
@@ -707,9 +707,9 @@ impl Builder<'_> {
                 let m =
                     KernelMachine { cores: caches as u64, homes: dirs as u64, lines, line: line_bytes.max(1) as u64 };
                 // a kernel's own key is in its table; a workload key (footprint) in [workload]
-                let at = |key: &str| match kernels::find(kernel.name()) {
-                    Some(k) if k.keys().iter().any(|x| x == key) => format!("workload.{}.{key}", k.name()),
-                    _ => format!("workload.{key}"),
+                let at = |key: &str| match kernels::owners(key).any(|k| k == kernel.name()) {
+                    true => format!("workload.{}.{key}", kernel.name()),
+                    false => format!("workload.{key}"),
                 };
                 kernel.check(&m).map_err(|e| self.err(at(e.key), e.message))?;
                 match kernel.largest_store() {
@@ -1449,7 +1449,6 @@ impl Builder<'_> {
         prefix: &str,
         tables: Vec<(String, toml::Table)>,
     ) -> Result<(Pattern, Option<BuiltKernel>), ConfigError> {
-        let entry = kernels::find(&w.pattern);
         if let Some((name, _)) = tables.iter().find(|(n, _)| *n != w.pattern) {
             return Err(self.err(
                 format!("{prefix}.{name}"),
@@ -1459,7 +1458,7 @@ impl Builder<'_> {
         if let Some(p) = Pattern::parse(&w.pattern) {
             return Ok((p, None));
         }
-        let Some(entry) = entry else {
+        let Some(entry) = kernels::find(&w.pattern) else {
             let mut names: Vec<&str> = Pattern::NAMES.to_vec();
             names.extend(kernels::KERNELS.iter().map(|k| k.name()));
             let close = crate::error::did_you_mean_name(&w.pattern, names.iter().copied());
@@ -1624,20 +1623,6 @@ impl Builder<'_> {
 
 /// A kernel and its keys as the configuration records them.
 type BuiltKernel = (Arc<dyn Kernel>, serde_json::Value);
-
-/// Take a workload table's kernel tables (`[workload.<pattern>]`) out of
-/// it: each kernel reads its own, the schema has the rest.
-fn kernel_tables(t: &mut toml::Table) -> Vec<(String, toml::Table)> {
-    let names: Vec<String> =
-        t.iter().filter(|(k, v)| v.is_table() && kernels::find(k).is_some()).map(|(k, _)| k.clone()).collect();
-    names
-        .into_iter()
-        .map(|n| {
-            let v = t.remove(&n).expect("listed");
-            (n, v.try_into().expect("a table"))
-        })
-        .collect()
-}
 
 /// The first DRAM key set in a `[defaults.memory]` or `[[memory]]` table.
 fn dram_keys_set<T: Serialize>(t: &T) -> Option<&'static str> {

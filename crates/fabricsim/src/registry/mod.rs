@@ -17,6 +17,7 @@ use crate::agents::family::{CacheUse, CheckSize, Family, LitmusAlias, Machine, N
 use crate::check::explorer::{explore, Options, Report};
 use crate::check::litmus_run::{run_litmus, LitmusRun};
 use crate::check::oracle::Limits;
+pub use crate::input::{params_of, Param};
 use crate::input::{typed, Override};
 use crate::programs::{Model, Program};
 
@@ -118,24 +119,6 @@ pub fn describe() -> serde_json::Value {
         })
         .collect();
     serde_json::Value::Array(families)
-}
-
-/// One parameter, as `fabricsim protocols` lists it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Param {
-    pub key: String,
-    /// The JSON-schema type ("integer", "boolean", "string", "array"...).
-    pub kind: String,
-    /// The default, as TOML would write it (empty: none).
-    pub default: String,
-    pub doc: String,
-}
-
-impl Param {
-    /// As the listing's JSON gives it.
-    fn json(self) -> serde_json::Value {
-        serde_json::json!({"key": self.key, "type": self.kind, "default": self.default, "doc": self.doc})
-    }
 }
 
 /// A family behind the registry: [`Family`] with its types erased.
@@ -406,32 +389,6 @@ fn machine(spec: &crate::spec::SystemSpec, ps: &crate::spec::ProtocolSpec) -> Ma
         seed: spec.seed,
         params: ps.params.clone(),
     }
-}
-
-/// The parameters a struct's JSON schema describes, in declaration order.
-pub fn params_of(schema: &serde_json::Value) -> Vec<Param> {
-    let Some(props) = schema.get("properties").and_then(|p| p.as_object()) else { return Vec::new() };
-    props
-        .iter()
-        .map(|(key, p)| {
-            let kind = match p.get("type") {
-                Some(serde_json::Value::String(s)) => s.clone(),
-                // Option<T>: ["T", "null"]
-                Some(serde_json::Value::Array(a)) => {
-                    a.iter().filter_map(|t| t.as_str()).filter(|t| *t != "null").collect::<Vec<_>>().join(" or ")
-                }
-                // a nested table (Option<T>: anyOf [T, null]), or a type of its own
-                _ if p.get("$ref").is_some() || p.get("anyOf").is_some() => "table".to_string(),
-                _ => String::new(),
-            };
-            let default = match p.get("default") {
-                None | Some(serde_json::Value::Null) => String::new(),
-                Some(v) => v.to_string(),
-            };
-            let doc = p.get("description").and_then(|d| d.as_str()).unwrap_or("").replace('\n', " ");
-            Param { key: key.clone(), kind, default, doc }
-        })
-        .collect()
 }
 
 #[cfg(test)]

@@ -404,22 +404,21 @@ impl<P: Protocol> ProtocolSystem<P> {
                 let seat =
                     Seat { core: core as u32, cores: cores as u32, homes, lines, line: w.map_or(1, |w| w.line as u64) };
                 let line = t.line_bytes.max(1) as u64;
-                // a kernel's core that issues nothing has no source
-                let (source, idle): (Option<Box<dyn OpSource>>, bool) = match w {
-                    Some(w) if w.kernel.is_some() => {
-                        let s = w.kernel.as_ref().expect("matched").source(&seat);
-                        let idle = s.is_none();
-                        (s, idle)
-                    }
-                    Some(w) if w.trace.is_some() => {
-                        (Some(Box::new(Replay { records: w.trace.clone().expect("matched"), line })), false)
-                    }
-                    Some(w) if driver == Driver::Workload => {
-                        let gen = Generator::new(w, core as u32, cores as u32, &[]);
-                        (Some(Box::new(PatternSource { gen, line })), false)
-                    }
-                    _ => (None, false),
+                let kernel = w.and_then(|w| w.kernel.as_ref());
+                let source: Option<Box<dyn OpSource>> = match (w, kernel) {
+                    (_, Some(k)) => k.source(&seat),
+                    (Some(w), None) => match &w.trace {
+                        Some(records) => Some(Box::new(Replay { records: records.clone(), line })),
+                        None if driver == Driver::Workload => Some(Box::new(PatternSource {
+                            gen: Generator::new(w, core as u32, cores as u32, &[]),
+                            line,
+                        })),
+                        None => None,
+                    },
+                    (None, None) => None,
                 };
+                // a kernel's core that issues nothing has no source
+                let idle = kernel.is_some() && source.is_none();
                 CoreDrive {
                     issued: 0,
                     ops: if idle { 0 } else { w.map_or(0, |w| w.total()) },

@@ -16,14 +16,14 @@ pub mod producer_consumer;
 pub mod remote_stores;
 
 use std::marker::PhantomData;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::source::{Kernel, KernelError};
 use crate::error::ConfigError;
-use crate::input::{blame, typed, Override};
+use crate::input::{blame, params_of, typed, Override, Param};
 
 /// What a kernel's keys resolve against: the workload's line and footprint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,10 +56,8 @@ pub trait Entry: Sync {
         overrides: &[Override],
         w: &Workload,
     ) -> Result<(Arc<dyn Kernel>, serde_json::Value), ConfigError>;
-    /// The keys' JSON schema (for listings).
-    fn schema(&self) -> serde_json::Value;
-    /// The keys' names.
-    fn keys(&self) -> Vec<String>;
+    /// The keys, with type, default and doc (for listings).
+    fn params(&self) -> Vec<Param>;
 }
 
 struct Registered<K>(PhantomData<fn() -> K>);
@@ -85,13 +83,8 @@ impl<K: KernelKeys> Entry for Registered<K> {
         let kernel = keys.resolve(w).map_err(|e| blame(source, overrides, format!("{at}.{}", e.key), e.message))?;
         Ok((kernel, resolved))
     }
-    fn schema(&self) -> serde_json::Value {
-        serde_json::to_value(schemars::schema_for!(K)).expect("a schema serializes")
-    }
-    fn keys(&self) -> Vec<String> {
-        // the defaults serialise every key as absent: the names come from the schema
-        let schema = self.schema();
-        schema.get("properties").and_then(|p| p.as_object()).map(|p| p.keys().cloned().collect()).unwrap_or_default()
+    fn params(&self) -> Vec<Param> {
+        params_of(&serde_json::Value::from(schemars::schema_for!(K)))
     }
 }
 
@@ -107,4 +100,13 @@ pub static KERNELS: &[&dyn Entry] = &[
 /// The kernel of pattern `name`.
 pub fn find(name: &str) -> Option<&'static dyn Entry> {
     KERNELS.iter().copied().find(|k| k.name() == name)
+}
+
+/// The kernels that have a key `key` (in [`KERNELS`]' order). The key
+/// names are read from the schemas once: a configuration asks per
+/// requester.
+pub fn owners(key: &str) -> impl Iterator<Item = &'static str> + '_ {
+    static KEYS: OnceLock<Vec<Vec<String>>> = OnceLock::new();
+    let keys = KEYS.get_or_init(|| KERNELS.iter().map(|k| k.params().into_iter().map(|p| p.key).collect()).collect());
+    KERNELS.iter().zip(keys).filter(move |(_, ks)| ks.iter().any(|k| k == key)).map(|(k, _)| k.name())
 }
