@@ -11,7 +11,7 @@ the two agree.
 
 HOSTS, ROWS, COLS = 8, 2, 4
 
-print('''# CORD's Table 1 system (seed 000, written by scripts/gen_cord_table1.py).
+print("""# CORD's Table 1 system (seed 000, written by scripts/gen_cord_table1.py).
 #
 # 8 CPU hosts x 8 cores. Each host is a 2x4 mesh of routers; at each router
 # sit one core (requester hN_cI) and one LLC slice with its directory slice
@@ -73,7 +73,7 @@ preset = "gem5-o3-2ghz"     # gem5's O3 at 2 GHz (docs/cpu-presets.md)
 
 [protocol.cord]
 variant = "cord"            # cord | so | mp
-''')
+""")
 
 print('[[switch]]\nname = "cxl"\n')
 for h in range(HOSTS):
