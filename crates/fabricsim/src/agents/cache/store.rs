@@ -1,8 +1,15 @@
-//! [`SetAssoc`]: a preallocated sets × ways table of (line address, value)
-//! slots with per-slot victim-policy metadata.
+//! [`SetAssoc`]: a sets × ways table of (line address, value) slots with
+//! per-slot victim-policy metadata, whose memory grows with the sets used.
 //!
-//! Layout: slot `s` of set `t` is index `t * ways + s` of flat arrays. Each
-//! set keeps its occupied slots in a doubly linked list, oldest first (by
+//! Layout: a set's `ways` slots are one block of flat arrays, placed at
+//! the set's first insertion (`base[set]`): a 38.5 MiB L3 that a run
+//! touches in a few thousand sets costs those blocks, not 630,000 slots,
+//! and its busy sets sit together in host memory. The arrays reserve
+//! every block at construction, so a block is placed without allocating
+//! (the reservation is address space: the host commits a page when it is
+//! first written). Placement order never reaches a result: ways, victims
+//! and [`SetAssoc::iter`] go by set and way as a preallocated table's do.
+//! Each set keeps its occupied slots in a doubly linked list, oldest first (by
 //! last use for LRU/MRU, by insertion otherwise), and its free slots in a
 //! singly linked chain, so LRU/MRU/FIFO/LIFO victims, hits, inserts and
 //! removals are O(1). LFI keeps an indexed min-heap per set keyed by
@@ -64,6 +71,10 @@ pub struct SetAssoc<L> {
     geom: CacheGeometry,
     policy: VictimPolicy,
     ways: usize,
+    /// Per set: its block's first slot (NIL: no line inserted yet).
+    base: Vec<u32>,
+    /// Per block: its set.
+    owner: Vec<u32>,
     tags: Vec<u64>,
     vals: Vec<Option<L>>,
     /// Occupied list links (per slot), and the free chain through `next`.
@@ -98,35 +109,28 @@ impl<L> SetAssoc<L> {
         let sets = geom.sets() as usize;
         let ways = geom.ways() as usize;
         let n = sets * ways;
-        let mut next = vec![NIL; n];
-        let mut free = vec![NIL; sets];
-        for (t, f) in free.iter_mut().enumerate() {
-            let base = t * ways;
-            for w in 0..ways - 1 {
-                next[base + w] = (base + w + 1) as u32;
-            }
-            *f = base as u32;
-        }
         let lfi = policy == VictimPolicy::Lfi;
-        let per_slot = |v| if lfi { vec![v; n] } else { Vec::new() };
+        let lfi_slots = if lfi { n } else { 0 };
         let mut rng = Stream::new(seed, 0);
         let draw = rng.next_u64();
         SetAssoc {
             geom,
             policy,
             ways,
-            tags: vec![0; n],
-            vals: (0..n).map(|_| None).collect(),
-            prev: vec![NIL; n],
-            next,
+            base: vec![NIL; sets],
+            owner: Vec::with_capacity(sets),
+            tags: Vec::with_capacity(n),
+            vals: Vec::with_capacity(n),
+            prev: Vec::with_capacity(n),
+            next: Vec::with_capacity(n),
             head: vec![NIL; sets],
             tail: vec![NIL; sets],
-            free,
+            free: vec![NIL; sets],
             used: vec![0; sets],
-            count: per_slot(0),
-            inserted: if lfi { vec![0; n] } else { Vec::new() },
-            heap: per_slot(NIL),
-            heap_pos: per_slot(NIL),
+            count: Vec::with_capacity(lfi_slots),
+            inserted: Vec::with_capacity(lfi_slots),
+            heap: Vec::with_capacity(lfi_slots),
+            heap_pos: Vec::with_capacity(lfi_slots),
             counts: LineMap::default(),
             // Twice the lines, so tombstones are always cleared in place
             // (hashbrown rehashes without allocating below half capacity).
@@ -157,6 +161,11 @@ impl<L> SetAssoc<L> {
 
     /// Lines the store can hold (sets × ways).
     pub fn capacity(&self) -> usize {
+        self.base.len() * self.ways
+    }
+
+    /// Slots placed so far (sets that have held a line, × ways).
+    pub fn slots_placed(&self) -> usize {
         self.vals.len()
     }
 
@@ -165,8 +174,38 @@ impl<L> SetAssoc<L> {
         if let Some(ix) = &self.index {
             return ix.get(&addr).map(|&s| s as usize);
         }
-        let base = self.geom.set_of(addr) * self.ways;
+        let base = self.base[self.geom.set_of(addr)];
+        if base == NIL {
+            return None;
+        }
+        let base = base as usize;
         (base..base + self.ways).find(|&s| self.tags[s] == addr && self.vals[s].is_some())
+    }
+
+    /// `set`'s block, placed at the end of the arrays on its first
+    /// insertion: its slots free and chained in way order.
+    fn place(&mut self, set: usize) -> usize {
+        let b = self.base[set];
+        if b != NIL {
+            return b as usize;
+        }
+        let b = self.tags.len();
+        let ways = self.ways;
+        self.tags.resize(b + ways, 0);
+        self.vals.extend((0..ways).map(|_| None));
+        self.prev.resize(b + ways, NIL);
+        self.next.extend((b + 1..b + ways).map(|s| s as u32));
+        self.next.push(NIL);
+        if self.policy == VictimPolicy::Lfi {
+            self.count.resize(b + ways, 0);
+            self.inserted.resize(b + ways, 0);
+            self.heap.resize(b + ways, NIL);
+            self.heap_pos.resize(b + ways, NIL);
+        }
+        self.base[set] = b as u32;
+        self.owner.push(set as u32);
+        self.free[set] = b as u32;
+        b
     }
 
     pub fn contains(&self, addr: u64) -> bool {
@@ -245,6 +284,7 @@ impl<L> SetAssoc<L> {
     /// `insert` of a line known not to be resident: its slot, and what it evicted.
     fn insert_absent(&mut self, addr: u64, value: L) -> (usize, Option<(u64, L)>) {
         let set = self.geom.set_of(addr);
+        self.place(set);
         let evicted = if self.used[set] as usize == self.ways {
             let s = self.choose(set, true, |_, _| true).expect("a full set has a victim");
             Some(self.take(set, s))
@@ -309,7 +349,13 @@ impl<L> SetAssoc<L> {
 
     /// Resident lines, set by set and way by way (a deterministic order).
     pub fn iter(&self) -> impl Iterator<Item = (u64, &L)> + '_ {
-        self.tags.iter().zip(&self.vals).filter_map(|(&a, v)| v.as_ref().map(|v| (a, v)))
+        self.base.iter().filter(|&&b| b != NIL).flat_map(move |&b| {
+            let b = b as usize;
+            self.tags[b..b + self.ways]
+                .iter()
+                .zip(&self.vals[b..b + self.ways])
+                .filter_map(|(&a, v)| v.as_ref().map(|v| (a, v)))
+        })
     }
 
     // ------------------------------------------------------------ internals
@@ -317,7 +363,7 @@ impl<L> SetAssoc<L> {
     #[inline]
     fn hit(&mut self, s: usize) {
         if matches!(self.policy, VictimPolicy::Lru | VictimPolicy::Mru) {
-            let set = s / self.ways;
+            let set = self.owner[s / self.ways] as usize;
             if self.tail[set] as usize != s {
                 self.unlink(set, s);
                 self.link_tail(set, s);
@@ -345,11 +391,11 @@ impl<L> SetAssoc<L> {
                 (s != NIL).then_some(s as usize)
             }
             VictimPolicy::Lfi => {
-                let base = set * self.ways;
                 let n = self.used[set] as usize;
                 if n == 0 {
                     return None;
                 }
+                let base = self.base[set] as usize;
                 let top = self.heap[base] as usize;
                 if cand(top) {
                     return Some(top);
@@ -362,7 +408,10 @@ impl<L> SetAssoc<L> {
             }
             VictimPolicy::Random => {
                 // The k-th candidate in way order, k uniform in [0, candidates).
-                let base = set * self.ways;
+                if self.used[set] == 0 {
+                    return None;
+                }
+                let base = self.base[set] as usize;
                 let occupied = |s: &usize| self.vals[*s].is_some();
                 if all && self.used[set] as usize == self.ways {
                     return Some(base + scale(self.draw, self.ways));
@@ -431,7 +480,7 @@ impl<L> SetAssoc<L> {
 
     /// Push slot `s` onto `set`'s heap; `used[set]` already counts it.
     fn heap_push(&mut self, set: usize, s: usize) {
-        let base = set * self.ways;
+        let base = self.base[set] as usize;
         let k = self.used[set] as usize - 1;
         self.heap[base + k] = s as u32;
         self.heap_pos[s] = k as u32;
@@ -440,7 +489,7 @@ impl<L> SetAssoc<L> {
 
     /// Remove slot `s` from `set`'s heap; `used[set]` still counts it.
     fn heap_remove(&mut self, set: usize, s: usize) {
-        let base = set * self.ways;
+        let base = self.base[set] as usize;
         let last = self.used[set] as usize - 1;
         let k = self.heap_pos[s] as usize;
         self.heap_pos[s] = NIL;
@@ -650,6 +699,22 @@ mod tests {
                 assert_eq!(c.insert(a, ()).map(|e| e.0), predicted);
             }
         }
+    }
+
+    #[test]
+    fn only_the_sets_used_hold_slots_and_lines_iterate_by_set() {
+        // 4096 sets of 8 ways; lines placed in sets 3000, 7 and 3000 again
+        let geom = CacheGeometry::new(4096 * 8 * 64, 64, 8).unwrap();
+        let mut c: SetAssoc<u64> = SetAssoc::new(geom, VictimPolicy::Lru, 1);
+        assert_eq!((c.capacity(), c.slots_placed()), (4096 * 8, 0));
+        let lines = [3000u64, 7, 3000 + 4096, 7 + 2 * 4096];
+        for a in lines {
+            c.insert(a, a);
+        }
+        assert_eq!(c.slots_placed(), 2 * 8, "two sets placed");
+        let order: Vec<u64> = c.iter().map(|(a, _)| a).collect();
+        assert_eq!(order, [7, 7 + 2 * 4096, 3000, 3000 + 4096], "set by set, way by way");
+        assert!(c.get(5).is_none() && c.victim(5).is_none() && c.remove(5).is_none());
     }
 
     #[test]
