@@ -80,10 +80,10 @@ def test_the_machines_core_is_the_skylake_sp_preset():
     for level, ws in (("l1", "16KiB"), ("l2", "512KiB")):
         m = _bench({"kind": "read", "sequential": True, "ops": 500, "working_set": ws})
         assert m["ns_per_op"] == pytest.approx(core[level]["latency_cycles"] * core["cycle_ps"] / 1000, rel=0.001)
-    # the clflushopt slots are the fill buffers: the default runs as the preset's count does, not as one less
+    # a clflushopt holds one of the fill buffers: the default runs as the preset's count does, not as one less
     default = _flush("clflushopt", "r")["ns_per_op"]
-    assert _flush("clflushopt", "r", flush_slots=core["fill_buffers"])["ns_per_op"] == default
-    assert _flush("clflushopt", "r", flush_slots=core["fill_buffers"] - 1)["ns_per_op"] != default
+    assert _flush("clflushopt", "r", fill_buffers=core["fill_buffers"])["ns_per_op"] == default
+    assert _flush("clflushopt", "r", fill_buffers=core["fill_buffers"] - 1)["ns_per_op"] != default
 
 
 def test_a_flush_stays_in_its_socket_on_the_coherent_machine_and_leaves_it_when_broadcast():
@@ -103,7 +103,7 @@ def test_a_flush_stays_in_its_socket_on_the_coherent_machine_and_leaves_it_when_
 def test_clflush_serialises_and_clflushopt_pipelines_up_to_its_slots():
     serial = _flush("clflush", "r")["ns_per_op"]
     opt = _flush("clflushopt", "r")["ns_per_op"]
-    one = _flush("clflushopt", "r", flush_slots=1)["ns_per_op"]
+    one = _flush("clflushopt", "r", fill_buffers=1)["ns_per_op"]
     # clflush: the core's issue (1 ns) and the LLC's round trip (22 - 5.6 ns) a line
     assert serial == pytest.approx(17.4, rel=0.05)
     assert opt < serial / 5
@@ -142,7 +142,7 @@ def test_a_bench_with_caches_without_capacity_hits_l1_everywhere():
     "key,value,want",
     [
         ("protocol.bi.domains", "3", "expected a multiple of 3"),
-        ("protocol.bi.flush_slots", "0", "expected 1 to 1024"),
+        ("protocol.bi.fill_buffers", "0", "expected 1 to 1024"),
         ("protocol.bi.l2_ways", "7", "ways"),
         ("protocol.bi.mutant", '"fast"', "expected one of flush-keeps-line"),
         ("protocol.bi.colour", '"red"', "colour"),

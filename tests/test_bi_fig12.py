@@ -19,8 +19,11 @@ MLP_B = system.FILL_BUFFERS_ALT
 
 
 def _run(bench: dict, scale: int = 1, mlp: int = fig12.MLP, **bi) -> dict:
+    """``mlp``: the core's fill buffers, which bound the loader's misses and its flushes."""
     machine = fig12._machine(scale) if scale > 1 else {}
-    b = {"kind": "periodic", **bench, "mlp": mlp}
+    b = {"kind": "periodic", **bench}
+    if mlp != fig12.MLP:
+        bi = {**bi, "fill_buffers": mlp}
     r = fabricsim.run(
         system.superdome(sockets=2, cores=2, bench=b, bi={**machine, **bi} or None, max_time="20s"), progress=False
     )
@@ -111,7 +114,8 @@ def test_the_experiment_sweeps_every_working_set_period_and_panel():
         ("period", '"0ns"', "expected 1ns to 1s"),
         ("periods", "0", "expected 1 to 1000 periods"),
         ("skip", "2", "expected fewer than the 2 periods"),
-        ("mlp", "0", "expected 1 to 64 load misses in flight"),
+        ("mlp", "12", "mlp"),
+        ("dependent", '"yes"', "dependent"),
         ("working_set", '"0B"', "expected one line to 4 GiB"),
         ("reps", "3", 'does not apply to kind = "periodic"'),
         ("colour", '"red"', "colour"),

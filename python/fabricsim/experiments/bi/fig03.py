@@ -230,8 +230,8 @@ MUTANTS = [
     ),
     Mutant(
         "clflushopt-serializing",
-        "one clflushopt in flight at a time",
-        set={"protocol.bi.flush_slots": 1},
+        "one clflushopt in flight at a time (one fill buffer: the core's other misses were one at a time already)",
+        set={"protocol.bi.fill_buffers": 1},
         flips=["B: clflushopt+mfence per line falls with N and beats clflush for large N"],
     ),
 ]

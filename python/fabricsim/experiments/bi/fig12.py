@@ -56,7 +56,8 @@ SCALE = 8
 #: loads per line after an invalidation by which its refills are over (e^-5: 0.7% of lines untouched)
 SETTLE = 5
 #: the loader's load misses in flight: the machine's (system.FILL_BUFFERS: the skylake-sp preset's L1 fill
-#: buffers, the same resource as the clflushopts in flight, [protocol.bi] flush_slots)
+#: buffers, [protocol.bi] fill_buffers, which its clflushopts hold too). Not a benchmark key: the loads are
+#: independent, so the core's fill buffers bound them
 MLP = system.FILL_BUFFERS
 #: an upper bound on an invalidation's time a line (a line the socket no longer holds: the round trip
 #: and the broadcast, 10 or more in flight), to run enough unmeasured periods when it outlasts the period
@@ -83,7 +84,7 @@ def _bench(labels: dict, scale: int) -> dict:
     """The [protocol.bi.bench] of a point, at 1/scale."""
     ws = labels["x"] // scale
     series = labels["series"]
-    b: dict = {"kind": "periodic", "working_set": f"{ws}B", "mlp": MLP}
+    b: dict = {"kind": "periodic", "working_set": f"{ws}B"}
     if series == "noflush":
         return {**b, "mode": "noflush", "period": f"{STEADY_NS}ns", "periods": 1}
     if series == "aggressive":
@@ -487,7 +488,7 @@ CHOICES = [
             Variant(
                 "in order",
                 "one load miss at a time (a loader whose loads depend on each other)",
-                set={"protocol.bi.bench.mlp": 1},
+                set={"protocol.bi.bench.dependent": True},
             ),
             # the count is disputed (docs/cpu-presets.md): the other sources' value, for the load misses
             # and the flushes alike, as both are the fill buffers
@@ -495,10 +496,7 @@ CHOICES = [
                 f"{system.FILL_BUFFERS_ALT} fill buffers",
                 f"{system.FILL_BUFFERS_ALT} load misses and {system.FILL_BUFFERS_ALT} clflushopts in flight "
                 "(the fill-buffer count stated for the cores before Skylake)",
-                set={
-                    "protocol.bi.bench.mlp": system.FILL_BUFFERS_ALT,
-                    "protocol.bi.flush_slots": system.FILL_BUFFERS_ALT,
-                },
+                set={"protocol.bi.fill_buffers": system.FILL_BUFFERS_ALT},
             ),
         ],
     ),

@@ -58,8 +58,9 @@ TIME_BC, TIME_BC_QUICK = (2000, 1500), (1500, 1000)
 PERIOD = "1ms"
 PAPER_SOCKETS, PAPER_CORES = 8, 28
 #: each core's store buffer: none (a departure from the machine: each store waits for its line; see NOTES), and the
-#: Choice's alternative, the machine's (system.STORE_BUFFER: the skylake-sp preset's): stores and the flushes behind
-#: them retire into it and perform in order, their lines fetched ahead (agents/bi/store_buffer.rs)
+#: Choice's alternative, the machine's (system.STORE_BUFFER: the skylake-sp preset's, the simulator's default for an
+#: unset key, held in the core's front end until each entry performs, a full buffer stalling dispatch): stores and the
+#: flushes behind them retire into it and perform in order, their lines fetched ahead (agents/bi/store_buffer.rs)
 STORE_BUFFER, STORE_BUFFER_ALT = 0, system.STORE_BUFFER
 
 

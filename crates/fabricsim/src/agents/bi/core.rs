@@ -179,7 +179,7 @@ impl Bi {
                         // an out-of-order core goes on past a load whose word it does not wait for
                         let ahead = match c.prog.as_ref() {
                             Some(p) => !p.front.0.used(),
-                            None => self.mlp() > 1,
+                            None => self.loads_ahead(),
                         };
                         if ahead {
                             c.loads.push((line, id));
@@ -248,7 +248,13 @@ impl Bi {
             Action::Flush { line, op } if self.buffers(c) && c.prog.as_ref().is_some_and(|p| !p.sb.is_empty()) => {
                 self.sb_push(c, ctx, Entry::Flush { line, op });
             }
-            Action::Flush { line, op } => self.flush(c, ctx, line, op),
+            Action::Flush { line, op } => {
+                self.flush(c, ctx, line, op);
+                if let Some(p) = c.prog.as_mut().filter(|_| self.buffered()) {
+                    // a flush with no store ahead of it went at once: its store-buffer entry frees
+                    p.front.0.performed(ctx.now);
+                }
+            }
             Action::Fence => {}
             Action::Evict { line } => {
                 if let Some(pl) = c.l2.remove(line) {
@@ -313,9 +319,7 @@ impl Bi {
             // a hit whose word the thread waits for
             Action::Load { level: lvl @ (Level::L1 | Level::L2), .. } => self.hit_latency(lvl),
             // an in-order store waits for its hit (or longer, for its line)
-            Action::Store { level: lvl @ (Level::L1 | Level::L2), .. } if self.store_buffer() == 0 => {
-                self.hit_latency(lvl)
-            }
+            Action::Store { level: lvl @ (Level::L1 | Level::L2), .. } if !self.buffered() => self.hit_latency(lvl),
             _ => 0,
         }
     }
@@ -369,7 +373,7 @@ impl Bi {
 
     /// Whether program core `c` retires its stores into a store buffer.
     fn buffers(&self, c: &Core) -> bool {
-        c.prog.is_some() && self.store_buffer() > 0
+        c.prog.is_some() && self.buffered()
     }
 
     /// How long an action keeps its core from the next (an in-order core waits for its hit).

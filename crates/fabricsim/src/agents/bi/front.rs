@@ -11,11 +11,13 @@
 //!   the front end lets it (an exchange and an mfence wait for every older
 //!   entry, TSO) and reported as a hit of its latency or as a miss that
 //!   holds a fill buffer until its data arrives;
-//! - a store, clwb or clflushopt goes into BI's store buffer
-//!   (`store_buffer.rs`, the shared `StoreBuffer`) at its dispatch: the
-//!   front end counts its slot and reorder-buffer entry and holds nothing
-//!   for it (it is reported performed at once: BI's buffer is the one that
-//!   performs it);
+//! - a store, clwb or clflushopt takes one of the front end's store-buffer
+//!   entries (the preset's 56) at its dispatch and holds it until BI's
+//!   buffer (`store_buffer.rs`, which performs it on BI's caches) has
+//!   performed it ([`Front::performed`]): a full buffer stalls dispatch, as
+//!   the machine's does. Without a store buffer (`buffered` false: a
+//!   declared alternative) a store holds nothing past its dispatch and
+//!   waits for its line in the thread instead;
 //! - a computation of `ns` is `ns / cycle * width` instructions: `ns` when
 //!   nothing else holds the window, longer when the reorder buffer fills
 //!   behind an outstanding miss.
@@ -26,13 +28,22 @@
 //! word the thread does not read (`Thread::uses_loaded`) lets the thread
 //! go on once it issued: such misses overlap, up to the fill buffers.
 //!
+//! Every miss a BI core has in flight holds one of its fill buffers
+//! ([`Bi::fill_free`]): a load's, an ownership request's (an exchange's,
+//! an unbuffered store's, a buffered store's prefetch), a flush's. The
+//! front end's own count covers only the misses of its window, so BI's
+//! machine counts them all against the same preset value
+//! (`[protocol.bi] fill_buffers`), for program and benchmark cores alike.
+//!
 //! The front end lives beside the checked state ([`Beside`]): it changes
 //! no behaviour the checker explores (and the checked machine runs no
 //! programs).
 
+use std::collections::VecDeque;
+
 use smallvec::SmallVec;
 
-use super::protocol::Line;
+use super::protocol::{Bi, Core, Line, Wait};
 use super::runtime::MicroOp;
 use super::store_buffer::FILL_BUFFERS;
 use crate::agents::cache::Beside;
@@ -59,6 +70,11 @@ pub struct Front {
     /// Misses in flight whose word nobody waits for (at most the fill
     /// buffers: the preset's fit without allocating).
     misses: SmallVec<[(Line, OpId); FILL_BUFFERS]>,
+    /// Stores retire into BI's store buffer (else each waits for its line).
+    buffered: bool,
+    /// The stores (and flushes) dispatched and not yet performed, oldest
+    /// first: the front end's store-buffer entries BI's buffer holds.
+    stores: VecDeque<OpId>,
 }
 
 /// A program core's front end, kept out of the checker's states.
@@ -66,12 +82,13 @@ pub type Side = Beside<Front>;
 
 impl Default for Front {
     fn default() -> Self {
-        Front::new(super::CORE.core)
+        Front::new(super::CORE.core, false)
     }
 }
 
 impl Front {
-    pub fn new(p: front::Params) -> Self {
+    /// A front end of `p`; `buffered`: stores retire into BI's buffer.
+    pub fn new(p: front::Params, buffered: bool) -> Self {
         Front {
             core: front::Core::new(p).expect("the preset's (or a test's) parameters are valid"),
             now: 0,
@@ -81,6 +98,17 @@ impl Front {
             ready: None,
             out: None,
             misses: SmallVec::new(),
+            buffered,
+            stores: VecDeque::with_capacity(if buffered { p.store_buffer as usize } else { 0 }),
+        }
+    }
+
+    /// BI's store buffer performed its oldest entry at `at`: its
+    /// store-buffer entry frees (a store waiting to dispatch may go).
+    pub fn performed(&mut self, at: Time) {
+        if let Some(id) = self.stores.pop_front() {
+            self.core.issue(id, at, Some(0)).expect("a store the front end holds");
+            self.at(at);
         }
     }
 
@@ -169,9 +197,9 @@ impl Front {
     }
 
     /// Work out when the current micro-op may go, dispatching it if the
-    /// window lets it. A store is performed by BI's store buffer, so the
-    /// front end holds nothing for it past its dispatch; a computation is
-    /// over when its instructions dispatched.
+    /// window and the store buffer let it. A store goes at its dispatch
+    /// (into BI's buffer, which performs it); a computation is over when
+    /// its instructions dispatched.
     fn refresh(&mut self) {
         let Some(kind) = self.cur else {
             self.ready = None;
@@ -182,7 +210,10 @@ impl Front {
             // dispatched last: its index is the count of instructions before it
             let id = self.core.stats().instructions - 1;
             self.id = Some(id);
-            if kind == front::Kind::Store {
+            if kind == front::Kind::Store && self.buffered {
+                // held until BI's buffer performs it
+                self.stores.push_back(id);
+            } else if kind == front::Kind::Store {
                 let t = self.core.dispatched_at().expect("dispatched");
                 self.core.issue(id, t, Some(0)).expect("a store just dispatched");
             }
@@ -195,5 +226,23 @@ impl Front {
                 _ => None,
             },
         };
+    }
+}
+
+impl Bi {
+    /// Misses core `c` has in flight, each holding one of its fill buffers:
+    /// loads (gone past or waited for), ownership requests (an exchange's,
+    /// a store's, the store buffer's prefetches) and flushes. (A dirty
+    /// victim's write-back is not counted: it leaves with its `PutM`.)
+    pub(super) fn misses_in_flight(c: &Core) -> usize {
+        c.loads.len()
+            + usize::from(matches!(c.wait, Wait::Miss { .. }))
+            + c.flushing.len()
+            + c.prog.as_ref().map_or(0, |p| p.rfo.len())
+    }
+
+    /// Whether core `c` has a fill buffer free for another miss.
+    pub(super) fn fill_free(&self, c: &Core) -> bool {
+        Self::misses_in_flight(c) < usize::from(self.params.fill_buffers)
     }
 }

@@ -18,8 +18,12 @@
 //! - **Core** (`core.rs`; its micro-benchmarks in `bench.rs`): an in-order core with a private
 //!   L1 (tags only, for its hit time) inside a private L2 that holds the
 //!   line's MESI state and data (L1 ⊂ L2: an L2 victim leaves the L1
-//!   too). A benchmark core has one miss at a time (Fig 12's loader up to
-//!   `mlp`); a load or store that hits costs the level's latency. A program
+//!   too). Every miss a core has in flight (a load's, a store's or an
+//!   exchange's ownership request, a flush or write-back) holds one of its
+//!   L1 fill buffers (`fill_buffers`, the preset's; `front.rs`). A benchmark
+//!   core's loads go one at a time except Fig 12's loader's, which are
+//!   independent and overlap up to the fill buffers; a load or store that
+//!   hits costs the level's latency. A program
 //!   core asks the shared core front end (`front.rs`, the `skylake-sp`
 //!   preset's window, width, load queue and fill buffers) when each
 //!   micro-op may go; its stores may retire into a store buffer
@@ -68,8 +72,9 @@
 //!   the domain, and costs `broadcast` more ("the current core is not able
 //!   to ascertain other cores' cache-line status, it has to broadcast",
 //!   §2.2). Serialising: the core issues nothing until its `FlushAck`.
-//! - `clflushopt(line)`: the same transaction, pipelined: up to
-//!   `flush_slots` in flight; the core goes on after `flush_issue`.
+//! - `clflushopt(line)`: the same transaction, pipelined: each in flight
+//!   holds a fill buffer (`fill_buffers`, shared with the core's other
+//!   misses); the core goes on after `flush_issue`.
 //! - `clwb(line)`: `Flush{inv: false}`: a dirty line is written back and
 //!   every copy stays, clean (`clwb_invalidates` makes it a clflushopt, as
 //!   Intel allows).
@@ -133,9 +138,10 @@ use crate::engine::{Time, NS};
 pub const MAX_DOMAIN_CORES: usize = 64;
 
 /// The machine's core: the `skylake-sp` preset (docs/cpu-presets.md cites
-/// each value). BI's L1 and L2 hit times, its clflushopt/clwb slots, its
-/// store buffer's ownership prefetches and its clock come from it, so BI and
-/// the preset cannot disagree.
+/// each value). BI's L1 and L2 hit times, its fill buffers (which every
+/// miss of a core holds: loads, ownership requests, flushes), its program
+/// cores' store buffer and its clock come from it, so BI and the preset
+/// cannot disagree.
 pub const CORE: &Preset = &presets::SKYLAKE_SP;
 
 /// The core's cycle time (2.5 GHz, BI §7).
@@ -143,7 +149,7 @@ pub const CYCLE: Time = CORE.core.cycle;
 
 /// Calibrated costs (docs/design/bi.md §4; none is in the paper, which
 /// gives only the cache sizes and the 2.5 GHz clock). Each is a key of
-/// `[protocol.bi]`. The core's own (L1, L2, `flush_slots`) are the
+/// `[protocol.bi]`. The core's own (L1, L2, `fill_buffers`) are the
 /// preset's ([`CORE`]); the others are BI's, cited here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Params {
@@ -170,10 +176,17 @@ pub struct Params {
     /// clflushopt throughput of 44717 MiB/s ≈ 1.4 ns/line in
     /// tanakamura's gist a3728e0b; confidence M).
     pub flush_issue: Time,
-    /// clflushopt/clwb in flight per core: the preset's L1 fill buffers
-    /// (a flush holds one, as a miss does; Intel Optimization Manual §7.4.7:
-    /// clflushopt's throughput is about 9× clflush's).
-    pub flush_slots: u16,
+    /// Misses in flight per core: the preset's L1 fill buffers. Every miss
+    /// holds one until its data or ack arrives: a load's, a store's or an
+    /// exchange's ownership request (RFO), a clflush/clflushopt/clwb. On
+    /// Intel cores an L1D miss of a load or a store allocates a line fill
+    /// buffer, and lines leaving L1D (write-backs) go through them too
+    /// (stackoverflow.com/q/49959963, "Where is the Write-Combining Buffer
+    /// located?", Peter Cordes' answer); that a flush holds one as an
+    /// eviction does is this model's reading (confidence M). Intel
+    /// Optimization Manual §7.4.7: clflushopt's throughput is about 9×
+    /// clflush's.
+    pub fill_buffers: u16,
     /// A flush of a line its domain does not hold: 40 ns more for the
     /// broadcast and every core's answer (isec-tugraz/flush_flush#13:
     /// "flushing data that is not in the cache takes 100 more cycles";
@@ -199,7 +212,7 @@ impl Default for Params {
             memory_write: 30 * NS,
             writeback_service: 10 * NS,
             flush_issue: NS,
-            flush_slots: CORE.core.fill_buffers as u16,
+            fill_buffers: CORE.core.fill_buffers as u16,
             broadcast: 40 * NS,
             fence: 33 * CYCLE,
             clwb_invalidates: false,
@@ -273,9 +286,12 @@ pub enum Bench {
     /// (its refills are over) idles to the next one: the time it idles is
     /// reported, and the figure counts it at the steady load rate. The
     /// first `skip` periods are not measured (they bring the caches to the
-    /// state the periodic invalidation keeps them in). The loader has up to
-    /// `mlp` load misses in flight (an out-of-order core's fill buffers;
-    /// the other benchmarks' cores have one).
+    /// state the periodic invalidation keeps them in). The loader's loads
+    /// are independent (their addresses come from a generator, not from
+    /// the data): they overlap up to the core's fill buffers (`fill_buffers`,
+    /// shared with its flushes), unless `dependent` (a pointer chase: one
+    /// at a time). The other benchmarks' loads are a chain (Fig 3A's
+    /// latency walk) and go one at a time.
     Periodic {
         lines: u64,
         mode: FlushMode,
@@ -284,7 +300,7 @@ pub enum Bench {
         periods: u64,
         skip: u64,
         settle: u64,
-        mlp: u16,
+        dependent: bool,
         warm: bool,
     },
 }

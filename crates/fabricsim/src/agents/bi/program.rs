@@ -199,8 +199,9 @@ pub struct Prog {
 }
 
 impl Prog {
-    /// Thread `me` running `app` on a core with front end `core`.
-    pub fn new(me: u8, app: App, core: front::Params) -> Self {
+    /// Thread `me` running `app` on a core with front end `core`
+    /// (`buffered`: its stores retire into its store buffer).
+    pub fn new(me: u8, app: App, core: front::Params, buffered: bool) -> Self {
         Prog {
             thread: Thread::new(me),
             op: None,
@@ -210,7 +211,7 @@ impl Prog {
             swapped: None,
             sb: StoreBuffer::new(),
             rfo: SmallVec::new(),
-            front: Beside(Front::new(core)),
+            front: Beside(Front::new(core, buffered)),
         }
     }
 }
@@ -234,11 +235,12 @@ impl Bi {
         if t > f.now {
             return Some(Action::Stall { dur: t - f.now });
         }
-        let cap = self.store_buffer();
-        // with a store buffer, a store (and a flush behind one) retires into it if it has room
-        let retire = cap > 0 && c.wait == Wait::None && p.sb.has_room(cap);
+        let buffered = self.buffered();
+        // with a store buffer, a store (and a flush behind one) retires into
+        // it (the front end dispatched it: it had a store-buffer entry)
+        let retire = buffered && c.wait == Wait::None;
         let flush = |line, op| {
-            if cap > 0 && !p.sb.is_empty() {
+            if buffered && !p.sb.is_empty() {
                 retire.then_some(Action::Flush { line, op })
             } else {
                 self.may_flush(c, line, op).then_some(Action::Flush { line, op })
@@ -259,7 +261,7 @@ impl Bi {
                 let action = if f.used() { Action::Load { line, level } } else { Action::LoadAhead { line, level } };
                 (!wait && fill && self.may_access(c, line, false)).then_some(action)
             }
-            MicroOp::Store { line, .. } if cap > 0 => {
+            MicroOp::Store { line, .. } if buffered => {
                 retire.then_some(Action::Store { line, val: 0, level: Level::L1 })
             }
             MicroOp::Store { line, .. } | MicroOp::Swap { line, .. } => {
@@ -401,12 +403,26 @@ pub struct ProgramSpec {
     pub warm: bool,
     /// The tree benchmark's authoritative tree and allocator.
     pub world: Option<TreeWorld>,
-    /// Entries of each program core's store buffer (0: none, a store
-    /// waits for its line as an in-order core's does).
-    pub store_buffer: usize,
+    /// Each program core's stores retire into its store buffer (false: a
+    /// store waits for its line as an in-order core's does).
+    pub buffered: bool,
     /// Each program core's front end (`front.rs`): the machine's preset's,
-    /// [`super::CORE`].
+    /// [`super::CORE`], with the machine's fill buffers; its
+    /// `store_buffer` is the buffer's size.
     pub core: front::Params,
+}
+
+/// A program core's front end on a machine of `params`: the preset's,
+/// with the machine's fill buffers (one count for every miss: loads, RFOs,
+/// flushes) and a store buffer of `store_buffer` entries (None: none; the
+/// preset's size is then kept, as no store waits in it).
+pub fn front_params(params: &super::Params, store_buffer: Option<u32>) -> front::Params {
+    let p = super::CORE.core;
+    front::Params {
+        fill_buffers: u32::from(params.fill_buffers),
+        store_buffer: store_buffer.unwrap_or(p.store_buffer),
+        ..p
+    }
 }
 
 #[cfg(test)]
@@ -445,7 +461,7 @@ mod tests {
             image: Vec::new(),
             warm: false,
             world: None,
-            store_buffer: 0,
+            buffered: false,
             core: crate::agents::bi::CORE.core,
         }));
         p
@@ -458,6 +474,7 @@ mod tests {
             me,
             App::Script { calls: script.to_vec(), next: 0, rets: Vec::new() },
             p.program.as_ref().unwrap().core,
+            p.program.as_ref().unwrap().buffered,
         )));
         let mut q: VecDeque<(AgentId, AgentId, Msg)> = VecDeque::new();
         for _ in 0..100_000 {
@@ -535,7 +552,7 @@ mod tests {
     #[test]
     fn a_buffered_store_performs_only_after_every_older_one() {
         let mut p = machine();
-        Arc::get_mut(p.program.as_mut().unwrap()).unwrap().store_buffer = 8;
+        Arc::get_mut(p.program.as_mut().unwrap()).unwrap().buffered = true;
         let (mut agents, mut g) = p.initial().remove(0);
         let (a_line, b_line) = (layout().obj_line(0), layout().obj_line(1));
         // core 0 holds object 1's line, written and written back (clwb keeps it, clean)
@@ -544,8 +561,12 @@ mod tests {
         // then writes object 0 (a miss) and object 1 (a hit): the core retires both into its buffer
         let Node::Core(c) = &mut agents[0] else { panic!("a core") };
         let calls = vec![Call::Write { obj: 0, val: 7 }, Call::Write { obj: 1, val: 9 }];
-        c.prog =
-            Some(Box::new(Prog::new(0, App::Script { calls, next: 0, rets: Vec::new() }, super::super::CORE.core)));
+        c.prog = Some(Box::new(Prog::new(
+            0,
+            App::Script { calls, next: 0, rets: Vec::new() },
+            super::super::CORE.core,
+            true,
+        )));
         let mut held = Vec::new();
         let mut q: VecDeque<(AgentId, AgentId, Msg)> = VecDeque::new();
         for _ in 0..1_000 {

@@ -672,12 +672,11 @@ impl Bi {
         }
     }
 
-    /// Load misses a core may have in flight.
-    pub(super) fn mlp(&self) -> usize {
-        match self.bench {
-            Some(Bench::Periodic { mlp, .. }) => mlp as usize,
-            _ => 1,
-        }
+    /// Whether a benchmark core goes on past its load misses: Fig 12's
+    /// loader's loads are independent (up to the fill buffers); the other
+    /// benchmarks' are a chain, one at a time.
+    pub(super) fn loads_ahead(&self) -> bool {
+        matches!(self.bench, Some(Bench::Periodic { dependent: false, .. }))
     }
 
     /// Whether core `c` may access `line` now.
@@ -689,8 +688,8 @@ impl Bi {
             Some(l) => !write || l.st != P::S,
             None => false,
         };
-        // (a program core's misses are bounded by its front end's fill buffers, `prog_action`)
-        if !hit && c.prog.is_none() && c.loads.len() >= self.mlp() {
+        // a miss holds a fill buffer (`front.rs`)
+        if !hit && !self.fill_free(c) {
             return false;
         }
         hit || !c.wb.iter().any(|w| w.0 == line)
@@ -700,10 +699,9 @@ impl Bi {
         c.wait == Wait::None
             && !c.flushing.iter().any(|f| f.0 == line)
             && !c.loads.iter().any(|l| l.0 == line)
-            && match op {
-                FlushOp::Clflush => c.flushing.is_empty(),
-                _ => c.flushing.len() < self.params.flush_slots as usize,
-            }
+            && (op != FlushOp::Clflush || c.flushing.is_empty())
+            // a flush holds a fill buffer as a miss does (`front.rs`)
+            && self.fill_free(c)
     }
 
     /// Per domain, per line: at most one core with E or M, and then no other with S.
@@ -808,7 +806,7 @@ impl Protocol for Bi {
             }
             ghost.world = Some(Box::new(world));
             for (c, app) in cores.iter_mut().zip(&spec.apps) {
-                c.prog = app.as_ref().map(|a| Box::new(Prog::new(a.0, a.1.clone(), spec.core)));
+                c.prog = app.as_ref().map(|a| Box::new(Prog::new(a.0, a.1.clone(), spec.core, spec.buffered)));
             }
         }
         let mut agents: Vec<Node> = cores.into_iter().map(Node::Core).collect();

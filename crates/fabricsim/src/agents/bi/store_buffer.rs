@@ -1,7 +1,9 @@
 //! A program core's store buffer (timing only; `[protocol.bi.tree]
 //! store_buffer`): the out-of-order core's way of not waiting for its
-//! stores, as Skylake-SP's store buffer does (its size is the
-//! `skylake-sp` preset's, which the experiments give here).
+//! stores, as Skylake-SP's store buffer does. Its size is the core front
+//! end's (`front.rs`, the `skylake-sp` preset's 56 entries): an entry is
+//! held there from the store's dispatch until it performs here, and a full
+//! buffer stalls the core's dispatch.
 //!
 //! A store, and a clwb or clflushopt behind a store, *retires* into the
 //! buffer and the core goes on. The buffer performs its entries in program
@@ -9,8 +11,9 @@
 //! a flush is ordered after the older stores to its line): a store when its
 //! line is held E or M, a flush when it may issue (`may_flush`). Ownership
 //! is fetched ahead: every buffered store whose line is not writable sends
-//! its `GetM` at once, up to [`FILL_BUFFERS`] in flight, so the misses of a
-//! burst of stores overlap (Skylake's RFO prefetch). An owned line can be
+//! its `GetM` at once, each holding one of the core's fill buffers (shared
+//! with its loads and flushes, `Bi::fill_free`), so the misses of a burst
+//! of stores overlap (Skylake's RFO prefetch). An owned line can be
 //! taken back (an `Inv`) before its store performs; the store then asks
 //! again.
 //!
@@ -24,11 +27,10 @@
 //! (`agents/core/store_buffer.rs`); BI's own parts are its entries (a
 //! flush among the stores: the shared buffer has stores, releases and
 //! fences, and a flush is ordered as a fence there) and the ownership
-//! prefetch around it (`rfo`). The core's front end (`front.rs`) counts
-//! a buffered entry's dispatch slot and holds nothing for it, so this is
-//! the only buffer that performs BI's stores. The ownership prefetches
-//! count their own fill buffers ([`FILL_BUFFERS`]), not the front end's,
-//! which only its loads hold. A store performs only when no load the core
+//! prefetch around it (`rfo`). The core's front end (`front.rs`) holds
+//! each entry's slot of its store buffer until this buffer performs it
+//! ([`super::front::Front::performed`]): the front end bounds the entries,
+//! this buffer performs them. A store performs only when no load the core
 //! went past is in flight (TSO: a store never passes an older load).
 
 use super::lines::Lines;
@@ -38,10 +40,9 @@ use super::FlushOp;
 use crate::agents::core::store_buffer::{Buffered, Class, StoreBuffer};
 use crate::agents::protocol::Ctx;
 
-/// Ownership requests of buffered stores in flight: the core's L1 fill
-/// buffers (the `skylake-sp` preset's, [`super::CORE`]), as many as the
-/// loads' misses in flight of BI Fig 12's loader. A const because it sizes
-/// the `rfo` array of a program core.
+/// The preset's L1 fill buffers ([`super::CORE`]): the inline size of a
+/// program core's arrays of misses in flight (`rfo`, the front end's);
+/// the bound is the machine's `fill_buffers` (`Bi::fill_free`).
 pub const FILL_BUFFERS: usize = super::CORE.core.fill_buffers as usize;
 
 /// A retired store or flush, not yet performed.
@@ -77,9 +78,10 @@ pub fn holds_store(sb: &StoreBuffer<Entry>, line: Line) -> bool {
 }
 
 impl Bi {
-    /// The buffer's capacity (0: no buffer, an in-order core's stores wait).
-    pub(super) fn store_buffer(&self) -> usize {
-        self.program.as_ref().map_or(0, |p| p.store_buffer)
+    /// Whether program cores retire their stores into a store buffer
+    /// (false: an in-order core's stores wait for their lines).
+    pub(super) fn buffered(&self) -> bool {
+        self.program.as_ref().is_some_and(|p| p.buffered)
     }
 
     /// Retire `e` into core `c`'s buffer and perform what can be.
@@ -120,7 +122,10 @@ impl Bi {
             if !performed {
                 break;
             }
-            c.prog.as_mut().expect("a program core").sb.pop();
+            let p = c.prog.as_mut().expect("a program core");
+            p.sb.pop();
+            // its entry in the front end's store buffer frees
+            p.front.0.performed(ctx.now);
         }
         self.sb_prefetch(c, ctx);
     }
@@ -145,12 +150,13 @@ impl Bi {
     }
 
     /// Send `GetM` for the buffered stores whose lines are not writable,
-    /// oldest first, while fill buffers are free.
+    /// oldest first, while fill buffers are free (`Bi::fill_free`).
     fn sb_prefetch(&self, c: &mut Core, ctx: &mut Ctx<Msg, Ghost>) {
         let llc = self.llc_agent(self.domain_of(ctx.me));
+        let mut free = usize::from(self.params.fill_buffers).saturating_sub(Self::misses_in_flight(c));
         let Some(p) = c.prog.as_mut() else { return };
         for e in p.sb.iter() {
-            if p.rfo.len() >= FILL_BUFFERS {
+            if free == 0 {
                 break;
             }
             let Entry::Store { line, .. } = *e else { continue };
@@ -164,6 +170,7 @@ impl Bi {
                 continue;
             }
             p.rfo.push(line);
+            free -= 1;
             ctx.send(llc, REQ, Msg::GetM { line });
         }
     }

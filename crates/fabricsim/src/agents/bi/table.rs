@@ -44,8 +44,12 @@ pub struct BiConfig {
     pub writeback_service: Option<Duration>,
     /// A clflushopt's or clwb's issue, each (default 1 ns).
     pub flush_issue: Option<Duration>,
-    /// clflushopt/clwb in flight per core.
-    pub flush_slots: Option<u32>,
+    /// Each core's L1 fill buffers (default: the `skylake-sp` preset's 12):
+    /// every miss in flight holds one, a load's, an ownership request's
+    /// (a store's, an exchange's) and a clflush/clflushopt/clwb's alike.
+    /// One value for every figure; another is a declared alternative
+    /// (BI Fig 12's 10, the count the sources give for earlier cores).
+    pub fill_buffers: Option<u32>,
     /// Extra cost of a flush of a line the domain does not hold.
     pub broadcast: Option<Duration>,
     /// An mfence's own cost once the flushes in flight are done (default 13.2 ns).
@@ -90,8 +94,11 @@ pub struct BiTreeConfig {
     pub log_cap: Option<u32>,
     /// The skew margin D.
     pub skew_margin: Option<Duration>,
-    /// Entries of each core's store buffer (0: an in-order core whose
-    /// stores wait for their lines).
+    /// Entries of each core's store buffer. Default: the `skylake-sp`
+    /// preset's 56, held by the core's front end (`agents/bi/front.rs`),
+    /// which stalls dispatch when they are all taken. A declared
+    /// alternative only: 0, an in-order core whose stores wait for their
+    /// lines (BI Table 1's departure, its Choice), or another size (tests).
     pub store_buffer: Option<u32>,
     /// `bi` (default: the BI runtime, updates delegated to core 0) or
     /// `urcu` (U-RCU on the coherent machine: every core updates under a lock).
@@ -131,13 +138,15 @@ pub struct BiBenchConfig {
     /// `aggressive`: each line after its load); the period; periods run,
     /// and of them those not measured (default 1 of 2 or more); loads
     /// after an invalidation after which the loader idles to the next (0:
-    /// never); the loader's load misses in flight (default 1).
+    /// never); whether each load's address comes from the previous load
+    /// (a pointer chase: one miss at a time; default false, the loads
+    /// overlap up to the core's `fill_buffers`).
     pub mode: Option<String>,
     pub period: Option<Duration>,
     pub periods: Option<u64>,
     pub skip: Option<u64>,
     pub settle: Option<u64>,
-    pub mlp: Option<u32>,
+    pub dependent: Option<bool>,
 }
 
 /// `[protocol.bi]`: the domains from the system's shape, the caches,
@@ -215,11 +224,11 @@ pub fn resolve(table: &BiConfig, m: &Machine) -> Result<BiSpec, ParamError> {
         memory_write: time("memory_write", c.memory_write, d.memory_write)?,
         writeback_service: time("writeback_service", c.writeback_service, d.writeback_service)?,
         flush_issue: time("flush_issue", c.flush_issue, d.flush_issue)?,
-        flush_slots: match c.flush_slots {
-            None => d.flush_slots,
+        fill_buffers: match c.fill_buffers {
+            None => d.fill_buffers,
             Some(n @ 1..=1024) => n as u16,
             Some(n) => {
-                return Err(ParamError::new(key("flush_slots"), format!("{n}: expected 1 to 1024 flushes in flight")))
+                return Err(ParamError::new(key("fill_buffers"), format!("{n}: expected 1 to 1024 misses in flight")))
             }
         },
         broadcast: time("broadcast", c.broadcast, d.broadcast)?,
@@ -290,7 +299,7 @@ pub fn resolve(table: &BiConfig, m: &Machine) -> Result<BiSpec, ParamError> {
                 ("periods", b.periods.is_some()),
                 ("skip", b.skip.is_some()),
                 ("settle", b.settle.is_some()),
-                ("mlp", b.mlp.is_some()),
+                ("dependent", b.dependent.is_some()),
             ];
             let ws_lines = |def: u64| -> Result<u64, ParamError> {
                 let ws = b.working_set.map_or(def, |s| s.bytes());
@@ -408,15 +417,6 @@ pub fn resolve(table: &BiConfig, m: &Machine) -> Result<BiSpec, ParamError> {
                             format!("{skip}: expected fewer than the {periods} periods (one must be measured)"),
                         ));
                     }
-                    let mlp = match b.mlp.unwrap_or(1) {
-                        n @ 1..=64 => n as u16,
-                        n => {
-                            return Err(ParamError::new(
-                                bkey("mlp"),
-                                format!("{n}: expected 1 to 64 load misses in flight"),
-                            ))
-                        }
-                    };
                     let settle = b.settle.unwrap_or(0);
                     if settle > 1 << 40 {
                         return Err(ParamError::new(bkey("settle"), format!("{settle}: expected 0 to 2^40 loads")));
@@ -429,7 +429,7 @@ pub fn resolve(table: &BiConfig, m: &Machine) -> Result<BiSpec, ParamError> {
                         periods,
                         skip,
                         settle,
-                        mlp,
+                        dependent: b.dependent.unwrap_or(false),
                         warm: b.warm.unwrap_or(true),
                     })
                 }
@@ -501,13 +501,14 @@ pub fn resolve(table: &BiConfig, m: &Machine) -> Result<BiSpec, ParamError> {
             if !(16..=1 << 20).contains(&log_cap) {
                 return Err(ParamError::new(tkey("log_cap"), format!("{log_cap}: expected 16 to 2^20 records")));
             }
-            let store_buffer = t.store_buffer.unwrap_or(0);
-            if store_buffer > 1024 {
-                return Err(ParamError::new(
-                    tkey("store_buffer"),
-                    format!("{store_buffer}: expected 0 to 1024 entries"),
-                ));
-            }
+            let store_buffer = match t.store_buffer {
+                None => Some(crate::agents::bi::CORE.core.store_buffer),
+                Some(0) => None,
+                Some(n @ 1..=1024) => Some(n),
+                Some(n) => {
+                    return Err(ParamError::new(tkey("store_buffer"), format!("{n}: expected 0 to 1024 entries")))
+                }
+            };
             let front_end = match t.front_end.as_deref().unwrap_or("bi") {
                 "bi" => crate::agents::bi::tree::FrontEnd::Bi,
                 "urcu" if c.coherent == Some(true) => crate::agents::bi::tree::FrontEnd::Urcu,
@@ -545,7 +546,7 @@ pub fn resolve(table: &BiConfig, m: &Machine) -> Result<BiSpec, ParamError> {
                 d: t.skew_margin.map_or(0, |d| d.ps()),
                 front_end,
                 mutant: rt_mutant,
-                store_buffer: store_buffer as usize,
+                store_buffer,
             })
         }
     };

@@ -56,8 +56,9 @@ pub struct TreeBench {
     pub front_end: FrontEnd,
     /// A deliberately broken runtime (reproduction tests).
     pub mutant: Option<super::runtime::RtMutant>,
-    /// Entries of each core's store buffer (`store_buffer.rs`; 0: none).
-    pub store_buffer: usize,
+    /// Entries of each core's store buffer (`store_buffer.rs`, held by its
+    /// front end; None: none, each store waits for its line).
+    pub store_buffer: Option<u32>,
 }
 
 /// Who runs the tree: BI on the non-coherent machine (a delegate applies
@@ -469,8 +470,8 @@ pub fn program(t: &TreeBench, p: &super::Bi, seed: u64) -> ProgramSpec {
         image,
         warm: true,
         world: Some(world),
-        store_buffer: t.store_buffer,
-        core: super::CORE.core,
+        buffered: t.store_buffer.is_some(),
+        core: super::program::front_params(&p.params, t.store_buffer),
     }
 }
 
@@ -556,7 +557,7 @@ fn urcu_program(
         image,
         warm: true,
         world: Some(world),
-        store_buffer: t.store_buffer,
-        core: super::CORE.core,
+        buffered: t.store_buffer.is_some(),
+        core: super::program::front_params(&p.params, t.store_buffer),
     }
 }
