@@ -349,7 +349,11 @@ impl Bi {
                 let world = ctx.ghost.world.as_mut().expect("a program's world");
                 // an application's own load hands its word back as the result
                 let r = loaded.take().or(ret.take());
-                match p.app.next(r, first, ctx.now, world, &rt.layout) {
+                let next = p.app.next(r, first, ctx.now, world, &rt.layout);
+                if let Some(why) = world.tree.as_ref().and_then(|t| t.exhausted(rt.layout.log_cap)) {
+                    return Err(Violation { kind: "tree object pool exhausted", detail: why });
+                }
+                match next {
                     Next::Call(call) => p.thread.start(call),
                     Next::Op(op) => {
                         p.op = Some(op);

@@ -601,6 +601,23 @@ fn no_lookup_reads_a_reused_node_and_without_the_period_subtraction_one_does() {
 }
 
 #[test]
+fn a_tree_whose_freed_log_wraps_stops_with_an_error_naming_the_pool() {
+    // the store buffer lets the delegate free faster than bi_reclaim returns objects through a 64-record log
+    let toml = include_str!("../../../../../examples/bi_superdome.toml");
+    let o: Vec<String> = ["nodes=64", "updates=0.5", "time=\"2ms\"", "warmup=\"0ns\"", "period=\"20us\"", "log_cap=64"]
+        .iter()
+        .map(|kv| format!("protocol.bi.tree.{kv}"))
+        .chain(["sim.max_time=\"1s\"".to_string()])
+        .collect();
+    let spec =
+        crate::config::resolve(toml, "test.toml", crate::Format::Toml, &o, None).unwrap_or_else(|e| panic!("{e}"));
+    let r = crate::run_spec(&spec, &mut |_| true);
+    // a timed run reports a protocol error among its warnings (it does not panic)
+    let why = r.warnings.iter().find(|w| w.starts_with("protocol error")).expect("the run reports the pool");
+    assert!(why.contains("object pool (4416 objects) is exhausted") && why.contains("log_cap"), "{why}");
+}
+
+#[test]
 fn the_machines_core_is_the_skylake_sp_preset() {
     // looked up by name, as a configuration's `preset` is: BI's core must be
     // the preset docs/cpu-presets.md cites, not a copy of its values

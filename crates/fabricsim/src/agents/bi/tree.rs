@@ -358,15 +358,32 @@ pub struct TreeWorld {
 }
 
 impl TreeWorld {
+    /// An object: a reclaimed one, or a fresh one (past `capacity` too:
+    /// [`TreeWorld::exhausted`] then says so, and the run stops with it).
     pub fn alloc(&mut self) -> u32 {
         match self.free.pop() {
             Some(o) => o,
             None => {
-                assert!(self.fresh < self.capacity, "the tree's object pool ({}) is exhausted", self.capacity);
                 self.fresh += 1;
                 self.fresh - 1
             }
         }
+    }
+
+    /// Why the pool ran out, once more objects were handed out than it
+    /// holds: the freed log is a ring of `log_cap` records, so objects
+    /// freed faster than `bi_reclaim` returns them are overwritten in it
+    /// and never come back (the modelled runtime does not block a free on
+    /// a full log).
+    pub fn exhausted(&self, log_cap: u32) -> Option<String> {
+        (self.fresh > self.capacity).then(|| {
+            format!(
+                "the tree's object pool ({} objects) is exhausted: the delegate freed objects faster than bi_reclaim \
+                 returned them, and the freed log's {log_cap} records wrapped; give [protocol.bi.tree] a larger \
+                 log_cap, a shorter period, fewer updates or a shorter time",
+                self.capacity
+            )
+        })
     }
 
     pub fn apply(&mut self, key: u64, insert: bool) -> Option<PathCopy> {
