@@ -25,6 +25,7 @@ const WITH_CORES: &[(&str, &str, Model, &[&str])] = &[
     ("cord", "MP+rel+acq", Model::Rc, &["variant=mp", "homes.x=0", "homes.y=0"]),
     ("pcie", "MP+rel+acq", Model::Rc, &["variant=rc-opt", "nic=1"]),
     ("pcie", "pcie/MMIO", Model::Rc, &["mmio=rob"]),
+    ("german", "MP+rel+acq", Model::Rc, &[]),
 ];
 
 #[test]
@@ -109,4 +110,32 @@ fn a_configuration_s_protocol_table_is_the_one_litmus_reads() {
     let bad = "[protocol]\nname = \"pcie\"\n[protocol.pcie]\nnic = \"one\"\n";
     let e = protocol(None, Some((bad, "b.toml", fabricsim::Format::Toml)), &[], None).err().unwrap().to_string();
     assert!(e.contains("b.toml: protocol.pcie.nic") && e.contains("a thread number or a list of them"), "{e}");
+}
+
+/// German's program cores (a german.m line per location) and DCOH's host
+/// requesters: under SC, SB and MP give every outcome SC allows and no other.
+#[test]
+fn german_and_dcoh_cores_give_exactly_sc_s_outcomes() {
+    for name in ["german"] {
+        for test in ["SB", "MP"] {
+            let r = run_with(litmus(test), Model::Sc, name, &[], None).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert!(r.ok(), "{name} on {test}: {:?}", r.forbidden_observed());
+            assert_eq!(r.observed, r.allowed, "{name} on {test}");
+        }
+    }
+}
+
+/// A mutant of German's rules breaks a program on its cores, and the
+/// failure comes with its shortest interleaving.
+#[test]
+fn a_german_mutant_fails_a_litmus_test_with_its_interleaving() {
+    let prog = litmus("MP");
+    for mutant in ["ack-keeps-copy", "no-exclusive-flag", "forget-sharer"] {
+        let r = run_with(prog.clone(), Model::Sc, "german", &[], Some(mutant)).unwrap();
+        assert!(!r.ok(), "{mutant}");
+        let cx = r.counterexample().unwrap_or_else(|| panic!("{mutant}: an interleaving"));
+        let j = fabricsim::check::litmus_run::run_json(&prog, Model::Sc, "german", &r);
+        let text = j["trace_text"].as_str().unwrap();
+        assert!(!cx.violation.as_ref().unwrap().steps.is_empty() && text.contains("before:"), "{mutant}: {text}");
+    }
 }
