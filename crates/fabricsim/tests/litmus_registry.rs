@@ -26,6 +26,7 @@ const WITH_CORES: &[(&str, &str, Model, &[&str])] = &[
     ("pcie", "MP+rel+acq", Model::Rc, &["variant=rc-opt", "nic=1"]),
     ("pcie", "pcie/MMIO", Model::Rc, &["mmio=rob"]),
     ("german", "MP+rel+acq", Model::Rc, &[]),
+    ("dcoh", "SB", Model::Tso, &["invblk=2"]),
 ];
 
 #[test]
@@ -116,7 +117,7 @@ fn a_configuration_s_protocol_table_is_the_one_litmus_reads() {
 /// requesters: under SC, SB and MP give every outcome SC allows and no other.
 #[test]
 fn german_and_dcoh_cores_give_exactly_sc_s_outcomes() {
-    for name in ["german"] {
+    for name in ["german", "dcoh"] {
         for test in ["SB", "MP"] {
             let r = run_with(litmus(test), Model::Sc, name, &[], None).unwrap_or_else(|e| panic!("{name}: {e}"));
             assert!(r.ok(), "{name} on {test}: {:?}", r.forbidden_observed());
@@ -135,6 +136,22 @@ fn a_german_mutant_fails_a_litmus_test_with_its_interleaving() {
         assert!(!r.ok(), "{mutant}");
         let cx = r.counterexample().unwrap_or_else(|| panic!("{mutant}: an interleaving"));
         let j = fabricsim::check::litmus_run::run_json(&prog, Model::Sc, "german", &r);
+        let text = j["trace_text"].as_str().unwrap();
+        assert!(!cx.violation.as_ref().unwrap().steps.is_empty() && text.contains("before:"), "{mutant}: {text}");
+    }
+}
+
+/// A DCOH mutant breaks a program on its requesters, with the interleaving
+/// (MP's requesters never write back nor share a line that is being
+/// back-invalidated, so only the dirty BIRsp's mutant shows on it).
+#[test]
+fn a_dcoh_mutant_fails_a_litmus_test_with_its_interleaving() {
+    let prog = litmus("MP");
+    for mutant in ["drop-dirty-birsp"] {
+        let r = run_with(prog.clone(), Model::Sc, "dcoh", &[], Some(mutant)).unwrap();
+        assert!(!r.ok(), "{mutant}");
+        let cx = r.counterexample().unwrap_or_else(|| panic!("{mutant}: an interleaving"));
+        let j = fabricsim::check::litmus_run::run_json(&prog, Model::Sc, "dcoh", &r);
         let text = j["trace_text"].as_str().unwrap();
         assert!(!cx.violation.as_ref().unwrap().steps.is_empty() && text.contains("before:"), "{mutant}: {text}");
     }

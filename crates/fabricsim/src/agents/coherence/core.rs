@@ -26,6 +26,16 @@ pub enum FrontEnd {
 }
 
 impl FrontEnd {
+    /// The cores' front end for a memory model.
+    pub fn of(model: crate::programs::Model) -> Self {
+        use crate::programs::Model;
+        match model {
+            Model::Sc => FrontEnd::Sc,
+            Model::Tso => FrontEnd::Tso,
+            Model::Rc => FrontEnd::Rc,
+        }
+    }
+
     pub fn parse(s: &str) -> Option<Self> {
         match s.to_ascii_lowercase().as_str() {
             "sc" => Some(FrontEnd::Sc),

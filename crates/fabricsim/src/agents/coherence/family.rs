@@ -45,19 +45,10 @@ fn directory(variant: Variant, size: &CheckSize, mutant: Option<&str>) -> Result
         .with_symmetry(size.symmetry))
 }
 
-/// The cores' front end for a memory model.
-fn front_end(model: Model) -> FrontEnd {
-    match model {
-        Model::Sc => FrontEnd::Sc,
-        Model::Tso => FrontEnd::Tso,
-        Model::Rc => FrontEnd::Rc,
-    }
-}
-
 /// The timed directory protocol: a litmus program's cores, workload-driven
 /// cores (with `[protocol.cache]`'s capacity, if given) or random ones.
 fn timed_directory(variant: Variant, m: &Machine) -> Directory {
-    let fe = front_end(m.model);
+    let fe = FrontEnd::of(m.model);
     let p = match &m.program {
         Some(prog) => Directory::running(variant, prog.clone(), fe, m.homes),
         None if m.driver == Driver::Workload => {
@@ -141,7 +132,7 @@ impl<const MESI: bool> Family for DirectoryFamily<MESI> {
     ) -> Result<Litmus<Directory>, ParamError> {
         let mutant = find_mutant(DIRECTORY_MUTANTS, mutant)?;
         check_protocol_limits(&program).map_err(|e| ParamError::new("program", format!("{}: {e}", program.name)))?;
-        let p = Directory::running(Self::VARIANT, program, front_end(model), 1).with_mutant(mutant);
+        let p = Directory::running(Self::VARIANT, program, FrontEnd::of(model), 1).with_mutant(mutant);
         Ok(Litmus { protocol: p, outcome: Directory::outcome })
     }
 
@@ -215,7 +206,7 @@ impl Family for GermanFamily {
         let name = &program.name;
         check_protocol_limits(&program).map_err(|e| ParamError::new("program", format!("{name}: {e}")))?;
         let rules = german_rules(program.threads.len().clamp(1, 32), 1, mutant)?;
-        let p = GermanCores::new(rules, program.clone(), front_end(model))
+        let p = GermanCores::new(rules, program.clone(), FrontEnd::of(model))
             .map_err(|e| ParamError::new("program", format!("{name}: {e}")))?;
         Ok(v.visit(Litmus { protocol: p, outcome: GermanCores::outcome }))
     }
