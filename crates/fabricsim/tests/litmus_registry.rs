@@ -25,6 +25,8 @@ const WITH_CORES: &[(&str, &str, Model, &[&str])] = &[
     ("cord", "MP+rel+acq", Model::Rc, &["variant=mp", "homes.x=0", "homes.y=0"]),
     ("pcie", "MP+rel+acq", Model::Rc, &["variant=rc-opt", "nic=1"]),
     ("pcie", "pcie/MMIO", Model::Rc, &["mmio=rob"]),
+    ("german", "MP+rel+acq", Model::Rc, &[]),
+    ("dcoh", "SB", Model::Tso, &["invblk=2"]),
 ];
 
 #[test]
@@ -109,4 +111,55 @@ fn a_configuration_s_protocol_table_is_the_one_litmus_reads() {
     let bad = "[protocol]\nname = \"pcie\"\n[protocol.pcie]\nnic = \"one\"\n";
     let e = protocol(None, Some((bad, "b.toml", fabricsim::Format::Toml)), &[], None).err().unwrap().to_string();
     assert!(e.contains("b.toml: protocol.pcie.nic") && e.contains("a thread number or a list of them"), "{e}");
+}
+
+/// Under SC, SB and MP give every outcome SC allows and no other.
+fn exactly_sc_s_outcomes(name: &str) {
+    for test in ["SB", "MP"] {
+        let r = run_with(litmus(test), Model::Sc, name, &[], None).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(r.ok(), "{name} on {test}: {:?} {:?}", r.forbidden_observed(), r.report.violation);
+        assert_eq!(r.observed, r.allowed, "{name} on {test}");
+    }
+}
+
+/// German's program cores: a german.m line and home per location.
+#[test]
+fn german_cores_give_exactly_sc_s_outcomes() {
+    exactly_sc_s_outcomes("german");
+}
+
+/// DCOH's host requesters, each with a core.
+#[test]
+fn dcoh_cores_give_exactly_sc_s_outcomes() {
+    exactly_sc_s_outcomes("dcoh");
+}
+
+/// A mutant of German's rules breaks a program on its cores, and the
+/// failure comes with its shortest interleaving.
+#[test]
+fn a_german_mutant_fails_a_litmus_test_with_its_interleaving() {
+    let prog = litmus("MP");
+    for mutant in ["ack-keeps-copy", "no-exclusive-flag", "forget-sharer"] {
+        let r = run_with(prog.clone(), Model::Sc, "german", &[], Some(mutant)).unwrap();
+        assert!(!r.ok(), "{mutant}");
+        let cx = r.counterexample().unwrap_or_else(|| panic!("{mutant}: an interleaving"));
+        let j = fabricsim::check::litmus_run::run_json(&prog, Model::Sc, "german", &r);
+        let text = j["trace_text"].as_str().unwrap();
+        assert!(!cx.violation.as_ref().unwrap().steps.is_empty() && text.contains("before:"), "{mutant}: {text}");
+    }
+}
+
+/// A DCOH mutant breaks a program on its requesters, with the interleaving
+/// (MP's requesters never write back nor share a line that is being
+/// back-invalidated, so only the dirty BIRsp's mutant shows on it).
+#[test]
+fn a_dcoh_mutant_fails_a_litmus_test_with_its_interleaving() {
+    let prog = litmus("MP");
+    let mutant = "drop-dirty-birsp";
+    let r = run_with(prog.clone(), Model::Sc, "dcoh", &[], Some(mutant)).unwrap();
+    assert!(!r.ok(), "{mutant}");
+    let cx = r.counterexample().unwrap_or_else(|| panic!("{mutant}: an interleaving"));
+    let j = fabricsim::check::litmus_run::run_json(&prog, Model::Sc, "dcoh", &r);
+    let text = j["trace_text"].as_str().unwrap();
+    assert!(!cx.violation.as_ref().unwrap().steps.is_empty() && text.contains("before:"), "{mutant}: {text}");
 }

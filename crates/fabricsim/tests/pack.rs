@@ -74,6 +74,26 @@ fn program_core_states_round_trip() {
     }
 }
 
+/// German's and DCOH's litmus cores (a line per location, the waits).
+#[test]
+fn german_and_dcoh_program_core_states_round_trip() {
+    use fabricsim::agents::coherence::core::FrontEnd;
+    use fabricsim::agents::coherence::german_cores::GermanCores;
+    use fabricsim::agents::cxl::dcoh_cores::DcohCores;
+    use std::sync::Arc;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/fabricsim/litmus");
+    for name in ["SB", "MP+rel+acq", "SB+fences"] {
+        let prog = Arc::new(fabricsim::programs::litmus::parse_file(&dir.join(format!("{name}.litmus"))).unwrap());
+        for fe in [FrontEnd::Sc, FrontEnd::Tso, FrontEnd::Rc] {
+            let g = GermanCores::new(German::new(2, 1), prog.clone(), fe).unwrap();
+            let n = round_trips(&g, 5_000);
+            assert!(n > 20, "german {name} {fe:?}: {n} states");
+            let n = round_trips(&DcohCores::new(prog.clone(), fe, 2, None).unwrap(), 5_000);
+            assert!(n > 20, "dcoh {name} {fe:?}: {n} states");
+        }
+    }
+}
+
 #[test]
 fn dcoh_states_round_trip() {
     assert!(round_trips(&Dcoh::checked(2, 1, 2, 1, 1, 2), 20_000) >= 20_000);

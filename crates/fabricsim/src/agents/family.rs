@@ -194,6 +194,17 @@ pub struct Litmus<P: Protocol> {
     pub outcome: fn(&P, &[P::Agent]) -> Outcome,
 }
 
+/// What receives a family's litmus protocol, whatever its type (the
+/// registry's runner): a family whose program cores are another protocol
+/// than its checked one (German's beside german.m's clients) hands that one.
+pub trait LitmusVisitor {
+    type Out;
+    fn visit<P>(self, litmus: Litmus<P>) -> Self::Out
+    where
+        P: Protocol<Agent: Send + Sync + Pack, Msg: Send + Sync + Pack, Ghost: Send + Sync + Pack, Action: Send + Sync>
+            + Sync;
+}
+
 /// A family's old `fabricsim litmus --protocol` spelling, read: its
 /// `[protocol.<name>]` keys.
 pub type LitmusAlias = Option<Result<toml::Table, String>>;
@@ -325,6 +336,19 @@ pub trait Family: 'static {
         let _ = (program, model, table, mutant);
         let why = Self::NO_LITMUS.unwrap_or("it does not build them");
         Err(ParamError::new("protocol", format!("{:?} has no cores for litmus programs: {why}", Self::NAME)))
+    }
+
+    /// Build the litmus protocol as [`Family::litmus`] does and hand it to
+    /// `v`; a family whose program cores are not its `Checked` protocol
+    /// overrides this instead.
+    fn litmus_with<V: LitmusVisitor>(
+        program: Arc<Program>,
+        model: Model,
+        table: &Self::RunTable,
+        mutant: Option<&str>,
+        v: V,
+    ) -> Result<V::Out, ParamError> {
+        Self::litmus(program, model, table, mutant).map(|l| v.visit(l))
     }
 
     /// Read an old `--protocol` spelling of this family (`BASE` before a

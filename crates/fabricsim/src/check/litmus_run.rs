@@ -12,6 +12,7 @@ use serde_json::json;
 use super::chart::sequence_svg;
 use super::explorer::{explore, explore_to, Checkable, Options, Report};
 use super::oracle::{outcome_strings, try_allowed_outcomes, verdict_of, Limits};
+use crate::agents::family::{Litmus, LitmusVisitor};
 use crate::programs::Model;
 use crate::programs::{Outcome, Program};
 
@@ -99,6 +100,21 @@ pub fn run_litmus<P: Checkable>(
         run.witness = Some(witness);
     }
     Ok(run)
+}
+
+/// [`run_litmus`] on whichever protocol a family builds for `program`.
+pub struct Runner<'a> {
+    pub program: Arc<Program>,
+    pub model: Model,
+    pub limits: &'a Limits,
+}
+
+impl LitmusVisitor for Runner<'_> {
+    type Out = Result<LitmusRun, String>;
+    fn visit<P: Checkable>(self, l: Litmus<P>) -> Self::Out {
+        let outcome = |a: &[P::Agent]| (l.outcome)(&l.protocol, a);
+        run_litmus(&l.protocol, outcome, self.program, self.model, self.limits)
+    }
 }
 
 /// The `fabricsim litmus --protocol` JSON object (`protocol`: as the

@@ -15,7 +15,7 @@ use serde::Deserialize;
 
 use crate::agents::family::{CacheUse, CheckSize, Family, LitmusAlias, Machine, NoKeys, ParamError, RunParams, Runs};
 use crate::check::explorer::{explore, Options, Report};
-use crate::check::litmus_run::{run_litmus, LitmusRun};
+use crate::check::litmus_run::{LitmusRun, Runner};
 use crate::check::oracle::Limits;
 pub use crate::input::{params_of, Param};
 use crate::input::{typed, Override};
@@ -353,9 +353,8 @@ impl<F: Family> Entry for Registered<F> {
         limits: &Limits,
     ) -> Result<LitmusRun, LitmusError> {
         let t = table.table.get::<F::RunTable>().expect("read by this family's run_table");
-        let l = F::litmus(program.clone(), model, t, mutant).map_err(LitmusError::Param)?;
-        let outcome = |a: &[_]| (l.outcome)(&l.protocol, a);
-        run_litmus(&l.protocol, outcome, program, model, limits).map_err(LitmusError::Oracle)
+        let run = Runner { program: program.clone(), model, limits };
+        F::litmus_with(program, model, t, mutant, run).map_err(LitmusError::Param)?.map_err(LitmusError::Oracle)
     }
     fn run(
         &self,

@@ -26,6 +26,16 @@ pub enum FrontEnd {
 }
 
 impl FrontEnd {
+    /// The cores' front end for a memory model.
+    pub fn of(model: crate::programs::Model) -> Self {
+        use crate::programs::Model;
+        match model {
+            Model::Sc => FrontEnd::Sc,
+            Model::Tso => FrontEnd::Tso,
+            Model::Rc => FrontEnd::Rc,
+        }
+    }
+
     pub fn parse(s: &str) -> Option<Self> {
         match s.to_ascii_lowercase().as_str() {
             "sc" => Some(FrontEnd::Sc),
@@ -225,6 +235,98 @@ impl Core {
             }
         }
         true
+    }
+}
+
+/// What a program core may do next: the front end's choice, whatever
+/// coherence protocol serves the access.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Next {
+    /// SC/TSO: perform the operation at `pc`.
+    Step,
+    /// TSO: drain the store buffer's head.
+    Drain,
+    /// RC: perform operation `j`.
+    Perform(u8),
+}
+
+impl Core {
+    /// The front end's enabled moves for `prog` under `front_end`, in the
+    /// order they are offered; `free(loc)` says whether an access to `loc`
+    /// may go to the cache now (no transaction of its own in flight there),
+    /// `store_buffer` is the TSO buffer's capacity.
+    #[inline]
+    pub fn next_moves(
+        &self,
+        front_end: FrontEnd,
+        prog: &[Op],
+        store_buffer: usize,
+        reorder_release: bool,
+        free: impl Fn(Option<u8>) -> bool,
+        mut out: impl FnMut(Next),
+    ) {
+        match front_end {
+            FrontEnd::Sc => {
+                if !self.waiting && (self.pc as usize) < prog.len() && free(prog[self.pc as usize].loc()) {
+                    out(Next::Step);
+                }
+            }
+            FrontEnd::Tso => {
+                if !self.waiting && (self.pc as usize) < prog.len() {
+                    let ok = match prog[self.pc as usize] {
+                        Op::Load { loc, .. } => self.sb.forward(loc).is_some() || free(Some(loc)),
+                        Op::Store { .. } => self.sb.has_room(store_buffer),
+                        Op::Rmw { loc, .. } => self.sb.is_empty() && free(Some(loc)),
+                        Op::Fence { order } => !order.is_seq_cst() || self.sb.is_empty(),
+                    };
+                    if ok {
+                        out(Next::Step);
+                    }
+                }
+                // the head drains when its line may be fetched
+                if self.sb.head().is_some_and(|&(l, _)| free(Some(l))) {
+                    out(Next::Drain);
+                }
+            }
+            FrontEnd::Rc => {
+                for j in 0..prog.len() {
+                    if self.rc_may_start(prog, j, reorder_release) && free(prog[j].loc()) {
+                        out(Next::Perform(j as u8));
+                    }
+                }
+            }
+        }
+    }
+
+    /// TSO: a store retires into the buffer and a load forwards from it,
+    /// without the cache; true if `op` (the one at `pc`) was so performed.
+    #[inline]
+    pub fn tso_buffered(&mut self, op: Op) -> bool {
+        match op {
+            Op::Store { loc, value, .. } => self.sb.push((loc, value)),
+            Op::Load { loc, reg, .. } => match self.sb.forward(loc) {
+                Some(v) => self.regs[reg as usize] = v,
+                None => return false,
+            },
+            _ => return false,
+        }
+        self.pc += 1;
+        true
+    }
+
+    /// Operation `i`, which waited for a miss, is performed.
+    #[inline]
+    pub fn finish(&mut self, front_end: FrontEnd, i: u8) {
+        match front_end {
+            FrontEnd::Rc => {
+                self.inflight &= !(1 << i);
+                self.done |= 1 << i;
+            }
+            _ => {
+                self.waiting = false;
+                self.pc += 1;
+            }
+        }
     }
 }
 

@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use smallvec::SmallVec;
 
-use super::core::{Core, FrontEnd};
+use super::core::{Core, FrontEnd, Next};
 pub use super::lines::Loc;
 use super::lines::{CacheLines, DirLines};
 use crate::agents::cache::{CacheCounters, SetAssoc};
@@ -876,16 +876,7 @@ impl Directory {
                 let done = self.access(core, line, ctx, loc, op, Waiter::Op(i))?;
                 debug_assert!(done, "the line has the permission the operation needed");
                 ctx.done(i as u64);
-                match self.front_end {
-                    FrontEnd::Rc => {
-                        core.inflight &= !(1 << i);
-                        core.done |= 1 << i;
-                    }
-                    _ => {
-                        core.waiting = false;
-                        core.pc += 1;
-                    }
-                }
+                core.finish(self.front_end, i);
             }
             Waiter::Drain => {
                 let (l, v) = core.sb.pop().expect("the store waiting for its line");
@@ -1036,38 +1027,16 @@ impl Directory {
         let prog = &program.threads[me as usize];
         let free =
             |loc: Option<u8>| loc.is_none_or(|l| lines.get(l as Loc).st.stable() && lines.can_allocate(l as Loc));
-        match self.front_end {
-            FrontEnd::Sc => {
-                if !core.waiting && (core.pc as usize) < prog.len() && free(prog[core.pc as usize].loc()) {
-                    out.push(Action::Step.into());
+        core.next_moves(self.front_end, prog, self.store_buffer, self.is(Mutant::ReorderRelease), free, |n| {
+            out.push(
+                match n {
+                    Next::Step => Action::Step,
+                    Next::Drain => Action::Drain,
+                    Next::Perform(j) => Action::Perform(j),
                 }
-            }
-            FrontEnd::Tso => {
-                if !core.waiting && (core.pc as usize) < prog.len() {
-                    let op = prog[core.pc as usize];
-                    let ok = match op {
-                        Op::Load { loc, .. } => core.sb.forward(loc).is_some() || free(Some(loc)),
-                        Op::Store { .. } => core.sb.has_room(self.store_buffer),
-                        Op::Rmw { loc, .. } => core.sb.is_empty() && free(Some(loc)),
-                        Op::Fence { order } => !order.is_seq_cst() || core.sb.is_empty(),
-                    };
-                    if ok {
-                        out.push(Action::Step.into());
-                    }
-                }
-                // TSO: the head drains, when its line may be fetched
-                if core.sb.head().is_some_and(|&(l, _)| free(Some(l))) {
-                    out.push(Action::Drain.into());
-                }
-            }
-            FrontEnd::Rc => {
-                for j in 0..prog.len() {
-                    if core.rc_may_start(prog, j, self.is(Mutant::ReorderRelease)) && free(prog[j].loc()) {
-                        out.push(Action::Perform(j as u8).into());
-                    }
-                }
-            }
-        }
+                .into(),
+            )
+        });
     }
 
     /// A cache's core takes `action` (see [`Protocol::act`]).
@@ -1138,24 +1107,9 @@ impl Directory {
                 let i = core.pc;
                 let op = self.prog(me)[i as usize];
                 ctx.issued(i as u64, op_kind(op));
-                if self.front_end == FrontEnd::Tso {
-                    match op {
-                        Op::Store { loc, value, .. } => {
-                            core.sb.push((loc, value));
-                            core.pc += 1;
-                            ctx.done(i as u64);
-                            return Ok(());
-                        }
-                        Op::Load { loc, reg, .. } => {
-                            if let Some(v) = core.sb.forward(loc) {
-                                core.regs[reg as usize] = v;
-                                core.pc += 1;
-                                ctx.done(i as u64);
-                                return Ok(());
-                            }
-                        }
-                        _ => {}
-                    }
+                if self.front_end == FrontEnd::Tso && core.tso_buffered(op) {
+                    ctx.done(i as u64);
+                    return Ok(());
                 }
                 match op.loc() {
                     None => {

@@ -8,8 +8,10 @@ use std::sync::Arc;
 use super::core::{check_protocol_limits, FrontEnd};
 use super::directory::{Directory, Variant, MAX_LOCS, MAX_PROCS, MUTANTS as DIRECTORY_MUTANTS};
 use super::german::German;
+use super::german_cores::GermanCores;
 use crate::agents::family::{
-    find_mutant, in_range, CacheUse, CheckSize, Driver, Family, Litmus, LitmusAlias, Machine, NoKeys, ParamError, Runs,
+    find_mutant, in_range, CacheUse, CheckSize, Driver, Family, Litmus, LitmusAlias, LitmusVisitor, Machine, NoKeys,
+    ParamError, Runs,
 };
 use crate::programs::{Model, Program};
 
@@ -43,19 +45,10 @@ fn directory(variant: Variant, size: &CheckSize, mutant: Option<&str>) -> Result
         .with_symmetry(size.symmetry))
 }
 
-/// The cores' front end for a memory model.
-fn front_end(model: Model) -> FrontEnd {
-    match model {
-        Model::Sc => FrontEnd::Sc,
-        Model::Tso => FrontEnd::Tso,
-        Model::Rc => FrontEnd::Rc,
-    }
-}
-
 /// The timed directory protocol: a litmus program's cores, workload-driven
 /// cores (with `[protocol.cache]`'s capacity, if given) or random ones.
 fn timed_directory(variant: Variant, m: &Machine) -> Directory {
-    let fe = front_end(m.model);
+    let fe = FrontEnd::of(m.model);
     let p = match &m.program {
         Some(prog) => Directory::running(variant, prog.clone(), fe, m.homes),
         None if m.driver == Driver::Workload => {
@@ -139,7 +132,7 @@ impl<const MESI: bool> Family for DirectoryFamily<MESI> {
     ) -> Result<Litmus<Directory>, ParamError> {
         let mutant = find_mutant(DIRECTORY_MUTANTS, mutant)?;
         check_protocol_limits(&program).map_err(|e| ParamError::new("program", format!("{}: {e}", program.name)))?;
-        let p = Directory::running(Self::VARIANT, program, front_end(model), 1).with_mutant(mutant);
+        let p = Directory::running(Self::VARIANT, program, FrontEnd::of(model), 1).with_mutant(mutant);
         Ok(Litmus { protocol: p, outcome: Directory::outcome })
     }
 
@@ -170,10 +163,7 @@ impl Family for GermanFamily {
         ("inv-on-reqs", "SendInv for every ReqS, not only when ExGntd"),
     ];
     const SIZES: [Option<&'static str>; 4] = [Some("clients"), None, None, Some("data values")];
-    const NO_LITMUS: Option<&'static str> = Some(
-        "its clients are german.m's: each asks for S or E and stores a value at random, with no core that runs a \
-         program's loads and stores in order (fabricsim check explores every such request)",
-    );
+    const NO_LITMUS: Option<&'static str> = None;
     const SYMMETRY: bool = true;
     type CheckParams = NoParams;
     type Checked = German;
@@ -204,12 +194,33 @@ impl Family for GermanFamily {
         Ok(German::new(m.cores, m.values))
     }
 
+    /// The program's cores on german.m's rules, a home per location
+    /// ([`GermanCores`]: german.m's own clients stay as they are).
+    fn litmus_with<V: LitmusVisitor>(
+        program: Arc<Program>,
+        model: Model,
+        _: &NoKeys,
+        mutant: Option<&str>,
+        v: V,
+    ) -> Result<V::Out, ParamError> {
+        let name = &program.name;
+        check_protocol_limits(&program).map_err(|e| ParamError::new("program", format!("{name}: {e}")))?;
+        let rules = german_rules(program.threads.len().clamp(1, 32), 1, mutant)?;
+        let p = GermanCores::new(rules, program.clone(), FrontEnd::of(model))
+            .map_err(|e| ParamError::new("program", format!("{name}: {e}")))?;
+        Ok(v.visit(Litmus { protocol: p, outcome: GermanCores::outcome }))
+    }
+
     fn checked(size: &CheckSize, _: &NoParams, mutant: Option<&str>) -> Result<German, ParamError> {
         in_range("caches", size.caches, 1, 8, "clients")?;
         in_range("values", size.values, 1, 8, "")?;
-        let names: Vec<&str> = Self::MUTANTS.iter().map(|m| m.0).collect();
-        let g = German::with_mutant(size.caches, size.values, mutant)
-            .map_err(|e| ParamError::new("mutant", format!("{e}; expected one of {}", names.join(", "))))?;
-        Ok(g.with_symmetry(size.symmetry))
+        Ok(german_rules(size.caches, size.values, mutant)?.with_symmetry(size.symmetry))
     }
+}
+
+/// German's rules with `mutant`, or an error listing the mutants.
+fn german_rules(clients: usize, values: usize, mutant: Option<&str>) -> Result<German, ParamError> {
+    let names: Vec<&str> = GermanFamily::MUTANTS.iter().map(|m| m.0).collect();
+    German::with_mutant(clients, values, mutant)
+        .map_err(|e| ParamError::new("mutant", format!("{e}; expected one of {}", names.join(", "))))
 }

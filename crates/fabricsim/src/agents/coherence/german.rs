@@ -377,7 +377,7 @@ pub const MUTANTS: &[&str] = &[
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mutant {
+pub(super) enum Mutant {
     GrantBeforeAcks,
     ForgetSharer,
     StaleData,
@@ -455,7 +455,7 @@ impl German {
     }
 
     #[inline]
-    fn is(&self, m: Mutant) -> bool {
+    pub(super) fn is(&self, m: Mutant) -> bool {
         self.mutant == Some(m)
     }
 
@@ -534,56 +534,10 @@ impl Protocol for German {
         msg: Msg,
     ) -> Result<Step, Violation> {
         match agent {
-            Agent::Home(h) => {
-                let i = from - 1;
-                match msg {
-                    // RecvReqS / RecvReqE
-                    Msg::ReqS | Msg::ReqE => {
-                        if h.cur_cmd != Cmd::Empty {
-                            return Ok(Step::Stall);
-                        }
-                        h.cur_cmd = if msg == Msg::ReqS { Cmd::ReqS } else { Cmd::ReqE };
-                        h.cur_ptr = Some(i);
-                        h.inv_set = h.shr_set;
-                    }
-                    // RecvInvAck
-                    Msg::InvAck(data) => {
-                        if h.cur_cmd == Cmd::Empty {
-                            return Ok(Step::Stall);
-                        }
-                        h.shr_set &= !(1 << i);
-                        if h.ex_gntd {
-                            h.ex_gntd = false;
-                            let Some(d) = data else {
-                                return Err(Violation {
-                                    kind: "undefined value",
-                                    detail: format!("RecvInvAck({i}): MemData := Chan3[{i}].Data, which is undefined"),
-                                });
-                            };
-                            if !self.is(Mutant::StaleData) {
-                                h.mem_data = d;
-                            }
-                            ctx.memory_write(0);
-                        } else if data.is_some() {
-                            return Err(Violation {
-                                kind: "stale data",
-                                detail: format!("RecvInvAck({i}) with ExGntd = false leaves Chan3[{i}].Data defined"),
-                            });
-                        }
-                    }
-                    _ => return Err(Violation::unexpected(*h, msg)),
-                }
-            }
+            Agent::Home(h) => return self.home_receives(h, ctx, from - 1, msg),
             Agent::Client(c) => match msg {
                 // SendInvAck
-                Msg::Inv => {
-                    let data = if c.state == CacheState::E && !self.is(Mutant::DropWriteback) { c.data } else { None };
-                    ctx.send(HOME, CHAN3, Msg::InvAck(data));
-                    if !self.is(Mutant::AckKeepsCopy) {
-                        c.state = CacheState::I;
-                        c.data = None;
-                    }
-                }
+                Msg::Inv => ctx.send(HOME, CHAN3, self.inv_ack(c)),
                 // RecvGntS
                 Msg::GntS(d) => {
                     c.state = CacheState::S;
@@ -604,31 +558,9 @@ impl Protocol for German {
 
     fn actions(&self, agent: &Agent, _me: AgentId, _ghost: &Data, out: &mut Vec<Action>) {
         match agent {
-            Agent::Home(h) => {
-                let inv_ok = match h.cur_cmd {
-                    Cmd::ReqE => true,
-                    Cmd::ReqS => (h.ex_gntd || self.is(Mutant::InvOnReqS)) && !self.is(Mutant::ReqsNoInv),
-                    Cmd::Empty => false,
-                };
-                if inv_ok {
-                    let mut m = h.inv_set;
-                    while m != 0 {
-                        out.push(Action::SendInv(m.trailing_zeros() as u8));
-                        m &= m - 1;
-                    }
-                }
-                if let (Some(i), false) = (h.cur_ptr, h.ex_gntd) {
-                    match h.cur_cmd {
-                        Cmd::ReqS => out.push(Action::SendGntS(i)),
-                        Cmd::ReqE if h.shr_set == 0 || self.is(Mutant::GrantBeforeAcks) => {
-                            out.push(Action::SendGntE(i))
-                        }
-                        _ => {}
-                    }
-                }
-            }
+            Agent::Home(h) => self.home_actions(h, |a| out.push(a)),
             Agent::Client(c) => {
-                if c.state == CacheState::E || (c.state == CacheState::S && self.is(Mutant::StoreInShared)) {
+                if self.may_store(c.state) {
                     out.extend((0..self.data as Data).map(Action::Store));
                 }
                 if c.state == CacheState::I {
@@ -657,26 +589,8 @@ impl Protocol for German {
                 ctx.issued(REQUEST, OpKind::Store);
                 ctx.send(HOME, CHAN1, Msg::ReqE)
             }
-            (Agent::Home(h), Action::SendInv(i)) => {
-                ctx.send(Self::client_agent(i), CHAN2, Msg::Inv);
-                h.inv_set &= !(1 << i);
-            }
-            (Agent::Home(h), Action::SendGntS(i)) => {
-                ctx.memory_read(0);
-                ctx.send(Self::client_agent(i), CHAN2, Msg::GntS(h.mem_data));
-                if !self.is(Mutant::ForgetSharer) {
-                    h.shr_set |= 1 << i;
-                }
-                h.cur_cmd = Cmd::Empty;
-                h.cur_ptr = None;
-            }
-            (Agent::Home(h), Action::SendGntE(i)) => {
-                ctx.memory_read(0);
-                ctx.send(Self::client_agent(i), CHAN2, Msg::GntE(h.mem_data));
-                h.shr_set |= 1 << i;
-                h.ex_gntd = !self.is(Mutant::NoExclusiveFlag);
-                h.cur_cmd = Cmd::Empty;
-                h.cur_ptr = None;
+            (Agent::Home(h), a @ (Action::SendInv(_) | Action::SendGntS(_) | Action::SendGntE(_))) => {
+                self.home_act(h, ctx, a, |ctx, i, m| ctx.send(Self::client_agent(i), CHAN2, m))
             }
             (a, action) => {
                 return Err(Violation { kind: "bad action", detail: format!("{action:?} for {a:?}") });
@@ -690,45 +604,7 @@ impl Protocol for German {
     }
 
     fn invariant(&self, agents: &[Agent], aux: &Data) -> Result<(), (String, String)> {
-        let clients = &agents[1..];
-        // CntrlProp: forall i != j: (State[i] = E -> State[j] = I)
-        //                         & (State[i] = S -> State[j] = I | State[j] = S)
-        let mut holder: Option<(usize, CacheState)> = None;
-        for (i, a) in clients.iter().enumerate() {
-            let s = client(a).state;
-            if s == CacheState::I {
-                continue;
-            }
-            if let Some((j, t)) = holder {
-                if s == CacheState::E || t == CacheState::E {
-                    return Err((
-                        "CntrlProp".into(),
-                        format!("client{j} is {t:?} while client{i} is {s:?} (german.m nodes {j} and {i})"),
-                    ));
-                }
-            } else {
-                holder = Some((i, s));
-            }
-        }
-        // DataProp: (ExGntd = false -> MemData = AuxData)
-        //         & forall i: State[i] != I -> Data[i] = AuxData
-        let h = home(agents);
-        if !h.ex_gntd && h.mem_data != *aux {
-            return Err((
-                "DataProp".into(),
-                format!("ExGntd is false but MemData = {} differs from AuxData = {aux}", h.mem_data),
-            ));
-        }
-        for (i, a) in clients.iter().enumerate() {
-            let c = client(a);
-            if c.state != CacheState::I && c.data != Some(*aux) {
-                return Err((
-                    "DataProp".into(),
-                    format!("client{i} is {:?} with data {} but AuxData = {aux}", c.state, opt_str(c.data)),
-                ));
-            }
-        }
-        Ok(())
+        props(home(agents), agents[1..].iter().map(client), *aux)
     }
 
     /// The home is busy while it serves a request (CurCmd != Empty).
@@ -822,6 +698,184 @@ impl Protocol for German {
     fn carries_data(&self, msg: &Msg) -> bool {
         matches!(msg, Msg::GntS(_) | Msg::GntE(_) | Msg::InvAck(Some(_)))
     }
+}
+
+// german.m's rules at the home and a client's answer to Inv, shared by its
+// free-running clients (here) and the program cores of `german_cores`
+// (one home per location there).
+impl German {
+    /// RecvReqS, RecvReqE and RecvInvAck from client `i`.
+    #[inline]
+    pub(super) fn home_receives<M, G>(
+        &self,
+        h: &mut Home,
+        ctx: &mut Ctx<M, G>,
+        i: u8,
+        msg: Msg,
+    ) -> Result<Step, Violation> {
+        match msg {
+            // RecvReqS / RecvReqE
+            Msg::ReqS | Msg::ReqE => {
+                if h.cur_cmd != Cmd::Empty {
+                    return Ok(Step::Stall);
+                }
+                h.cur_cmd = if msg == Msg::ReqS { Cmd::ReqS } else { Cmd::ReqE };
+                h.cur_ptr = Some(i);
+                h.inv_set = h.shr_set;
+            }
+            // RecvInvAck
+            Msg::InvAck(data) => {
+                if h.cur_cmd == Cmd::Empty {
+                    return Ok(Step::Stall);
+                }
+                h.shr_set &= !(1 << i);
+                if h.ex_gntd {
+                    h.ex_gntd = false;
+                    let Some(d) = data else {
+                        return Err(Violation {
+                            kind: "undefined value",
+                            detail: format!("RecvInvAck({i}): MemData := Chan3[{i}].Data, which is undefined"),
+                        });
+                    };
+                    if !self.is(Mutant::StaleData) {
+                        h.mem_data = d;
+                    }
+                    ctx.memory_write(0);
+                } else if data.is_some() {
+                    return Err(Violation {
+                        kind: "stale data",
+                        detail: format!("RecvInvAck({i}) with ExGntd = false leaves Chan3[{i}].Data defined"),
+                    });
+                }
+            }
+            _ => return Err(Violation::unexpected(*h, msg)),
+        }
+        Ok(Step::Done)
+    }
+
+    /// The home's enabled rules: SendInv, SendGntS, SendGntE.
+    #[inline]
+    pub(super) fn home_actions(&self, h: &Home, mut out: impl FnMut(Action)) {
+        let inv_ok = match h.cur_cmd {
+            Cmd::ReqE => true,
+            Cmd::ReqS => (h.ex_gntd || self.is(Mutant::InvOnReqS)) && !self.is(Mutant::ReqsNoInv),
+            Cmd::Empty => false,
+        };
+        if inv_ok {
+            let mut m = h.inv_set;
+            while m != 0 {
+                out(Action::SendInv(m.trailing_zeros() as u8));
+                m &= m - 1;
+            }
+        }
+        if let (Some(i), false) = (h.cur_ptr, h.ex_gntd) {
+            match h.cur_cmd {
+                Cmd::ReqS => out(Action::SendGntS(i)),
+                Cmd::ReqE if h.shr_set == 0 || self.is(Mutant::GrantBeforeAcks) => out(Action::SendGntE(i)),
+                _ => {}
+            }
+        }
+    }
+
+    /// The home takes one of its rules; `send(ctx, i, m)` puts `m` in
+    /// client `i`'s Chan2.
+    #[inline]
+    pub(super) fn home_act<M, G>(
+        &self,
+        h: &mut Home,
+        ctx: &mut Ctx<M, G>,
+        action: Action,
+        send: impl Fn(&mut Ctx<M, G>, u8, Msg),
+    ) {
+        match action {
+            Action::SendInv(i) => {
+                send(ctx, i, Msg::Inv);
+                h.inv_set &= !(1 << i);
+            }
+            Action::SendGntS(i) => {
+                ctx.memory_read(0);
+                send(ctx, i, Msg::GntS(h.mem_data));
+                if !self.is(Mutant::ForgetSharer) {
+                    h.shr_set |= 1 << i;
+                }
+                h.cur_cmd = Cmd::Empty;
+                h.cur_ptr = None;
+            }
+            Action::SendGntE(i) => {
+                ctx.memory_read(0);
+                send(ctx, i, Msg::GntE(h.mem_data));
+                h.shr_set |= 1 << i;
+                h.ex_gntd = !self.is(Mutant::NoExclusiveFlag);
+                h.cur_cmd = Cmd::Empty;
+                h.cur_ptr = None;
+            }
+            Action::Store(_) | Action::SendReqS | Action::SendReqE => unreachable!("a client's rule"),
+        }
+    }
+
+    /// SendInvAck: the acknowledgement `c` sends for an Inv (with its data
+    /// from E), and `c` invalidated.
+    #[inline]
+    pub(super) fn inv_ack(&self, c: &mut Client) -> Msg {
+        let data = if c.state == CacheState::E && !self.is(Mutant::DropWriteback) { c.data } else { None };
+        if !self.is(Mutant::AckKeepsCopy) {
+            c.state = CacheState::I;
+            c.data = None;
+        }
+        Msg::InvAck(data)
+    }
+
+    /// Whether a client may store in `state` (E; S too for a mutant).
+    #[inline]
+    pub(super) fn may_store(&self, state: CacheState) -> bool {
+        state == CacheState::E || (state == CacheState::S && self.is(Mutant::StoreInShared))
+    }
+}
+
+/// german.m's CntrlProp and DataProp for one line: its home, its clients
+/// in node order, AuxData.
+#[inline]
+pub(super) fn props<'a>(
+    h: &Home,
+    clients: impl Iterator<Item = &'a Client> + Clone,
+    aux: Data,
+) -> Result<(), (String, String)> {
+    // CntrlProp: forall i != j: (State[i] = E -> State[j] = I)
+    //                         & (State[i] = S -> State[j] = I | State[j] = S)
+    let mut holder: Option<(usize, CacheState)> = None;
+    for (i, c) in clients.clone().enumerate() {
+        let s = c.state;
+        if s == CacheState::I {
+            continue;
+        }
+        if let Some((j, t)) = holder {
+            if s == CacheState::E || t == CacheState::E {
+                return Err((
+                    "CntrlProp".into(),
+                    format!("client{j} is {t:?} while client{i} is {s:?} (german.m nodes {j} and {i})"),
+                ));
+            }
+        } else {
+            holder = Some((i, s));
+        }
+    }
+    // DataProp: (ExGntd = false -> MemData = AuxData)
+    //         & forall i: State[i] != I -> Data[i] = AuxData
+    if !h.ex_gntd && h.mem_data != aux {
+        return Err((
+            "DataProp".into(),
+            format!("ExGntd is false but MemData = {} differs from AuxData = {aux}", h.mem_data),
+        ));
+    }
+    for (i, c) in clients.enumerate() {
+        if c.state != CacheState::I && c.data != Some(aux) {
+            return Err((
+                "DataProp".into(),
+                format!("client{i} is {:?} with data {} but AuxData = {aux}", c.state, opt_str(c.data)),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Operation ids a client reports for latency statistics: its one request

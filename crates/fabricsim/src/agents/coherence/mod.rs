@@ -4,4 +4,5 @@ pub mod core;
 pub mod directory;
 pub mod family;
 pub mod german;
+pub mod german_cores;
 pub mod lines;

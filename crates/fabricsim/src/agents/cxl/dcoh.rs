@@ -563,7 +563,7 @@ impl Dcoh {
 
     // ------------------------------------------------------------ requester
 
-    fn requester_message(
+    pub(super) fn requester_message(
         &self,
         r: &mut Requester,
         ctx: &mut Ctx<Msg, Ghost>,
@@ -725,7 +725,7 @@ impl Dcoh {
     }
 
     /// Start a miss on `line` for a load (`None`) or a store of `v`.
-    fn miss(&self, r: &mut Requester, ctx: &mut Ctx<Msg, Ghost>, line: Line, store: Option<Val>) {
+    pub(super) fn miss(&self, r: &mut Requester, ctx: &mut Ctx<Msg, Ghost>, line: Line, store: Option<Val>) {
         ctx.issued(line, if store.is_some() { OpKind::Store } else { OpKind::Load });
         let timed = !self.checked_mode();
         if timed {
@@ -1027,6 +1027,71 @@ impl Dcoh {
     }
 }
 
+impl Dcoh {
+    /// Inclusion, data value and single writer over every requester's
+    /// lines: the invariant of the checked protocol and of its program
+    /// cores ([`super::dcoh_cores`], whose agents hold these).
+    pub(super) fn lines_invariant<A: std::borrow::Borrow<Agent>>(
+        &self,
+        agents: &[A],
+        ghost: &Ghost,
+    ) -> Result<(), (String, String)> {
+        let dev = |line: Line| match agents[self.device_of(line) as usize].borrow() {
+            Agent::Device(d) => d,
+            _ => unreachable!("devices follow requesters"),
+        };
+        // Checked systems have few lines: no allocation per state.
+        let mut writer = [None::<usize>; 8];
+        let mut readers = [0u32; 8];
+        if self.lines > 8 {
+            return Ok(()); // timed: invariants are not asserted
+        }
+        for (ri, a) in agents[..self.requesters].iter().enumerate() {
+            let Agent::Requester(r) = a.borrow() else { unreachable!("requesters first") };
+            for (line, l) in r.lines.iter() {
+                if l.st == St::I {
+                    continue;
+                }
+                let in_sf = self.is_hdm_h(line)
+                    || dev(line).sf.get(self.local(line)).is_some_and(|e| e.owners & (1 << ri) != 0);
+                if !in_sf {
+                    return Err((
+                        "inclusion".into(),
+                        format!("requester {ri} caches line {line} ({:?}) but the snoop filter does not list it", l.st),
+                    ));
+                }
+                if self.checked_mode() && l.data != ghost.last[line as usize] {
+                    return Err((
+                        "data value".into(),
+                        format!(
+                            "requester {ri} holds {} for line {line}; the last write wrote {}",
+                            l.data, ghost.last[line as usize]
+                        ),
+                    ));
+                }
+                if matches!(l.st, St::E | St::M) {
+                    if writer[line as usize].is_some() || readers[line as usize] > 0 {
+                        return Err((
+                            "single writer".into(),
+                            format!("line {line}: requester {ri} holds it exclusively beside another copy"),
+                        ));
+                    }
+                    writer[line as usize] = Some(ri);
+                } else {
+                    if let Some(w) = writer[line as usize] {
+                        return Err((
+                            "single writer".into(),
+                            format!("line {line}: requester {ri} shares it while requester {w} holds it exclusively"),
+                        ));
+                    }
+                    readers[line as usize] += 1;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 impl Protocol for Dcoh {
     type Agent = Agent;
     type Msg = Msg;
@@ -1215,59 +1280,7 @@ impl Protocol for Dcoh {
     }
 
     fn invariant(&self, agents: &[Agent], ghost: &Ghost) -> Result<(), (String, String)> {
-        let dev = |line: Line| match &agents[self.device_of(line) as usize] {
-            Agent::Device(d) => d,
-            _ => unreachable!("devices follow requesters"),
-        };
-        // Checked systems have few lines: no allocation per state.
-        let mut writer = [None::<usize>; 8];
-        let mut readers = [0u32; 8];
-        if self.lines > 8 {
-            return Ok(()); // timed: invariants are not asserted
-        }
-        for (ri, a) in agents[..self.requesters].iter().enumerate() {
-            let Agent::Requester(r) = a else { unreachable!("requesters first") };
-            for (line, l) in r.lines.iter() {
-                if l.st == St::I {
-                    continue;
-                }
-                let in_sf = self.is_hdm_h(line)
-                    || dev(line).sf.get(self.local(line)).is_some_and(|e| e.owners & (1 << ri) != 0);
-                if !in_sf {
-                    return Err((
-                        "inclusion".into(),
-                        format!("requester {ri} caches line {line} ({:?}) but the snoop filter does not list it", l.st),
-                    ));
-                }
-                if self.checked_mode() && l.data != ghost.last[line as usize] {
-                    return Err((
-                        "data value".into(),
-                        format!(
-                            "requester {ri} holds {} for line {line}; the last write wrote {}",
-                            l.data, ghost.last[line as usize]
-                        ),
-                    ));
-                }
-                if matches!(l.st, St::E | St::M) {
-                    if writer[line as usize].is_some() || readers[line as usize] > 0 {
-                        return Err((
-                            "single writer".into(),
-                            format!("line {line}: requester {ri} holds it exclusively beside another copy"),
-                        ));
-                    }
-                    writer[line as usize] = Some(ri);
-                } else {
-                    if let Some(w) = writer[line as usize] {
-                        return Err((
-                            "single writer".into(),
-                            format!("line {line}: requester {ri} shares it while requester {w} holds it exclusively"),
-                        ));
-                    }
-                    readers[line as usize] += 1;
-                }
-            }
-        }
-        Ok(())
+        self.lines_invariant(agents, ghost)
     }
 
     fn busy(&self, agent: &Agent) -> bool {

@@ -4,10 +4,15 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::dcoh::{Dcoh, DcohTiming, MAX_BLOCK, MUTANTS};
+use super::dcoh_cores::DcohCores;
 use crate::agents::cache::{CacheGeometry, VictimPolicy};
+use crate::agents::coherence::core::{check_protocol_limits, FrontEnd};
 use crate::agents::family::{
-    find_mutant, in_range, CacheUse, CheckSize, Driver, Family, Machine, ParamError, RunParams, Runs,
+    find_mutant, in_range, CacheUse, CheckSize, Driver, Family, Litmus, LitmusVisitor, Machine, ParamError, RunParams,
+    Runs,
 };
+use crate::programs::{Model, Program};
+use std::sync::Arc;
 
 /// The timed DCOH's snoop filter, InvBlk length and interleaving, as
 /// `[protocol]` resolves them.
@@ -60,10 +65,27 @@ impl Family for DcohFamily {
     ];
     const SIZES: [Option<&'static str>; 4] =
         [Some("requesters"), Some("memory devices"), Some("lines"), Some("data values")];
-    const NO_LITMUS: Option<&'static str> = Some(
-        "its requesters are CXL.mem hosts that read and write any line at random (checked) or run a workload \
-         (timed); no core runs a program's loads and stores in order",
-    );
+    const NO_LITMUS: Option<&'static str> = None;
+    const LITMUS_KEYS: &'static [&'static str] = &["invblk"];
+
+    /// A host requester per thread whose core runs it, one device with a
+    /// one-entry snoop filter ([`DcohCores`]).
+    fn litmus_with<V: LitmusVisitor>(
+        program: Arc<Program>,
+        model: Model,
+        table: &super::table::DcohConfig,
+        mutant: Option<&str>,
+        v: V,
+    ) -> Result<V::Out, ParamError> {
+        let name = &program.name;
+        check_protocol_limits(&program).map_err(|e| ParamError::new("program", format!("{name}: {e}")))?;
+        let invblk = table.invblk.unwrap_or(1);
+        in_range("invblk", invblk as usize, 1, MAX_BLOCK as usize, "lines")?;
+        let mutant = find_mutant(&MUTANTS, mutant)?;
+        let p = DcohCores::new(program.clone(), FrontEnd::of(model), invblk, mutant)
+            .map_err(|e| ParamError::new("program", format!("{name}: {e}")))?;
+        Ok(v.visit(Litmus { protocol: p, outcome: DcohCores::outcome }))
+    }
     const SYMMETRY: bool = true;
     type CheckParams = DcohCheck;
     type Checked = Dcoh;

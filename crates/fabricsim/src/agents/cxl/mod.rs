@@ -4,6 +4,7 @@
 //! BISnp/BIRsp, InvBlk) as a protocol.
 
 pub mod dcoh;
+pub mod dcoh_cores;
 mod dcoh_text;
 pub mod family;
 pub mod line_store;

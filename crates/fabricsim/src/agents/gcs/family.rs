@@ -52,8 +52,10 @@ impl Family for GcsFamily {
     ];
     const SIZES: [Option<&'static str>; 4] = [Some("compute blades"), None, Some("locks"), None];
     const NO_LITMUS: Option<&'static str> = Some(
-        "its threads acquire and release reader-writer locks (a critical section over the lock's region), not a \
-         program's loads and stores",
+        "its threads acquire and release reader-writer locks and access a lock's region only inside its critical \
+         section, so a litmus program's racing loads and stores have no counterpart (a program whose every access \
+         held a lock would be data-race-free, sequentially consistent by construction, and test only the locks, \
+         which fabricsim check explores: mutual exclusion, the data value, deadlock freedom)",
     );
     const SYMMETRY: bool = false;
     type CheckParams = GcsCheck;
