@@ -120,7 +120,7 @@ impl SnoopFilter {
         self.store.remove(line)
     }
 
-    pub fn iter(&self) -> Box<dyn Iterator<Item = (u64, &Entry)> + '_> {
+    pub fn iter(&self) -> impl Iterator<Item = (u64, &Entry)> + '_ {
         self.store.iter()
     }
 
