@@ -30,6 +30,8 @@ mod entries;
 mod params;
 pub mod presets;
 pub mod store_buffer;
+#[cfg(test)]
+mod tests;
 mod window;
 
 use std::collections::VecDeque;
