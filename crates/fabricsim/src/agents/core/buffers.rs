@@ -37,13 +37,7 @@ pub(super) fn frees_at<T>(b: &Buffer<T>) -> Option<Time> {
 /// write-combining buffer). `x.seq < y.seq`.
 pub(super) fn waits_for<T>(x: &Entry<T>, y: &Entry<T>, model: Model) -> bool {
     let x_window = matches!(x.kind, Kind::Load | Kind::Rmw | Kind::Mfence);
-    // a barrier holds every younger load
-    let barrier = match x.kind {
-        Kind::Mfence => true,
-        Kind::Rmw => model == Model::Tso || x.order == Order::Acquire,
-        Kind::Load => model == Model::Rc && x.order == Order::Acquire,
-        _ => false,
-    };
+    let barrier = barrier(x, model);
     match y.kind {
         Kind::Load => y.dep == Some(x.seq) || barrier,
         Kind::Rmw => {
@@ -59,6 +53,18 @@ pub(super) fn waits_for<T>(x: &Entry<T>, y: &Entry<T>, model: Model) -> bool {
         },
         Kind::WcStore => x_window || x.kind == Kind::Sfence,
         Kind::Compute => false,
+    }
+}
+
+/// Whether `x` holds every younger load (a load waits for nothing else
+/// but its producer: `Core::ready`'s short cut when the window has none).
+#[inline]
+pub(super) fn barrier<T>(x: &Entry<T>, model: Model) -> bool {
+    match x.kind {
+        Kind::Mfence => true,
+        Kind::Rmw => model == Model::Tso || x.order == Order::Acquire,
+        Kind::Load => model == Model::Rc && x.order == Order::Acquire,
+        _ => false,
     }
 }
 

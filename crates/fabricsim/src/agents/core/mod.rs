@@ -30,6 +30,8 @@ mod entries;
 mod params;
 pub mod presets;
 pub mod store_buffer;
+#[cfg(test)]
+mod tests;
 mod window;
 
 use std::collections::VecDeque;
@@ -39,7 +41,7 @@ pub use params::{Model, ParamError, Params, MAX_CYCLE, MAX_ENTRIES};
 pub use store_buffer::{Buffered, Class, StoreBuffer};
 
 use crate::engine::Time;
-use buffers::{frees_at, waits_for, Buffer};
+use buffers::{barrier, frees_at, waits_for, Buffer};
 use window::{loads, retired_by, Clock, Window};
 
 /// An operation's instruction index in its core's program.
@@ -211,12 +213,12 @@ struct Pending<T> {
     at: Time,
 }
 
-/// Which queue an entry is in.
+/// Which queue an entry is in (an index of `Core::waiting`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Q {
-    Window,
-    Sb,
-    Wc,
+    Window = 0,
+    Sb = 1,
+    Wc = 2,
 }
 
 /// One core: its window, store buffer and write-combining buffers.
@@ -242,6 +244,16 @@ pub struct Core<T> {
     /// The latest completion.
     last: Time,
     stats: Stats,
+    /// Entries waiting to issue, per queue (by `Q`). They are mostly the
+    /// youngest, so the searches for them go from the back and stop once
+    /// they met them all, instead of walking a window of hundreds of
+    /// issued entries (hits retire behind an older miss) per operation.
+    waiting: [u32; 3],
+    /// Entries issued, completion not known yet.
+    out: u32,
+    /// Window entries that hold every younger load ([`barrier`]): while
+    /// there are none, a load waits for nothing but its producer.
+    barriers: u32,
 }
 
 impl<T: Copy> Core<T> {
@@ -262,6 +274,9 @@ impl<T: Copy> Core<T> {
             closed: false,
             last: 0,
             stats: Stats::default(),
+            waiting: [0; 3],
+            out: 0,
+            barriers: 0,
         })
     }
 
@@ -384,8 +399,10 @@ impl<T: Copy> Core<T> {
         }
     }
 
-    /// The waiting entry of `queues` that may issue first.
+    /// The waiting entry of `queues` that may issue first (of equal
+    /// times, the first queue's, then the oldest).
     fn best(&self, queues: Queues) -> Option<(Time, Q, usize)> {
+        debug_assert!(self.counts_hold());
         let mut best: Option<(Time, Q, usize)> = None;
         let qs = [(Q::Window, &self.window), (Q::Sb, &self.sb), (Q::Wc, &self.wc)];
         let qs = match queues {
@@ -394,18 +411,40 @@ impl<T: Copy> Core<T> {
             Queues::All => &qs[..],
         };
         for &(q, buf) in qs {
-            for (i, y) in buf.iter().enumerate() {
+            let mut unseen = self.waiting[q as usize];
+            let mut first: Option<(Time, usize)> = None;
+            for (i, y) in buf.iter().enumerate().rev() {
+                if unseen == 0 {
+                    break;
+                }
                 if y.state != State::Waiting {
                     continue;
                 }
+                unseen -= 1;
                 if let Some(t) = self.ready(y) {
-                    if best.is_none_or(|b| t < b.0) {
-                        best = Some((t, q, i));
+                    // from the back: an older entry of the same time wins
+                    if first.is_none_or(|b| t <= b.0) {
+                        first = Some((t, i));
                     }
+                }
+            }
+            if let Some((t, i)) = first {
+                if best.is_none_or(|b| t < b.0) {
+                    best = Some((t, q, i));
                 }
             }
         }
         best
+    }
+
+    /// The counters `waiting`, `out` and `barriers` agree with the queues.
+    fn counts_hold(&self) -> bool {
+        let count = |b: &VecDeque<Entry<T>>, s: State| b.iter().filter(|e| e.state == s).count() as u32;
+        let bars = self.window.iter().filter(|e| barrier(e, self.p.model)).count() as u32;
+        self.waiting
+            == [count(&self.window, State::Waiting), count(&self.sb, State::Waiting), count(&self.wc, State::Waiting)]
+            && self.out == count(&self.window, State::Out) + count(&self.sb, State::Out) + count(&self.wc, State::Out)
+            && self.barriers == bars
     }
 
     /// What the core does next, no later than `until`.
@@ -481,6 +520,8 @@ impl<T: Copy> Core<T> {
         let e = &mut self.queue_mut(q)[i];
         e.state = state;
         e.miss = miss;
+        self.waiting[q as usize] -= 1;
+        self.out += u32::from(state == State::Out);
         Ok(())
     }
 
@@ -497,6 +538,7 @@ impl<T: Copy> Core<T> {
             e.miss = false;
             self.fill.release();
         }
+        self.out -= 1;
         self.last = self.last.max(at);
         Ok(())
     }
@@ -504,7 +546,8 @@ impl<T: Copy> Core<T> {
     // ------------------------------------------------------------ internals
 
     fn all_issued(&self) -> bool {
-        [&self.window, &self.sb, &self.wc].iter().all(|b| b.iter().all(|e| matches!(e.state, State::Done(_))))
+        debug_assert!(self.counts_hold());
+        self.waiting == [0; 3] && self.out == 0
     }
 
     fn queue(&self, q: Q) -> &VecDeque<Entry<T>> {
@@ -534,6 +577,18 @@ impl<T: Copy> Core<T> {
     /// waits for (None while one of those has no known completion).
     fn ready(&self, y: &Entry<T>) -> Option<Time> {
         let mut t = y.lo;
+        if y.kind == Kind::Load && self.barriers == 0 {
+            // its producer, if any, is a load or RMW: in the window
+            if let Some(p) = y.dep {
+                if let Ok(i) = self.window.binary_search_by_key(&p, |e| e.seq) {
+                    match self.window[i].state {
+                        State::Done(d) => t = t.max(d),
+                        _ => return None,
+                    }
+                }
+            }
+            return Some(t);
+        }
         for buf in [&self.window, &self.sb, &self.wc] {
             for x in buf.iter() {
                 if x.seq >= y.seq {
@@ -628,16 +683,19 @@ impl<T: Copy> Core<T> {
         };
         let e =
             Entry { seq, kind: op.kind, order, dep, lo: disp, state: State::Waiting, miss: false, payload: op.payload };
-        match op.kind {
+        let q = match op.kind {
             Kind::Load | Kind::Rmw => {
                 self.last_load = Some(seq);
-                self.window.push_back(e);
+                Q::Window
             }
-            Kind::Mfence => self.window.push_back(e),
-            Kind::Store | Kind::Sfence => self.sb.push_back(e),
-            Kind::WcStore => self.wc.push_back(e),
+            Kind::Mfence => Q::Window,
+            Kind::Store | Kind::Sfence => Q::Sb,
+            Kind::WcStore => Q::Wc,
             Kind::Compute => unreachable!("no entry"),
-        }
+        };
+        self.barriers += u32::from(q == Q::Window && barrier(&e, self.p.model));
+        self.waiting[q as usize] += 1;
+        self.queue_mut(q).push_back(e);
         self.pending = None;
     }
 
@@ -657,6 +715,7 @@ impl<T: Copy> Core<T> {
             match x.state {
                 State::Done(d) if d <= now => {
                     self.window.pop_front();
+                    self.barriers -= u32::from(barrier(&x, self.p.model));
                     self.left(&x, d);
                 }
                 _ => break,
@@ -682,8 +741,17 @@ impl<T: Copy> Core<T> {
     fn left(&mut self, x: &Entry<T>, d: Time) {
         let model = self.p.model;
         for q in [Q::Window, Q::Sb, Q::Wc] {
-            for y in self.queue_mut(q).iter_mut() {
-                if y.seq > x.seq && y.state == State::Waiting && waits_for(x, y, model) {
+            // only waiting entries change: from the back until all met
+            let mut unseen = self.waiting[q as usize];
+            for y in self.queue_mut(q).iter_mut().rev() {
+                if unseen == 0 || y.seq <= x.seq {
+                    break;
+                }
+                if y.state != State::Waiting {
+                    continue;
+                }
+                unseen -= 1;
+                if waits_for(x, y, model) {
                     y.lo = y.lo.max(d);
                     if y.dep == Some(x.seq) {
                         y.dep = None;
