@@ -1,0 +1,319 @@
+//! A table compiled for one size: names resolved to slots in packed words,
+//! expressions to trees the interpreter walks without allocating.
+
+use std::hash::{Hash, Hasher};
+
+use crate::engine::pack::{get_varint, put_varint, Pack};
+
+/// Murphi's undefined value.
+pub const UNDEF: i64 = i64::MIN;
+/// Fields a message carries at most (each at most 255 as coded).
+pub const MAX_FIELDS: usize = 3;
+/// Bits of a machine's state and variables (an [`Agent`]).
+pub const AGENT_BITS: u32 = 128;
+/// Bits of the ghost variables.
+pub const GHOST_BITS: u32 = 64;
+/// Bound variables alive at once (start parameters, quantifiers).
+pub const MAX_BOUND: usize = 6;
+
+/// A machine instance: its state (a protocol-wide state number, so that
+/// `busy` needs no machine) and its variables, packed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Agent(pub u128);
+
+impl Hash for Agent {
+    #[inline]
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        h.write_u128(self.0);
+    }
+}
+
+impl Pack for Agent {
+    #[inline]
+    fn pack(&self, out: &mut Vec<u8>) {
+        put_varint(out, self.0 as u64);
+        put_varint(out, (self.0 >> 64) as u64);
+    }
+    #[inline]
+    fn unpack(src: &mut &[u8]) -> Self {
+        let lo = get_varint(src) as u128;
+        Agent(lo | (get_varint(src) as u128) << 64)
+    }
+}
+
+/// Printed as `#HEX`; a checked table's report spells it out by name
+/// (`Table::show_agent`).
+impl std::fmt::Debug for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "#{:x}", self.0)
+    }
+}
+
+/// A message: its kind and its fields' codes (0 is undefined for a field
+/// that may be).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct Msg {
+    pub kind: u8,
+    pub f: [u8; MAX_FIELDS],
+}
+
+impl Msg {
+    #[inline]
+    fn word(&self) -> u32 {
+        self.kind as u32 | (self.f[0] as u32) << 8 | (self.f[1] as u32) << 16 | (self.f[2] as u32) << 24
+    }
+}
+
+impl Hash for Msg {
+    #[inline]
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        h.write_u32(self.word());
+    }
+}
+
+impl Pack for Msg {
+    #[inline]
+    fn pack(&self, out: &mut Vec<u8>) {
+        put_varint(out, self.word() as u64);
+    }
+    #[inline]
+    fn unpack(src: &mut &[u8]) -> Self {
+        let w = get_varint(src) as u32;
+        Msg { kind: w as u8, f: [(w >> 8) as u8, (w >> 16) as u8, (w >> 24) as u8] }
+    }
+}
+
+/// Printed as `%KIND(F0,F1,F2)`; spelled out by `Table::show_msg`.
+impl std::fmt::Debug for Msg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "%{}({},{},{})", self.kind, self.f[0], self.f[1], self.f[2])
+    }
+}
+
+/// A spontaneous transition: the row and its parameter's value.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Act {
+    pub row: u16,
+    pub param: i16,
+    pub env: bool,
+    pub name: &'static str,
+}
+
+impl std::fmt::Debug for Act {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.param < 0 {
+            write!(f, "{}", self.name)
+        } else {
+            write!(f, "{}({})", self.name, self.param)
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ty {
+    Bool,
+    Int(i64, i64),
+    /// An enum type, by index.
+    Enum(usize),
+    Data,
+    /// A node id of a machine.
+    Node(usize),
+    Set(usize),
+    /// A state of a machine (protocol-wide numbers).
+    State(usize),
+}
+
+/// Where a value lives in a packed word: `width` bits at `off`, coded
+/// `v - lo`, or `v - lo + 1` with 0 for undefined when `opt`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slot {
+    pub off: u8,
+    pub width: u8,
+    pub opt: bool,
+    pub lo: i64,
+}
+
+impl Slot {
+    #[inline(always)]
+    pub fn read(&self, w: u128) -> i64 {
+        let code = ((w >> self.off) as u64 & mask(self.width)) as i64;
+        if self.opt {
+            if code == 0 {
+                UNDEF
+            } else {
+                code - 1 + self.lo
+            }
+        } else {
+            code + self.lo
+        }
+    }
+    /// `v` must be in range (and defined unless `opt`).
+    #[inline(always)]
+    pub fn write(&self, w: u128, v: i64) -> u128 {
+        let code = if v == UNDEF { 0 } else { (v - self.lo + self.opt as i64) as u128 };
+        (w & !((mask(self.width) as u128) << self.off)) | code << self.off
+    }
+}
+
+#[inline(always)]
+pub fn mask(width: u8) -> u64 {
+    if width >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << width) - 1
+    }
+}
+
+/// Bits that hold `0..=x`.
+pub fn bits(x: u64) -> u8 {
+    (64 - x.leading_zeros()) as u8
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    And,
+    Or,
+    Implies,
+    Add,
+    Sub,
+    /// Element in set.
+    In,
+    /// Set union (a `{a, b}` literal).
+    Union,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Ex {
+    Const(i64),
+    Own(Slot),
+    Remote {
+        base: u8,
+        index: Option<Box<Ex>>,
+        slot: Slot,
+    },
+    Field {
+        i: u8,
+        opt: bool,
+        lo: i64,
+    },
+    Src,
+    Param,
+    Bound(u8),
+    Ghost(Slot),
+    Not(Box<Ex>),
+    Bin(Op, Box<Ex>, Box<Ex>),
+    /// `{x}`: the set holding node x.
+    Single(Box<Ex>),
+    Count(Box<Ex>),
+    Quant {
+        all: bool,
+        var: u8,
+        n: u8,
+        body: Box<Ex>,
+    },
+}
+
+/// What an expression sees.
+pub struct Env<'a> {
+    pub own: u128,
+    pub msg: Msg,
+    pub src: i64,
+    pub param: i64,
+    pub ghost: u64,
+    pub agents: &'a [Agent],
+    pub bound: [i64; MAX_BOUND],
+}
+
+impl<'a> Env<'a> {
+    pub fn new(own: u128, ghost: u64) -> Self {
+        Env { own, msg: Msg::default(), src: UNDEF, param: UNDEF, ghost, agents: &[], bound: [UNDEF; MAX_BOUND] }
+    }
+}
+
+impl Ex {
+    /// The value; undefined operands make undefined results (the
+    /// interpreter refuses to store or send one where it may not be).
+    pub fn eval(&self, env: &mut Env) -> i64 {
+        match self {
+            Ex::Const(v) => *v,
+            Ex::Own(s) => s.read(env.own),
+            Ex::Remote { base, index, slot } => {
+                let i = match index {
+                    Some(e) => e.eval(env),
+                    None => 0,
+                };
+                if i == UNDEF {
+                    return UNDEF;
+                }
+                slot.read(env.agents[*base as usize + i as usize].0)
+            }
+            Ex::Field { i, opt, lo } => {
+                let c = env.msg.f[*i as usize] as i64;
+                if *opt {
+                    if c == 0 {
+                        UNDEF
+                    } else {
+                        c - 1 + lo
+                    }
+                } else {
+                    c + lo
+                }
+            }
+            Ex::Src => env.src,
+            Ex::Param => env.param,
+            Ex::Bound(b) => env.bound[*b as usize],
+            Ex::Ghost(s) => s.read(env.ghost as u128),
+            Ex::Not(e) => (e.eval(env) == 0) as i64,
+            Ex::Bin(op, a, b) => {
+                match op {
+                    Op::And => return (a.eval(env) != 0 && b.eval(env) != 0) as i64,
+                    Op::Or => return (a.eval(env) != 0 || b.eval(env) != 0) as i64,
+                    Op::Implies => return (a.eval(env) == 0 || b.eval(env) != 0) as i64,
+                    _ => {}
+                }
+                let (x, y) = (a.eval(env), b.eval(env));
+                match op {
+                    Op::Eq => (x == y) as i64,
+                    Op::Ne => (x != y) as i64,
+                    _ if x == UNDEF || y == UNDEF => UNDEF,
+                    Op::Lt => (x < y) as i64,
+                    Op::Le => (x <= y) as i64,
+                    Op::Gt => (x > y) as i64,
+                    Op::Ge => (x >= y) as i64,
+                    Op::Add => x + y,
+                    Op::Sub => x - y,
+                    Op::In => (y >> x & 1) as i64,
+                    Op::Union => x | y,
+                    Op::And | Op::Or | Op::Implies => unreachable!(),
+                }
+            }
+            Ex::Single(e) => match e.eval(env) {
+                UNDEF => UNDEF,
+                v => 1 << v,
+            },
+            Ex::Count(e) => match e.eval(env) {
+                UNDEF => UNDEF,
+                v => (v as u64).count_ones() as i64,
+            },
+            Ex::Quant { all, var, n, body } => {
+                let saved = env.bound[*var as usize];
+                let mut out = *all;
+                for i in 0..*n as i64 {
+                    env.bound[*var as usize] = i;
+                    if (body.eval(env) != 0) != *all {
+                        out = !*all;
+                        break;
+                    }
+                }
+                env.bound[*var as usize] = saved;
+                out as i64
+            }
+        }
+    }
+}
