@@ -34,6 +34,44 @@ pub static FAMILIES: &[&dyn Entry] = &[
     &Registered::<crate::agents::pcie::family::PcieFamily>(PhantomData),
 ];
 
+/// A protocol written as a table file: the one family that is a file, not
+/// a type (`[check] protocol = "FILE.tables"`, docs/protocol-tables.md).
+pub fn is_table(protocol: &str) -> bool {
+    protocol.ends_with(".tables")
+}
+
+/// What a table file's check found: the report (its trace spelled out by
+/// the table's names) and the rows never fired, the states never reached.
+pub struct TableCheck {
+    pub report: Report,
+    pub coverage: crate::agents::table::Coverage,
+}
+
+/// Check the table file at `path` (sizes `caches`, `directories`,
+/// `values`; `symmetry` over its replicated machines and data values).
+pub fn check_table(
+    path: &std::path::Path,
+    size: &CheckSize,
+    mutant: Option<&str>,
+    opts: &Options,
+) -> Result<TableCheck, CheckError> {
+    use crate::agents::table::{Sizes, Table};
+    let t = Table::load(path).map_err(|e| CheckError::Param(ParamError::new("protocol", e.to_string())))?;
+    let sizes = Sizes { caches: size.caches, directories: size.directories, values: size.values };
+    for (key, v, hi) in [("caches", size.caches, 64), ("directories", size.directories, 64), ("values", size.values, 255)] {
+        crate::agents::family::in_range(key, v, 1, hi, "").map_err(CheckError::Param)?;
+    }
+    let p = t.protocol(sizes, mutant, size.symmetry).map_err(|e| {
+        CheckError::Param(ParamError::new(if e.bad_mutant { "mutant" } else { "protocol" }, e.to_string()))
+    })?;
+    if size.symmetry {
+        renamings(&p).map_err(CheckError::Param)?;
+    }
+    let mut report = explore(&p, opts, &mut |_| {});
+    p.readable(&mut report);
+    Ok(TableCheck { coverage: p.coverage(&t.lines), report })
+}
+
 /// The family named `name`.
 pub fn find(name: &str) -> Option<&'static dyn Entry> {
     FAMILIES.iter().copied().find(|f| f.name() == name)

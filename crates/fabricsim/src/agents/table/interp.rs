@@ -14,7 +14,8 @@ use crate::agents::protocol::{
 pub struct TableProtocol {
     pub spec: Arc<Spec>,
     /// Per row: whether it ever fired (its actions ran, though a full
-    /// channel may then have disabled the transition).
+    /// channel may then have disabled the transition; a `stall` row: a
+    /// message waited by it).
     fired: Vec<AtomicBool>,
     /// Per protocol-wide state: whether an agent was ever in it.
     reached: Vec<AtomicBool>,
@@ -103,6 +104,34 @@ impl TableProtocol {
             .map(|(g, _)| (s.machines[s.state_machine[g]].name.clone(), s.state_name(g).to_string()))
             .collect();
         Coverage { unfired, unreached }
+    }
+
+    /// Spell out a report's trace by the table's names (agents and
+    /// messages print as packed words in the checker's hot path).
+    pub fn readable(&self, report: &mut crate::check::Report) {
+        let s = &*self.spec;
+        let agent = |t: &str| match t.strip_prefix('#').and_then(|h| u128::from_str_radix(h, 16).ok()) {
+            Some(w) => s.show_agent(w),
+            None => t.to_string(),
+        };
+        let msg = |t: &str| {
+            let inner = t.strip_prefix('%').and_then(|x| x.strip_suffix(')'));
+            let parts: Option<Vec<u8>> = inner.and_then(|x| {
+                let (k, f) = x.split_once('(')?;
+                std::iter::once(k).chain(f.split(',')).map(|n| n.parse().ok()).collect()
+            });
+            match parts.as_deref() {
+                Some([k, a, b, c]) => s.show_msg(*k, [*a, *b, *c]),
+                _ => t.to_string(),
+            }
+        };
+        if let Some(v) = &mut report.violation {
+            for st in &mut v.steps {
+                st.before = agent(&st.before);
+                st.after = agent(&st.after);
+                st.event = msg(&st.event);
+            }
+        }
     }
 
     fn store(&self, t: &Target, v: i64, env: &mut Env, row: &Row) -> Result<(), Violation> {
@@ -374,6 +403,9 @@ impl Protocol for TableProtocol {
             let row = &s.rows[r as usize];
             if row.guard.as_ref().is_none_or(|x| x.eval(&mut env) != 0) {
                 if row.stall {
+                    if !self.fired[r as usize].load(Relaxed) {
+                        self.fired[r as usize].store(true, Relaxed);
+                    }
                     return Ok(Step::Stall);
                 }
                 self.fire(r as usize, agent, ctx, &mut env)?;
