@@ -122,7 +122,7 @@ fn parse_errors_name_line_column_token_and_what_was_expected() {
 #[test]
 fn unknown_names_are_refused_with_a_suggestion() {
     let cases: &[(&str, &str, &str)] = &[
-        ("inv_set := shr_set -> ReqS", "inv_set := shr_set -> ReqZ", "no such state of home; did you mean \"ReqS\"?"),
+        ("inv_set := shr_set -> ReqS", "inv_set := shr_set -> Emty", "no such state of home; did you mean \"Empty\"?"),
         ("mem_data := msg.data", "mem_data := msg.dat", "no such field of InvAck; did you mean \"data\"?"),
         ("send GntS(data: mem_data)", "send GntS(data: mem_dat)", "no such variable or value; did you mean \"mem_data\"?"),
         ("I     SendReqS : send ReqS", "I     SendReqS : send ReqQ", "no such message; did you mean \"ReqS\"?"),
