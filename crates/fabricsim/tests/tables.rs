@@ -97,7 +97,10 @@ fn edited(from: &str, to: &str) -> Result<Table, String> {
 fn a_missing_state_event_pair_is_refused_by_name() {
     let e = edited("  *     GntE : data := msg.data -> E\n", "").err().expect("refused");
     assert!(e.starts_with("german.tables:"), "{e}");
-    assert!(e.contains("machine client: 3 (state, event) pairs") && e.contains("(I, GntE), (S, GntE), (E, GntE)"), "{e}");
+    assert!(
+        e.contains("machine client: 3 (state, event) pairs") && e.contains("(I, GntE), (S, GntE), (E, GntE)"),
+        "{e}"
+    );
     // declared impossible instead: accepted
     edited("  *     GntE : data := msg.data -> E\n", "  impossible * GntE\n").unwrap();
     let e = edited("  impossible E SendReqE\n", "").err().expect("refused");
@@ -108,7 +111,11 @@ fn a_missing_state_event_pair_is_refused_by_name() {
 fn parse_errors_name_line_column_token_and_what_was_expected() {
     let cases: &[(&str, &str, &str)] = &[
         ("message ReqS on chan1\n", "message ReqS chan1\n", "german.tables:14:14: \"chan1\": expected `on`"),
-        ("  Empty       ReqS : cur_ptr", "  Empty       ReqS cur_ptr", "german.tables:39:20: \"cur_ptr\": expected `:`"),
+        (
+            "  Empty       ReqS : cur_ptr",
+            "  Empty       ReqS cur_ptr",
+            "german.tables:39:20: \"cur_ptr\": expected `:`",
+        ),
         ("vc chan3 fifo capacity 1", "vc chan3 fifo capacity x", "german.tables:12:24: \"x\": expected a capacity"),
         ("  var ex_gntd: bool ", "  var ex_gntd bool ", "german.tables:31:15: \"bool\": expected `:`"),
         ("ghost aux: data = d", "ghost aux: data = d $", "german.tables:23:21: `$`: not a character"),
@@ -124,8 +131,12 @@ fn unknown_names_are_refused_with_a_suggestion() {
     let cases: &[(&str, &str, &str)] = &[
         ("inv_set := shr_set -> ReqS", "inv_set := shr_set -> Emty", "no such state of home; did you mean \"Empty\"?"),
         ("mem_data := msg.data", "mem_data := msg.dat", "no such field of InvAck; did you mean \"data\"?"),
-        ("send GntS(data: mem_data)", "send GntS(data: mem_dat)", "no such variable or value; did you mean \"mem_data\"?"),
-        ("I     SendReqS : send ReqS", "I     SendReqS : send ReqQ", "no such message; did you mean \"ReqS\"?"),
+        (
+            "send GntS(data: mem_data)",
+            "send GntS(data: mem_dat)",
+            "no such variable or value; did you mean \"mem_data\"?",
+        ),
+        ("E     Inv : send InvAck", "E     Inv : send InvAk", "no such message; did you mean \"InvAck\"?"),
         ("var cur_ptr: client?", "var cur_ptr: clients?", "no such type; did you mean \"client\"?"),
     ];
     for (from, to, want) in cases {
@@ -140,17 +151,22 @@ fn unfired_transitions_and_unreached_states_are_reported() {
     let t = german();
     let p = t.protocol(sizes(2), None, false).unwrap();
     assert!(run(&p, true).violation.is_none());
+    // german.m's RecvInvAck waits while the home is idle, but no ack ever
+    // reaches an idle home: the one row of German that never fires
+    let idle_ack = |c: &fabricsim::agents::table::Coverage| {
+        c.unfired.iter().any(|(_, row)| row.starts_with("Empty       InvAck : stall"))
+    };
     let c = p.coverage(&t.lines);
-    assert!(c.unfired.is_empty() && c.unreached.is_empty(), "{}", c.text());
+    assert!(c.unfired.len() == 1 && idle_ack(&c) && c.unreached.is_empty(), "{}", c.text());
     // a dead row: the home never sends an invalidation for a ReqS
     let dead = "  ReqS  SendInv(i) [ex_gntd & i in inv_set]";
     let t = edited(dead, "  ReqS  SendInv(i) [false & ex_gntd & i in inv_set]").unwrap();
     let p = t.protocol(sizes(2), None, false).unwrap();
     run(&p, false);
     let c = p.coverage(&t.lines);
-    assert_eq!(c.unfired.len(), 1, "{}", c.text());
-    assert!(c.unfired[0].1.starts_with("ReqS  SendInv(i) [false"), "{}", c.text());
-    assert!(c.text().contains("1 transitions never fired:\n  line "), "{}", c.text());
+    assert_eq!(c.unfired.len(), 2, "{}", c.text());
+    assert!(c.unfired.iter().any(|(_, row)| row.starts_with("ReqS  SendInv(i) [false")), "{}", c.text());
+    assert!(c.text().contains("2 transitions never fired:\n  line "), "{}", c.text());
 }
 
 /// `fabricsim check` on a configuration naming the table file.
@@ -163,10 +179,16 @@ fn check_configuration_takes_a_table_file() {
     let r = fabricsim::config::check_file::run(&text, &src, fmt, &["check.caches=2".into()]).unwrap();
     assert_eq!((r.report.states, r.report.transitions), (3390, 9912));
     let j = r.to_json();
-    assert_eq!(j["coverage"]["unfired"].as_array().map(|a| a.len()), Some(0), "{j}");
+    assert_eq!(j["coverage"]["unfired"][0]["row"], "Empty       InvAck : stall", "{j}");
+    assert_eq!(j["coverage"]["unreached"].as_array().map(|a| a.len()), Some(0), "{j}");
     // a mutant by name, with its trace in the table's names
-    let r = fabricsim::config::check_file::run(&text, &src, fmt, &["check.caches=2".into(), "check.mutant=\"forget-sharer\"".into()])
-        .unwrap();
+    let r = fabricsim::config::check_file::run(
+        &text,
+        &src,
+        fmt,
+        &["check.caches=2".into(), "check.mutant=\"forget-sharer\"".into()],
+    )
+    .unwrap();
     let t = r.report.trace_text();
     assert!(t.starts_with("CntrlProp") && t.contains("GntS(data: ") && t.contains("Empty { inv_set: "), "{t}");
     let e = fabricsim::config::check_file::run(&text, &src, fmt, &["check.mutant=\"nope\"".into()]).err().unwrap();

@@ -306,8 +306,12 @@ pub fn run_with_stop(
 }
 
 /// What `[check]`'s size keys mean for a table file.
-const TABLE_SIZES: [Option<&str>; 4] =
-    [Some("instances of a `machine NAME[caches]`"), Some("instances of a `machine NAME[directories]`"), None, Some("data values")];
+const TABLE_SIZES: [Option<&str>; 4] = [
+    Some("instances of a `machine NAME[caches]`"),
+    Some("instances of a `machine NAME[directories]`"),
+    None,
+    Some("data values"),
+];
 
 /// A table file named by `[check] protocol`, relative to the configuration's folder.
 fn table_path(source: &str, protocol: &str) -> std::path::PathBuf {

@@ -58,7 +58,9 @@ pub fn check_table(
     use crate::agents::table::{Sizes, Table};
     let t = Table::load(path).map_err(|e| CheckError::Param(ParamError::new("protocol", e.to_string())))?;
     let sizes = Sizes { caches: size.caches, directories: size.directories, values: size.values };
-    for (key, v, hi) in [("caches", size.caches, 64), ("directories", size.directories, 64), ("values", size.values, 255)] {
+    for (key, v, hi) in
+        [("caches", size.caches, 64), ("directories", size.directories, 64), ("values", size.values, 255)]
+    {
         crate::agents::family::in_range(key, v, 1, hi, "").map_err(CheckError::Param)?;
     }
     let p = t.protocol(sizes, mutant, size.symmetry).map_err(|e| {

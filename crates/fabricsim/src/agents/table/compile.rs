@@ -635,7 +635,7 @@ impl<'a> Cx<'a> {
                 format!("a {}: expected a condition (bool)", t.map_or("undef".into(), |t| self.ty_name(t))),
             );
         }
-        Ok(x)
+        Ok(x.fuse())
     }
 
     fn bin(&self, op: &str, a: &Expr, b: &Expr, sc: &Scope, pos: Pos) -> R<(Ex, Option<Ty>)> {
@@ -654,12 +654,16 @@ impl<'a> Cx<'a> {
                 if let (ExprKind::SetOf(items), Some(t)) = (&b.kind, t) {
                     if !matches!(t, Ty::Node(_)) {
                         // `x in {A, B}` over any type: x = A | x = B
-                        let mut out = Ex::Const(0);
+                        let mut out: Option<Ex> = None;
                         for it in items {
                             let y = self.value(it, sc, t, false)?;
-                            out = Ex::Bin(Op::Or, bx(out), bx(Ex::Bin(Op::Eq, bx(x.clone()), bx(y))));
+                            let eq = Ex::Bin(Op::Eq, bx(x.clone()), bx(y));
+                            out = Some(match out {
+                                None => eq,
+                                Some(o) => Ex::Bin(Op::Or, bx(o), bx(eq)),
+                            });
                         }
-                        return Ok((out, Some(Ty::Bool)));
+                        return Ok((out.unwrap_or(Ex::Const(0)), Some(Ty::Bool)));
                     }
                 }
                 let Some(Ty::Node(m)) = t else {
@@ -701,13 +705,15 @@ impl<'a> Cx<'a> {
             "+" | "-" if ordered => {
                 (if op == "+" { Op::Add } else { Op::Sub }, Some(Ty::Int(i64::MIN / 2, i64::MAX / 2)))
             }
-            _ => return err(
-                self.file,
-                pos,
-                format!(
+            _ => {
+                return err(
+                    self.file,
+                    pos,
+                    format!(
                     "`{op}` needs numbers (a range type); data values, node ids and enums compare with = and != only"
                 ),
-            ),
+                )
+            }
         };
         Ok((Ex::Bin(o, bx(x), bx(y)), out))
     }

@@ -217,6 +217,35 @@ pub enum Ex {
         n: u8,
         body: Box<Ex>,
     },
+    // Fused forms of the commonest shapes ([`Ex::fuse`]): one node where
+    // the tree had three or four, for the invariants' quantified bodies
+    // and the guards.
+    /// `MACHINE[bound].slot`.
+    RemoteB {
+        base: u8,
+        b: u8,
+        slot: Slot,
+    },
+    /// `MACHINE[bound].slot = c` (or `!=` when not `eq`).
+    RemoteCmp {
+        base: u8,
+        b: u8,
+        slot: Slot,
+        c: i64,
+        eq: bool,
+    },
+    /// `own slot = c` (or `!=`).
+    OwnCmp {
+        slot: Slot,
+        c: i64,
+        eq: bool,
+    },
+    /// `bound a = bound b` (or `!=`).
+    BoundCmp {
+        a: u8,
+        b: u8,
+        eq: bool,
+    },
 }
 
 /// What an expression sees.
@@ -237,6 +266,34 @@ impl<'a> Env<'a> {
 }
 
 impl Ex {
+    /// The same expression with the common shapes fused (see the fused variants).
+    pub fn fuse(self) -> Ex {
+        let b = |x: Ex| Box::new(x.fuse());
+        match self {
+            Ex::Remote { base, index: Some(i), slot } => match *i {
+                Ex::Bound(v) => Ex::RemoteB { base, b: v, slot },
+                i => Ex::Remote { base, index: Some(b(i)), slot },
+            },
+            Ex::Not(x) => Ex::Not(b(*x)),
+            Ex::Single(x) => Ex::Single(b(*x)),
+            Ex::Count(x) => Ex::Count(b(*x)),
+            Ex::Quant { all, var, n, body } => Ex::Quant { all, var, n, body: b(*body) },
+            Ex::Bin(op @ (Op::Eq | Op::Ne), x, y) => {
+                let eq = op == Op::Eq;
+                match (x.fuse(), y.fuse()) {
+                    (Ex::RemoteB { base, b, slot }, Ex::Const(c)) | (Ex::Const(c), Ex::RemoteB { base, b, slot }) => {
+                        Ex::RemoteCmp { base, b, slot, c, eq }
+                    }
+                    (Ex::Own(slot), Ex::Const(c)) | (Ex::Const(c), Ex::Own(slot)) => Ex::OwnCmp { slot, c, eq },
+                    (Ex::Bound(a), Ex::Bound(b)) => Ex::BoundCmp { a, b, eq },
+                    (x, y) => Ex::Bin(op, Box::new(x), Box::new(y)),
+                }
+            }
+            Ex::Bin(op, x, y) => Ex::Bin(op, b(*x), b(*y)),
+            x => x,
+        }
+    }
+
     /// The value; undefined operands make undefined results (the
     /// interpreter refuses to store or send one where it may not be).
     pub fn eval(&self, env: &mut Env) -> i64 {
@@ -301,6 +358,17 @@ impl Ex {
                 UNDEF => UNDEF,
                 v => (v as u64).count_ones() as i64,
             },
+            Ex::RemoteB { base, b, slot } => match env.bound[*b as usize] {
+                UNDEF => UNDEF,
+                i => slot.read(env.agents[*base as usize + i as usize].0),
+            },
+            Ex::RemoteCmp { base, b, slot, c, eq } => {
+                let i = env.bound[*b as usize];
+                let v = if i == UNDEF { UNDEF } else { slot.read(env.agents[*base as usize + i as usize].0) };
+                ((v == *c) == *eq) as i64
+            }
+            Ex::OwnCmp { slot, c, eq } => ((slot.read(env.own) == *c) == *eq) as i64,
+            Ex::BoundCmp { a, b, eq } => ((env.bound[*a as usize] == env.bound[*b as usize]) == *eq) as i64,
             Ex::Quant { all, var, n, body } => {
                 let saved = env.bound[*var as usize];
                 let mut out = *all;
