@@ -230,3 +230,22 @@ fn speed() {
         rate(1) / rate(0)
     );
 }
+
+/// A machine's word packs as one varint (the checker's frontier), and back.
+#[test]
+fn agents_and_messages_pack_and_unpack() {
+    use fabricsim::agents::table::model::{Agent, Msg};
+    use fabricsim::engine::pack::Pack;
+    for w in [0u128, 1, 127, 128, u64::MAX as u128, 1 << 64, u128::MAX] {
+        let mut b = Vec::new();
+        Agent(w).pack(&mut b);
+        Agent(7).pack(&mut b);
+        let mut s = &b[..];
+        assert_eq!((Agent::unpack(&mut s), Agent::unpack(&mut s)), (Agent(w), Agent(7)));
+        assert!(s.is_empty());
+    }
+    let m = Msg { kind: 200, f: [0, 255, 17] };
+    let mut b = Vec::new();
+    m.pack(&mut b);
+    assert_eq!(Msg::unpack(&mut &b[..]), m);
+}

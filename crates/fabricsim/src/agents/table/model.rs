@@ -3,7 +3,7 @@
 
 use std::hash::{Hash, Hasher};
 
-use crate::engine::pack::{get_varint, put_varint, Pack};
+use crate::engine::pack::{get_byte, get_varint, put_varint, Pack};
 
 /// Murphi's undefined value.
 pub const UNDEF: i64 = i64::MIN;
@@ -28,16 +28,29 @@ impl Hash for Agent {
     }
 }
 
+/// One LEB128 varint of the whole word: a client's few bits in one byte.
 impl Pack for Agent {
     #[inline]
     fn pack(&self, out: &mut Vec<u8>) {
-        put_varint(out, self.0 as u64);
-        put_varint(out, (self.0 >> 64) as u64);
+        let mut x = self.0;
+        while x >= 0x80 {
+            out.push(x as u8 | 0x80);
+            x >>= 7;
+        }
+        out.push(x as u8);
     }
     #[inline]
     fn unpack(src: &mut &[u8]) -> Self {
-        let lo = get_varint(src) as u128;
-        Agent(lo | (get_varint(src) as u128) << 64)
+        let mut x = 0u128;
+        let mut shift = 0;
+        loop {
+            let b = get_byte(src);
+            x |= ((b & 0x7f) as u128) << shift;
+            if b < 0x80 {
+                return Agent(x);
+            }
+            shift += 7;
+        }
     }
 }
 
