@@ -29,9 +29,51 @@ pub struct TableProtocol {
     node_set: Vec<Option<usize>>,
     data_set: Option<usize>,
     size_name: String,
+    /// This instance's number in the invariant memo.
+    id: u64,
 }
 
 const NONE: u8 = u8::MAX;
+
+/// Systems of at most this many agents have their invariants memoised.
+const MEMO_AGENTS: usize = 8;
+/// Entries of the per-thread memo (direct-mapped).
+const MEMO_SIZE: usize = 4096;
+
+/// An (agents, ghost) whose invariants held, for protocol `proto`.
+#[derive(Clone, Copy, Default)]
+struct MemoEntry {
+    proto: u64,
+    n: u8,
+    ghost: u64,
+    agents: [u128; MEMO_AGENTS],
+}
+
+impl MemoEntry {
+    #[inline]
+    fn matches(&self, proto: u64, agents: &[Agent], ghost: u64) -> bool {
+        self.proto == proto
+            && self.n as usize == agents.len()
+            && self.ghost == ghost
+            && self.agents.iter().zip(agents).all(|(x, a)| *x == a.0)
+    }
+}
+
+thread_local! {
+    static MEMO: std::cell::RefCell<Vec<MemoEntry>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Protocol instances are told apart in the memo by a number of their own (0: none yet).
+static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+#[inline]
+fn memo_key(proto: u64, agents: &[Agent], ghost: u64) -> u64 {
+    let mut h = proto ^ ghost.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    for a in agents {
+        h = (h ^ a.0 as u64 ^ (a.0 >> 64) as u64).wrapping_mul(0x100_0000_01B3).rotate_left(29);
+    }
+    h ^ h >> 32
+}
 
 fn undefined(what: String) -> Violation {
     Violation { kind: "undefined value", detail: what }
@@ -74,6 +116,7 @@ impl TableProtocol {
             node_set,
             data_set,
             size_name,
+            id: NEXT_ID.fetch_add(1, Relaxed),
             spec: Arc::new(spec),
         }
     }
@@ -258,6 +301,18 @@ impl TableProtocol {
         }
         agent.0 = env.own;
         *ctx.ghost = env.ghost;
+        Ok(())
+    }
+
+    /// Every invariant, in file order: the first that fails.
+    fn evaluate_invariants(&self, agents: &[Agent], ghost: &u64) -> Result<(), (String, String)> {
+        let mut env = Env::new(0, *ghost);
+        env.agents = agents;
+        for inv in &self.spec.invariants {
+            if inv.ex.eval(&mut env) == 0 {
+                return Err((inv.name.clone(), format!("invariant {} (line {}) is false", inv.name, inv.line)));
+            }
+        }
         Ok(())
     }
 
@@ -456,12 +511,35 @@ impl Protocol for TableProtocol {
     }
 
     fn invariant(&self, agents: &[Agent], ghost: &u64) -> Result<(), (String, String)> {
-        let mut env = Env::new(0, *ghost);
-        env.agents = agents;
-        for inv in &self.spec.invariants {
-            if inv.ex.eval(&mut env) == 0 {
-                return Err((inv.name.clone(), format!("invariant {} (line {}) is false", inv.name, inv.line)));
-            }
+        // Invariants read the machines and the ghosts, not the messages in
+        // flight: many states share those, so a small per-thread memo of
+        // the (agents, ghost) that passed saves most evaluations.
+        let hit = agents.len() <= MEMO_AGENTS && {
+            let key = memo_key(self.id, agents, *ghost);
+            MEMO.with(|m| {
+                let m = m.borrow();
+                m.get(key as usize % MEMO_SIZE).is_some_and(|e| e.matches(self.id, agents, *ghost))
+            })
+        };
+        if hit {
+            return Ok(());
+        }
+        self.evaluate_invariants(agents, ghost)?;
+        if agents.len() <= MEMO_AGENTS {
+            let key = memo_key(self.id, agents, *ghost);
+            MEMO.with(|m| {
+                let mut m = m.borrow_mut();
+                if m.is_empty() {
+                    m.resize(MEMO_SIZE, MemoEntry::default());
+                }
+                let e = &mut m[key as usize % MEMO_SIZE];
+                e.proto = self.id;
+                e.n = agents.len() as u8;
+                e.ghost = *ghost;
+                for (x, a) in e.agents.iter_mut().zip(agents) {
+                    *x = a.0;
+                }
+            });
         }
         Ok(())
     }
