@@ -95,7 +95,7 @@ fn edited(from: &str, to: &str) -> Result<Table, String> {
 
 #[test]
 fn a_missing_state_event_pair_is_refused_by_name() {
-    let e = edited("  *     GntE : data := msg.data -> E\n", "").err().expect("refused");
+    let e = edited("  *     GntE : data := msg.data -> E\n", "").expect_err("refused");
     assert!(e.starts_with("german.tables:"), "{e}");
     assert!(
         e.contains("machine client: 3 (state, event) pairs") && e.contains("(I, GntE), (S, GntE), (E, GntE)"),
@@ -103,7 +103,7 @@ fn a_missing_state_event_pair_is_refused_by_name() {
     );
     // declared impossible instead: accepted
     edited("  *     GntE : data := msg.data -> E\n", "  impossible * GntE\n").unwrap();
-    let e = edited("  impossible E SendReqE\n", "").err().expect("refused");
+    let e = edited("  impossible E SendReqE\n", "").expect_err("refused");
     assert!(e.contains("1 (state, event) pairs") && e.contains("(E, SendReqE)"), "{e}");
 }
 

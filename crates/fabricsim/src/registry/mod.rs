@@ -70,8 +70,36 @@ pub fn check_table(
         renamings(&p).map_err(CheckError::Param)?;
     }
     let mut report = explore(&p, opts, &mut |_| {});
-    p.readable(&mut report);
+    readable(&p, &mut report);
     Ok(TableCheck { coverage: p.coverage(&t.lines), report })
+}
+
+/// Spell out a report's trace by the table's names (agents and
+/// messages print as packed words in the checker's hot path).
+fn readable(p: &crate::agents::table::TableProtocol, report: &mut Report) {
+    let s = &*p.spec;
+    let agent = |t: &str| match t.strip_prefix('#').and_then(|h| u128::from_str_radix(h, 16).ok()) {
+        Some(w) => s.show_agent(w),
+        None => t.to_string(),
+    };
+    let msg = |t: &str| {
+        let inner = t.strip_prefix('%').and_then(|x| x.strip_suffix(')'));
+        let parts: Option<Vec<u8>> = inner.and_then(|x| {
+            let (k, f) = x.split_once('(')?;
+            std::iter::once(k).chain(f.split(',')).map(|n| n.parse().ok()).collect()
+        });
+        match parts.as_deref() {
+            Some([k, a, b, c]) => s.show_msg(*k, [*a, *b, *c]),
+            _ => t.to_string(),
+        }
+    };
+    if let Some(v) = &mut report.violation {
+        for st in &mut v.steps {
+            st.before = agent(&st.before);
+            st.after = agent(&st.after);
+            st.event = msg(&st.event);
+        }
+    }
 }
 
 /// The family named `name`.

@@ -405,7 +405,7 @@ impl<'a> Cx<'a> {
             msg: None,
             src: None,
             param: None,
-            bound: self.spec.starts.iter().cloned().collect(),
+            bound: self.spec.starts.to_vec(),
             remote: false,
         };
         let mut off = 0;

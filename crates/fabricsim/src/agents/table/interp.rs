@@ -149,34 +149,6 @@ impl TableProtocol {
         Coverage { unfired, unreached }
     }
 
-    /// Spell out a report's trace by the table's names (agents and
-    /// messages print as packed words in the checker's hot path).
-    pub fn readable(&self, report: &mut crate::check::Report) {
-        let s = &*self.spec;
-        let agent = |t: &str| match t.strip_prefix('#').and_then(|h| u128::from_str_radix(h, 16).ok()) {
-            Some(w) => s.show_agent(w),
-            None => t.to_string(),
-        };
-        let msg = |t: &str| {
-            let inner = t.strip_prefix('%').and_then(|x| x.strip_suffix(')'));
-            let parts: Option<Vec<u8>> = inner.and_then(|x| {
-                let (k, f) = x.split_once('(')?;
-                std::iter::once(k).chain(f.split(',')).map(|n| n.parse().ok()).collect()
-            });
-            match parts.as_deref() {
-                Some([k, a, b, c]) => s.show_msg(*k, [*a, *b, *c]),
-                _ => t.to_string(),
-            }
-        };
-        if let Some(v) = &mut report.violation {
-            for st in &mut v.steps {
-                st.before = agent(&st.before);
-                st.after = agent(&st.after);
-                st.event = msg(&st.event);
-            }
-        }
-    }
-
     fn store(&self, t: &Target, v: i64, env: &mut Env, row: &Row) -> Result<(), Violation> {
         if v == UNDEF && !t.slot.opt {
             return Err(undefined(format!(

@@ -358,7 +358,7 @@ impl Ex {
                     Op::Ge => (x >= y) as i64,
                     Op::Add => x + y,
                     Op::Sub => x - y,
-                    Op::In => (y >> x & 1) as i64,
+                    Op::In => y >> x & 1,
                     Op::Union => x | y,
                     Op::And | Op::Or | Op::Implies => unreachable!(),
                 }
