@@ -260,6 +260,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             print(f"checkpoint at depth {report['checkpoint_depth']} kept: run the same command again to continue")
         if report["trace_text"]:
             print(report["trace_text"].rstrip())
+        if report.get("coverage"):  # a table file's rows never fired, states never reached
+            print(report["coverage"]["text"].rstrip())
         if args.chart and report.get("chart"):
             print(f"sequence chart: {args.chart}")
     if not report["ok"]:

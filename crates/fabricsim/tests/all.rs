@@ -40,4 +40,5 @@ mod profile;
 mod protocol_timing;
 mod registry;
 mod spread;
+mod tables;
 mod trace_words;

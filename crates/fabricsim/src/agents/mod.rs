@@ -13,4 +13,5 @@ pub mod gcs;
 pub mod memory;
 pub mod pcie;
 pub mod protocol;
+pub mod table;
 pub mod text;

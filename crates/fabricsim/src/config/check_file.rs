@@ -3,7 +3,8 @@
 //!
 //! ```toml
 //! [check]
-//! protocol = "mesi"        # a family fabricsim protocols lists as checked from sizes
+//! protocol = "mesi"        # a family fabricsim protocols lists as checked from sizes,
+//!                          # or a table file "FILE.tables" (relative to this file)
 //! caches = 3               # msi/mesi: caches (cores); german: clients
 //! directories = 1          # msi/mesi
 //! addresses = 1            # msi/mesi
@@ -100,12 +101,21 @@ fn yes() -> bool {
 pub struct CheckResult {
     pub report: Report,
     pub svg: Option<String>,
+    /// A table file's rows never fired and states never reached (after a complete search).
+    pub coverage: Option<crate::agents::table::Coverage>,
 }
 
 impl CheckResult {
     pub fn to_json(&self) -> serde_json::Value {
         let mut v = self.report.to_json();
         v["ok"] = json!(self.report.violation.is_none());
+        if let Some(c) = &self.coverage {
+            v["coverage"] = json!({
+                "unfired": c.unfired.iter().map(|(l, t)| json!({"line": l, "row": t})).collect::<Vec<_>>(),
+                "unreached": c.unreached.iter().map(|(m, s)| json!({"machine": m, "state": s})).collect::<Vec<_>>(),
+                "text": c.text(),
+            });
+        }
         v
     }
 }
@@ -147,12 +157,24 @@ pub fn run_with_stop(
     let f: File = typed(table, source, "", &parsed)?;
     let c = f.check;
     let err = |k: &str, m: String| blame(source, &parsed, format!("check.{k}"), m);
-    let family = registry::find(&c.protocol).ok_or_else(|| {
-        let names = registry::names();
-        let close = crate::error::did_you_mean_name(&c.protocol, names.iter().copied());
-        err("protocol", format!("{:?}: no such protocol;{close} expected {}", c.protocol, or_list(&names)))
-    })?;
-    let sizes = family.sizes();
+    // a table file is a protocol too: its path is relative to the configuration's
+    let table = registry::is_table(&c.protocol).then(|| table_path(source, &c.protocol));
+    let family = match table {
+        Some(_) => None,
+        None => Some(registry::find(&c.protocol).ok_or_else(|| {
+            let names = registry::names();
+            let close = crate::error::did_you_mean_name(&c.protocol, names.iter().copied());
+            err(
+                "protocol",
+                format!(
+                    "{:?}: no such protocol;{close} expected {} or a table file (FILE.tables)",
+                    c.protocol,
+                    or_list(&names)
+                ),
+            )
+        })?),
+    };
+    let sizes = family.map_or(TABLE_SIZES, |f| f.sizes());
     for (key, meaning) in SIZE_KEYS.iter().zip(sizes) {
         if meaning.is_none() && given.iter().any(|g| g == key) {
             let takes: Vec<String> =
@@ -167,7 +189,7 @@ pub fn run_with_stop(
             ));
         }
     }
-    if !family.symmetry() && given.iter().any(|g| g == "symmetry") {
+    if family.is_some_and(|f| !f.symmetry()) && given.iter().any(|g| g == "symmetry") {
         let with: Vec<&str> = registry::FAMILIES.iter().filter(|f| f.symmetry()).map(|f| f.name()).collect();
         return Err(err(
             "symmetry",
@@ -178,7 +200,7 @@ pub fn run_with_stop(
             ),
         ));
     }
-    let mine: Vec<String> = family.params().into_iter().map(|p| p.key).collect();
+    let mine: Vec<String> = family.map(|f| f.params().into_iter().map(|p| p.key).collect()).unwrap_or_default();
     for key in own.keys() {
         if mine.contains(key) {
             continue;
@@ -210,7 +232,15 @@ pub fn run_with_stop(
             }
             None
         }
-        Some(d) => Some(disk_options(d, &c, &table_identity(&table_for_identity), budget.bytes, &err)?),
+        Some(d) => {
+            let mut identity = table_identity(&table_for_identity);
+            if let Some(p) = &table {
+                // a search continues only on the same table
+                let text = std::fs::read(p).map_err(|e| err("protocol", format!("{}: {e}", p.display())))?;
+                identity += &format!(" table-fnv {:016x}", fnv(&text));
+            }
+            Some(disk_options(d, &c, &identity, budget.bytes, &err)?)
+        }
     };
     let opts_disk = disk.is_some();
     let opts = Options {
@@ -232,10 +262,18 @@ pub fn run_with_stop(
         values: c.values,
         symmetry: c.symmetry,
     };
-    let report = family.check(&size, own, c.mutant.as_deref(), &opts, source, &parsed).map_err(|e| match e {
+    let to_config = |e| match e {
         CheckError::Param(p) => err(&p.key, p.message),
         CheckError::Config(e) => e,
-    })?;
+    };
+    let (report, coverage) = match (family, &table) {
+        (Some(f), _) => (f.check(&size, own, c.mutant.as_deref(), &opts, source, &parsed).map_err(to_config)?, None),
+        (None, Some(path)) => {
+            let t = registry::check_table(path, &size, c.mutant.as_deref(), &opts).map_err(to_config)?;
+            (t.report, Some(t.coverage))
+        }
+        (None, None) => unreachable!("a family or a table"),
+    };
     if let Some(rss) = report.out_of_memory {
         let hint = if opts_disk {
             "a smaller memory for the in-memory table"
@@ -262,7 +300,31 @@ pub fn run_with_stop(
         return Err(err("disk", format!("{e} (the search stopped at depth {}{resume})", report.depth)));
     }
     let svg = sequence_svg(&report);
-    Ok(CheckResult { report, svg })
+    // transitions never fired and states never reached mean something only after a whole search
+    let coverage = coverage.filter(|_| report.complete && report.violation.is_none());
+    Ok(CheckResult { report, svg, coverage })
+}
+
+/// What `[check]`'s size keys mean for a table file.
+const TABLE_SIZES: [Option<&str>; 4] = [
+    Some("instances of a `machine NAME[caches]`"),
+    Some("instances of a `machine NAME[directories]`"),
+    None,
+    Some("data values"),
+];
+
+/// A table file named by `[check] protocol`, relative to the configuration's folder.
+fn table_path(source: &str, protocol: &str) -> std::path::PathBuf {
+    let p = std::path::Path::new(protocol);
+    match std::path::Path::new(source).parent() {
+        Some(dir) if p.is_relative() && std::path::Path::new(source).is_file() => dir.join(p),
+        _ => p.to_path_buf(),
+    }
+}
+
+/// FNV-1a, 64 bits: a table file's identity for a search on disk.
+fn fnv(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf29ce484222325, |h, &b| (h ^ b as u64).wrapping_mul(0x100000001b3))
 }
 
 /// What a search explores, as text: the `[check]` table without the keys

@@ -34,6 +34,74 @@ pub static FAMILIES: &[&dyn Entry] = &[
     &Registered::<crate::agents::pcie::family::PcieFamily>(PhantomData),
 ];
 
+/// A protocol written as a table file: the one family that is a file, not
+/// a type (`[check] protocol = "FILE.tables"`, docs/protocol-tables.md).
+pub fn is_table(protocol: &str) -> bool {
+    protocol.ends_with(".tables")
+}
+
+/// What a table file's check found: the report (its trace spelled out by
+/// the table's names) and the rows never fired, the states never reached.
+pub struct TableCheck {
+    pub report: Report,
+    pub coverage: crate::agents::table::Coverage,
+}
+
+/// Check the table file at `path` (sizes `caches`, `directories`,
+/// `values`; `symmetry` over its replicated machines and data values).
+pub fn check_table(
+    path: &std::path::Path,
+    size: &CheckSize,
+    mutant: Option<&str>,
+    opts: &Options,
+) -> Result<TableCheck, CheckError> {
+    use crate::agents::table::{Sizes, Table};
+    let t = Table::load(path).map_err(|e| CheckError::Param(ParamError::new("protocol", e.to_string())))?;
+    let sizes = Sizes { caches: size.caches, directories: size.directories, values: size.values };
+    for (key, v, hi) in
+        [("caches", size.caches, 64), ("directories", size.directories, 64), ("values", size.values, 255)]
+    {
+        crate::agents::family::in_range(key, v, 1, hi, "").map_err(CheckError::Param)?;
+    }
+    let p = t.protocol(sizes, mutant, size.symmetry).map_err(|e| {
+        CheckError::Param(ParamError::new(if e.bad_mutant { "mutant" } else { "protocol" }, e.to_string()))
+    })?;
+    if size.symmetry {
+        renamings(&p).map_err(CheckError::Param)?;
+    }
+    let mut report = explore(&p, opts, &mut |_| {});
+    readable(&p, &mut report);
+    Ok(TableCheck { coverage: p.coverage(&t.lines), report })
+}
+
+/// Spell out a report's trace by the table's names (agents and
+/// messages print as packed words in the checker's hot path).
+fn readable(p: &crate::agents::table::TableProtocol, report: &mut Report) {
+    let s = &*p.spec;
+    let agent = |t: &str| match t.strip_prefix('#').and_then(|h| u128::from_str_radix(h, 16).ok()) {
+        Some(w) => s.show_agent(w),
+        None => t.to_string(),
+    };
+    let msg = |t: &str| {
+        let inner = t.strip_prefix('%').and_then(|x| x.strip_suffix(')'));
+        let parts: Option<Vec<u8>> = inner.and_then(|x| {
+            let (k, f) = x.split_once('(')?;
+            std::iter::once(k).chain(f.split(',')).map(|n| n.parse().ok()).collect()
+        });
+        match parts.as_deref() {
+            Some([k, a, b, c]) => s.show_msg(*k, [*a, *b, *c]),
+            _ => t.to_string(),
+        }
+    };
+    if let Some(v) = &mut report.violation {
+        for st in &mut v.steps {
+            st.before = agent(&st.before);
+            st.after = agent(&st.after);
+            st.event = msg(&st.event);
+        }
+    }
+}
+
 /// The family named `name`.
 pub fn find(name: &str) -> Option<&'static dyn Entry> {
     FAMILIES.iter().copied().find(|f| f.name() == name)
