@@ -74,6 +74,18 @@ def test_run_bad_config_exits_2(cli, tiny_toml, tmp_path: Path):
     assert "Traceback" not in proc.stderr
 
 
+def test_run_stops_at_a_protocol_error_and_exits_5(cli):
+    # BI's tree delegate frees objects faster than bi_reclaim returns them through a 64-record log
+    sets = ["nodes=64", "updates=0.5", 'time="2ms"', 'warmup="0ns"', 'period="20us"', "log_cap=64"]
+    args = ["run", str(REPO / "examples" / "bi_superdome.toml"), "--set", 'sim.max_time="1s"']
+    for kv in sets:
+        args += ["--set", f"protocol.bi.tree.{kv}"]
+    proc = cli(*args)
+    assert proc.returncode == 5, proc.stderr
+    assert "protocol error" in proc.stderr + proc.stdout and "object pool" in proc.stderr + proc.stdout
+    assert "Traceback" not in proc.stderr
+
+
 def test_validate_ok(cli, tiny_file):
     proc = cli("validate", str(tiny_file))
     assert proc.returncode == 0, proc.stderr

@@ -33,7 +33,12 @@ EXIT_INCOMPLETE = 6
 EXIT_INTERRUPTED = 130
 
 #: Exit code of `fabricsim run` per simulation outcome.
-RUN_EXIT = {"completed": EXIT_OK, "deadlock": EXIT_DEADLOCK, "time_limit": EXIT_TIME_LIMIT}
+RUN_EXIT = {
+    "completed": EXIT_OK,
+    "deadlock": EXIT_DEADLOCK,
+    "time_limit": EXIT_TIME_LIMIT,
+    "protocol_error": EXIT_VIOLATION,
+}
 
 
 def _error(message: str) -> None:

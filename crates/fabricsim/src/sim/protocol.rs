@@ -1353,6 +1353,10 @@ impl<P: Protocol> ProtocolSystem<P> {
             if profile {
                 self.prof.enter(Part::Queue);
             }
+            if self.error.is_some() {
+                outcome = Outcome::ProtocolError;
+                break;
+            }
             tick = tick.wrapping_add(1);
             if tick & 0xFFFF == 0 && !progress(self.fraction_done(t)) {
                 outcome = Outcome::Interrupted;
@@ -1369,7 +1373,7 @@ impl<P: Protocol> ProtocolSystem<P> {
     fn result(self, mut outcome: Outcome, wall_s: f64, end: Time) -> RunResult {
         let busy = self.agents.iter().any(|a| self.p.busy(a));
         let unissued = (0..self.agents.len()).any(|a| self.wants_to_issue(a as AgentId));
-        if outcome == Outcome::Completed && (busy || unissued) {
+        if outcome == Outcome::Completed && (busy || unissued) && self.error.is_none() {
             outcome = Outcome::Deadlock;
         }
         let mut warnings = Vec::new();

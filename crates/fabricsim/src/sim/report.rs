@@ -41,6 +41,7 @@ impl RunResult {
             Outcome::TimeLimit => "time_limit",
             Outcome::Deadlock => "deadlock",
             Outcome::Interrupted => "interrupted",
+            Outcome::ProtocolError => "protocol_error",
         }
     }
 

@@ -82,6 +82,10 @@ pub enum Outcome {
     Deadlock,
     /// Stopped from outside (Ctrl-C).
     Interrupted,
+    /// A protocol's handler or invariant failed: the run stopped at the
+    /// first violation (its warning says which), since nothing after it
+    /// is the protocol's behaviour.
+    ProtocolError,
 }
 
 /// Per-memory results.
@@ -867,7 +871,8 @@ impl System {
                 self.fabric.in_flight()
             )),
             Outcome::Interrupted => warnings.push("interrupted before completion".to_string()),
-            Outcome::Completed => {}
+            // request-response runs have no protocol agents
+            Outcome::Completed | Outcome::ProtocolError => {}
         }
         RunResult {
             name: self.spec_name.clone(),

@@ -612,7 +612,8 @@ fn a_tree_whose_freed_log_wraps_stops_with_an_error_naming_the_pool() {
     let spec =
         crate::config::resolve(toml, "test.toml", crate::Format::Toml, &o, None).unwrap_or_else(|e| panic!("{e}"));
     let r = crate::run_spec(&spec, &mut |_| true);
-    // a timed run reports a protocol error among its warnings (it does not panic)
+    // the run stops at the error (it does not panic) and says why
+    assert_eq!(r.outcome, crate::Outcome::ProtocolError, "{:?}", r.warnings);
     let why = r.warnings.iter().find(|w| w.starts_with("protocol error")).expect("the run reports the pool");
     assert!(why.contains("object pool (4416 objects) is exhausted") && why.contains("log_cap"), "{why}");
 }
