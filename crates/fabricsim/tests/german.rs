@@ -78,7 +78,7 @@ fn four_clients_two_values_match_rumur() {
 
 /// Which check catches each mutant with the deadlock check on, and the
 /// length of the shortest counterexample.
-const CAUGHT_BY: &[(&str, &str, usize)] = &[
+pub const CAUGHT_BY: &[(&str, &str, usize)] = &[
     ("grant-before-acks", "CntrlProp", 8),
     ("forget-sharer", "CntrlProp", 8),
     ("stale-data", "DataProp", 10),

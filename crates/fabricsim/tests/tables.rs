@@ -59,17 +59,7 @@ fn german_table_counts_rumurs_orbits() {
 /// of the same length as the Rust port's (tests/german.rs's CAUGHT_BY).
 #[test]
 fn german_table_mutants_are_caught_as_in_the_rust_port() {
-    const CAUGHT_BY: &[(&str, &str, usize)] = &[
-        ("grant-before-acks", "CntrlProp", 8),
-        ("forget-sharer", "CntrlProp", 8),
-        ("stale-data", "DataProp", 10),
-        ("drop-writeback", "undefined value", 9),
-        ("ack-keeps-copy", "DataProp", 10),
-        ("no-exclusive-flag", "DataProp", 5),
-        ("store-in-shared", "DataProp", 5),
-        ("reqs-no-inv", "deadlock", 6),
-        ("inv-on-reqs", "deadlock", 10),
-    ];
+    use crate::german::CAUGHT_BY;
     let t = german();
     let mut names = t.mutants();
     names.sort();

@@ -418,7 +418,9 @@ pub struct German {
     symmetry: bool,
 }
 
-const ORDERS: [ChannelOrder; 3] = [ChannelOrder::Fifo; 3];
+/// german.m's three channels: each a FIFO (a single slot), named as Murphi names them.
+pub(super) const ORDERS: [ChannelOrder; 3] = [ChannelOrder::Fifo; 3];
+pub(super) const CHANNEL_NAMES: [&str; 3] = ["chan1", "chan2", "chan3"];
 
 impl German {
     /// The correct protocol. Panics unless 1 <= clients <= 32 and
@@ -500,7 +502,7 @@ impl Protocol for German {
 
     /// Murphi's names of [`CHAN1`], [`CHAN2`], [`CHAN3`].
     fn vc_names(&self) -> Vec<String> {
-        ["chan1", "chan2", "chan3"].map(String::from).to_vec()
+        CHANNEL_NAMES.map(String::from).to_vec()
     }
 
     /// Every channel is a single slot.

@@ -16,7 +16,9 @@ use std::sync::Arc;
 use smallvec::SmallVec;
 
 use super::core::{Core, FrontEnd, Next, STORE_BUFFER};
-use super::german::{props, Action as Rule, CacheState, Client, Cmd, Data, German, Home, Msg, CHAN1, CHAN2, CHAN3};
+use super::german::{
+    props, Action as Rule, CacheState, Client, Cmd, Data, German, Home, Msg, CHAN1, CHAN2, CHAN3, CHANNEL_NAMES, ORDERS,
+};
 use crate::agents::protocol::{AgentId, ChannelOrder, Ctx, OpKind, Protocol, Role, Step, Violation};
 use crate::engine::pack::{get_byte, Pack};
 use crate::programs::{Op, Outcome, Program, Value};
@@ -79,8 +81,6 @@ pub struct GermanCores {
     pub program: Arc<Program>,
     pub front_end: FrontEnd,
 }
-
-const ORDERS: [ChannelOrder; 3] = [ChannelOrder::Fifo; 3];
 
 /// A program value as german.m's data.
 fn data(v: Value) -> Option<Data> {
@@ -247,7 +247,7 @@ impl Protocol for GermanCores {
     }
 
     fn vc_names(&self) -> Vec<String> {
-        ["chan1", "chan2", "chan3"].map(String::from).to_vec()
+        CHANNEL_NAMES.map(String::from).to_vec()
     }
 
     /// Every channel is german.m's single slot.
