@@ -34,6 +34,36 @@ fn correct_dcoh_with_invblk_keeps_its_invariants() {
 }
 
 #[test]
+fn correct_dcoh_with_two_misses_per_requester_keeps_its_invariants() {
+    // The timed requesters keep up to `mshrs` misses in flight (and the
+    // litmus cores under TSO/RC more than one), while the other checks
+    // give each one: two each here, and the search must reach states a
+    // one-miss requester cannot.
+    for (req, lines, values) in [(1, 3, 2), (2, 2, 1)] {
+        let one = Dcoh::checked(req, 1, lines, 1, 1, values);
+        let mut two = one.clone();
+        two.mshrs = 2;
+        let r1 = explore(&one, &opts(), &mut |_| {});
+        let r = explore(&two, &opts(), &mut |_| {});
+        assert!(r.violation.is_none(), "{}", r.trace_text());
+        assert!(r.complete);
+        assert!(r.states > r1.states, "{req} x {lines}: two misses reach {} states, one {}", r.states, r1.states);
+        eprintln!("{req} requesters, {lines} lines, 2 misses each: {} states, {:.2}s", r.states, r.seconds);
+    }
+}
+
+#[test]
+#[ignore = "16,934,868 states, about 45 s: run with --ignored"]
+fn correct_dcoh_with_two_misses_two_requesters_two_values() {
+    let mut p = Dcoh::checked(2, 1, 2, 1, 1, 2);
+    p.mshrs = 2;
+    let r = explore(&p, &opts(), &mut |_| {});
+    assert!(r.violation.is_none(), "{}", r.trace_text());
+    assert!(r.complete);
+    assert_eq!(r.states, 16_934_868);
+}
+
+#[test]
 fn each_broken_variant_is_caught() {
     let cases = [
         // Two sharers of the victim: freeing at the first BIRsp leaves the second uncovered.
