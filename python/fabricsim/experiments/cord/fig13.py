@@ -5,7 +5,8 @@ CXL and UPI.
 The paper (§6): under TSO CORD outperforms SO by over 102 % (CXL) and 73 %
 (UPI) on average, but sends more traffic than SO (+8 % / +6 %) for all
 apps but SSSP and PAD, since every store is now acked; it comes within 3 %
-of MP's time (not compared: fabricsim's MP is not the paper's); for PR, MP sends only 24 % / 32 % of CORD's traffic."""
+of MP's time (compared with fabricsim's MP, which never waits: the bound the
+paper's MP stands for); for PR, MP sends only 24 % / 32 % of CORD's traffic."""
 
 from __future__ import annotations
 
@@ -27,9 +28,9 @@ a store only when the previous one is acked; CORD orders every store with
 its Release mechanism (each is acked, each needs the notifications of the
 other pending directories); MP keeps its point-to-point ordering (the
 paper's MP totally orders all transactions as "an upper bound"; that
-variant is not modelled, so MP never waits here and CORD's time is not
-compared with MP's: see NOT_REPRODUCED; MP's traffic is, since the paper's
-MP sends no acks either); WB's cores (MESI, as in Fig 7) put the same
+variant is not modelled, so MP never waits here: CORD's time is compared
+with it as that bound (MP_TSO says what the comparison can show); MP's
+traffic is too, since the paper's MP sends no acks either); WB's cores (MESI, as in Fig 7) put the same
 16-entry FIFO store buffer in front of their cache: stores perform one at
 a time in order, loads pass them. The paper's only result for WB under TSO
 is that it sends more traffic than MP. 3 epochs per core
