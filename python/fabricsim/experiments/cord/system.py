@@ -141,9 +141,17 @@ def inter_host_bytes(result) -> float:
     return float(up[up["to"] == "cxl"]["bytes"].sum())
 
 
+def finish_ps(result) -> float:
+    """When the last core completed its last operation (ps): the application's execution time, as a
+    simulator that ends when its threads exit measures it. Messages still in flight then (posted stores,
+    a last Release's notifications and ack) are not waited for: a run's quiescence (``sim_time_ps``) adds
+    that drain tail, a few crossings, which a short run's time would be mostly made of."""
+    return float(result.requesters["finished_ns"].max()) * 1000.0
+
+
 def traffic_metrics(result) -> dict[str, float]:
-    """A sweep's ``extract``: the inter-host traffic of one run."""
-    return {"inter_host_bytes": inter_host_bytes(result)}
+    """A sweep's ``extract``: the inter-host traffic of one run and when its cores finished."""
+    return {"inter_host_bytes": inter_host_bytes(result), "finish_ps": finish_ps(result)}
 
 
 def points(
