@@ -310,7 +310,11 @@ pub fn run_with_stop(
             None,
         ),
     };
-    let label = p.name.clone().or(p.table.clone()).unwrap_or_default();
+    let checked = p.name.clone().or(p.table.clone()).unwrap_or_default();
+    let label = match &p.name {
+        Some(n) => format!("[protocol] name = {n:?}"),
+        None => format!("[protocol] table = {checked:?}"),
+    };
     let sizes = family.map_or(TABLE_SIZES, |f| f.sizes());
     for (key, meaning) in SIZE_KEYS.iter().zip(sizes) {
         if meaning.is_none() && given.iter().any(|g| g == key) {
@@ -319,9 +323,7 @@ pub fn run_with_stop(
             let takes = if takes.is_empty() { "none".to_string() } else { takes.join(", ") };
             return Err(err(
                 key,
-                format!(
-                    "does not apply to protocol = {label:?}; its sizes are {takes} (fabricsim protocols lists its keys)"
-                ),
+                format!("does not apply to {label}; its sizes are {takes} (fabricsim protocols lists its keys)"),
             ));
         }
     }
@@ -329,10 +331,7 @@ pub fn run_with_stop(
         let with: Vec<&str> = registry::FAMILIES.iter().filter(|f| f.symmetry()).map(|f| f.name()).collect();
         return Err(err(
             "symmetry",
-            format!(
-                "does not apply to protocol = {label:?}, which declares no scalarsets; it applies to {}",
-                and_list(&with)
-            ),
+            format!("does not apply to {label}, which declares no scalarsets; it applies to {}", and_list(&with)),
         ));
     }
     let model = match &p.model {
@@ -345,7 +344,7 @@ pub fn run_with_stop(
             return Err(err(
                 "protocol.model",
                 format!(
-                    "{m:?}: does not apply to a check of {label:?}, whose checked cores issue any operation at any \
+                    "{m:?}: does not apply to a check of {checked:?}, whose checked cores issue any operation at any \
                      time; it applies to {}",
                     or_list(&with)
                 ),
