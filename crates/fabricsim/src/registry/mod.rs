@@ -33,7 +33,7 @@ pub static FAMILIES: &[&dyn Entry] = &[
 ];
 
 /// A protocol written as a table file: the one family that is a file, not
-/// a type (`[check] protocol = "FILE.tables"`, docs/protocol-tables.md).
+/// a type (`[protocol] table = "FILE.tables"` in a check, docs/protocol-tables.md).
 pub fn is_table(protocol: &str) -> bool {
     protocol.ends_with(".tables")
 }

@@ -64,7 +64,7 @@ impl Family for GcsFamily {
 
     const RUNS: Option<Runs> = Some(Runs {
         drivers: &[Driver::Workload],
-        drivers_note: "gcs's timed threads run a workload (the checker explores it small: [check] protocol = \"gcs\")",
+        drivers_note: "gcs's timed threads run a workload (the checker explores it small: fabricsim check with [protocol] name = \"gcs\")",
         cache: CacheUse::Refused(
             "gcs's blades cache every page they are granted (MIND's DRAM cache holds the working set); expected no \
              [protocol.cache]",
