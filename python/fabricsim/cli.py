@@ -610,7 +610,7 @@ def format_protocol(f: Mapping[str, Any]) -> str:
     else:
         lines.append(f"  [check] sizes: {sizes}; {symmetry}")
     if check.get("model"):
-        lines.append("  [check]: its cores' memory model is [protocol] model")
+        lines.append("  [check]: its checked cores take [protocol] model")
     params = check["params"]
     if params:
         lines.append(f"  [protocol.{f['name']}] keys a check reads (the others it accepts and does not read):")
