@@ -184,10 +184,14 @@ def test_the_checker_explores_a_domain_of_two_cores(cli):
 
 
 def test_the_checker_finds_a_home_that_forgets_a_sharer_domain():
-    base = {"protocol": "bi", "coherent": True, "domains": 2, "caches": 1, "addresses": 1, "values": 1}
-    r = fabricsim.check({"check": {**base, "mutant": "home-forgets-sharer"}})
+    size = {"caches": 1, "addresses": 1, "values": 1, "mutant": "home-forgets-sharer"}
+
+    def check(name: str, **own) -> dict:
+        return fabricsim.check({"protocol": {"name": name, name: own}, "check": size})
+
+    r = check("bi", coherent=True, domains=2)
     assert not r["ok"] and r["violation"]["kind"] == "stale", r["violation"]
-    with pytest.raises(fabricsim.ConfigError, match="coherent"):
-        fabricsim.check({"check": {"protocol": "msi", "coherent": True}})
+    with pytest.raises(fabricsim.ConfigError, match="protocol.msi.coherent: unknown key"):
+        check("msi", coherent=True)
     with pytest.raises(fabricsim.ConfigError, match="with coherent = true"):
-        fabricsim.check({"check": {**base, "coherent": False, "mutant": "home-forgets-sharer"}})
+        check("bi", coherent=False, domains=2)

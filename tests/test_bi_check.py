@@ -1,8 +1,10 @@
-"""BI's runtime under the checker (protocol = "bi_runtime"): the base model holds, the paper's mutants are
+"""BI's runtime under the checker ([protocol] name = "bi_runtime"): the base model holds, the paper's mutants are
 caught (enter-before-exit by the ghost invariant only), bad keys are named, and the report rows turn to
 "disagrees" under their reproduction mutant."""
 
 from __future__ import annotations
+
+import re
 
 import pandas as pd
 import pytest
@@ -14,7 +16,9 @@ from fabricsim.experiments.verdicts import DISAGREES
 
 
 def _check(**kw) -> dict:
-    return fabricsim.check({"check": {"protocol": "bi_runtime", **kw}})
+    """A check of bi_runtime: ``mutant`` and sizes in ``[check]``, the rest in ``[protocol.bi_runtime]``."""
+    check = {k: kw.pop(k) for k in ("mutant", "caches") if k in kw}
+    return fabricsim.check({"protocol": {"name": "bi_runtime", "bi_runtime": kw}, "check": check})
 
 
 def test_the_base_model_keeps_every_invariant():
@@ -64,7 +68,7 @@ def test_the_writer_ticks_and_engine_thread_keys_are_taken():
         ("horizon", 99, "horizon: 99: expected 0 to 8"),
         ("mutant", "nope", "expected one of enter-before-exit"),
         ("ghost", "yes", "ghost"),
-        ("caches", 2, 'does not apply to protocol = "bi_runtime"'),
+        ("caches", 2, re.escape('check.caches: does not apply to [protocol] name = "bi_runtime"')),
     ],
 )
 def test_bad_bi_runtime_keys_are_named(key, value, want):
@@ -73,8 +77,10 @@ def test_bad_bi_runtime_keys_are_named(key, value, want):
 
 
 def test_bi_runtime_keys_are_refused_elsewhere_and_skew_ignored_needs_a_skew():
-    with pytest.raises(fabricsim.ConfigError, match='applies to protocol = "bi_runtime" only'):
-        fabricsim.check({"check": {"protocol": "msi", "period": 2}})
+    with pytest.raises(fabricsim.ConfigError, match=re.escape("protocol.msi.period: unknown key")):
+        fabricsim.check({"protocol": {"name": "msi", "msi": {"period": 2}}})
+    with pytest.raises(fabricsim.ConfigError, match=re.escape("check.period: moved to [protocol.bi_runtime]")):
+        fabricsim.check({"protocol": {"name": "msi"}, "check": {"period": 2}})
     with pytest.raises(fabricsim.ConfigError, match="skew-ignored needs clocks that differ"):
         _check(mutant="skew-ignored", skew=0)
 

@@ -355,14 +355,14 @@ def test_check_passes_mesi_and_catches_a_mutant_with_a_chart(cli, tmp_path):
 
 def test_check_config_errors_name_the_key(cli, tmp_path):
     bad = tmp_path / "c.toml"
-    bad.write_text('[check]\nprotocol = "mesi"\ncaches = 3\nmutnt = "x"\n')
+    bad.write_text('[protocol]\nname = "mesi"\n[check]\ncaches = 3\nmutnt = "x"\n')
     proc = cli("check", str(bad))
     assert proc.returncode == 2 and "check.mutnt: unknown key" in proc.stderr
 
 
 def test_check_on_disk_keeps_a_checkpoint_and_continues_it(cli, tmp_path):
     config = tmp_path / "g.toml"
-    config.write_text('[check]\nprotocol = "german"\ncaches = 3\nvalues = 2\ncheckpoint_minutes = 0\n')
+    config.write_text('[protocol]\nname = "german"\n[check]\ncaches = 3\nvalues = 2\ncheckpoint_minutes = 0\n')
     whole = json.loads(
         cli("check", str(config), "--json", "--set", "check.checkpoint_minutes=0", "--disk", str(tmp_path / "w")).stdout
     )
@@ -376,7 +376,7 @@ def test_check_on_disk_keeps_a_checkpoint_and_continues_it(cli, tmp_path):
     assert (report["states"], report["transitions"]) == (whole["states"], whole["transitions"]) == (58104, 235872)
     # the same directory for another configuration is refused, naming both
     other = tmp_path / "o.toml"
-    other.write_text('[check]\nprotocol = "german"\ncaches = 2\nvalues = 2\n')
+    other.write_text('[protocol]\nname = "german"\n[check]\ncaches = 2\nvalues = 2\n')
     cli("check", str(config), "--disk", str(tmp_path / "d"), "--set", "check.max_depth=3")
     proc = cli("check", str(other), "--disk", str(tmp_path / "d"))
     assert proc.returncode == 2 and "check.disk" in proc.stderr and "another search" in proc.stderr
@@ -384,7 +384,7 @@ def test_check_on_disk_keeps_a_checkpoint_and_continues_it(cli, tmp_path):
 
 def test_check_disk_keys_need_disk(cli, tmp_path):
     config = tmp_path / "g.toml"
-    config.write_text('[check]\nprotocol = "german"\ncaches = 2\nmemory = "1GiB"\n')
+    config.write_text('[protocol]\nname = "german"\n[check]\ncaches = 2\nmemory = "1GiB"\n')
     proc = cli("check", str(config))
     assert proc.returncode == 2 and "check.memory: applies only with disk" in proc.stderr
     proc = cli("check", str(config), "--disk", str(tmp_path / "d"), "--set", 'check.memory="1KiB"')
@@ -393,7 +393,7 @@ def test_check_disk_keys_need_disk(cli, tmp_path):
 
 def test_check_symmetry_is_refused_where_there_are_no_scalarsets(cli, tmp_path):
     config = tmp_path / "g.toml"
-    config.write_text('[check]\nprotocol = "gcs"\ncaches = 2\nsymmetry = true\n')
+    config.write_text('[protocol]\nname = "gcs"\n[check]\ncaches = 2\nsymmetry = true\n')
     proc = cli("check", str(config))
     assert proc.returncode == 2 and "check.symmetry: does not apply" in proc.stderr
 
@@ -444,11 +444,14 @@ def test_protocols_lists_every_family_with_its_keys_and_mutants(cli):
     assert proc.returncode == 0, proc.stderr
     families = {f["name"]: f for f in json.loads(proc.stdout)}
     assert {"msi", "mesi", "german", "dcoh", "cord", "gcs", "bi", "bi_runtime"} <= set(families)
+    # the [protocol.dcoh] keys a check reads, listed from the table run reads
     keys = {p["key"]: p for p in families["dcoh"]["check"]["params"]}
-    assert keys["invblk"]["default"] == "1" and keys["invblk"]["doc"]
+    assert set(keys) == {"snoop_filter", "invblk", "hdm_h"} and keys["invblk"]["doc"]
+    assert keys["hdm_h"]["type"] == "string"  # bytes, as a run's
     assert any(m["name"] == "forget-sharer" for m in families["msi"]["mutants"])
     text = cli("protocols", "gcs")
-    assert text.returncode == 0 and "blade_threads" in text.stdout and "no-version-check" in text.stdout
+    assert text.returncode == 0 and "no-version-check" in text.stdout
+    assert "[protocol.gcs] keys a check reads" in text.stdout and "blade_threads" in text.stdout
     # the run side: what a timed machine takes, or that there is none
     assert families["dcoh"]["run"]["cache"] == "required" and families["bi_runtime"]["run"] is None
     assert families["german"]["run"]["drivers"] == ["random"]

@@ -85,12 +85,12 @@ def test_threads_that_do_not_divide_over_the_blades_are_refused():
 
 def test_the_checker_catches_each_broken_gcs():
     for mutant, kind in (("grant-without-data", "stale region"), ("early-inv-ack", "swmr")):
-        r = fabricsim.check({"check": {"protocol": "gcs", "caches": 3, "mutant": mutant}})
+        r = fabricsim.check({"protocol": {"name": "gcs"}, "check": {"caches": 3, "mutant": mutant}})
         assert not r["ok"] and r["violation"]["kind"] == kind
-    r = fabricsim.check({"check": {"protocol": "gcs", "caches": 2, "variant": "no-data"}})
+    r = fabricsim.check({"protocol": {"name": "gcs", "gcs": {"variant": "no-data"}}, "check": {"caches": 2}})
     assert r["ok"] and r["complete"]
-    with pytest.raises(fabricsim.ConfigError, match="blade_threads"):
-        fabricsim.check({"check": {"protocol": "msi", "blade_threads": 2}})
+    with pytest.raises(fabricsim.ConfigError, match="protocol.msi.blade_threads: unknown key"):
+        fabricsim.check({"protocol": {"name": "msi", "msi": {"blade_threads": 2}}})
 
 
 def test_a_line_with_an_intercept_is_linear_at_every_step_and_a_kink_is_not():

@@ -157,7 +157,7 @@ def _interrupt(args: list[str], tmp_path: Path) -> tuple[subprocess.Popen, str, 
 
 def test_ctrl_c_stops_check_with_what_was_explored(tmp_path: Path):
     cfg = tmp_path / "big.toml"
-    cfg.write_text('[check]\nprotocol = "german"\ncaches = 8\nvalues = 2\n')
+    cfg.write_text('[protocol]\nname = "german"\n[check]\ncaches = 8\nvalues = 2\n')
     proc, out, err, took = _interrupt(["check", str(cfg)], tmp_path)
     assert proc.returncode == 130, err
     assert "incomplete" in err and "states" in err, err
@@ -321,7 +321,7 @@ def test_duplicate_names_and_keys_of_another_kind_are_config_errors(tiny_dict):
 
 def test_german_check_with_symmetry_counts_orbits(tmp_path: Path):
     cfg = tmp_path / "g.toml"
-    cfg.write_text('[check]\nprotocol = "german"\ncaches = 2\nsymmetry = true\n')
+    cfg.write_text('[protocol]\nname = "german"\n[check]\ncaches = 2\nsymmetry = true\n')
     proc = run_cli("check", str(cfg), "--json")
     no_traceback(proc)
     report = json.loads(proc.stdout)
@@ -330,7 +330,7 @@ def test_german_check_with_symmetry_counts_orbits(tmp_path: Path):
 
 def test_check_rejects_zero_threads(tmp_path: Path):
     cfg = tmp_path / "g.toml"
-    cfg.write_text('[check]\nprotocol = "german"\ncaches = 2\nthreads = 0\n')
+    cfg.write_text('[protocol]\nname = "german"\n[check]\ncaches = 2\nthreads = 0\n')
     proc = run_cli("check", str(cfg))
     no_traceback(proc)
     assert proc.returncode == 2 and "check.threads: 0: expected 1 to 1024" in proc.stderr, proc.stderr
@@ -400,7 +400,7 @@ def test_an_unusable_out_or_chart_fails_before_the_run(tmp_path: Path):
     with pytest.raises(fabricsim.ConfigError, match="out = '': expected a directory path"):
         fabricsim.run(str(cfg), out="", progress=False)
     chk = tmp_path / "c.toml"
-    chk.write_text('[check]\nprotocol = "mesi"\ncaches = 2\nmutant = "forget-sharer"\n')
+    chk.write_text('[protocol]\nname = "mesi"\n[check]\ncaches = 2\nmutant = "forget-sharer"\n')
     proc = run_cli("check", str(chk), "--chart", str(blocker / "x.svg"))
     no_traceback(proc)
     assert proc.returncode == 2 and "--chart" in proc.stderr and "cannot write there" in proc.stderr, proc.stderr

@@ -143,7 +143,8 @@ def bench(quick: bool = False) -> dict[str, Any]:
 
 def protocols() -> list[dict[str, Any]]:
     """Every protocol family fabricsim has: its name, what it is, what the ``[check]`` sizes
-    mean for it, its own keys (type, default, doc) and its mutants (what each breaks)."""
+    mean for it, its ``[protocol.<name>]`` keys (type, default, doc; ``check.params``: those a
+    check reads) and its mutants (what each breaks)."""
     return json.loads(_core.protocols())
 
 
@@ -227,7 +228,8 @@ def plot(results: Any, x: str, y: str, by: str | None = None, **kwargs: Any):
 
 
 def check(config: ConfigLike, set: OverridesLike = None, progress: bool = False) -> dict[str, Any]:
-    """Exhaustively explore a protocol configuration (a ``[check]`` table).
+    """Exhaustively explore a protocol configuration: ``[protocol] name`` (or ``table``), the
+    family's ``[protocol.<name>]`` keys as ``run`` reads them, and ``[check]`` (sizes, bounds).
 
     Returns the report: ``ok``, ``states``, ``transitions``, ``seconds``, ``states_per_s``,
     ``peak_rss_kb``, ``violation`` (kind, detail, trace steps), ``trace_text`` and ``chart``

@@ -1,7 +1,7 @@
 """Named suites of long checks (``fabricsim check --suite NAME``).
 
 A suite is a folder of ``python/fabricsim/suites/`` with a ``suite.toml`` that lists its
-entries: ``[[check]]`` runs a ``[check]`` configuration of the folder, ``[[litmus]]`` a litmus
+entries: ``[[check]]`` runs a check configuration of the folder (``[protocol]``, ``[check]``), ``[[litmus]]`` a litmus
 test on a protocol (``protocol``, its ``[protocol.<name>]`` keys as the table ``set`` and ``mutant``,
 as ``fabricsim litmus --protocol --set --mutant`` take them). An entry may state the counts a
 complete search reached before (``states``, ``transitions``, ``depth``): a run that differs is

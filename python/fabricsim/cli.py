@@ -206,7 +206,8 @@ def add_check(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "check",
         help="explore every reachable state of a protocol and check its invariants",
-        description="Exhaustive, breadth-first exploration of a protocol configuration ([check] table): "
+        description="Exhaustive, breadth-first exploration of a protocol configuration ([protocol] name or "
+        "table, the family's [protocol.NAME] keys, [check] sizes and bounds): "
         "single writer / multiple readers, data values, deadlock, unexpected messages. "
         "A violation prints the shortest trace.",
     )
@@ -590,7 +591,8 @@ def add_protocols(sub: argparse._SubParsersAction) -> None:
         "protocols",
         help="list every protocol with its parameters and mutants",
         description="List every protocol family: what it is, what the [check] sizes mean for it, "
-        "its own keys (type, default, doc) and its deliberately broken variants (mutants).",
+        "its [protocol.NAME] keys (type, default, doc; those a check reads) and its deliberately broken "
+        "variants (mutants).",
     )
     p.add_argument("name", nargs="?", default=None, help="show one protocol only")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -607,9 +609,11 @@ def format_protocol(f: Mapping[str, Any]) -> str:
         lines.append(f"  [check]: {check['by']}")
     else:
         lines.append(f"  [check] sizes: {sizes}; {symmetry}")
+    if check.get("model"):
+        lines.append("  [check]: its checked cores take [protocol] model")
     params = check["params"]
     if params:
-        lines.append("  [check] keys of its own:")
+        lines.append(f"  [protocol.{f['name']}] keys a check reads (the others it accepts and does not read):")
         kw = max(len(p["key"]) for p in params)
         for p in params:
             default = f" (default {p['default']})" if p["default"] else ""

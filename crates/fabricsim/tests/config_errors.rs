@@ -112,7 +112,7 @@ fn a_mistyped_protocol_name_gets_a_suggestion() {
     let e = error(&format!("{OK}[protocol]\nname = \"zzz\"\n"), &[]);
     assert!(e.contains("no such protocol;") && !e.contains("did you mean"), "{e}");
     let check = |name: &str| {
-        let text = format!("[check]\nprotocol = \"{name}\"\n");
+        let text = format!("[protocol]\nname = \"{name}\"\n");
         match fabricsim::config::check_file::run(&text, "c.toml", fabricsim::config::Format::Toml, &[]) {
             Ok(_) => panic!("{name} accepted"),
             Err(e) => e.to_string(),

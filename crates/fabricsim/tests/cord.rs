@@ -10,8 +10,13 @@ use fabricsim::config::litmus::{run_on_protocol, run_with};
 use fabricsim::programs::Model;
 use fabricsim::programs::{Op, Program};
 
+/// A check of cord: `extra`'s sizes, mutant and symmetry go to `[check]`,
+/// its other keys to `[protocol.cord]`.
 fn check(extra: &str) -> Report {
-    let text = format!("[check]\nprotocol = \"cord\"\n{extra}\n");
+    const SEARCH: [&str; 5] = ["caches", "directories", "addresses", "mutant", "symmetry"];
+    let (search, own): (Vec<&str>, Vec<&str>) = extra.lines().partition(|l| SEARCH.iter().any(|k| l.starts_with(k)));
+    let text =
+        format!("[protocol]\nname = \"cord\"\n[protocol.cord]\n{}\n[check]\n{}\n", own.join("\n"), search.join("\n"));
     fabricsim::config::check_file::run(&text, "cord.toml", fabricsim::config::Format::Toml, &[]).unwrap().report
 }
 
@@ -157,10 +162,10 @@ fn cord_and_so_pass_the_litmus_suite_under_rc_and_tso() {
 
 #[test]
 fn bad_cord_parameters_and_homes_are_named() {
-    let text = "[check]\nprotocol = \"cord\"\nepoch_bits = 1\nproc_unacked = 2\n";
+    let text = "[protocol]\nname = \"cord\"\n[protocol.cord]\nepoch_bits = 1\nproc_unacked = 2\n";
     let e = fabricsim::config::check_file::run(text, "c.toml", fabricsim::config::Format::Toml, &[]).err().unwrap();
     let msg = e.to_string();
-    assert!(msg.contains("check.proc_unacked") && msg.contains("epoch_bits = 1"), "{msg}");
+    assert!(msg.contains("protocol.cord.proc_unacked") && msg.contains("epoch_bits = 1"), "{msg}");
     let e = run_with(litmus("MP+rel+acq"), Model::Rc, "cord", &["homes.x=5"], None).err().unwrap();
     assert!(e.contains("--set homes.x=5: protocol.cord.homes.x: 5: expected a directory 0 to 1"), "{e}");
     let e = run_with(litmus("MP+rel+acq"), Model::Rc, "cord", &["homes.z=0"], None).err().unwrap();
@@ -169,12 +174,19 @@ fn bad_cord_parameters_and_homes_are_named() {
     assert!(e.contains("--model: sc: cord runs under rc or tso"), "{e}");
     let e = run_with(litmus("MP+rel+acq"), Model::Rc, "cord", &["store_buffer=4"], None).err().unwrap();
     assert!(e.contains("protocol.cord.store_buffer: applies to the timed machine"), "{e}");
-    let text = "[check]\nprotocol = \"mesi\"\nepoch_bits = 4\n";
+    let text = "[protocol]\nname = \"mesi\"\n[protocol.mesi]\nepoch_bits = 4\n";
     let e = fabricsim::config::check_file::run(text, "c.toml", fabricsim::config::Format::Toml, &[]).err().unwrap();
-    assert!(e.to_string().contains("check.epoch_bits"), "{e}");
-    let text = "[check]\nprotocol = \"cord\"\nvariant = \"so\"\nseq_bits = 8\n";
+    assert!(e.to_string().contains("protocol.mesi.epoch_bits: unknown key"), "{e}");
+    let text = "[protocol]\nname = \"cord\"\n[protocol.cord]\nvariant = \"so\"\nseq_bits = 8\n";
     let e = fabricsim::config::check_file::run(text, "c.toml", fabricsim::config::Format::Toml, &[]).err().unwrap();
-    assert!(e.to_string().contains("check.seq_bits") && e.to_string().contains("SEQ-n"), "{e}");
+    assert!(e.to_string().contains("protocol.cord.seq_bits") && e.to_string().contains("SEQ-n"), "{e}");
+    // a check's homes are by address number, its model [protocol] model
+    let text = "[protocol]\nname = \"cord\"\nmodel = \"sc\"\n[check]\ncaches = 1\n";
+    let e = fabricsim::config::check_file::run(text, "c.toml", fabricsim::config::Format::Toml, &[]).err().unwrap();
+    assert!(e.to_string().contains("c.toml: protocol.model: \"sc\": cord's cores run rc or tso"), "{e}");
+    let text = "[protocol]\nname = \"cord\"\n[protocol.cord]\nhomes = { 2 = 0 }\n[check]\ncaches = 1\n";
+    let e = fabricsim::config::check_file::run(text, "c.toml", fabricsim::config::Format::Toml, &[]).err().unwrap();
+    assert!(e.to_string().contains("protocol.cord.homes.2: no address \"2\""), "{e}");
     let e = table1(&["protocol.cord.seq_bits=65"]).err().unwrap();
     assert!(e.contains("seq_bits") && e.contains("1 to 64"), "{e}");
 }

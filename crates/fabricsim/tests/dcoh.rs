@@ -240,19 +240,52 @@ fn hdm_h_keys_are_checked() {
     let e = resolve("protocol.dcoh.hdm_h=1MiB").unwrap_err().to_string();
     assert!(e.contains("protocol.dcoh.hdm_h") && e.contains("163840 B"), "{e}");
     assert!(!e.contains("  "), "one line, no runs of spaces: {e}");
+    // a check's hdm_h was lines in [check]: the old place names the new one, in run's unit
     let r = fabricsim::config::check_file::run(
-        "[check]\nprotocol = \"mesi\"\ncaches = 2\naddresses = 1\nhdm_h = 1\n",
+        "[protocol]\nname = \"dcoh\"\n[check]\ncaches = 1\naddresses = 2\nhdm_h = 1\n",
         "c.toml",
         fabricsim::Format::Toml,
         &[],
     );
-    let e = r.err().expect("hdm_h is a dcoh key").to_string();
-    assert!(e.contains("check.hdm_h") && e.contains("dcoh"), "{e}");
+    let e = r.err().expect("hdm_h moved to [protocol.dcoh]").to_string();
+    assert!(e.contains("c.toml: check.hdm_h: moved to [protocol.dcoh] hdm_h") && e.contains("hdm_h = \"64B\""), "{e}");
     // the run keys moved to [protocol.dcoh]: the old place names the new
     for old in ["protocol.hdm_h=64KiB", "protocol.invblk=2", "protocol.snoop_filter.size=32KiB"] {
         let e = resolve(old).unwrap_err().to_string();
         let key = old.split('=').next().unwrap().split('.').nth(1).unwrap();
         assert!(e.contains(&format!("give it as protocol.dcoh.{key}")), "{old}: {e}");
+    }
+}
+
+/// One `[protocol.dcoh]` table, in run's keys and units, is read by a run
+/// and by a check: the check explores what `Dcoh::checked` builds from it
+/// (a 128 B snoop filter is 2 entries of 64 B lines, 64 B of HDM-H is one
+/// line; the policy is not read, every victim being explored).
+#[test]
+fn one_dcoh_table_is_read_by_run_and_check() {
+    const TABLE: &str = "[protocol.dcoh]\ninvblk = 2\nhdm_h = \"64B\"\n\
+                         [protocol.dcoh.snoop_filter]\nsize = \"128B\"\nways = \"full\"\npolicy = \"lifo\"\n";
+    let example =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/esf_dcoh.toml")).unwrap();
+    let run = example.split("[protocol.dcoh.snoop_filter]").next().unwrap().to_string() + TABLE;
+    let r = fabricsim::config::resolve(&run, "esf_dcoh.toml", fabricsim::Format::Toml, &[], None);
+    assert!(r.is_ok(), "{}", r.err().unwrap());
+    let check = format!("[protocol]\nname = \"dcoh\"\n{TABLE}[check]\ncaches = 1\naddresses = 3\n");
+    let got = fabricsim::config::check_file::run(&check, "c.toml", fabricsim::Format::Toml, &[])
+        .unwrap_or_else(|e| panic!("{e}"))
+        .report;
+    let want = explore(&Dcoh::checked(1, 1, 3, 2, 2, 2).with_hdm_h(1), &opts(), &mut |_| {});
+    assert!(got.complete && got.violation.is_none(), "{}", got.trace_text());
+    assert_eq!((got.states, got.transitions), (want.states, want.transitions));
+    // sizes a check cannot count in its lines are refused, naming the key
+    for (set, key) in [
+        ("protocol.dcoh.snoop_filter.size=\"100B\"", "protocol.dcoh.snoop_filter.size: 100 B"),
+        ("protocol.dcoh.snoop_filter.ways=1", "protocol.dcoh.snoop_filter.ways: 1"),
+        ("protocol.dcoh.hdm_h=\"1KiB\"", "protocol.dcoh.hdm_h: 1024 B (16 lines of 64 B)"),
+    ] {
+        let e = fabricsim::config::check_file::run(&check, "c.toml", fabricsim::Format::Toml, &[set.into()]);
+        let e = e.err().unwrap_or_else(|| panic!("{set} accepted")).to_string();
+        assert!(e.contains(key), "{set}: {e}");
     }
 }
 

@@ -341,7 +341,7 @@ proptest! {
             0..4,
         ),
     ) {
-        let mut text = format!("[check]\nprotocol = \"{protocol}\"\n");
+        let mut text = format!("[protocol]\nname = \"{protocol}\"\n[check]\n");
         let mut seen = std::collections::HashSet::new();
         for (k, v) in &sets {
             if seen.insert(*k) {

@@ -214,7 +214,7 @@ fn the_oracle_stops_at_its_state_limit_and_when_asked() {
 
 #[test]
 fn the_explorer_stops_when_asked_and_says_so() {
-    let cfg = "[check]\nprotocol = \"german\"\ncaches = 8\nvalues = 2\n";
+    let cfg = "[protocol]\nname = \"german\"\n[check]\ncaches = 8\nvalues = 2\n";
     let r = fabricsim::config::check_file::run_with_stop(
         cfg,
         "g.toml",
@@ -351,12 +351,12 @@ fn keys_that_do_not_apply_to_the_kind_are_errors() {
     .is_ok());
 
     let check = |extra: &str| {
-        let text = format!("[check]\nprotocol = \"german\"\ncaches = 2\n{extra}\n");
+        let text = format!("[protocol]\nname = \"german\"\n[check]\ncaches = 2\n{extra}\n");
         fabricsim::config::check_file::run(&text, "c.toml", fabricsim::Format::Toml, &[]).err().map(|e| e.to_string())
     };
     for key in ["directories = 1", "addresses = 2"] {
         let e = check(key).unwrap_or_else(|| panic!("{key} accepted for german"));
-        assert!(e.starts_with("c.toml: check.") && e.contains("does not apply to protocol = \"german\""), "{e}");
+        assert!(e.starts_with("c.toml: check.") && e.contains("does not apply to [protocol] name = \"german\""), "{e}");
     }
     // Symmetry applies to German too; threads must be a positive count.
     assert_eq!(check("symmetry = true"), None);
@@ -383,7 +383,7 @@ fn an_error_caused_by_an_override_names_the_override() {
     let e = error(TINY, &["switch[0].a=x"]);
     assert!(e.starts_with("--set switch[0].a=x: switch: is not a list"), "{e}");
     let e = fabricsim::config::check_file::run(
-        "[check]\nprotocol = \"mesi\"\n",
+        "[protocol]\nname = \"mesi\"\n",
         "c.toml",
         fabricsim::Format::Toml,
         &["check.caches=0".into()],

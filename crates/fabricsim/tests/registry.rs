@@ -6,9 +6,16 @@ use fabricsim::config::check_file;
 use fabricsim::config::Format;
 use fabricsim::registry;
 
-fn check(lines: &str) -> Result<check_file::CheckResult, String> {
-    let text = format!("[check]\n{lines}\n");
+/// A check of family `name` with its `[protocol.<name>]` keys `own` and
+/// `[check]` keys `lines`.
+fn check_of(name: &str, own: &str, lines: &str) -> Result<check_file::CheckResult, String> {
+    let text = format!("[protocol]\nname = {name:?}\n[protocol.{name}]\n{own}\n[check]\n{lines}\n");
     check_file::run(&text, "c.toml", Format::Toml, &[]).map_err(|e| e.to_string())
+}
+
+/// A check file as it is given.
+fn check(text: &str) -> Result<check_file::CheckResult, String> {
+    check_file::run(text, "c.toml", Format::Toml, &[]).map_err(|e| e.to_string())
 }
 
 #[test]
@@ -16,13 +23,13 @@ fn every_listed_mutant_builds_and_runs() {
     for f in registry::FAMILIES.iter().filter(|f| f.checks()) {
         // bi's checker tells its mutant from the machine only when coherent,
         // and bi_runtime's skew-ignored needs clocks that differ
-        let extra = match f.name() {
-            "bi" => "coherent = true\n",
-            "bi_runtime" => "skew = 1\n",
+        let own = match f.name() {
+            "bi" => "coherent = true\ndomains = 2",
+            "bi_runtime" => "skew = 1",
             _ => "",
         };
         for (m, _) in f.mutants() {
-            let r = check(&format!("protocol = {:?}\nmutant = {m:?}\nmax_states = 50\n{extra}", f.name()));
+            let r = check_of(f.name(), own, &format!("mutant = {m:?}\nmax_states = 50"));
             assert!(r.is_ok(), "{} mutant {m}: {}", f.name(), r.err().unwrap_or_default());
         }
     }
@@ -31,40 +38,75 @@ fn every_listed_mutant_builds_and_runs() {
 #[test]
 fn an_unknown_mutant_lists_the_family_s_own() {
     for f in registry::FAMILIES.iter().filter(|f| f.checks()) {
-        let e = check(&format!("protocol = {:?}\nmutant = \"nope\"\nmax_states = 10", f.name())).err().unwrap();
+        let e = check_of(f.name(), "", "mutant = \"nope\"\nmax_states = 10").err().unwrap();
         assert!(e.contains("check.mutant") && e.contains(f.mutants()[0].0), "{}: {e}", f.name());
     }
 }
 
 #[test]
-fn a_key_of_another_family_names_the_families_that_take_it() {
-    let e = check("protocol = \"dcoh\"\nvariant = \"so\"").err().unwrap();
-    assert!(e.contains("check.variant: applies to protocol = \"cord\" or \"gcs\" only"), "{e}");
-    let e = check("protocol = \"msi\"\nsnoop_filter = 2").err().unwrap();
-    assert!(e.contains("check.snoop_filter: applies to protocol = \"dcoh\" only"), "{e}");
+fn an_old_flat_check_key_names_its_new_place() {
+    let e = check("[check]\nprotocol = \"mesi\"\ncaches = 2").err().unwrap();
+    assert!(e.contains("c.toml: check.protocol: moved to [protocol]: give it as [protocol] name = \"mesi\""), "{e}");
+    let e = check("[check]\nprotocol = \"g.tables\"").err().unwrap();
+    assert!(e.contains("check.protocol: moved to [protocol]: give it as [protocol] table = \"g.tables\""), "{e}");
+    // the protocol's own keys: to its table (the file's protocol, else the first that takes the key)
+    let e = check("[check]\nprotocol = \"gcs\"\nvariant = \"pthread\"").err().unwrap();
+    assert!(e.contains("check.protocol: moved"), "the protocol first: {e}");
+    let e = check("[protocol]\nname = \"gcs\"\n[check]\nvariant = \"pthread\"").err().unwrap();
+    assert!(e.contains("check.variant: moved to [protocol.gcs]: give it as protocol.gcs.variant"), "{e}");
+    let e = check("[protocol]\nname = \"dcoh\"\n[check]\nvariant = \"so\"").err().unwrap();
+    assert!(e.contains("check.variant: moved to [protocol.cord]: give it as protocol.cord.variant"), "{e}");
+    let e = check("[protocol]\nname = \"bi_runtime\"\n[check]\nskew = 1").err().unwrap();
+    assert!(e.contains("check.skew: moved to [protocol.bi_runtime]"), "{e}");
+    // keys whose unit or place changed say how to give them now
+    let e = check("[protocol]\nname = \"dcoh\"\n[check]\nsnoop_filter = 2").err().unwrap();
+    assert!(
+        e.contains("check.snoop_filter: moved to [protocol.dcoh.snoop_filter] size") && e.contains("\"128B\""),
+        "{e}"
+    );
+    let e = check("[protocol]\nname = \"cord\"\n[check]\ntso = true").err().unwrap();
+    assert!(e.contains("check.tso: moved to [protocol]") && e.contains("model = \"tso\""), "{e}");
+}
+
+#[test]
+fn a_key_of_another_family_s_table_is_refused() {
+    let e = check_of("dcoh", "variant = \"so\"", "").err().unwrap();
+    assert!(e.contains("c.toml: protocol.dcoh.variant: unknown key"), "{e}");
+    let e = check("[protocol]\nname = \"msi\"\n[protocol.dcoh]\ninvblk = 2").err().unwrap();
+    assert!(e.contains("protocol.dcoh: a table of protocol \"dcoh\", not of the one checked (\"msi\")"), "{e}");
+    let e = check_of("msi", "invblk = 2", "").err().unwrap();
+    assert!(e.contains("protocol.msi.invblk: unknown key"), "{e}");
+    // [protocol]'s run keys are run's
+    let e = check("[protocol]\nname = \"msi\"\ndriver = \"random\"").err().unwrap();
+    assert!(e.contains("protocol.driver: applies to fabricsim run, not to a check"), "{e}");
+    let e = check("[protocol]\nname = \"msi\"\nmodel = \"tso\"").err().unwrap();
+    assert!(e.contains("protocol.model: \"tso\": does not apply to a check of \"msi\"") && e.contains("cord"), "{e}");
 }
 
 #[test]
 fn a_misspelt_key_gets_a_suggestion_from_the_family_s_keys() {
-    let e = check("protocol = \"dcoh\"\nsnoop_filtre = 2").err().unwrap();
-    assert!(e.contains("check.snoop_filtre: unknown key; did you mean `snoop_filter`?"), "{e}");
-    let e = check("protocol = \"msi\"\ncachs = 2").err().unwrap();
+    let e = check_of("dcoh", "snoop_filtre = 2", "").err().unwrap();
+    assert!(e.contains("c.toml: protocol.dcoh.snoop_filtre: unknown key; did you mean `snoop_filter`?"), "{e}");
+    let e = check_of("msi", "", "cachs = 2").err().unwrap();
     assert!(e.contains("did you mean `caches`?"), "{e}");
 }
 
 #[test]
 fn a_size_a_family_does_not_take_is_refused_with_the_sizes_it_takes() {
-    let e = check("protocol = \"gcs\"\ndirectories = 2").err().unwrap();
+    let e = check_of("gcs", "", "directories = 2").err().unwrap();
     assert!(
-        e.contains("check.directories: does not apply to protocol = \"gcs\"") && e.contains("caches (compute blades)"),
+        e.contains("check.directories: does not apply to [protocol] name = \"gcs\"")
+            && e.contains("caches (compute blades)"),
         "{e}"
     );
 }
 
 #[test]
 fn an_unknown_protocol_is_named_with_a_suggestion_from_the_registry() {
-    let e = check("protocol = \"mesy\"").err().unwrap();
-    assert!(e.contains("\"mesy\": no such protocol; did you mean \"mesi\"?"), "{e}");
+    let e = check("[protocol]\nname = \"mesy\"").err().unwrap();
+    assert!(e.contains("protocol.name: \"mesy\": no such protocol; did you mean \"mesi\"?"), "{e}");
+    let e = check("[check]\ncaches = 2").err().unwrap();
+    assert!(e.contains("protocol.name: missing"), "{e}");
 }
 
 #[test]
@@ -73,10 +115,20 @@ fn the_listing_gives_every_family_its_keys_and_defaults() {
     let fams = d.as_array().unwrap();
     assert_eq!(fams.len(), registry::FAMILIES.len());
     let dcoh = fams.iter().find(|f| f["name"] == "dcoh").unwrap();
-    let sf = dcoh["check"]["params"].as_array().unwrap().iter().find(|p| p["key"] == "snoop_filter").unwrap();
-    assert_eq!(sf["default"], "1");
-    assert_eq!(sf["type"], "integer");
+    let key = |k: &str| dcoh["check"]["params"].as_array().unwrap().iter().find(|p| p["key"] == k).cloned();
+    let sf = key("snoop_filter").expect("a check reads [protocol.dcoh] snoop_filter");
+    assert_eq!(sf["type"], "table");
     assert!(!sf["doc"].as_str().unwrap().is_empty());
+    assert_eq!(key("hdm_h").unwrap()["type"], "string", "bytes, as a run's");
+    // a check reads its family's [protocol.<name>] keys, listed from the run table's struct
+    for f in fams.iter().filter(|f| !f["run"].is_null()) {
+        let run: Vec<&serde_json::Value> = f["run"]["params"].as_array().unwrap().iter().map(|p| &p["key"]).collect();
+        for p in f["check"]["params"].as_array().unwrap() {
+            assert!(run.contains(&&p["key"]), "{}: check key {} is not a run key", f["name"], p["key"]);
+        }
+    }
+    let cord = fams.iter().find(|f| f["name"] == "cord").unwrap();
+    assert_eq!(cord["check"]["model"], true);
 }
 
 #[test]
@@ -93,7 +145,7 @@ fn an_unknown_litmus_protocol_gets_the_nearest_name_and_every_family() {
 
 #[test]
 fn a_family_checked_another_way_says_how() {
-    let e = check("protocol = \"pcie\"").err().unwrap();
+    let e = check("[protocol]\nname = \"pcie\"").err().unwrap();
     assert!(e.contains("fabricsim litmus FILE --protocol pcie --set variant=VARIANT --set nic=T"), "{e}");
 }
 

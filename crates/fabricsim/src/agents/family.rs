@@ -19,7 +19,8 @@ use super::protocol::Protocol;
 use crate::engine::pack::Pack;
 use crate::programs::{Model, Outcome, Program};
 
-/// The size of a checked system: the `[check]` keys every family reads.
+/// The size of a checked system: the `[check]` keys every family reads
+/// (and `[protocol] model`).
 #[derive(Debug, Clone)]
 pub struct CheckSize {
     /// Caches, cores, clients, requesters or blades: the family says which.
@@ -32,10 +33,13 @@ pub struct CheckSize {
     pub values: usize,
     /// Store one state per symmetry orbit.
     pub symmetry: bool,
+    /// `[protocol] model`, for a family whose checked cores take one
+    /// ([`Family::CHECK_MODEL`]; None: not given).
+    pub model: Option<Model>,
 }
 
-/// A parameter the family refuses: the key (within `[check]`) and why,
-/// with what was expected.
+/// A parameter the family refuses: the key (a size within `[check]`, or a
+/// key within `[protocol.<name>]`) and why, with what was expected.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParamError {
     pub key: String,
@@ -248,9 +252,22 @@ pub trait Family: 'static {
     /// (None: it does; [`Family::checked`] then refuses with these words).
     const CHECKED_BY: Option<&'static str> = None;
 
-    /// The family's own `[check]` keys, strict (`deny_unknown_fields`),
-    /// one doc comment per key: `fabricsim protocols` lists them from it.
-    type CheckParams: DeserializeOwned + JsonSchema;
+    /// The family's own parameters of a check, read from its
+    /// `[protocol.<name>]` table by [`Family::check_params`].
+    type CheckParams;
+    /// The `[protocol.<name>]` keys a check reads ([`Family::check_params`]);
+    /// `fabricsim protocols` lists them from the table's struct. The table's
+    /// other keys time or size the timed machine only: a check accepts them
+    /// (one table serves `run` and `check`) and does not read them.
+    const CHECK_KEYS: &'static [&'static str] = &[];
+    /// Whether its checked cores take `[protocol] model` (the others'
+    /// cores issue any operation at any time).
+    const CHECK_MODEL: bool = false;
+
+    /// Read a check's parameters from the `[protocol.<name>]` table (errors
+    /// name the key within the table, converting to the checked system's
+    /// units inside the family).
+    fn check_params(table: &Self::RunTable) -> Result<Self::CheckParams, ParamError>;
     /// The protocol the checker explores.
     type Checked: Protocol<Agent: Send + Sync + Pack, Msg: Send + Sync + Pack, Ghost: Send + Sync + Pack, Action: Send + Sync>
         + Sync;

@@ -1,10 +1,18 @@
 //! `fabricsim check CONFIG`: which protocol to explore, at what size, with
-//! which bounds. Strict like every configuration:
+//! which bounds. Strict like every configuration. The protocol is named as
+//! `fabricsim run` names it, and its keys are the same `[protocol.<name>]`
+//! table `run` and `litmus` read:
 //!
 //! ```toml
+//! [protocol]
+//! name = "dcoh"            # a family fabricsim protocols lists as checked from sizes
+//! # table = "FILE.tables"  # or a table file (relative to this file), instead of name
+//! # model = "tso"          # cord only: its cores' memory model (rc, the default, or tso)
+//!
+//! [protocol.dcoh]          # the family's keys a check reads (fabricsim protocols lists them)
+//! invblk = 2
+//!
 //! [check]
-//! protocol = "mesi"        # a family fabricsim protocols lists as checked from sizes,
-//!                          # or a table file "FILE.tables" (relative to this file)
 //! caches = 3               # msi/mesi: caches (cores); german: clients
 //! directories = 1          # msi/mesi
 //! addresses = 1            # msi/mesi
@@ -26,10 +34,10 @@
 //! checkpoint_minutes = 5   # with disk: time between checkpoints
 //! ```
 //!
-//! The keys above are common to every protocol; each protocol adds its
-//! own (`fabricsim protocols` lists them, with what the sizes mean for
-//! it), declared in its folder (`agents::<x>::family`) and found through
-//! the registry.
+//! `[check]` holds the search's keys: the checked system's size (what each
+//! size means is the family's: `fabricsim protocols`) and the bounds. The
+//! keys of `[protocol.<name>]` that only time or size the timed machine are
+//! accepted and not read, so one table serves `run` and `check`.
 
 use serde::Deserialize;
 use serde_json::json;
@@ -45,17 +53,32 @@ use crate::registry::{self, CheckError};
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct File {
+    #[serde(default)]
     check: CheckConfig,
+    protocol: CheckProtocol,
 }
 
 /// The size keys, in the order of `Family::SIZES`.
 const SIZE_KEYS: [&str; 4] = ["caches", "directories", "addresses", "values"];
 
-/// The `[check]` keys every protocol takes; the rest are the protocol's.
+/// A check's `[protocol]`: what it explores (its family's own table,
+/// `[protocol.<name>]`, is read by the family).
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CheckProtocol {
+    /// A family `fabricsim protocols` lists as checked from sizes.
+    pub name: Option<String>,
+    /// A table file (`FILE.tables`, relative to the configuration), instead of `name`.
+    pub table: Option<String>,
+    /// The checked cores' memory model, for a family whose cores take one
+    /// (cord: `rc`, the default, or `tso`).
+    pub model: Option<String>,
+}
+
+/// The `[check]` keys: the checked system's size and the search's bounds.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CheckConfig {
-    pub protocol: String,
     #[serde(default = "two")]
     pub caches: usize,
     #[serde(default = "one")]
@@ -80,6 +103,12 @@ pub struct CheckConfig {
     pub memory: Option<String>,
     /// With `disk`: minutes between checkpoints.
     pub checkpoint_minutes: Option<f64>,
+}
+
+impl Default for CheckConfig {
+    fn default() -> Self {
+        toml::Table::new().try_into().expect("defaults deserialize")
+    }
 }
 
 /// Keys that bound or place a search without changing what it explores:
@@ -124,6 +153,41 @@ pub fn run(text: &str, source: &str, fmt: Format, overrides: &[String]) -> Resul
     run_with_stop(text, source, fmt, overrides, crate::check::Stop::default(), false)
 }
 
+/// A `[check]` key of the flat vocabulary that moved to `[protocol]` or
+/// `[protocol.<name>]`: where it is now, as an error (`name`: the
+/// protocol the file names, if any).
+fn moved_check_key(key: &str, value: &toml::Value, name: Option<&str>) -> Option<String> {
+    let lines = |v: &toml::Value| v.as_integer().map(|n| format!("\"{}B\"", n * 64)).unwrap_or("\"BYTES\"".into());
+    Some(match key {
+        "protocol" => {
+            let v = value.as_str().unwrap_or("NAME");
+            if registry::is_table(v) {
+                format!("moved to [protocol]: give it as [protocol] table = {v:?}")
+            } else {
+                format!("moved to [protocol]: give it as [protocol] name = {v:?} (its keys go in [protocol.{v}])")
+            }
+        }
+        "tso" => {
+            let m = if value.as_bool() == Some(true) { "tso" } else { "rc" };
+            format!("moved to [protocol]: give the cores' memory model as [protocol] model = \"{m}\"")
+        }
+        "snoop_filter" => format!(
+            "moved to [protocol.dcoh.snoop_filter] size, in bytes of 64 B lines (run's unit): {} entries is size = {}",
+            value,
+            lines(value)
+        ),
+        "hdm_h" => format!(
+            "moved to [protocol.dcoh] hdm_h, in bytes of 64 B lines (run's unit): {value} lines is hdm_h = {}",
+            lines(value)
+        ),
+        _ => {
+            let takers = registry::taking(key);
+            let owner = takers.iter().find(|t| Some(**t) == name).or(takers.first())?;
+            format!("moved to [protocol.{owner}]: give it as protocol.{owner}.{key}")
+        }
+    })
+}
+
 /// [`run`], stopping early (report `interrupted`) when `stop` asks.
 pub fn run_with_stop(
     text: &str,
@@ -137,42 +201,119 @@ pub fn run_with_stop(
     let parsed: Vec<Override> = overrides.iter().map(|o| Override::parse(o)).collect::<Result<_, _>>()?;
     let mut table = apply_overrides(table, &parsed)?;
     let table_for_identity = table.clone();
-    // the protocol's own keys go to its family; the common ones are read here
-    let common: Vec<String> = registry::params_of(&serde_json::Value::from(schemars::schema_for!(CheckConfig)))
-        .into_iter()
-        .map(|p| p.key)
-        .collect();
-    let mut own = toml::Table::new();
+    let err = |k: &str, m: String| {
+        let key = if k.starts_with("protocol.") { k.to_string() } else { format!("check.{k}") };
+        blame(source, &parsed, key, m)
+    };
+    if table.get("protocol").is_some_and(|p| !p.is_table()) {
+        return Err(blame(source, &parsed, "protocol", "expected a table [protocol]"));
+    }
+    let name = table.get("protocol").and_then(|p| p.get("name")).and_then(|v| v.as_str()).map(str::to_string);
+    let family_name = name.clone().or_else(|| {
+        table_for_identity.get("check").and_then(|c| c.get("protocol")).and_then(|v| v.as_str()).map(str::to_string)
+    });
+    // the flat vocabulary's keys, where they are now
     let mut given: Vec<String> = Vec::new();
-    if let Some(toml::Value::Table(t)) = table.get_mut("check") {
-        let keys: Vec<String> = t.keys().cloned().collect();
+    if let Some(toml::Value::Table(t)) = table_for_identity.get("check") {
+        // the protocol first: the others' new places name it
+        let mut keys: Vec<&String> = t.keys().collect();
+        keys.sort_by_key(|k| *k != "protocol");
         for k in keys {
-            if common.contains(&k) {
-                given.push(k);
-            } else if let Some(v) = t.remove(&k) {
-                own.insert(k, v);
+            if let Some(m) = moved_check_key(k, &t[k], family_name.as_deref()) {
+                return Err(err(k, m));
             }
+            given.push(k.clone());
+        }
+    }
+    let protocol = match table.get_mut("protocol") {
+        Some(toml::Value::Table(t)) => t,
+        _ => {
+            return Err(err(
+                "protocol.name",
+                "missing: expected a [protocol] table with name = \"NAME\" (fabricsim protocols lists them) or \
+                 table = \"FILE.tables\""
+                    .into(),
+            ))
+        }
+    };
+    // the family's own table is the family's to read
+    let own = match &name {
+        Some(n) if registry::find(n).is_some() => match protocol.remove(n) {
+            None => None,
+            Some(toml::Value::Table(t)) => Some(t),
+            Some(_) => return Err(err(&format!("protocol.{n}"), "expected a table [protocol.{n}]".into())),
+        },
+        _ => None,
+    };
+    for (k, v) in protocol.iter() {
+        if !v.is_table() {
+            continue;
+        }
+        let msg = match registry::find(k) {
+            Some(_) => format!(
+                "a table of protocol {k:?}, not of the one checked ({}); expected [protocol.{}] or none",
+                name.as_deref().map_or("none named".to_string(), |n| format!("{n:?}")),
+                name.as_deref().unwrap_or("NAME")
+            ),
+            None => format!(
+                "applies to fabricsim run, not to a check; a check's [protocol] takes name, table, model and \
+                 the family's table [protocol.{}]",
+                name.as_deref().unwrap_or("NAME")
+            ),
+        };
+        return Err(err(&format!("protocol.{k}"), msg));
+    }
+    // a run's [protocol] keys, as a run with every default records them
+    let run: Option<crate::config::schema::ProtocolConfig> =
+        toml::Table::from_iter([("name".to_string(), toml::Value::from("msi"))]).try_into().ok();
+    let run_keys = run.and_then(|r| serde_json::to_value(r).ok()).unwrap_or_default();
+    let check_keys = registry::params_of(&serde_json::Value::from(schemars::schema_for!(CheckProtocol)));
+    for k in protocol.keys() {
+        if run_keys.get(k).is_some() && !check_keys.iter().any(|p| &p.key == k) {
+            return Err(err(
+                &format!("protocol.{k}"),
+                "applies to fabricsim run, not to a check; a check's [protocol] takes name, table and model".into(),
+            ));
         }
     }
     let f: File = typed(table, source, "", &parsed)?;
     let c = f.check;
-    let err = |k: &str, m: String| blame(source, &parsed, format!("check.{k}"), m);
+    let p = f.protocol;
     // a table file is a protocol too: its path is relative to the configuration's
-    let table = registry::is_table(&c.protocol).then(|| table_path(source, &c.protocol));
-    let family = match table {
-        Some(_) => None,
-        None => Some(registry::find(&c.protocol).ok_or_else(|| {
-            let names = registry::names();
-            let close = crate::error::did_you_mean_name(&c.protocol, names.iter().copied());
-            err(
-                "protocol",
-                format!(
-                    "{:?}: no such protocol;{close} expected {} or a table file (FILE.tables)",
-                    c.protocol,
-                    or_list(&names)
-                ),
-            )
-        })?),
+    let (family, table) = match (&p.name, &p.table) {
+        (Some(_), Some(_)) => {
+            return Err(err("protocol.table", "give name (a family) or table (a table file), not both".into()))
+        }
+        (None, None) => {
+            return Err(err(
+                "protocol.name",
+                "missing: expected name = \"NAME\" (fabricsim protocols lists them) or table = \"FILE.tables\"".into(),
+            ))
+        }
+        (None, Some(t)) if registry::is_table(t) => (None, Some(table_path(source, t))),
+        (None, Some(t)) => return Err(err("protocol.table", format!("{t:?}: expected a table file FILE.tables"))),
+        (Some(n), None) if registry::is_table(n) => {
+            return Err(err("protocol.name", format!("{n:?}: a table file; give it as [protocol] table = {n:?}")))
+        }
+        (Some(n), None) => (
+            Some(registry::find(n).ok_or_else(|| {
+                let names = registry::names();
+                let close = crate::error::did_you_mean_name(n, names.iter().copied());
+                err(
+                    "protocol.name",
+                    format!(
+                        "{n:?}: no such protocol;{close} expected {} (or [protocol] table = \"FILE.tables\")",
+                        or_list(&names)
+                    ),
+                )
+            })?),
+            None,
+        ),
+    };
+    let checked = p.name.clone().or(p.table.clone()).unwrap_or_default();
+    let label = match &p.name {
+        Some(n) => format!("[protocol] name = {n:?}"),
+        None => format!("[protocol] table = {checked:?}"),
     };
     let sizes = family.map_or(TABLE_SIZES, |f| f.sizes());
     for (key, meaning) in SIZE_KEYS.iter().zip(sizes) {
@@ -182,10 +323,7 @@ pub fn run_with_stop(
             let takes = if takes.is_empty() { "none".to_string() } else { takes.join(", ") };
             return Err(err(
                 key,
-                format!(
-                    "does not apply to protocol = {:?}; its sizes are {takes} (fabricsim protocols lists its keys)",
-                    c.protocol
-                ),
+                format!("does not apply to {label}; its sizes are {takes} (fabricsim protocols lists its keys)"),
             ));
         }
     }
@@ -193,30 +331,30 @@ pub fn run_with_stop(
         let with: Vec<&str> = registry::FAMILIES.iter().filter(|f| f.symmetry()).map(|f| f.name()).collect();
         return Err(err(
             "symmetry",
-            format!(
-                "does not apply to protocol = {:?}, which declares no scalarsets; it applies to {}",
-                c.protocol,
-                and_list(&with)
-            ),
+            format!("does not apply to {label}, which declares no scalarsets; it applies to {}", and_list(&with)),
         ));
     }
-    let mine: Vec<String> = family.map(|f| f.params().into_iter().map(|p| p.key).collect()).unwrap_or_default();
-    for key in own.keys() {
-        if mine.contains(key) {
-            continue;
+    let model = match &p.model {
+        None => None,
+        Some(m) if family.is_some_and(|f| f.check_model()) => {
+            Some(m.parse::<crate::programs::Model>().map_err(|e| err("protocol.model", format!("{m:?}: {e}")))?)
         }
-        let others = registry::taking(key);
-        if !others.is_empty() {
-            return Err(err(key, format!("applies to protocol = {} only", or_list(&others))));
+        Some(m) => {
+            let with: Vec<&str> = registry::FAMILIES.iter().filter(|f| f.check_model()).map(|f| f.name()).collect();
+            return Err(err(
+                "protocol.model",
+                format!(
+                    "{m:?}: does not apply to a check of {checked:?}, whose checked cores issue any operation at any \
+                     time; it applies to {}",
+                    or_list(&with)
+                ),
+            ));
         }
-        let keys: Vec<&str> = common.iter().chain(&mine).map(|k| k.as_str()).collect();
-        // keys are written `key`, as the configuration's errors write them
-        let close = crate::error::did_you_mean_name(key, keys.iter().copied()).replace('"', "`");
-        return Err(err(
-            key,
-            format!("unknown key;{close} expected one of {} (protocol = {:?})", keys.join(", "), c.protocol),
-        ));
-    }
+    };
+    let own = match family {
+        Some(f) => Some(f.run_table(own, source, &parsed)?),
+        None => None,
+    };
     if c.threads.is_some_and(|t| t == 0 || t > 1024) {
         return Err(err("threads", format!("{}: expected 1 to 1024", c.threads.unwrap_or(0))));
     }
@@ -236,7 +374,7 @@ pub fn run_with_stop(
             let mut identity = table_identity(&table_for_identity);
             if let Some(p) = &table {
                 // a search continues only on the same table
-                let text = std::fs::read(p).map_err(|e| err("protocol", format!("{}: {e}", p.display())))?;
+                let text = std::fs::read(p).map_err(|e| err("protocol.table", format!("{}: {e}", p.display())))?;
                 identity += &format!(" table-fnv {:016x}", fnv(&text));
             }
             Some(disk_options(d, &c, &identity, budget.bytes, &err)?)
@@ -261,18 +399,21 @@ pub fn run_with_stop(
         addresses: c.addresses,
         values: c.values,
         symmetry: c.symmetry,
+        model,
     };
     let to_config = |e| match e {
+        // a table file's own refusal is of the file [protocol] table names
+        CheckError::Param(p) if p.key == "protocol" => err("protocol.table", p.message),
         CheckError::Param(p) => err(&p.key, p.message),
         CheckError::Config(e) => e,
     };
-    let (report, coverage) = match (family, &table) {
-        (Some(f), _) => (f.check(&size, own, c.mutant.as_deref(), &opts, source, &parsed).map_err(to_config)?, None),
-        (None, Some(path)) => {
+    let (report, coverage) = match (family, &table, &own) {
+        (Some(f), _, Some(own)) => (f.check(&size, own, c.mutant.as_deref(), &opts).map_err(to_config)?, None),
+        (None, Some(path), _) => {
             let t = registry::check_table(path, &size, c.mutant.as_deref(), &opts).map_err(to_config)?;
             (t.report, Some(t.coverage))
         }
-        (None, None) => unreachable!("a family or a table"),
+        _ => unreachable!("a family and its table, or a table file"),
     };
     if let Some(rss) = report.out_of_memory {
         let hint = if opts_disk {
@@ -313,7 +454,7 @@ const TABLE_SIZES: [Option<&str>; 4] = [
     Some("data values"),
 ];
 
-/// A table file named by `[check] protocol`, relative to the configuration's folder.
+/// A table file named by `[protocol] table`, relative to the configuration's folder.
 fn table_path(source: &str, protocol: &str) -> std::path::PathBuf {
     let p = std::path::Path::new(protocol);
     match std::path::Path::new(source).parent() {
@@ -328,17 +469,26 @@ fn fnv(bytes: &[u8]) -> u64 {
 }
 
 /// What a search explores, as text: the `[check]` table without the keys
-/// that only bound or place it, in key order, and the version of
-/// fabricsim (whose protocols define the states).
+/// that only bound or place it and the `[protocol]` table (with the
+/// family's), in key order, and the version of fabricsim (whose protocols
+/// define the states).
 fn table_identity(table: &toml::Table) -> String {
-    let mut keys: Vec<String> = match table.get("check") {
-        Some(toml::Value::Table(t)) => {
-            t.iter().filter(|(k, _)| !SEARCH_KEYS.contains(&k.as_str())).map(|(k, v)| format!("{k}={v}")).collect()
-        }
-        _ => Vec::new(),
+    let keys = |name: &str, skip: &[&str]| -> String {
+        let mut keys: Vec<String> = match table.get(name) {
+            Some(toml::Value::Table(t)) => {
+                t.iter().filter(|(k, _)| !skip.contains(&k.as_str())).map(|(k, v)| format!("{k}={v}")).collect()
+            }
+            _ => Vec::new(),
+        };
+        keys.sort();
+        keys.join(" ")
     };
-    keys.sort();
-    format!("fabricsim {} [check] {}", env!("CARGO_PKG_VERSION"), keys.join(" "))
+    format!(
+        "fabricsim {} [check] {} [protocol] {}",
+        env!("CARGO_PKG_VERSION"),
+        keys("check", &SEARCH_KEYS),
+        keys("protocol", &[])
+    )
 }
 
 fn disk_options(

@@ -11,8 +11,6 @@
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use serde::Deserialize;
-
 use crate::agents::family::{CacheUse, CheckSize, Family, LitmusAlias, Machine, NoKeys, ParamError, RunParams, Runs};
 use crate::check::explorer::{explore, Options, Report};
 use crate::check::litmus_run::{LitmusRun, Runner};
@@ -35,7 +33,7 @@ pub static FAMILIES: &[&dyn Entry] = &[
 ];
 
 /// A protocol written as a table file: the one family that is a file, not
-/// a type (`[check] protocol = "FILE.tables"`, docs/protocol-tables.md).
+/// a type (`[protocol] table = "FILE.tables"` in a check, docs/protocol-tables.md).
 pub fn is_table(protocol: &str) -> bool {
     protocol.ends_with(".tables")
 }
@@ -117,7 +115,7 @@ pub fn timed() -> impl Iterator<Item = &'static dyn Entry> {
     FAMILIES.iter().copied().filter(|f| f.runs().is_some())
 }
 
-/// The names of the families that take `[check]` key `key` of their own.
+/// The names of the families whose check reads `[protocol.<name>]` key `key`.
 pub fn taking(key: &str) -> Vec<&'static str> {
     FAMILIES.iter().filter(|f| f.params().iter().any(|p| p.key == key)).map(|f| f.name()).collect()
 }
@@ -179,7 +177,7 @@ pub fn describe() -> serde_json::Value {
             serde_json::json!({
                 "name": f.name(),
                 "about": f.about(),
-                "check": {"sizes": sizes, "symmetry": f.symmetry(), "params": params, "by": how},
+                "check": {"sizes": sizes, "symmetry": f.symmetry(), "model": f.check_model(), "params": params, "by": how},
                 "run": run,
                 "litmus": {"programs": f.litmus_refusal().is_none(), "keys": f.litmus_keys(), "why_not": f.litmus_refusal()},
                 "mutants": mutants,
@@ -205,7 +203,8 @@ pub trait Entry: Sync {
     fn runs(&self) -> Option<Runs>;
     /// Refuse a machine the family cannot be built on.
     fn check_machine(&self, m: &Machine) -> Result<(), ParamError>;
-    /// Whether it has a `[protocol.<name>]` table.
+    /// Whether a run (and a litmus run) reads a `[protocol.<name>]` table
+    /// of it (a family checked only has one for `check` alone).
     fn has_table(&self) -> bool;
     /// Read its `[protocol.<name>]` table (None: not given), strict;
     /// errors name `protocol.<name>.KEY` in `source` or the override.
@@ -221,21 +220,23 @@ pub trait Entry: Sync {
     fn largest_message(&self, params: &RunParams) -> (u32, u32);
     /// [`Family::reads_only`].
     fn reads_only(&self, params: &RunParams) -> Option<&'static str>;
-    /// The family's own `[check]` keys.
+    /// The `[protocol.<name>]` keys a check reads (the others of
+    /// [`Entry::run_params`] it accepts and does not read).
     fn params(&self) -> Vec<Param>;
+    /// Whether a check reads `[protocol] model`.
+    fn check_model(&self) -> bool;
     /// The keys of its `[protocol.<name>]` table.
     fn run_params(&self) -> Vec<Param>;
-    /// Build the family from its keys (`table`: the `[check]` keys that
-    /// are not the common ones; `source` and `overrides` name where a bad
-    /// one came from) and explore it.
+    /// Build the family from its `[protocol.<name>]` table (read by
+    /// [`Entry::run_table`]) and explore it; a refused key is named by its
+    /// whole path (`protocol.<name>.KEY`, `protocol.model`) or, for a size,
+    /// the mutant and symmetry, by its key within `[check]`.
     fn check(
         &self,
         size: &CheckSize,
-        table: toml::Table,
+        table: &RunTable,
         mutant: Option<&str>,
         opts: &Options,
-        source: &str,
-        overrides: &[Override],
     ) -> Result<Report, CheckError>;
     /// Why its agents cannot run a litmus program (None: they can).
     fn litmus_refusal(&self) -> Option<&'static str>;
@@ -296,13 +297,6 @@ pub enum LitmusError {
 /// A family in the list (`fn() -> F`: the marker is Sync whatever `F` is).
 struct Registered<F>(PhantomData<fn() -> F>);
 
-/// The family's keys under `[check]`, so errors name `check.KEY`.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Wrap<T> {
-    check: T,
-}
-
 /// Symmetry reduction tries every renaming of the scalarsets that are not
 /// sorted by key (data values, addresses): refuse more than this many.
 const MAX_RENAMINGS: usize = 5040;
@@ -355,7 +349,8 @@ impl<F: Family> Entry for Registered<F> {
         F::check_machine(m)
     }
     fn has_table(&self) -> bool {
-        std::any::TypeId::of::<F::RunTable>() != std::any::TypeId::of::<NoKeys>()
+        // a family checked only reads its table in a check alone (`check_file`)
+        F::RUNS.is_some() && std::any::TypeId::of::<F::RunTable>() != std::any::TypeId::of::<NoKeys>()
     }
     fn run_table(
         &self,
@@ -381,7 +376,10 @@ impl<F: Family> Entry for Registered<F> {
         F::resolve(t, m)
     }
     fn params(&self) -> Vec<Param> {
-        params_of(&serde_json::Value::from(schemars::schema_for!(F::CheckParams)))
+        self.run_params().into_iter().filter(|p| F::CHECK_KEYS.contains(&p.key.as_str())).collect()
+    }
+    fn check_model(&self) -> bool {
+        F::CHECK_MODEL
     }
     fn run_params(&self) -> Vec<Param> {
         params_of(&serde_json::Value::from(schemars::schema_for!(F::RunTable)))
@@ -389,15 +387,24 @@ impl<F: Family> Entry for Registered<F> {
     fn check(
         &self,
         size: &CheckSize,
-        table: toml::Table,
+        table: &RunTable,
         mutant: Option<&str>,
         opts: &Options,
-        source: &str,
-        overrides: &[Override],
     ) -> Result<Report, CheckError> {
-        let keys = toml::Table::from_iter([("check".to_string(), toml::Value::Table(table))]);
-        let w: Wrap<F::CheckParams> = typed(keys, source, "", overrides).map_err(CheckError::Config)?;
-        let p = F::checked(size, &w.check, mutant).map_err(CheckError::Param)?;
+        let t = table.table.get::<F::RunTable>().expect("read by this family's run_table");
+        // a key of the table is named by its path, a size by its key within [check]
+        let whole = |e: ParamError| {
+            let own = F::CHECK_KEYS.iter().any(|k| e.key == *k || e.key.starts_with(&format!("{k}.")));
+            let key = match e.key.as_str() {
+                _ if own => format!("protocol.{}.{}", F::NAME, e.key),
+                "model" => "protocol.model".to_string(),
+                "protocol" => "protocol.name".to_string(),
+                k => k.to_string(),
+            };
+            CheckError::Param(ParamError { key, ..e })
+        };
+        let params = F::check_params(t).map_err(whole)?;
+        let p = F::checked(size, &params, mutant).map_err(whole)?;
         if size.symmetry {
             renamings(&p).map_err(CheckError::Param)?;
         }

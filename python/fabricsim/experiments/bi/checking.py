@@ -1,5 +1,5 @@
 """BI's runtime (Figs 7-9) checked exhaustively on two non-coherent domains
-(docs/design/bi.md §3.5; `fabricsim check` with protocol = "bi_runtime").
+(docs/design/bi.md §3.5; `fabricsim check` with [protocol] name = "bi_runtime").
 
 A writer in domain 0 allocates, initialises, assigns the root, frees the old
 object and reclaims (a reclaimed slot is reused with the next generation); a
@@ -72,13 +72,13 @@ QUICK = {
 }
 
 NOTES = """
-Each point is one exhaustive search (`fabricsim check` with protocol =
+Each point is one exhaustive search (`fabricsim check` with [protocol] name =
 "bi_runtime", two object slots, three allocations so that one slot is
 reused): every interleaving of the writer's and the reader's micro-ops (the
 runtime of crates/fabricsim/src/agents/bi/runtime.rs, the code the timed
 cores will run), of evictions and prefetches, and of clock ticks up to the
 horizon, from every pair of clock offsets in 0..skew. A domain is one cache
-(its coherence inside is checked by protocol = "bi"); each micro-op acts
+(its coherence inside is checked by [protocol] name = "bi"); each micro-op acts
 atomically. The horizon is small (two ticks) because the state space grows
 about five-fold per tick; docs/design/bi.md §7 lists the assumptions (no
 tick inside a writer's call except, with writer_ticks, inside bi_reclaim;
@@ -102,16 +102,17 @@ def sweep(quick: bool) -> Sweep:
         if quick and case not in QUICK:
             continue
         m, skew, period, horizon, variant, ghost = case
-        spec: dict[str, Any] = {"protocol": "bi_runtime", "skew": skew, "period": period, "horizon": horizon}
-        if m:
-            spec["mutant"] = m
-        spec.update(VARIANTS[variant])
+        own: dict[str, Any] = {"skew": skew, "period": period, "horizon": horizon}
+        own.update(VARIANTS[variant])
         if not ghost:
-            spec["ghost"] = False
+            own["ghost"] = False
+        spec: dict[str, Any] = {"protocol": {"name": "bi_runtime", "bi_runtime": own}, "check": {}}
+        if m:
+            spec["check"]["mutant"] = m
         points.append(
             Point(
                 sweep="bi/checking",
-                text=json.dumps({"check": spec}, sort_keys=True),
+                text=json.dumps(spec, sort_keys=True),
                 source="<bi checking>",
                 fmt="json",
                 params={},

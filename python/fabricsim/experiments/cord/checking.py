@@ -30,13 +30,10 @@ LITMUS = Path(__file__).resolve().parent.parent.parent / "litmus"
 FIG3_HOMES = "@x=2,y=1,z=2"
 #: WB is the MESI directory protocol (the agents Fig 7 times)
 WB = "mesi"
-#: the free-core state spaces: one core storing Relaxed or Release to two addresses at two directories,
-#: 2-bit epochs and 1-bit counters (they wrap within a few steps), two Releases unacked
+#: the free-core state spaces (`[protocol.cord]` keys and `[check]` sizes): one core storing Relaxed or Release
+#: to two addresses at two directories, 2-bit epochs and 1-bit counters (they wrap within a few steps), two
+#: Releases unacked
 FREE = {
-    "protocol": "cord",
-    "caches": 1,
-    "directories": 2,
-    "addresses": 2,
     "epoch_bits": 2,
     "counter_bits": 1,
     "proc_unacked": 2,
@@ -44,16 +41,17 @@ FREE = {
     "dir_counters": 2,
     "dir_notis": 2,
 }
+FREE_SIZE = {"caches": 1, "directories": 2, "addresses": 2}
 #: two cores, every table one entry, 1-bit epochs and counters
 TINY = {
     **FREE,
-    "caches": 2,
     "epoch_bits": 1,
     "proc_unacked": 1,
     "proc_counters": 1,
     "dir_counters": 1,
     "dir_notis": 1,
 }
+TINY_SIZE = {**FREE_SIZE, "caches": 2}
 #: the broken variants and the violation each must produce
 BROKEN = {
     "no-counter-check": "release order",
@@ -75,7 +73,7 @@ shortest) of CORD's agents (fabricsim.agents.cord) small, not a simulation:
   CORD, SO and MP, and on WB with MESI's own homes (its cores order the
   accesses, so homes do not matter to it); MP+rel+acq with data and flag at
   different directories;
-- free cores ([check] protocol = "cord"): a core stores Relaxed or Release
+- free cores ([protocol] name = "cord"): a core stores Relaxed or Release
   to any address at any time; the ghost checks that a Release commits after
   every earlier store and a store after every earlier store to its address,
   and the search checks deadlock freedom and table bounds;
@@ -93,10 +91,19 @@ def _litmus_tests() -> list[str]:
     return [str(f.relative_to(LITMUS)) for f in files if not any(k in f.read_text() for k in rmw)]
 
 
+def _check(own: dict[str, Any], size: dict[str, Any], model: str = "", mutant: str = "") -> dict[str, Any]:
+    """A check of cord: its ``[protocol]`` (name, model) with ``[protocol.cord]``, and ``[check]``."""
+    protocol: dict[str, Any] = {"name": "cord", "cord": own}
+    if model:
+        protocol["model"] = model
+    check = {**size, **({"mutant": mutant} if mutant else {})}
+    return {"protocol": protocol, "check": check}
+
+
 def _point(kind: str, spec: dict[str, Any], labels: dict[str, Any]) -> Point:
     return Point(
         sweep="cord/checking",
-        text=json.dumps({kind: spec}, sort_keys=True),
+        text=json.dumps(spec if kind == "check" else {kind: spec}, sort_keys=True),
         source="<cord checking>",
         fmt="json",
         params={},
@@ -133,22 +140,26 @@ def sweep(quick: bool) -> Sweep:
         for tso in (False, True):
             if variant == "mp" and tso:
                 continue
-            points.append(
-                _point("check", {**FREE, "variant": variant, "tso": tso}, {"case": "free", "variant": variant})
-            )
-    points.append(_point("check", {**TINY, "variant": "cord"}, {"case": "tiny", "variant": "cord"}))
+            spec = _check({**FREE, "variant": variant}, FREE_SIZE, model="tso" if tso else "")
+            points.append(_point("check", spec, {"case": "free", "variant": variant}))
+    points.append(_point("check", _check({**TINY, "variant": "cord"}, TINY_SIZE), {"case": "tiny", "variant": "cord"}))
     for mutant in BROKEN:
-        points.append(_point("check", {**FREE, "variant": "cord", "mutant": mutant}, {"case": "broken"}))
+        spec = _check({**FREE, "variant": "cord"}, FREE_SIZE, mutant=mutant)
+        points.append(_point("check", spec, {"case": "broken"}))
     return Sweep("cord/checking", points)
 
 
 def _apply(spec: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
-    """The point's overrides (``check.mutant``, ``litmus.protocol``) on its specification."""
+    """The point's overrides (``check.mutant``, ``protocol.cord.epoch_bits``, ``litmus.protocol``) on its
+    specification, by dotted path (a table the point does not have is left alone)."""
     spec = json.loads(json.dumps(spec))
     for key, value in params.items():
-        table, _, name = key.partition(".")
-        if table in spec:
-            spec[table][name] = value
+        *tables, name = key.split(".")
+        at = spec
+        for t in tables:
+            at = at.get(t) if isinstance(at, dict) else None
+        if isinstance(at, dict):
+            at[name] = value
     return spec
 
 
@@ -170,10 +181,9 @@ def run(point: Point) -> dict[str, Any]:
             "states": int(r["states"]),
             "seconds": float(r["seconds"]),
         }
-    c = spec["check"]
-    r = fabricsim.check({"check": c})
+    r = fabricsim.check(spec)
     return {
-        "name": r["protocol"] + (" tso" if c.get("tso") else ""),
+        "name": r["protocol"] + (" tso" if spec["protocol"].get("model") == "tso" else ""),
         "ok": bool(r["ok"]),
         "complete": bool(r["complete"]),
         "forbidden_seen": 0,
@@ -345,7 +355,7 @@ CHOICES = [
                 "3-bit epochs",
                 "the free-core searches with 3-bit epochs: more Releases before a wrap (CORD's RC search: ~1.2 M "
                 "states, ~20 s)",
-                set={"check.epoch_bits": 3},
+                set={"protocol.cord.epoch_bits": 3},
                 when=lambda labels: labels.get("case") == "free",
             )
         ],

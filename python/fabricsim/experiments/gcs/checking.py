@@ -18,6 +18,7 @@ without data, an early invalidation ack."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pandas as pd
 
@@ -46,7 +47,7 @@ CASES = [
 ]
 
 NOTES = """
-Each point is one exhaustive search (`fabricsim check` with protocol =
+Each point is one exhaustive search (`fabricsim check` with [protocol] name =
 "gcs"): B blades of T threads over L locks; each thread, when idle, may
 acquire any lock to read or to write, and, inside, may release. Channels:
 each blade's requests, answers and the switch's messages to it are
@@ -72,13 +73,16 @@ def sweep(quick: bool) -> Sweep:
     cases = [c for c in CASES if not quick or c[2:5] == (2, 1, 1) or (c[0] == "gcs" and c[2:5] == (3, 1, 1))]
     points = []
     for v, m, b, t, locks, _ in cases:
-        spec = {"protocol": "gcs", "variant": v, "caches": b, "blade_threads": t, "addresses": locks}
+        spec: dict[str, Any] = {
+            "protocol": {"name": "gcs", "gcs": {"variant": v, "blade_threads": t}},
+            "check": {"caches": b, "addresses": locks},
+        }
         if m:
-            spec["mutant"] = m
+            spec["check"]["mutant"] = m
         points.append(
             Point(
                 sweep="gcs/checking",
-                text=json.dumps({"check": spec}, sort_keys=True),
+                text=json.dumps(spec, sort_keys=True),
                 source="<gcs checking>",
                 fmt="json",
                 params={},

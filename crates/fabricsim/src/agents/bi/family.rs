@@ -1,7 +1,7 @@
 //! Bounded Incoherence's machine and its runtime as families of the registry.
 
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::check::{BiRuntimeCheck, Mutant as RuntimeMutant, MAX_SLOTS, MUTANTS as RUNTIME_MUTANTS};
 use super::{Bi, Mutant};
@@ -26,21 +26,15 @@ pub struct BiSpec {
     pub tree: Option<super::tree::TreeBench>,
 }
 
-/// BI's `[check]` keys.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, default)]
+/// What a check reads of `[protocol.bi]`.
+#[derive(Debug)]
 pub struct BiCheck {
-    /// Coherence domains; `caches` are then the cores of each.
+    /// Coherence domains (default 1, as a run's); `caches` are then the
+    /// cores of each.
     pub domains: usize,
     /// Coherent across domains: a home directory at the memory (the
     /// single-writer invariant over the whole machine).
     pub coherent: bool,
-}
-
-impl Default for BiCheck {
-    fn default() -> Self {
-        BiCheck { domains: 2, coherent: false }
-    }
 }
 
 pub struct BiFamily;
@@ -57,6 +51,19 @@ impl Family for BiFamily {
     );
     const SYMMETRY: bool = false;
     type CheckParams = BiCheck;
+    const CHECK_KEYS: &'static [&'static str] = &["domains", "coherent"];
+
+    /// The timed machine's caches, times and benchmarks are not read; its
+    /// mutant is refused, a check's being `[check] mutant`.
+    fn check_params(t: &super::table::BiConfig) -> Result<BiCheck, ParamError> {
+        if let Some(m) = &t.mutant {
+            return Err(ParamError::new(
+                "protocol.bi.mutant",
+                format!("{m:?}: breaks the timed machine only; a check's mutant is [check] mutant"),
+            ));
+        }
+        Ok(BiCheck { domains: t.domains.map_or(1, |d| d as usize), coherent: t.coherent.unwrap_or(false) })
+    }
     type Checked = Bi;
     type Timed = Bi;
     type RunTable = super::table::BiConfig;
@@ -130,8 +137,9 @@ impl Family for BiFamily {
     }
 }
 
-/// The BI runtime's `[check]` keys (two domains, one writer, one reader).
-#[derive(Debug, Deserialize, JsonSchema)]
+/// `[protocol.bi_runtime]`: the BI runtime's checked system (two domains,
+/// one writer, one reader).
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct BiRuntimeParams {
     /// Object slots.
@@ -196,7 +204,23 @@ impl Family for BiRuntimeFamily {
     type CheckParams = BiRuntimeParams;
     type Checked = BiRuntimeCheck;
     type Timed = BiRuntimeCheck;
-    type RunTable = crate::agents::family::NoKeys;
+    type RunTable = BiRuntimeParams;
+    const CHECK_KEYS: &'static [&'static str] = &[
+        "slots",
+        "skew",
+        "period",
+        "horizon",
+        "allocs",
+        "same_tick",
+        "writer_ticks",
+        "engine_thread",
+        "flush_before_writeback",
+        "ghost",
+    ];
+
+    fn check_params(t: &BiRuntimeParams) -> Result<BiRuntimeParams, ParamError> {
+        Ok(t.clone())
+    }
 
     fn checked(_: &CheckSize, c: &BiRuntimeParams, mutant: Option<&str>) -> Result<BiRuntimeCheck, ParamError> {
         in_range("slots", c.slots, 2, MAX_SLOTS, "object slots")?;

@@ -1,8 +1,5 @@
 //! MSI, MESI and German's protocol as families of the registry.
 
-use schemars::JsonSchema;
-use serde::Deserialize;
-
 use std::sync::Arc;
 
 use super::core::{check_protocol_limits, FrontEnd};
@@ -14,11 +11,6 @@ use crate::agents::family::{
     ParamError, Runs,
 };
 use crate::programs::{Model, Program};
-
-/// MSI and MESI take no `[check]` keys beyond the sizes.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct NoParams {}
 
 const DIRECTORY_ABOUT: [(&str, &str); 6] = [
     ("grant-before-acks", "a requester takes M when the data arrives, before all invalidation acks"),
@@ -103,12 +95,16 @@ impl<const MESI: bool> Family for DirectoryFamily<MESI> {
     const SIZES: [Option<&'static str>; 4] =
         [Some("caches (cores)"), Some("directories"), Some("addresses"), Some("data values")];
     const SYMMETRY: bool = true;
-    type CheckParams = NoParams;
+    type CheckParams = ();
     type Checked = Directory;
     type Timed = Directory;
     type RunTable = crate::agents::family::NoKeys;
 
-    fn checked(size: &CheckSize, _: &NoParams, mutant: Option<&str>) -> Result<Directory, ParamError> {
+    fn check_params(_: &NoKeys) -> Result<(), ParamError> {
+        Ok(())
+    }
+
+    fn checked(size: &CheckSize, _: &(), mutant: Option<&str>) -> Result<Directory, ParamError> {
         directory(Self::VARIANT, size, mutant)
     }
 
@@ -165,7 +161,7 @@ impl Family for GermanFamily {
     const SIZES: [Option<&'static str>; 4] = [Some("clients"), None, None, Some("data values")];
     const NO_LITMUS: Option<&'static str> = None;
     const SYMMETRY: bool = true;
-    type CheckParams = NoParams;
+    type CheckParams = ();
     type Checked = German;
     type Timed = German;
     type RunTable = crate::agents::family::NoKeys;
@@ -211,7 +207,11 @@ impl Family for GermanFamily {
         Ok(v.visit(Litmus { protocol: p, outcome: GermanCores::outcome }))
     }
 
-    fn checked(size: &CheckSize, _: &NoParams, mutant: Option<&str>) -> Result<German, ParamError> {
+    fn check_params(_: &NoKeys) -> Result<(), ParamError> {
+        Ok(())
+    }
+
+    fn checked(size: &CheckSize, _: &(), mutant: Option<&str>) -> Result<German, ParamError> {
         in_range("caches", size.caches, 1, 8, "clients")?;
         in_range("values", size.values, 1, 8, "")?;
         Ok(german_rules(size.caches, size.values, mutant)?.with_symmetry(size.symmetry))

@@ -2,9 +2,6 @@
 
 use std::sync::Arc;
 
-use schemars::JsonSchema;
-use serde::Deserialize;
-
 use super::table::CordConfig;
 use super::{Cord, Params, Variant, MUTANTS};
 use crate::agents::coherence::core::check_protocol_limits;
@@ -27,52 +24,15 @@ pub struct CordSpec {
     pub max_store: u32,
 }
 
-/// CORD's `[check]` keys: the write-through ordering, the memory model and
-/// CORD's field widths and table sizes (defaults: the paper's Table 3 and
-/// §4.1).
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, default)]
+/// What a check reads of `[protocol.cord]`: the ordering, CORD's field
+/// widths and table sizes (defaults: the paper's Table 3 and §4.1) and the
+/// addresses' homes.
+#[derive(Debug)]
 pub struct CordCheck {
-    /// The write-through ordering: `cord` (directory ordering), `so`
-    /// (source ordering) or `mp` (posted message passing).
-    pub variant: String,
-    /// TSO cores (§6): every store is ordered as a Release is; false:
-    /// release consistency.
-    pub tso: bool,
-    /// Each address's home directory (default: address i at i mod directories).
-    pub homes: Option<Vec<u8>>,
-    /// Bits of an epoch number.
-    pub epoch_bits: u8,
-    /// Bits of a store counter.
-    pub counter_bits: u8,
-    /// Processor: directories with Relaxed stores in one epoch.
-    pub proc_counters: usize,
-    /// Processor: unacked Releases.
-    pub proc_unacked: usize,
-    /// Directory, per core: store counters.
-    pub dir_counters: usize,
-    /// Directory, per core: notification counters.
-    pub dir_notis: usize,
-    /// SEQ-n's sequence-number width (0: CORD's epochs and counters).
-    pub seq_bits: u8,
-}
-
-impl Default for CordCheck {
-    fn default() -> Self {
-        let d = Params::default();
-        CordCheck {
-            variant: "cord".to_string(),
-            tso: false,
-            homes: None,
-            epoch_bits: d.epoch_bits,
-            counter_bits: d.counter_bits,
-            proc_counters: d.proc_counters,
-            proc_unacked: d.proc_unacked,
-            dir_counters: d.dir_counters,
-            dir_notis: d.dir_notis,
-            seq_bits: d.seq_bits,
-        }
-    }
+    pub variant: Variant,
+    pub params: Params,
+    /// Each address's home directory, by address number (`{ 0 = 1 }`).
+    pub homes: Option<std::collections::BTreeMap<String, u8>>,
 }
 
 pub struct CordFamily;
@@ -91,6 +51,25 @@ impl Family for CordFamily {
     const SIZES: [Option<&'static str>; 4] = [Some("cores"), Some("directories"), Some("addresses"), None];
     const SYMMETRY: bool = true;
     type CheckParams = CordCheck;
+    const CHECK_KEYS: &'static [&'static str] = &[
+        "variant",
+        "homes",
+        "epoch_bits",
+        "counter_bits",
+        "proc_counters",
+        "proc_unacked",
+        "dir_counters",
+        "dir_notis",
+        "seq_bits",
+    ];
+    /// TSO cores (§6): every store is ordered as a Release is; rc (the
+    /// default in a check): release consistency.
+    const CHECK_MODEL: bool = true;
+
+    fn check_params(t: &CordConfig) -> Result<CordCheck, ParamError> {
+        let (variant, params) = super::table::ordering(t)?;
+        Ok(CordCheck { variant, params, homes: t.homes.clone() })
+    }
     type Checked = Cord;
     type Timed = Cord;
     type RunTable = super::table::CordConfig;
@@ -241,48 +220,32 @@ impl Family for CordFamily {
         in_range("caches", size.caches, 1, 4, "cores")?;
         in_range("directories", size.directories, 1, 4, "directories")?;
         in_range("addresses", size.addresses, 1, 4, "addresses")?;
-        let variant = Variant::parse(&c.variant)
-            .ok_or_else(|| ParamError::new("variant", format!("{:?}: expected cord, so or mp", c.variant)))?;
-        let homes = match &c.homes {
-            Some(h) if h.len() != size.addresses => {
-                return Err(ParamError::new(
-                    "homes",
-                    format!("{} homes for {} addresses: expected one per address", h.len(), size.addresses),
-                ))
+        let tso = match size.model {
+            None | Some(Model::Rc) => false,
+            Some(Model::Tso) => true,
+            Some(Model::Sc) => {
+                return Err(ParamError::new("model", "\"sc\": cord's cores run rc or tso (the paper's models)"))
             }
-            Some(h) => match h.iter().find(|&&d| d as usize >= size.directories) {
-                Some(d) => {
-                    return Err(ParamError::new(
-                        "homes",
-                        format!("directory {d}: expected 0 to {}", size.directories - 1),
-                    ))
-                }
-                None => h.clone(),
-            },
-            None => (0..size.addresses).map(|a| (a % size.directories) as u8).collect(),
         };
-        let params = Params {
-            epoch_bits: c.epoch_bits,
-            counter_bits: c.counter_bits,
-            proc_counters: c.proc_counters,
-            proc_unacked: c.proc_unacked,
-            dir_counters: c.dir_counters,
-            dir_notis: c.dir_notis,
-            seq_bits: c.seq_bits,
-        };
-        params.validate().map_err(|m| {
-            let key = m.split(' ').next().unwrap_or("epoch_bits").to_string();
-            ParamError::new(&key, m)
-        })?;
-        if params.seq_bits > 0 && variant != Variant::Cord {
-            return Err(ParamError::new(
-                "seq_bits",
-                format!("{}: SEQ-n replaces CORD's epochs and counters; expected variant = \"cord\"", params.seq_bits),
-            ));
+        let mut homes: Vec<u8> = (0..size.addresses).map(|a| (a % size.directories) as u8).collect();
+        for (a, &d) in c.homes.iter().flatten() {
+            let i = a.parse::<usize>().ok().filter(|&i| i < size.addresses).ok_or_else(|| {
+                ParamError::new(
+                    format!("homes.{a}"),
+                    format!("no address {a:?}; a check's addresses are numbered 0 to {}", size.addresses - 1),
+                )
+            })?;
+            if d as usize >= size.directories {
+                return Err(ParamError::new(
+                    format!("homes.{a}"),
+                    format!("{d}: expected a directory 0 to {}", size.directories - 1),
+                ));
+            }
+            homes[i] = d;
         }
         let mutant = find_mutant(MUTANTS, mutant)?;
-        let mut p = Cord::free(variant, size.caches, size.directories, homes, params).with_mutant(mutant);
-        p.tso = c.tso;
+        let mut p = Cord::free(c.variant, size.caches, size.directories, homes, c.params).with_mutant(mutant);
+        p.tso = tso;
         p.symmetry = size.symmetry;
         Ok(p)
     }

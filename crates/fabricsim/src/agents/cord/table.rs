@@ -37,8 +37,9 @@ pub struct CordConfig {
     /// Loads a core has outstanding at most.
     #[serde(default = "cord_buffer")]
     pub loads: u32,
-    /// Litmus programs only: each location's home directory, by name
-    /// (`{ x = 0, y = 1 }`; default: location i at directory i mod threads).
+    /// Litmus programs and checks: each location's home directory, by
+    /// name (`{ x = 0, y = 1 }`; a check's addresses by number, `{ 0 = 1 }`;
+    /// default: location i at directory i mod threads, or mod directories).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub homes: Option<std::collections::BTreeMap<String, u8>>,
 }

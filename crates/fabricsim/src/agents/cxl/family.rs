@@ -1,11 +1,8 @@
 //! DCOH (ESF's device-managed coherence) as a family of the registry.
 
-use schemars::JsonSchema;
-use serde::Deserialize;
-
 use super::dcoh::{Dcoh, DcohTiming, MAX_BLOCK, MUTANTS};
 use super::dcoh_cores::DcohCores;
-use crate::agents::cache::{CacheGeometry, VictimPolicy};
+use crate::agents::cache::{CacheGeometry, VictimPolicy, Ways};
 use crate::agents::coherence::core::{check_protocol_limits, FrontEnd};
 use crate::agents::family::{
     find_mutant, in_range, CacheUse, CheckSize, Driver, Family, Litmus, LitmusVisitor, Machine, ParamError, RunParams,
@@ -27,23 +24,61 @@ pub struct DcohSpec {
     pub hdm_h: u64,
 }
 
-/// DCOH's `[check]` keys.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, default)]
+/// A checked system's line: run's default (`[workload] line`), which
+/// turns `[protocol.dcoh]`'s sizes in bytes into the lines a check counts.
+pub const CHECK_LINE: u64 = 64;
+
+/// What a check reads of `[protocol.dcoh]`, in lines.
+#[derive(Debug)]
 pub struct DcohCheck {
     /// Snoop-filter entries per device (an entry tracks one line).
     pub snoop_filter: usize,
     /// Longest block of lines one BISnp invalidates (InvBlk; 1: none).
     pub invblk: u8,
-    /// Lines at the start of each device that are HDM-H: host-managed,
-    /// not tracked by the snoop filter.
-    pub hdm_h: u8,
+    /// Lines at the start of each device that are HDM-H.
+    pub hdm_h: u64,
 }
 
-impl Default for DcohCheck {
-    fn default() -> Self {
-        DcohCheck { snoop_filter: 1, invblk: 1, hdm_h: 0 }
-    }
+/// `[protocol.dcoh]` for a check: the snoop filter's size in entries of
+/// [`CHECK_LINE`] (default 1 entry: a check has no requester cache to
+/// size it by), fully associative; its policy is not read, since the
+/// checker frees every possible victim. `hdm_h` in bytes, a multiple of
+/// the line.
+fn read_check(t: &super::table::DcohConfig) -> Result<DcohCheck, ParamError> {
+    let lines = |key: &str, bytes: u64| {
+        if bytes.is_multiple_of(CHECK_LINE) {
+            Ok(bytes / CHECK_LINE)
+        } else {
+            Err(ParamError::new(key, format!("{bytes} B: expected a multiple of a checked line ({CHECK_LINE} B)")))
+        }
+    };
+    let snoop_filter = match &t.snoop_filter {
+        None => 1,
+        Some(sf) => {
+            let n = lines("snoop_filter.size", sf.size.bytes())?;
+            if !(1..=4).contains(&n) {
+                return Err(ParamError::new(
+                    "snoop_filter.size",
+                    format!(
+                        "{} B: expected {CHECK_LINE} B to {} B (1 to 4 entries of a checked {CHECK_LINE} B line)",
+                        sf.size.bytes(),
+                        4 * CHECK_LINE
+                    ),
+                ));
+            }
+            if let Ways::Count(w) = sf.ways {
+                if u64::from(w) != n {
+                    return Err(ParamError::new(
+                        "snoop_filter.ways",
+                        format!("{w}: a checked snoop filter is fully associative; expected \"full\" (or {n})"),
+                    ));
+                }
+            }
+            n as usize
+        }
+    };
+    let hdm_h = t.hdm_h.map_or(Ok(0), |h| lines("hdm_h", h.bytes()))?;
+    Ok(DcohCheck { snoop_filter, invblk: t.invblk.unwrap_or(1), hdm_h })
 }
 
 pub struct DcohFamily;
@@ -67,6 +102,11 @@ impl Family for DcohFamily {
         [Some("requesters"), Some("memory devices"), Some("lines"), Some("data values")];
     const NO_LITMUS: Option<&'static str> = None;
     const LITMUS_KEYS: &'static [&'static str] = &["invblk"];
+    const CHECK_KEYS: &'static [&'static str] = &["snoop_filter", "invblk", "hdm_h"];
+
+    fn check_params(t: &super::table::DcohConfig) -> Result<DcohCheck, ParamError> {
+        read_check(t)
+    }
 
     /// A host requester per thread whose core runs it, one device with a
     /// one-entry snoop filter ([`DcohCores`]).
@@ -136,12 +176,19 @@ impl Family for DcohFamily {
         in_range("directories", size.directories, 1, 2, "devices")?;
         in_range("addresses", size.addresses, 1, 6, "lines")?;
         in_range("values", size.values, 1, 4, "")?;
-        in_range("snoop_filter", p.snoop_filter, 1, 4, "entries")?;
-        in_range("invblk", p.invblk as usize, 1, MAX_BLOCK as usize, "")?;
+        in_range("invblk", p.invblk as usize, 1, MAX_BLOCK as usize, "lines")?;
         let mutant = find_mutant(&MUTANTS, mutant)?;
-        let hdm_h = p.hdm_h as u64;
-        if hdm_h > (size.addresses as u64).div_ceil(size.directories as u64) {
-            return Err(ParamError::new("hdm_h", format!("{hdm_h}: expected at most a device's lines")));
+        let hdm_h = p.hdm_h;
+        let per_device = (size.addresses as u64).div_ceil(size.directories as u64);
+        if hdm_h > per_device {
+            return Err(ParamError::new(
+                "hdm_h",
+                format!(
+                    "{} B ({hdm_h} lines of {CHECK_LINE} B): expected at most a device's lines ({} B)",
+                    hdm_h * CHECK_LINE,
+                    per_device * CHECK_LINE
+                ),
+            ));
         }
         Ok(Dcoh::checked(
             size.caches,

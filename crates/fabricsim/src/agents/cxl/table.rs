@@ -12,7 +12,8 @@ use crate::engine::units::Size;
 #[serde(deny_unknown_fields)]
 pub struct DcohConfig {
     /// Each device's snoop filter (`[protocol.dcoh.snoop_filter]`);
-    /// default: the size of a requester's cache, fully associative, FIFO.
+    /// default: the size of a requester's cache, fully associative, FIFO
+    /// (a check: one entry of a 64 B line).
     pub snoop_filter: Option<SnoopFilterParams>,
     /// The longest block one BISnp invalidates (InvBlk, 2 to 4; 1: plain
     /// BISnp). Above 1 the snoop filter picks victims by block length.

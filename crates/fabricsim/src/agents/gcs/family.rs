@@ -1,8 +1,5 @@
 //! GCS (the GPU-cluster lock scheme of MIND-style blades) as a family of the registry.
 
-use schemars::JsonSchema;
-use serde::Deserialize;
-
 use super::{Gcs, Variant, MUTANTS};
 use crate::agents::family::{
     find_mutant, in_range, CacheUse, CheckSize, Driver, Family, Machine, ParamError, RunParams, Runs,
@@ -23,20 +20,12 @@ pub struct GcsSpec {
     pub nic_service: Time,
 }
 
-/// GCS's `[check]` keys.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields, default)]
+/// What a check reads of `[protocol.gcs]`.
+#[derive(Debug)]
 pub struct GcsCheck {
-    /// The scheme: `gcs`, `no-data`, `no-locality` or `pthread`.
-    pub variant: String,
-    /// Threads per compute blade.
+    pub variant: Variant,
+    /// Threads per compute blade (default 1).
     pub blade_threads: usize,
-}
-
-impl Default for GcsCheck {
-    fn default() -> Self {
-        GcsCheck { variant: "gcs".to_string(), blade_threads: 1 }
-    }
 }
 
 pub struct GcsFamily;
@@ -59,6 +48,12 @@ impl Family for GcsFamily {
     );
     const SYMMETRY: bool = false;
     type CheckParams = GcsCheck;
+    const CHECK_KEYS: &'static [&'static str] = &["variant", "blade_threads"];
+
+    fn check_params(t: &super::table::GcsConfig) -> Result<GcsCheck, ParamError> {
+        let variant = super::table::variant(t)?;
+        Ok(GcsCheck { variant, blade_threads: t.blade_threads.map_or(1, |n| n as usize) })
+    }
     type Checked = Gcs;
     type Timed = Gcs;
     type RunTable = super::table::GcsConfig;
@@ -69,7 +64,7 @@ impl Family for GcsFamily {
 
     const RUNS: Option<Runs> = Some(Runs {
         drivers: &[Driver::Workload],
-        drivers_note: "gcs's timed threads run a workload (the checker explores it small: [check] protocol = \"gcs\")",
+        drivers_note: "gcs's timed threads run a workload (the checker explores it small: fabricsim check with [protocol] name = \"gcs\")",
         cache: CacheUse::Refused(
             "gcs's blades cache every page they are granted (MIND's DRAM cache holds the working set); expected no \
              [protocol.cache]",
@@ -126,13 +121,7 @@ impl Family for GcsFamily {
         in_range("caches", size.caches, 2, 4, "blades")?;
         in_range("addresses", size.addresses, 1, 2, "locks")?;
         in_range("blade_threads", c.blade_threads, 1, 2, "threads per blade")?;
-        let v = Variant::parse(&c.variant).ok_or_else(|| {
-            ParamError::new(
-                "variant",
-                format!("{:?}: expected {}", c.variant, Variant::ALL.map(|v| format!("\"{}\"", v.name())).join(", ")),
-            )
-        })?;
         let mutant = find_mutant(&MUTANTS, mutant)?;
-        Ok(Gcs::checking(v, size.caches, c.blade_threads, size.addresses, (true, true)).with_mutant(mutant))
+        Ok(Gcs::checking(c.variant, size.caches, c.blade_threads, size.addresses, (true, true)).with_mutant(mutant))
     }
 }

@@ -26,20 +26,30 @@ pub struct GcsConfig {
     /// A blade NIC's processing unit: its time per network message, one
     /// message at a time (default 0: none).
     pub nic_service: Option<Duration>,
+    /// Threads per compute blade: a check's (default 1); a run's are its
+    /// requesters over its blades, which this must equal if given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blade_threads: Option<u32>,
+}
+
+/// The scheme `variant` names (default `gcs`); the error names the key
+/// within the table.
+pub fn variant(table: &GcsConfig) -> Result<crate::agents::gcs::Variant, ParamError> {
+    use crate::agents::gcs::Variant;
+    let name = table.variant.as_deref().unwrap_or("gcs");
+    Variant::parse(name).ok_or_else(|| {
+        ParamError::new(
+            "variant",
+            format!("{name:?}: expected {}", Variant::ALL.map(|v| format!("\"{}\"", v.name())).join(", ")),
+        )
+    })
 }
 
 /// `[protocol.gcs]`: the scheme; the blades, threads and locks from the system's shape.
 pub fn resolve(table: &GcsConfig, m: &Machine) -> Result<GcsSpec, ParamError> {
     let (caches, dirs, lines) = (m.cores, m.homes, m.lines as u64);
-    use crate::agents::gcs::Variant;
     let c = table.clone();
-    let name = c.variant.as_deref().unwrap_or("gcs");
-    let variant = Variant::parse(name).ok_or_else(|| {
-        ParamError::new(
-            "protocol.gcs.variant",
-            format!("{name:?}: expected {}", Variant::ALL.map(|v| format!("\"{}\"", v.name())).join(", ")),
-        )
-    })?;
+    let variant = variant(table).map_err(|e| ParamError::new("protocol.gcs.variant", e.message))?;
     // the directory numbers a lock's page after every lock
     if lines > (u32::MAX / 2) as u64 {
         return Err(ParamError::new("workload.footprint", format!("{lines} locks: expected at most 2^31")));
@@ -53,6 +63,16 @@ pub fn resolve(table: &GcsConfig, m: &Machine) -> Result<GcsSpec, ParamError> {
         sizes[i] = b as u32;
     }
     let blades = dirs - 2;
+    if let Some(n) = c.blade_threads.filter(|&n| n as usize != caches / blades) {
+        return Err(ParamError::new(
+            "protocol.gcs.blade_threads",
+            format!(
+                "{n}: a run's threads per blade are its requesters over its blades ({caches} / {blades} = {}); \
+                 expected that or no blade_threads",
+                caches / blades
+            ),
+        ));
+    }
     Ok(GcsSpec {
         variant,
         blades,

@@ -3,9 +3,6 @@
 
 use std::sync::Arc;
 
-use schemars::JsonSchema;
-use serde::Deserialize;
-
 use super::table::PcieConfig;
 use super::{Mmio, Pcie, Variant, MUTANTS, RW_MUTANTS};
 use crate::agents::cache::CacheGeometry;
@@ -36,11 +33,6 @@ pub struct PcieSpec {
     pub p2p: Option<(bool, usize, usize, Time)>,
 }
 
-/// PCIe takes no `[check]` keys: its checker runs litmus programs.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct PcieCheck {}
-
 pub struct PcieFamily;
 
 impl Family for PcieFamily {
@@ -62,7 +54,7 @@ impl Family for PcieFamily {
         "\"pcie\" is checked on litmus programs, not from sizes: fabricsim litmus FILE --protocol pcie --set \
          variant=VARIANT --set nic=T (or --set mmio=MODE)",
     );
-    type CheckParams = PcieCheck;
+    type CheckParams = ();
     type Checked = Pcie;
     type Timed = Pcie;
     type RunTable = super::table::PcieConfig;
@@ -181,7 +173,12 @@ impl Family for PcieFamily {
         Some(Ok(t))
     }
 
-    fn checked(_: &CheckSize, _: &PcieCheck, _: Option<&str>) -> Result<Pcie, ParamError> {
+    /// Nothing: `checked` refuses, pcie is checked on litmus programs.
+    fn check_params(_: &PcieConfig) -> Result<(), ParamError> {
+        Ok(())
+    }
+
+    fn checked(_: &CheckSize, _: &(), _: Option<&str>) -> Result<Pcie, ParamError> {
         Err(ParamError::new("protocol", Self::CHECKED_BY.unwrap_or_default()))
     }
 
