@@ -182,6 +182,8 @@ fn unsupported_tables_are_refused_by_name() {
     assert!(e.to_string().starts_with("german.tables:11:4: channel chan2") && e.message.contains("FIFO"), "{e}");
     let e = export(&table(&text.replace("mem_data", "then")), sizes(2), None, Murphi::default()).unwrap_err();
     assert!(e.message.contains("\"then\" is a Murphi keyword"), "{e}");
+    let e = export(&table(&text.replace("home", "t")), sizes(2), None, Murphi::default()).unwrap_err();
+    assert!(e.to_string().starts_with("german.tables:26:1: \"t\" is a name the Murphi export gives"), "{e}");
     let e = export(&table(&text), sizes(2), Some("nope"), Murphi::default()).unwrap_err();
     assert!(e.bad_mutant && e.message.contains("forget-sharer"), "{e}");
 }

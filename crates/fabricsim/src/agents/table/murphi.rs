@@ -286,6 +286,23 @@ impl<'a> Writer<'a> {
                 ));
             }
         }
+        // machines and types are global names in the model, beside the export's own
+        let own = ["t", "f", "k", "p", "e", "j", "me", "gh", "msg", "out", "ghost", "DATA", "MSG", "QUEUE", "CAP"];
+        let globals = s
+            .machines
+            .iter()
+            .map(|m| (m.name.as_str(), m.line))
+            .chain(table.ast.types.iter().map(|(n, _)| (n.text.as_str(), n.pos.line)));
+        for (n, line) in globals {
+            if own.contains(&n) || n.starts_with("q") && n[1..].parse::<u32>().is_ok() {
+                return Err(TableError::at(
+                    file,
+                    line,
+                    1,
+                    format!("{n:?} is a name the Murphi export gives to its own variables; expected another name"),
+                ));
+            }
+        }
         // every name the table gives that Murphi sees
         let mut names: Vec<&str> = vec![&s.name];
         names.extend(s.machines.iter().map(|m| m.name.as_str()));
@@ -348,7 +365,47 @@ impl<'a> Writer<'a> {
         if uses_data && s.values == 0 {
             return Err(TableError::at(file, 1, 1, "0 data values: expected 1 or more".into()));
         }
-        Ok(Writer { table, s, opts, cap: s.capacity, senders, chans, uses_data })
+        let w = Writer { table, s, opts, cap: s.capacity, senders, chans, uses_data };
+        w.distinct_globals()?;
+        Ok(w)
+    }
+
+    /// The model's global names, from the table's, must not meet.
+    fn distinct_globals(&self) -> Result<(), TableError> {
+        let s = self.s;
+        let mut names: Vec<String> = ["DATA", "MSG", "QUEUE", "CAP", "msg_kind", "ghost", "ghost_rec", "qsize"]
+            .iter()
+            .chain(&["take", "push_fifo", "push_set", "mkey"])
+            .map(|x| x.to_string())
+            .collect();
+        for m in &s.machines {
+            names.push(m.name.clone());
+            names.extend(["id", "set", "state", "rec"].iter().map(|x| format!("{}_{x}", m.name)));
+            names.push(format!("count_{}", m.name));
+            names.extend((m.state_base..m.state_base + m.states.len()).map(|g| self.state_const(g)));
+        }
+        for (n, vals) in &s.enums {
+            names.push(n.clone());
+            names.push(format!("ord_{n}"));
+            names.extend(vals.iter().map(|v| format!("{n}_{v}")));
+        }
+        names.extend((0..s.msgs.len()).map(|k| self.kind_const(k)));
+        names.extend(self.chans.iter().map(|&(vc, to, from)| self.chan_var(vc, to, from)));
+        let mut sorted = names.clone();
+        sorted.sort();
+        if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
+            return Err(TableError::at(
+                &self.table.file,
+                1,
+                1,
+                format!(
+                    "the Murphi export would declare {:?} twice (its names join the table's with `_`); expected \
+                     table names that do not meet so",
+                    w[0]
+                ),
+            ));
+        }
+        Ok(())
     }
 
     // ---- names ----
@@ -1031,17 +1088,17 @@ impl<'a> Writer<'a> {
         writeln!(o, "startstate \"init\"\nbegin").unwrap();
         let init = |path: String, ty: Ty, opt: bool, x: &Option<Ex>, cx: &Cx, o: &mut String| -> R<()> {
             let Some(x) = x else {
+                // the interpreter's default: undefined, empty, false, the lowest value
                 let v = match ty {
-                    _ if opt => return Ok(writeln!(o, "  undefine {path};").unwrap()),
-                    Ty::Set(m) => {
-                        return Ok(writeln!(o, "  for e : {} do {path}[e] := false end;", self.id_ty(m)).unwrap())
-                    }
-                    Ty::Bool => "false".to_string(),
-                    Ty::Int(lo, _) => lo.to_string(),
-                    Ty::Enum(_) | Ty::State(_) => self.constant(Some(ty), s.domain(ty).0)?,
+                    _ if opt => format!("undefine {path};"),
+                    Ty::Set(m) => format!("for e : {} do {path}[e] := false end;", self.id_ty(m)),
+                    Ty::Bool => format!("{path} := false;"),
+                    Ty::Int(lo, _) => format!("{path} := {lo};"),
+                    Ty::Enum(_) | Ty::State(_) => format!("{path} := {};", self.constant(Some(ty), s.domain(ty).0)?),
                     Ty::Data | Ty::Node(_) => return Err((0, format!("{path}: no initial value"))),
                 };
-                return Ok(writeln!(o, "  {path} := {v};").unwrap());
+                writeln!(o, "  {v}").unwrap();
+                return Ok(());
             };
             if let Ty::Set(m) = ty {
                 let SetV::Def { parts, .. } = self.set(x, cx)? else { return Err((0, "an undefined set".into())) };
@@ -1323,9 +1380,9 @@ impl<'a> Writer<'a> {
         let mut checks = Vec::new();
         for (j, (vc, dm, d)) in sends.iter().enumerate() {
             let mut n = format!("qsize({}[{d}][t])", self.chan_var(*vc, *dm, mi));
-            for (i, (vi, di, dd)) in sends[..j].iter().enumerate() {
+            // the row's earlier sends into the same channel
+            for (vi, di, dd) in &sends[..j] {
                 if vi == vc && di == dm {
-                    let _ = i;
                     n += &format!(" + ({dd} = {d} ? 1 : 0)");
                 }
             }
