@@ -462,3 +462,26 @@ def test_protocols_lists_every_family_with_its_keys_and_mutants(cli):
     assert "litmus: no cores for litmus programs" in text.stdout
     bad = cli("protocols", "moesy")
     assert bad.returncode == 2 and "no such protocol" in bad.stderr
+
+
+def test_export_murphi_writes_a_model_and_refuses_what_it_cannot_write(cli, tmp_path: Path):
+    german = REPO / "examples" / "protocols" / "german.tables"
+    out = tmp_path / "german3.m"
+    proc = cli("export", "--murphi", str(german), "--caches", "3", "--mutant", "forget-sharer", "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    model = out.read_text()
+    assert "client_id : 0..2;" in model and "mutant forget-sharer" in model
+    assert 'invariant "CntrlProp"' in model and 'invariant "deadlock"' in model
+    # standard output by default; --symmetry: scalarsets
+    proc = cli("export", "--murphi", str(german), "--symmetry")
+    assert proc.returncode == 0, proc.stderr
+    assert "client_id : scalarset(2);" in proc.stdout
+    # unbounded channels cannot be a Murphi state: refused naming the file, line and feature
+    unbounded = tmp_path / "unbounded.tables"
+    unbounded.write_text(german.read_text().replace(" capacity 1", ""))
+    proc = cli("export", "--murphi", str(unbounded))
+    assert proc.returncode == 2
+    assert f"{unbounded}:10:4:" in proc.stderr and "capacity" in proc.stderr
+    proc = cli("export", "--murphi", str(tmp_path / "missing.tables"))
+    assert proc.returncode == 2 and "missing.tables" in proc.stderr and "cannot read" in proc.stderr
+    assert cli("export", "--murphi", str(german), "--caches", "0").returncode == 2

@@ -299,6 +299,56 @@ def _check_suite(args: argparse.Namespace) -> int:
     return EXIT_INCOMPLETE if "incomplete" in statuses else EXIT_OK
 
 
+# -- export ---------------------------------------------------------------------------------
+def add_export(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "export",
+        help="write a table protocol as a Murphi model (for Rumur)",
+        description="Write a protocol table file (FILE.tables) as a Murphi model with fabricsim's semantics "
+        "(channels, initial states, enabled transitions, invariants, deadlock, undefined values), so that Rumur "
+        "finds the states fabricsim's check finds. Check the model with "
+        "`rumur --deadlock-detection off --output model.c model.m` (docs/protocol-tables.md).",
+    )
+    p.add_argument("table", metavar="FILE.tables", help="the protocol table file")
+    p.add_argument("--murphi", action="store_true", required=True, help="write Murphi (the one format for now)")
+    p.add_argument("--caches", type=int, default=2, metavar="N", help="instances of machine NAME[caches] (2)")
+    p.add_argument("--directories", type=int, default=1, metavar="N", help="instances of NAME[directories] (1)")
+    p.add_argument("--values", type=int, default=2, metavar="V", help="data values (2)")
+    p.add_argument("--mutant", default=None, metavar="NAME", help="with the table's `mutant NAME:` rows in place")
+    p.add_argument(
+        "--symmetry",
+        action="store_true",
+        help="scalarsets for the replicated machines and the data values (Rumur: --symmetry-reduction exhaustive)",
+    )
+    p.add_argument("--no-deadlock", action="store_true", help="leave out fabricsim's deadlock invariant")
+    p.add_argument("-o", "--output", default=None, metavar="OUT.m", help="write here (default: standard output)")
+    p.set_defaults(func=cmd_export)
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    fabricsim = _api()
+    for name in ("caches", "directories", "values"):
+        if getattr(args, name) < 1:
+            raise fabricsim.ConfigError(f"--{name} {getattr(args, name)}: expected 1 or more")
+    if args.output is not None:
+        check_writable_file(args.output, "--output")
+    model = fabricsim._core.export_murphi(
+        args.table,
+        caches=args.caches,
+        directories=args.directories,
+        values=args.values,
+        mutant=args.mutant,
+        symmetry=args.symmetry,
+        deadlock=not args.no_deadlock,
+    )
+    if args.output is None:
+        sys.stdout.write(model)
+    else:
+        Path(args.output).write_text(model)
+        print(f"{args.output}: Murphi model of {args.table}", file=sys.stderr)
+    return EXIT_OK
+
+
 # -- litmus ---------------------------------------------------------------------------------
 def add_litmus(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -941,6 +991,7 @@ COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     add_plot,
     add_reproduce,
     add_check,
+    add_export,
     add_litmus,
     add_protocols,
     add_bench,

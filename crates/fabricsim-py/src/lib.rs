@@ -240,6 +240,24 @@ fn check(
     Ok((r.to_json().to_string(), r.report.trace_text(), r.svg))
 }
 
+/// A table file as a Murphi model (`fabricsim export --murphi`): the model's text.
+#[pyfunction]
+#[pyo3(signature = (path, caches = 2, directories = 1, values = 2, mutant = None, symmetry = false, deadlock = true))]
+fn export_murphi(
+    path: &str,
+    caches: usize,
+    directories: usize,
+    values: usize,
+    mutant: Option<&str>,
+    symmetry: bool,
+    deadlock: bool,
+) -> PyResult<String> {
+    use fabricsim::agents::table::{murphi, Sizes};
+    let sizes = Sizes { caches, directories, values };
+    murphi::export_file(std::path::Path::new(path), sizes, mutant, murphi::Options { symmetry, deadlock })
+        .map_err(|e| PyConfigError::new_err(e.to_string()))
+}
+
 /// A stop test for the graph workload: asks Python, at most every 100 ms,
 /// whether a signal (Ctrl-C) arrived, and leaves the KeyboardInterrupt
 /// pending so it is raised when the call returns.
@@ -417,6 +435,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bench_config, m)?)?;
     m.add_function(wrap_pyfunction!(litmus, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_function(wrap_pyfunction!(export_murphi, m)?)?;
     m.add_function(wrap_pyfunction!(protocols, m)?)?;
     m.add_function(wrap_pyfunction!(core_presets, m)?)?;
     m.add_class::<RmatGraph>()?;

@@ -41,4 +41,5 @@ mod protocol_timing;
 mod registry;
 mod spread;
 mod tables;
+mod tables_murphi;
 mod trace_words;

@@ -14,6 +14,7 @@ pub mod compile;
 pub mod interp;
 pub mod lexer;
 pub mod model;
+pub mod murphi;
 pub mod parser;
 pub mod spec;
 
