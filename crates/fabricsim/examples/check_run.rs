@@ -2,7 +2,7 @@
 //! one check configuration (the same as `fabricsim check CONFIG --set ...`)
 //! and print its report as one JSON line, for timing the checker under
 //! `/usr/bin/time -v` without Python. A bare key is a `[check]` key
-//! (`mutant=no-squash` is `check.mutant=no-squash`); a dotted one is taken
+//! (`mutant=no-version-check` is `check.mutant=no-version-check`); a dotted one is taken
 //! as it is, so the family's keys are reached by their path
 //! (`protocol.bi_runtime.writer_ticks=2`, `protocol.name=gcs`).
 fn main() {
