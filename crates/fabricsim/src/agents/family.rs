@@ -213,7 +213,7 @@ pub trait LitmusVisitor {
 /// `[protocol.<name>]` keys.
 pub type LitmusAlias = Option<Result<toml::Table, String>>;
 
-/// A family with no keys of its own (in `[check]` or in `[protocol.<name>]`).
+/// A family with no keys of its own (no `[protocol.<name>]` table).
 #[derive(Debug, Clone, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NoKeys {}

@@ -483,7 +483,7 @@ mod tests {
         for f in FAMILIES {
             for p in f.params() {
                 if p.doc.is_empty() {
-                    bare.push(format!("{}: [check] {}", f.name(), p.key));
+                    bare.push(format!("{}: [protocol.{}] {} (read by check)", f.name(), f.name(), p.key));
                 }
             }
             for p in f.run_params() {
