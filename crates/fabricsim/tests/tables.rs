@@ -15,7 +15,7 @@ fn german() -> Table {
 }
 
 fn sizes(caches: usize) -> Sizes {
-    Sizes { caches, directories: 1, values: 2 }
+    Sizes::new(caches, 1, 2)
 }
 
 fn run(p: &TableProtocol, deadlock: bool) -> Report {
@@ -234,8 +234,44 @@ fn agents_and_messages_pack_and_unpack() {
         assert_eq!((Agent::unpack(&mut s), Agent::unpack(&mut s)), (Agent(w), Agent(7)));
         assert!(s.is_empty());
     }
-    let m = Msg { kind: 200, f: [0, 255, 17] };
+    let m = Msg { kind: 200, f: [0, 255, 17], addr: 3 };
     let mut b = Vec::new();
     m.pack(&mut b);
     assert_eq!(Msg::unpack(&mut &b[..]), m);
+}
+
+fn msi_file() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/protocols/msi.tables")
+}
+
+fn msi() -> Table {
+    Table::load(&msi_file()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// (caches, addresses, values)
+fn msi_sizes((caches, addresses, values): (usize, usize, usize)) -> Sizes {
+    Sizes { addresses, ..Sizes::new(caches, 1, values) }
+}
+
+/// The Rust MSI's (states, transitions, depth), searched beside the table.
+fn rust_msi((caches, addresses, values): (usize, usize, usize), symmetry: bool) -> (u64, u64, u32) {
+    use fabricsim::agents::coherence::directory::{Directory, Variant};
+    let p = Directory::free(Variant::Msi, caches, 1, addresses, values).with_symmetry(symmetry);
+    let r = explore(&p, &Options { check_deadlock: true, ..Options::default() }, &mut |_| {});
+    assert!(r.violation.is_none() && r.complete, "{}", r.trace_text());
+    (r.states, r.transitions, r.depth)
+}
+
+#[test]
+fn msi_table_matches_the_rust_msi() {
+    let t = msi();
+    for size in [(2, 1, 2), (2, 2, 1), (3, 1, 2)] {
+        for symmetry in [false, true] {
+            let r = run(&t.protocol(msi_sizes(size), None, symmetry).unwrap(), true);
+            assert!(r.violation.is_none() && r.complete, "{size:?}: {}", r.trace_text());
+            let want = rust_msi(size, symmetry);
+            eprintln!("{size:?} symmetry {symmetry}: table {:?} rust {want:?}", (r.states, r.transitions, r.depth));
+            assert_eq!((r.states, r.transitions, r.depth), want, "{size:?} symmetry {symmetry}");
+        }
+    }
 }
