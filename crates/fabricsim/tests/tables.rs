@@ -374,3 +374,28 @@ fn check_configurations_take_the_msi_and_mesi_tables() {
         assert!(c.unreached.is_empty(), "{}", c.text());
     }
 }
+
+/// msi.tables with `from` replaced by `to` (which must occur), compiled at 2 caches, 2 addresses.
+fn edited_msi(from: &str, to: &str) -> Result<(), String> {
+    let text =
+        std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/protocols/msi.tables"))
+            .unwrap();
+    assert!(text.contains(from), "{from:?} is not in msi.tables");
+    let t = Table::parse(&text.replacen(from, to, 1), "msi.tables").map_err(|e| e.to_string())?;
+    t.protocol(dir_sizes((2, 2, 1)), None, false).map(|_| ()).map_err(|e| e.to_string())
+}
+
+#[test]
+fn per_address_mistakes_are_refused_saying_what_was_expected() {
+    let cases: &[(&str, &str, &str)] = &[
+        ("machine dir per address", "machine dir per adress", "\"adress\": expected `address`"),
+        ("cache[i].data[a] = last[a]", "cache[i].data = last[a]", "cache.data is per address: expected data[a]"),
+        ("cache[i].data[a] = last[a]", "cache[i].data[a] = last", "ghost last is per address: expected last[a]"),
+        ("cache[i].data[a] = last[a]", "cache[i].data[i] = last[a]", "an address: expected a bound variable"),
+    ];
+    for (from, to, want) in cases {
+        let e = edited_msi(from, to).err().unwrap_or_else(|| panic!("{to:?} accepted"));
+        assert!(e.contains(want) && e.starts_with("msi.tables:"), "{to:?}: {e}");
+    }
+    edited_msi("cache[i].data[a] = last[a]", "cache[i].data[a] = last[a]").unwrap();
+}

@@ -489,7 +489,6 @@ impl<'a> Cx<'a> {
                         ),
                     );
                 }
-
                 let init = match &v.init {
                     Some(e) => Some(self.value(e, &init_scope(), ty, v.ty.opt)?),
                     None => None,
@@ -854,8 +853,12 @@ impl<'a> Cx<'a> {
             }
         }
         if let Some(g) = self.spec.ghosts.iter().find(|g| g.name == n) {
-            // a per-address ghost, unindexed, is the row's line's
-            return Some((Ex::Ghost(g.slot.at(sc.line.unwrap_or(0), g.slot.width)), Some(g.ty)));
+            // a per-address ghost, unindexed, is the row's line's (elsewhere it needs `[a]`)
+            return match (self.per_address_ghost(n), sc.line) {
+                (false, _) => Some((Ex::Ghost(g.slot), Some(g.ty))),
+                (true, Some(a)) => Some((Ex::Ghost(g.slot.at(a, g.slot.width)), Some(g.ty))),
+                (true, None) => None,
+            };
         }
         None
     }
@@ -911,6 +914,13 @@ impl<'a> Cx<'a> {
     fn name(&self, n: &str, pos: Pos, sc: &Scope, want: Option<Ty>) -> R<(Ex, Option<Ty>)> {
         if let Some(x) = self.var_like(n, sc) {
             return Ok(x);
+        }
+        if self.per_address_ghost(n) {
+            return err(
+                self.file,
+                pos,
+                format!("ghost {n} is per address: expected {n}[a] (a bound `forall a in address`) outside a per-address machine's rows"),
+            );
         }
         match want {
             Some(Ty::Enum(e)) => {
@@ -1247,6 +1257,13 @@ impl<'a> Cx<'a> {
             return Ok(Target { ghost: false, slot, name: v.name.clone(), ty: v.ty });
         }
         if let Some(g) = self.spec.ghosts.iter().find(|g| g.name == n.text) {
+            if self.per_address_ghost(&n.text) && sc.line.is_none() {
+                return err(
+                    self.file,
+                    n.pos,
+                    format!("ghost {} is per address: only a per-address machine's row writes it (its line's)", n.text),
+                );
+            }
             let slot = g.slot.at(a, g.slot.width);
             return Ok(Target { ghost: true, slot, name: g.name.clone(), ty: g.ty });
         }

@@ -29,6 +29,8 @@ pub struct TableProtocol {
     node_set: Vec<Option<usize>>,
     data_set: Option<usize>,
     addr_set: Option<usize>,
+    /// The most lines of any machine (1: no machine is per address).
+    addr_lines: usize,
     size_name: String,
     /// This instance's number in the invariant memo.
     id: u64,
@@ -122,6 +124,7 @@ impl TableProtocol {
             node_set,
             data_set,
             addr_set,
+            addr_lines: spec.machines.iter().map(|m| m.lines).max().unwrap_or(1),
             size_name,
             id: NEXT_ID.fetch_add(1, Relaxed),
             spec: Arc::new(spec),
@@ -577,6 +580,9 @@ impl Protocol for TableProtocol {
         let g = self.state(agent);
         if s.transient[g] {
             return true;
+        }
+        if self.addr_lines == 1 {
+            return false;
         }
         let mc = &s.machines[s.state_machine[g]];
         (1..mc.lines).any(|a| s.transient[mc.at(s.state_slot, a).read(agent.0) as usize])
