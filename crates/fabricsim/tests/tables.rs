@@ -313,6 +313,20 @@ fn msi_and_mesi_tables_match_at_two_addresses_and_two_values() {
     table_matches_rust("mesi", Variant::Mesi, &[(2, 2, 2)]);
 }
 
+/// tests/coherence.rs's largest check: 3 caches, 2 addresses, 2 values,
+/// with symmetry, about 13 million orbits each (minutes):
+/// `cargo test --release -p fabricsim --test all tables::msi_and_mesi_tables_match_the_13 -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn msi_and_mesi_tables_match_the_13_million_orbits_of_3_caches_2_addresses_2_values() {
+    for (name, states, transitions) in [("msi", 13_014_844, 54_641_632), ("mesi", 12_739_492, 54_135_624)] {
+        let r = run(&directory_table(name).protocol(dir_sizes((3, 2, 2)), None, true).unwrap(), true);
+        assert!(r.violation.is_none() && r.complete, "{name}: {}", r.trace_text());
+        eprintln!("{name}: {} orbits, {} transitions, depth {}, {:.0} s", r.states, r.transitions, r.depth, r.seconds);
+        assert_eq!((r.states, r.transitions), (states, transitions), "{name}");
+    }
+}
+
 /// Each `mutant` row set of msi.tables and mesi.tables is one of
 /// directory.rs's MUTANTS, caught by the same check with a counterexample
 /// as long as the Rust protocol's (2 caches, 1 address, 2 values, as
