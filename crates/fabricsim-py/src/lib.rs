@@ -253,7 +253,7 @@ fn export_murphi(
     deadlock: bool,
 ) -> PyResult<String> {
     use fabricsim::agents::table::{murphi, Sizes};
-    let sizes = Sizes { caches, directories, values };
+    let sizes = Sizes::new(caches, directories, values);
     murphi::export_file(std::path::Path::new(path), sizes, mutant, murphi::Options { symmetry, deadlock })
         .map_err(|e| PyConfigError::new_err(e.to_string()))
 }

@@ -15,7 +15,7 @@ fn german() -> Table {
 }
 
 fn sizes(caches: usize) -> Sizes {
-    Sizes { caches, directories: 1, values: 2 }
+    Sizes::new(caches, 1, 2)
 }
 
 fn run(p: &TableProtocol, deadlock: bool) -> Report {
@@ -234,8 +234,189 @@ fn agents_and_messages_pack_and_unpack() {
         assert_eq!((Agent::unpack(&mut s), Agent::unpack(&mut s)), (Agent(w), Agent(7)));
         assert!(s.is_empty());
     }
-    let m = Msg { kind: 200, f: [0, 255, 17] };
+    let m = Msg { kind: 200, f: [0, 255, 17], addr: 3 };
     let mut b = Vec::new();
     m.pack(&mut b);
     assert_eq!(Msg::unpack(&mut &b[..]), m);
+}
+
+/// MSI or MESI as a table (examples/protocols/NAME.tables).
+fn directory_table(name: &str) -> Table {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../../examples/protocols/{name}.tables"));
+    Table::load(&path).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// (caches, addresses, values)
+type DirSize = (usize, usize, usize);
+
+fn dir_sizes((caches, addresses, values): DirSize) -> Sizes {
+    Sizes { addresses, ..Sizes::new(caches, 1, values) }
+}
+
+/// The Rust MSI or MESI (agents/coherence/directory.rs), searched beside the table.
+fn rust_directory(
+    variant: Variant,
+    (caches, addresses, values): DirSize,
+    symmetry: bool,
+    mutant: Option<&str>,
+) -> Report {
+    let p = Directory::free(variant, caches, 1, addresses, values)
+        .with_symmetry(symmetry)
+        .with_mutant(mutant.map(|m| mutant_by_name(m).expect("a directory mutant")));
+    run_directory(&p)
+}
+
+fn run_directory(p: &Directory) -> Report {
+    explore(p, &Options { check_deadlock: true, ..Options::default() }, &mut |_| {})
+}
+
+/// The table reaches exactly the Rust protocol's states, transitions and
+/// depth, and with symmetry (caches, values, addresses) its orbits.
+fn table_matches_rust(name: &str, variant: Variant, sizes: &[DirSize]) {
+    let t = directory_table(name);
+    for &size in sizes {
+        for symmetry in [false, true] {
+            let r = run(&t.protocol(dir_sizes(size), None, symmetry).unwrap(), true);
+            assert!(r.violation.is_none() && r.complete, "{name} {size:?}: {}", r.trace_text());
+            let w = rust_directory(variant, size, symmetry, None);
+            assert!(w.violation.is_none() && w.complete);
+            eprintln!(
+                "{name} {size:?} symmetry {symmetry}: {} states, {} transitions, depth {}; table {:.2} s, rust {:.2} s",
+                r.states, r.transitions, r.depth, r.seconds, w.seconds
+            );
+            assert_eq!((r.states, r.transitions, r.depth), (w.states, w.transitions, w.depth), "{name} {size:?}");
+        }
+    }
+}
+
+use fabricsim::agents::coherence::directory::{mutant_by_name, Directory, Variant, MUTANTS as DIRECTORY_MUTANTS};
+
+#[test]
+fn msi_table_matches_the_rust_msi() {
+    table_matches_rust("msi", Variant::Msi, &[(2, 1, 2), (2, 2, 1), (3, 1, 2)]);
+}
+
+#[test]
+fn mesi_table_matches_the_rust_mesi() {
+    table_matches_rust("mesi", Variant::Mesi, &[(2, 1, 2), (2, 2, 1), (3, 1, 2)]);
+    // examples/check/mesi.toml's count
+    let r = run(&directory_table("mesi").protocol(dir_sizes((3, 1, 2)), None, false).unwrap(), true);
+    assert_eq!(r.states, 131_330);
+}
+
+/// Two addresses with two values, and three caches on two addresses:
+/// `cargo test --release -p fabricsim --test all tables:: -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn msi_and_mesi_tables_match_at_two_addresses_and_two_values() {
+    table_matches_rust("msi", Variant::Msi, &[(2, 2, 2)]);
+    table_matches_rust("mesi", Variant::Mesi, &[(2, 2, 2)]);
+}
+
+/// tests/coherence.rs's largest check: 3 caches, 2 addresses, 2 values,
+/// with symmetry, about 13 million orbits each (minutes):
+/// `cargo test --release -p fabricsim --test all tables::msi_and_mesi_tables_match_the_13 -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn msi_and_mesi_tables_match_the_13_million_orbits_of_3_caches_2_addresses_2_values() {
+    for (name, states, transitions) in [("msi", 13_014_844, 54_641_632), ("mesi", 12_739_492, 54_135_624)] {
+        let r = run(&directory_table(name).protocol(dir_sizes((3, 2, 2)), None, true).unwrap(), true);
+        assert!(r.violation.is_none() && r.complete, "{name}: {}", r.trace_text());
+        eprintln!("{name}: {} orbits, {} transitions, depth {}, {:.0} s", r.states, r.transitions, r.depth, r.seconds);
+        assert_eq!((r.states, r.transitions), (states, transitions), "{name}");
+    }
+}
+
+/// Each `mutant` row set of msi.tables and mesi.tables is one of
+/// directory.rs's MUTANTS, caught by the same check with a counterexample
+/// as long as the Rust protocol's (2 caches, 1 address, 2 values, as
+/// tests/coherence.rs). `reorder-release` is a mutant of the RC front end
+/// of program cores, which tables do not have yet.
+#[test]
+fn msi_and_mesi_table_mutants_are_caught_as_in_the_rust_protocol() {
+    for (name, variant) in [("msi", Variant::Msi), ("mesi", Variant::Mesi)] {
+        let t = directory_table(name);
+        let mut names = t.mutants();
+        names.sort();
+        let mut want: Vec<&str> = DIRECTORY_MUTANTS.iter().map(|m| m.0).filter(|m| *m != "reorder-release").collect();
+        want.sort();
+        assert_eq!(names, want, "{name}");
+        for m in want {
+            let w = rust_directory(variant, (2, 1, 2), false, Some(m));
+            let w = w.violation.as_ref().unwrap_or_else(|| panic!("rust {name} {m} was not caught"));
+            let r = run(&t.protocol(dir_sizes((2, 1, 2)), Some(m), false).unwrap(), true);
+            let v = r.violation.as_ref().unwrap_or_else(|| panic!("{name} table mutant {m} was not caught"));
+            eprintln!("{name} {m}: {} after {} steps", v.kind, v.steps.len());
+            assert!(["single-writer-multiple-readers", "data-value invariant", "deadlock"].contains(&w.kind.as_str()));
+            assert_eq!(
+                (v.kind.as_str(), v.steps.len()),
+                (w.kind.as_str(), w.steps.len()),
+                "{name} {m}: {}",
+                r.trace_text()
+            );
+        }
+    }
+}
+
+/// A per-address machine's lines must fit its 128-bit word; a table
+/// without one takes one address.
+#[test]
+fn sizes_that_do_not_fit_are_refused_naming_the_size_and_the_limit() {
+    let msi = directory_table("msi");
+    msi.protocol(dir_sizes((2, 9, 2)), None, false).unwrap();
+    let e = msi.protocol(dir_sizes((2, 10, 2)), None, false).err().expect("refused").to_string();
+    assert!(e.contains("machine cache: 10 addresses of 14 bits") && e.contains("so at most 9 addresses"), "{e}");
+    let e = german().protocol(Sizes { addresses: 2, ..sizes(2) }, None, false).err().expect("refused").to_string();
+    assert!(e.contains("2 addresses, but no machine is `per address`"), "{e}");
+}
+
+/// `fabricsim check` on examples/check/msi_tables.toml and mesi_tables.toml.
+#[test]
+fn check_configurations_take_the_msi_and_mesi_tables() {
+    for (file, states) in [("msi_tables.toml", 146_090), ("mesi_tables.toml", 131_330)] {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/check").join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let src = path.display().to_string();
+        let r = fabricsim::config::check_file::run(&text, &src, fabricsim::config::Format::Toml, &[]).unwrap();
+        assert!(r.report.violation.is_none(), "{file}: {}", r.report.trace_text());
+        assert_eq!(r.report.states, states, "{file}");
+        // a per-address row is compiled once per line but reported once:
+        // directory.rs's defensive branches, which only mutants reach
+        let c = r.coverage.expect("a complete search");
+        assert_eq!(c.unfired.len(), 5, "{file}: {}", c.text());
+        assert!(c.unfired.iter().any(|(_, row)| row.starts_with("B  Unblock : -> I")), "{}", c.text());
+        assert!(c.unreached.is_empty(), "{}", c.text());
+    }
+    // `[check] addresses` reaches a table's per-address machines (2 caches x 2 addresses x 1 value)
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/check/msi_tables.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let sets: Vec<String> = ["check.caches=2", "check.addresses=2", "check.values=1"].map(String::from).to_vec();
+    let src = path.display().to_string();
+    let r = fabricsim::config::check_file::run(&text, &src, fabricsim::config::Format::Toml, &sets).unwrap();
+    assert_eq!(r.report.states, 26_448);
+}
+
+/// msi.tables with `from` replaced by `to` (which must occur), compiled at 2 caches, 2 addresses.
+fn edited_msi(from: &str, to: &str) -> Result<(), String> {
+    let text =
+        std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/protocols/msi.tables"))
+            .unwrap();
+    assert!(text.contains(from), "{from:?} is not in msi.tables");
+    let t = Table::parse(&text.replacen(from, to, 1), "msi.tables").map_err(|e| e.to_string())?;
+    t.protocol(dir_sizes((2, 2, 1)), None, false).map(|_| ()).map_err(|e| e.to_string())
+}
+
+#[test]
+fn per_address_mistakes_are_refused_saying_what_was_expected() {
+    let cases: &[(&str, &str, &str)] = &[
+        ("machine dir per address", "machine dir per adress", "\"adress\": expected `address`"),
+        ("cache[i].data[a] = last[a]", "cache[i].data = last[a]", "cache.data is per address: expected data[a]"),
+        ("cache[i].data[a] = last[a]", "cache[i].data[a] = last", "ghost last is per address: expected last[a]"),
+        ("cache[i].data[a] = last[a]", "cache[i].data[i] = last[a]", "an address: expected a bound variable"),
+    ];
+    for (from, to, want) in cases {
+        let e = edited_msi(from, to).err().unwrap_or_else(|| panic!("{to:?} accepted"));
+        assert!(e.contains(want) && e.starts_with("msi.tables:"), "{to:?}: {e}");
+    }
+    edited_msi("cache[i].data[a] = last[a]", "cache[i].data[a] = last[a]").unwrap();
 }

@@ -450,7 +450,7 @@ pub fn run_with_stop(
 const TABLE_SIZES: [Option<&str>; 4] = [
     Some("instances of a `machine NAME[caches]`"),
     Some("instances of a `machine NAME[directories]`"),
-    None,
+    Some("lines of a `per address` machine"),
     Some("data values"),
 ];
 

@@ -46,7 +46,8 @@ pub struct TableCheck {
 }
 
 /// Check the table file at `path` (sizes `caches`, `directories`,
-/// `values`; `symmetry` over its replicated machines and data values).
+/// `values`, `addresses`; `symmetry` over its replicated machines, data
+/// values and addresses).
 pub fn check_table(
     path: &std::path::Path,
     size: &CheckSize,
@@ -55,11 +56,19 @@ pub fn check_table(
 ) -> Result<TableCheck, CheckError> {
     use crate::agents::table::{Sizes, Table};
     let t = Table::load(path).map_err(|e| CheckError::Param(ParamError::new("protocol", e.to_string())))?;
-    let sizes = Sizes { caches: size.caches, directories: size.directories, values: size.values };
-    for (key, v, hi) in
-        [("caches", size.caches, 64), ("directories", size.directories, 64), ("values", size.values, 255)]
-    {
+    let sizes =
+        Sizes { caches: size.caches, directories: size.directories, values: size.values, addresses: size.addresses };
+    for (key, v, hi) in [
+        ("caches", size.caches, 64),
+        ("directories", size.directories, 64),
+        ("values", size.values, 255),
+        ("addresses", size.addresses, 64),
+    ] {
         crate::agents::family::in_range(key, v, 1, hi, "").map_err(CheckError::Param)?;
+    }
+    if size.addresses > 1 && !t.ast.machines.iter().any(|m| m.per_address) {
+        let why = format!("{}: the table has no `per address` machine; expected 1", size.addresses);
+        return Err(CheckError::Param(ParamError::new("addresses", why)));
     }
     let p = t.protocol(sizes, mutant, size.symmetry).map_err(|e| {
         CheckError::Param(ParamError::new(if e.bad_mutant { "mutant" } else { "protocol" }, e.to_string()))
@@ -81,13 +90,18 @@ fn readable(p: &crate::agents::table::TableProtocol, report: &mut Report) {
         None => t.to_string(),
     };
     let msg = |t: &str| {
+        // a message of a per-address machine ends `@ADDRESS`
+        let (t, addr) = match t.rsplit_once(')') {
+            Some((m, a)) if a.starts_with('@') => (&t[..m.len() + 1], format!(" @{}", &a[1..])),
+            _ => (t, String::new()),
+        };
         let inner = t.strip_prefix('%').and_then(|x| x.strip_suffix(')'));
         let parts: Option<Vec<u8>> = inner.and_then(|x| {
             let (k, f) = x.split_once('(')?;
             std::iter::once(k).chain(f.split(',')).map(|n| n.parse().ok()).collect()
         });
         match parts.as_deref() {
-            Some([k, a, b, c]) => s.show_msg(*k, [*a, *b, *c]),
+            Some([k, a, b, c]) => s.show_msg(*k, [*a, *b, *c]) + &addr,
             _ => t.to_string(),
         }
     };

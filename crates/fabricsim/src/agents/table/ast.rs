@@ -41,16 +41,21 @@ pub enum ExprKind {
     Name(String),
     /// `msg.FIELD`.
     Field(String),
-    /// `MACHINE.member` (a single machine) or `MACHINE[i].member`.
+    /// `MACHINE.member` (a single machine) or `MACHINE[i].member`; a
+    /// per-address member takes the address: `MACHINE[i].member[a]`.
     Remote {
         machine: Name,
         index: Option<Box<Expr>>,
         member: Name,
+        line: Option<Box<Expr>>,
     },
+    /// `NAME[a]`: a per-address ghost at address `a`.
+    At(Name, Box<Expr>),
     Not(Box<Expr>),
     Bin(&'static str, Box<Expr>, Box<Expr>),
     SetOf(Vec<Expr>),
     Count(Box<Expr>),
+    /// Over a machine's node ids, or over the addresses (`machine` is `address`).
     Quant {
         all: bool,
         vars: Vec<Name>,
@@ -106,6 +111,8 @@ pub struct Var {
     pub name: Name,
     pub ty: TypeRef,
     pub init: Option<Expr>,
+    /// `per address` (ghosts): one value per address.
+    pub per_address: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -135,6 +142,9 @@ pub struct Machine {
     pub name: Name,
     pub count: Count,
     pub role: Option<Name>,
+    /// `per address`: its state and variables are per address (a cache's
+    /// lines, a directory's entries); an event on a line sees that line's.
+    pub per_address: bool,
     pub stable: Vec<Name>,
     pub transient: Vec<Name>,
     pub vars: Vec<Var>,
@@ -170,7 +180,8 @@ pub struct File {
     pub types: Vec<(Name, TypeDef)>,
     pub messages: Vec<Message>,
     pub ghosts: Vec<Var>,
-    pub starts: Vec<(Name, TypeRef)>,
+    /// Start parameters; `one`: only the first value (`start d: one data`).
+    pub starts: Vec<(Name, TypeRef, bool)>,
     pub machines: Vec<Machine>,
     pub invariants: Vec<(Name, Expr)>,
 }

@@ -16,6 +16,15 @@ pub struct Sizes {
     pub caches: usize,
     pub directories: usize,
     pub values: usize,
+    /// The lines of a `per address` machine (1 for a table without one).
+    pub addresses: usize,
+}
+
+impl Sizes {
+    /// One address (a table without `per address` machines ignores it).
+    pub fn new(caches: usize, directories: usize, values: usize) -> Self {
+        Sizes { caches, directories, values, addresses: 1 }
+    }
 }
 
 type R<T> = Result<T, TableError>;
@@ -28,6 +37,8 @@ struct Scope {
     bound: Vec<(String, Ty)>,
     /// Invariants read every machine; rows only their own.
     remote: bool,
+    /// A per-address machine's row: the line it is compiled for.
+    line: Option<usize>,
 }
 
 struct Cx<'a> {
@@ -38,6 +49,9 @@ struct Cx<'a> {
     receives: BTreeMap<usize, BTreeSet<usize>>,
     /// `type NAME = LO..HI`.
     ranges: Vec<(String, i64, i64)>,
+    /// Per machine: declared `per address`; the ghosts so declared.
+    per_address: Vec<bool>,
+    per_address_ghosts: Vec<String>,
 }
 
 fn err<T>(file: &str, pos: Pos, msg: String) -> R<T> {
@@ -64,6 +78,8 @@ pub fn compile(f: &ast::File, file: &str, sizes: Sizes, mutant: Option<&str>) ->
             rows: vec![],
             order: vec![],
             cells: vec![],
+            ncells: 0,
+            addresses: sizes.addresses,
             state_machine: vec![],
             cell_start: vec![],
             transient: vec![],
@@ -79,6 +95,8 @@ pub fn compile(f: &ast::File, file: &str, sizes: Sizes, mutant: Option<&str>) ->
         senders: BTreeMap::new(),
         receives: BTreeMap::new(),
         ranges: vec![],
+        per_address: f.machines.iter().map(|m| m.per_address).collect(),
+        per_address_ghosts: f.ghosts.iter().filter(|g| g.per_address).map(|g| g.name.text.clone()).collect(),
     };
     // mutants first: an unknown one is the caller's error, whatever else is wrong
     let mutants: Vec<String> =
@@ -248,9 +266,26 @@ impl<'a> Cx<'a> {
                 events,
                 vars: vec![],
                 line: m.name.pos.line,
+                lines: if m.per_address { sizes.addresses } else { 1 },
+                stride: 0,
             });
             states = self.spec.state_machine.len();
             base += count;
+        }
+        if sizes.addresses > 1 && !f.machines.iter().any(|m| m.per_address) {
+            let (l, c) = f.machines.first().map_or((1, 1), |m| (m.name.pos.line, m.name.pos.col));
+            return Err(TableError::at(
+                self.file,
+                l,
+                c,
+                format!(
+                    "{} addresses, but no machine is `per address`: expected 1 address (or a `machine NAME per address`)",
+                    sizes.addresses
+                ),
+            ));
+        }
+        if f.machines.iter().any(|m| m.per_address) && !(1..=64).contains(&sizes.addresses) {
+            return Err(TableError::at(self.file, 1, 1, format!("{} addresses: expected 1 to 64", sizes.addresses)));
         }
         if base > 250 {
             return Err(TableError::at(self.file, 1, 1, format!("{base} agents: expected at most 250")));
@@ -382,7 +417,7 @@ impl<'a> Cx<'a> {
     }
 
     fn variables(&mut self, f: &ast::File) -> R<()> {
-        for (n, t) in &f.starts {
+        for (n, t, one) in &f.starts {
             let ty = self.ty(t)?;
             if t.opt || matches!(ty, Ty::Set(_)) {
                 return err(
@@ -391,7 +426,7 @@ impl<'a> Cx<'a> {
                     "a start parameter: expected bool, data, a range, an enum or a machine".into(),
                 );
             }
-            self.spec.starts.push((n.text.clone(), ty));
+            self.spec.starts.push((n.text.clone(), ty, *one));
         }
         if self.spec.starts.len() > MAX_BOUND - 2 {
             return err(
@@ -405,19 +440,24 @@ impl<'a> Cx<'a> {
             msg: None,
             src: None,
             param: None,
-            bound: self.spec.starts.to_vec(),
+            bound: self.spec.starts.iter().map(|s| (s.0.clone(), s.1)).collect(),
             remote: false,
+            line: None,
         };
         let mut off = 0;
         for v in &f.ghosts {
             let ty = self.ty(&v.ty)?;
             let slot = self.slot(ty, v.ty.opt, off);
-            off += slot.width as u32;
+            let lines = if v.per_address { self.spec.addresses } else { 1 };
+            off += slot.width as u32 * lines as u32;
             if off > GHOST_BITS {
                 return err(
                     self.file,
                     v.name.pos,
-                    format!("ghost {}: the ghost variables need more than {GHOST_BITS} bits", v.name.text),
+                    format!(
+                        "ghost {}: the ghost variables need {off} bits at {} addresses; at most {GHOST_BITS} fit",
+                        v.name.text, self.spec.addresses
+                    ),
                 );
             }
             let init = match &v.init {
@@ -425,7 +465,7 @@ impl<'a> Cx<'a> {
                 None => None,
             };
             self.default_ok(&v.name, ty, v.ty.opt, init.is_some())?;
-            self.spec.ghosts.push(Var { name: v.name.text.clone(), ty, slot, init });
+            self.spec.ghosts.push(Var { name: v.name.text.clone(), ty, slot, init, lines });
         }
         for (mi, m) in f.machines.iter().enumerate() {
             let mut off = self.spec.state_slot.width as u32;
@@ -454,8 +494,23 @@ impl<'a> Cx<'a> {
                     None => None,
                 };
                 self.default_ok(&v.name, ty, v.ty.opt, init.is_some())?;
-                vars.push(Var { name: v.name.text.clone(), ty, slot, init });
+                vars.push(Var { name: v.name.text.clone(), ty, slot, init, lines: 1 });
             }
+            let lines = self.spec.machines[mi].lines;
+            if lines > 1 && off as usize * lines > AGENT_BITS as usize {
+                return err(
+                    self.file,
+                    m.name.pos,
+                    format!(
+                        "machine {}: {lines} addresses of {off} bits each (its state and variables) need {} bits; \
+                         at most {AGENT_BITS} fit, so at most {} addresses",
+                        m.name.text,
+                        off as usize * lines,
+                        AGENT_BITS / off
+                    ),
+                );
+            }
+            self.spec.machines[mi].stride = off as u8;
             self.spec.machines[mi].vars = vars;
         }
         Ok(())
@@ -494,6 +549,7 @@ impl<'a> Cx<'a> {
             Ty::Node(m) => format!("{} (node id)", self.spec.machines[m].name),
             Ty::Set(m) => format!("set {}", self.spec.machines[m].name),
             Ty::State(m) => format!("state of {}", self.spec.machines[m].name),
+            Ty::Addr => "address".into(),
         }
     }
 
@@ -526,7 +582,7 @@ impl<'a> Cx<'a> {
                 let (_, t, s) = kind.fields[i];
                 (Ex::Field { i: i as u8, opt: s.opt, lo: s.lo }, Some(t))
             }
-            ExprKind::Remote { machine, index, member } => {
+            ExprKind::Remote { machine, index, member, line } => {
                 if !sc.remote {
                     return err(self.file, e.pos, format!("{}.{}: a row reads only its own machine's variables (another machine's are known through messages); invariants read any", machine.text, member.text));
                 }
@@ -570,7 +626,46 @@ impl<'a> Cx<'a> {
                     };
                     (v.slot, v.ty)
                 };
-                (Ex::Remote { base: mc.base, index, slot }, Some(t))
+                match (line, self.per_address(m)) {
+                    (None, false) => (Ex::Remote { base: mc.base, index, slot }, Some(t)),
+                    (Some(l), true) => {
+                        let line = Box::new(self.address(l, sc)?);
+                        (Ex::RemoteLine { base: mc.base, index, line, slot, stride: mc.stride }, Some(t))
+                    }
+                    (None, true) => {
+                        return err(
+                            self.file,
+                            member.pos,
+                            format!(
+                                "{}.{} is per address: expected {}[a] (a bound `forall a in address`)",
+                                mc.name, member.text, member.text
+                            ),
+                        )
+                    }
+                    (Some(l), false) => {
+                        return err(
+                            self.file,
+                            l.pos,
+                            format!("{} is not `per address`: expected no address after {}", mc.name, member.text),
+                        )
+                    }
+                }
+            }
+            ExprKind::At(n, l) => {
+                let Some(g) = self.spec.ghosts.iter().find(|g| g.name == n.text) else {
+                    let known: Vec<String> =
+                        self.spec.ghosts.iter().filter(|g| g.lines > 1).map(|g| g.name.clone()).collect();
+                    return err(self.file, n.pos, unknown("per-address ghost", &n.text, &known));
+                };
+                if !self.per_address_ghost(&n.text) {
+                    return err(
+                        self.file,
+                        l.pos,
+                        format!("ghost {} is not `per address`: expected no `[...]`", n.text),
+                    );
+                }
+                let line = Box::new(self.address(l, sc)?);
+                (Ex::GhostAt { line, slot: g.slot, stride: g.slot.width }, Some(g.ty))
             }
             ExprKind::Not(a) => (Ex::Not(Box::new(self.cond(a, sc)?)), bool_),
             ExprKind::Count(a) => {
@@ -602,23 +697,23 @@ impl<'a> Cx<'a> {
                 (x, Some(Ty::Set(m)))
             }
             ExprKind::Quant { all, vars, machine, body } => {
-                let m = self.machine_named(machine)?;
+                let (ty, n) = if machine.text == "address" {
+                    (Ty::Addr, self.spec.addresses)
+                } else {
+                    let m = self.machine_named(machine)?;
+                    (Ty::Node(m), self.spec.machines[m].count)
+                };
                 let mut sc2 = Scope { bound: sc.bound.clone(), param: sc.param.clone(), ..*sc };
                 let first = sc2.bound.len();
                 for v in vars {
-                    sc2.bound.push((v.text.clone(), Ty::Node(m)));
+                    sc2.bound.push((v.text.clone(), ty));
                 }
                 if sc2.bound.len() > MAX_BOUND {
                     return err(self.file, e.pos, format!("more than {MAX_BOUND} bound variables at once"));
                 }
                 let mut x = self.cond(body, &sc2)?;
                 for (k, _) in vars.iter().enumerate().rev() {
-                    x = Ex::Quant {
-                        all: *all,
-                        var: (first + k) as u8,
-                        n: self.spec.machines[m].count as u8,
-                        body: Box::new(x),
-                    };
+                    x = Ex::Quant { all: *all, var: (first + k) as u8, n: n as u8, body: Box::new(x) };
                 }
                 (x, bool_)
             }
@@ -689,6 +784,9 @@ impl<'a> Cx<'a> {
             }
         }
         let t = tx.or(ty);
+        if let (Some(Ty::Set(_)), "+" | "-") = (t, op) {
+            return Ok((Ex::Bin(if op == "+" { Op::Union } else { Op::Diff }, bx(x), bx(y)), t));
+        }
         let ordered = matches!(t, Some(Ty::Int(..)));
         let (o, out) = match op {
             "=" => (Op::Eq, Some(Ty::Bool)),
@@ -742,22 +840,87 @@ impl<'a> Cx<'a> {
             }
         }
         if let Some(m) = sc.machine {
+            let mc = &self.spec.machines[m];
+            let at = |s: Slot| mc.at(s, sc.line.unwrap_or(0));
             if n == "state" {
-                return Some((Ex::Own(self.spec.state_slot), Some(Ty::State(m))));
+                return Some((Ex::Own(at(self.spec.state_slot)), Some(Ty::State(m))));
             }
-            if let Some(v) = self.spec.machines[m].vars.iter().find(|v| v.name == n) {
-                return Some((Ex::Own(v.slot), Some(v.ty)));
+            if let Some(v) = mc.vars.iter().find(|v| v.name == n) {
+                return Some((Ex::Own(at(v.slot)), Some(v.ty)));
+            }
+            if n == "busy" {
+                return Some((self.busy(m), Some(Ty::Bool)));
             }
         }
         if let Some(g) = self.spec.ghosts.iter().find(|g| g.name == n) {
-            return Some((Ex::Ghost(g.slot), Some(g.ty)));
+            // a per-address ghost, unindexed, is the row's line's (elsewhere it needs `[a]`)
+            return match (self.per_address_ghost(n), sc.line) {
+                (false, _) => Some((Ex::Ghost(g.slot), Some(g.ty))),
+                (true, Some(a)) => Some((Ex::Ghost(g.slot.at(a, g.slot.width)), Some(g.ty))),
+                (true, None) => None,
+            };
         }
         None
+    }
+
+    /// `busy`: some line of machine `m` is in a transient state (a
+    /// single-MSHR core starts no miss while one is in flight).
+    fn busy(&self, m: usize) -> Ex {
+        let mc = &self.spec.machines[m];
+        let transient: Vec<usize> =
+            (mc.state_base..mc.state_base + mc.states.len()).filter(|&g| self.spec.transient[g]).collect();
+        let mut out: Option<Ex> = None;
+        let or = |o: Option<Ex>, t: Ex| match o {
+            None => t,
+            Some(o) => Ex::Bin(Op::Or, Box::new(o), Box::new(t)),
+        };
+        for a in 0..mc.lines {
+            let own = Ex::Own(mc.at(self.spec.state_slot, a));
+            // one test of a mask, when the state numbers fit one
+            let t = if self.spec.state_machine.len() < 63 {
+                let mask = transient.iter().fold(0i64, |acc, g| acc | 1 << g);
+                Ex::Bin(Op::In, Box::new(own), Box::new(Ex::Const(mask)))
+            } else {
+                let eqs =
+                    transient.iter().map(|&g| Ex::Bin(Op::Eq, Box::new(own.clone()), Box::new(Ex::Const(g as i64))));
+                eqs.fold(None, |o, t| Some(or(o, t))).unwrap_or(Ex::Const(0))
+            };
+            out = Some(match out {
+                None => t,
+                Some(o) => Ex::Bin(Op::Or, Box::new(o), Box::new(t)),
+            });
+        }
+        out.unwrap_or(Ex::Const(0))
+    }
+
+    /// Whether machine `m` is declared `per address` (it has lines even at one address).
+    fn per_address(&self, m: usize) -> bool {
+        self.per_address.get(m).copied().unwrap_or(false)
+    }
+
+    fn per_address_ghost(&self, name: &str) -> bool {
+        self.per_address_ghosts.iter().any(|g| g == name)
+    }
+
+    /// An address: a bound variable of `forall a in address`.
+    fn address(&self, e: &Expr, sc: &Scope) -> R<Ex> {
+        let (x, t) = self.expr(e, sc, Some(Ty::Addr))?;
+        if t != Some(Ty::Addr) {
+            return err(self.file, e.pos, "an address: expected a bound variable of `forall a in address`".into());
+        }
+        Ok(x)
     }
 
     fn name(&self, n: &str, pos: Pos, sc: &Scope, want: Option<Ty>) -> R<(Ex, Option<Ty>)> {
         if let Some(x) = self.var_like(n, sc) {
             return Ok(x);
+        }
+        if self.per_address_ghost(n) {
+            return err(
+                self.file,
+                pos,
+                format!("ghost {n} is per address: expected {n}[a] (a bound `forall a in address`) outside a per-address machine's rows"),
+            );
         }
         match want {
             Some(Ty::Enum(e)) => {
@@ -831,7 +994,7 @@ impl<'a> Cx<'a> {
                                     None => continue,
                                 }
                             }
-                            _ => match self.dest_type(to, mi, m, r)? {
+                            _ => match self.dest_type(to, mi, m, r, f)? {
                                 Some(x) => x,
                                 None => continue,
                             },
@@ -850,12 +1013,14 @@ impl<'a> Cx<'a> {
             }
         }
         // the rows, cell by cell
-        let mut cells_rows: Vec<Vec<Vec<Vec<u16>>>> = Vec::new();
+        let mut cells_rows: Vec<Vec<Vec<Vec<Vec<u16>>>>> = Vec::new();
         let mut impossible: Vec<Vec<Vec<bool>>> = Vec::new();
         for (mi, m) in f.machines.iter().enumerate() {
             let ns = self.spec.machines[mi].states.len();
             let ne = self.spec.machines[mi].events.len();
-            let mut cells = vec![vec![Vec::new(); ne]; ns];
+            let lines = self.spec.machines[mi].lines;
+            // per line: a per-address machine's rows are compiled once for each of its lines
+            let mut by_line = vec![vec![vec![Vec::new(); ne]; ns]; lines];
             let mut imp = vec![vec![false; ne]; ns];
             // the rows in force: a chosen mutant's row replaces the ordinary row above it
             let mut chosen: Vec<&ast::Row> = Vec::new();
@@ -881,16 +1046,19 @@ impl<'a> Cx<'a> {
             }
             for r in chosen {
                 let ev = self.event_of(mi, &r.event)?;
-                let row = self.row(mi, ev, r)?;
-                let id = self.spec.rows.len();
-                if id >= u16::MAX as usize {
-                    return err(self.file, r.pos, "too many rows: expected fewer than 65535".into());
+                for (a, cells) in by_line.iter_mut().enumerate() {
+                    let row = self.row(mi, ev, r, a)?;
+                    let id = self.spec.rows.len();
+                    if id >= u16::MAX as usize {
+                        return err(self.file, r.pos, "too many rows: expected fewer than 65535".into());
+                    }
+                    for s in self.states_of(mi, &r.states)? {
+                        cells[s][ev].push(id as u16);
+                    }
+                    self.spec.rows.push(row);
                 }
-                for s in self.states_of(mi, &r.states)? {
-                    cells[s][ev].push(id as u16);
-                }
-                self.spec.rows.push(row);
             }
+            let cells = &by_line[0];
             for i in &m.impossible {
                 let states = self.states_of(mi, &i.states)?;
                 for e in &i.events {
@@ -932,21 +1100,31 @@ impl<'a> Cx<'a> {
                     ),
                 );
             }
-            cells_rows.push(cells);
+            cells_rows.push(by_line);
             impossible.push(imp);
         }
-        for (mi, cells) in cells_rows.iter().enumerate() {
-            for (s, evs) in cells.iter().enumerate() {
-                self.spec.cell_start.push(self.spec.cells.len());
-                for (e, rows) in evs.iter().enumerate() {
-                    let start = self.spec.order.len() as u32;
-                    self.spec.order.extend(rows);
-                    self.spec.cells.push(Cell {
-                        start,
-                        end: self.spec.order.len() as u32,
-                        impossible: impossible[mi][s][e],
-                    });
+        let lines = self.spec.machines.iter().map(|m| m.lines).max().unwrap_or(1);
+        for a in 0..lines {
+            for (mi, by_line) in cells_rows.iter().enumerate() {
+                // a machine that is not per address has one line: its rows serve every address
+                let cells = &by_line[a.min(by_line.len() - 1)];
+                for (s, evs) in cells.iter().enumerate() {
+                    if a == 0 {
+                        self.spec.cell_start.push(self.spec.cells.len());
+                    }
+                    for (e, rows) in evs.iter().enumerate() {
+                        let start = self.spec.order.len() as u32;
+                        self.spec.order.extend(rows);
+                        self.spec.cells.push(Cell {
+                            start,
+                            end: self.spec.order.len() as u32,
+                            impossible: impossible[mi][s][e],
+                        });
+                    }
                 }
+            }
+            if a == 0 {
+                self.spec.ncells = self.spec.cells.len();
             }
         }
         Ok(())
@@ -971,10 +1149,12 @@ impl<'a> Cx<'a> {
     }
 
     /// The machine a `send ... to EXPR` reaches, from the expression's type.
-    fn dest_type(&self, to: &Expr, mi: usize, m: &ast::Machine, r: &ast::Row) -> R<Option<usize>> {
-        let sc = self.row_scope(mi, m, r, None)?;
+    fn dest_type(&self, to: &Expr, mi: usize, m: &ast::Machine, r: &ast::Row, f: &ast::File) -> R<Option<usize>> {
+        // `src` may appear in the destination (`sharers - {src}`): its machine is the event's one sender
+        let src = self.msg_named(&r.event).and_then(|k| self.senders_of(k, f));
+        let sc = self.row_scope(mi, m, r, src)?;
         match self.expr(to, &sc, None) {
-            Ok((_, Some(Ty::Node(d)))) => Ok(Some(d)),
+            Ok((_, Some(Ty::Node(d) | Ty::Set(d)))) => Ok(Some(d)),
             Ok(_) => err(self.file, to.pos, "`to`: expected a machine with one instance or a node id".into()),
             Err(_) => Ok(None),
         }
@@ -1011,15 +1191,17 @@ impl<'a> Cx<'a> {
         } else if let Some(p) = &r.param {
             return err(self.file, p.pos, "only an action takes a parameter".into());
         }
-        Ok(Scope { machine: Some(mi), msg, src, param, bound: vec![], remote: false })
+        Ok(Scope { machine: Some(mi), msg, src, param, bound: vec![], remote: false, line: None })
     }
 
-    fn row(&self, mi: usize, ev: usize, r: &ast::Row) -> R<Row> {
+    /// Row `r` of machine `mi` for its line `a` (0 unless it is per address).
+    fn row(&self, mi: usize, ev: usize, r: &ast::Row, a: usize) -> R<Row> {
         let event = &self.spec.machines[mi].events[ev];
         let src = event.msg.and_then(|k| {
             self.senders.get(&(k as usize)).filter(|s| s.len() == 1).map(|s| *s.iter().next().expect("one"))
         });
-        let mut sc = Scope { machine: Some(mi), msg: None, src, param: None, bound: vec![], remote: false };
+        let line = self.per_address(mi).then_some(a);
+        let mut sc = Scope { machine: Some(mi), msg: None, src, param: None, bound: vec![], remote: false, line };
         if event.msg.is_some() {
             sc.msg = event.msg.map(|k| k as usize);
             if let Some(p) = &r.param {
@@ -1062,16 +1244,28 @@ impl<'a> Cx<'a> {
             line: r.pos.line,
             name: Box::leak(event.name.clone().into_boxed_str()),
             env: event.env,
+            addr: a as u8,
+            state: self.spec.machines[mi].at(self.spec.state_slot, a),
         })
     }
 
     fn target(&self, n: &Name, sc: &Scope) -> R<Target> {
         let m = sc.machine.expect("rows are in machines");
+        let a = sc.line.unwrap_or(0);
         if let Some(v) = self.spec.machines[m].vars.iter().find(|v| v.name == n.text) {
-            return Ok(Target { ghost: false, slot: v.slot, name: v.name.clone(), ty: v.ty });
+            let slot = self.spec.machines[m].at(v.slot, a);
+            return Ok(Target { ghost: false, slot, name: v.name.clone(), ty: v.ty });
         }
         if let Some(g) = self.spec.ghosts.iter().find(|g| g.name == n.text) {
-            return Ok(Target { ghost: true, slot: g.slot, name: g.name.clone(), ty: g.ty });
+            if self.per_address_ghost(&n.text) && sc.line.is_none() {
+                return err(
+                    self.file,
+                    n.pos,
+                    format!("ghost {} is per address: only a per-address machine's row writes it (its line's)", n.text),
+                );
+            }
+            let slot = g.slot.at(a, g.slot.width);
+            return Ok(Target { ghost: true, slot, name: g.name.clone(), ty: g.ty });
         }
         let mut known: Vec<String> = self.spec.machines[m].vars.iter().map(|v| v.name.clone()).collect();
         known.extend(self.spec.ghosts.iter().map(|g| g.name.clone()));
@@ -1157,14 +1351,17 @@ impl<'a> Cx<'a> {
                     }
                     _ => {
                         let (x, t) = self.expr(to, sc, None)?;
-                        let Some(Ty::Node(m)) = t else {
-                            return err(
-                                self.file,
-                                to.pos,
-                                "`to`: expected a machine with one instance or a node id".into(),
-                            );
-                        };
-                        To::Node(self.spec.machines[m].base, x)
+                        match t {
+                            Some(Ty::Node(m)) => To::Node(self.spec.machines[m].base, x),
+                            Some(Ty::Set(m)) => To::Set(self.spec.machines[m].base, x),
+                            _ => {
+                                return err(
+                                    self.file,
+                                    to.pos,
+                                    "`to`: expected a machine with one instance, a node id or a set of node ids".into(),
+                                )
+                            }
+                        }
                     }
                 };
                 St::Send { kind: k as u8, vc: kind.vc, fields: out, to }
@@ -1174,7 +1371,8 @@ impl<'a> Cx<'a> {
 
     fn invariants(&mut self, f: &ast::File) -> R<()> {
         for (n, e) in &f.invariants {
-            let sc = Scope { machine: None, msg: None, src: None, param: None, bound: vec![], remote: true };
+            let sc =
+                Scope { machine: None, msg: None, src: None, param: None, bound: vec![], remote: true, line: None };
             let ex = self.cond(e, &sc)?;
             self.spec.invariants.push(Invariant { name: n.text.clone(), ex, line: n.pos.line });
         }

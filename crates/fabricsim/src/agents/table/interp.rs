@@ -25,9 +25,12 @@ pub struct TableProtocol {
     /// Per machine: its actions (the first events).
     actions: Vec<usize>,
     symmetry: bool,
-    /// Scalarset numbers: per machine (those with several instances), and the data values.
+    /// Scalarset numbers: per machine (those with several instances), the data values and the addresses.
     node_set: Vec<Option<usize>>,
     data_set: Option<usize>,
+    addr_set: Option<usize>,
+    /// The most lines of any machine (1: no machine is per address).
+    addr_lines: usize,
     size_name: String,
     /// This instance's number in the invariant memo.
     id: u64,
@@ -105,7 +108,12 @@ impl TableProtocol {
             .collect();
         let uses_data = spec.machines.iter().flat_map(|m| &m.vars).chain(&spec.ghosts).any(|v| v.ty == Ty::Data)
             || spec.msgs.iter().flat_map(|k| &k.fields).any(|f| f.1 == Ty::Data);
-        let data_set = (symmetry && uses_data).then_some(sets);
+        let data_set = (symmetry && uses_data).then(|| {
+            sets += 1;
+            sets - 1
+        });
+        let per_address = spec.machines.iter().any(|m| m.lines > 1);
+        let addr_set = (symmetry && per_address).then_some(sets);
         TableProtocol {
             fired: spec.rows.iter().map(|_| AtomicBool::new(false)).collect(),
             reached: spec.state_machine.iter().map(|_| AtomicBool::new(false)).collect(),
@@ -115,6 +123,8 @@ impl TableProtocol {
             symmetry,
             node_set,
             data_set,
+            addr_set,
+            addr_lines: spec.machines.iter().map(|m| m.lines).max().unwrap_or(1),
             size_name,
             id: NEXT_ID.fetch_add(1, Relaxed),
             spec: Arc::new(spec),
@@ -127,18 +137,18 @@ impl TableProtocol {
     }
 
     /// The rows never fired and the states never reached, as lines of a report.
+    /// A per-address machine's row fired if it fired on any line.
     pub fn coverage(&self, source: &[String]) -> Coverage {
         let s = &self.spec;
-        let unfired = s
-            .rows
-            .iter()
-            .zip(&self.fired)
-            .filter(|(_, f)| !f.load(Relaxed))
-            .map(|(r, _)| {
+        let fired: std::collections::BTreeSet<u32> =
+            s.rows.iter().zip(&self.fired).filter(|(_, f)| f.load(Relaxed)).map(|(r, _)| r.line).collect();
+        let mut unfired: Vec<(u32, String)> = Vec::new();
+        for r in &s.rows {
+            if !fired.contains(&r.line) && unfired.last().is_none_or(|u| u.0 != r.line) {
                 let text = source.get(r.line as usize - 1).map_or("", |l| l.trim());
-                (r.line, text.to_string())
-            })
-            .collect();
+                unfired.push((r.line, text.to_string()));
+            }
+        }
         let unreached = self
             .reached
             .iter()
@@ -181,7 +191,9 @@ impl TableProtocol {
 
     fn where_(&self, own: u128, row: &Row) -> String {
         let s = &self.spec;
-        format!("{} in {} on {}", s.machines[row.machine].name, s.state_name(self.state(&Agent(own))), row.name)
+        let m = &s.machines[row.machine];
+        let line = if m.lines > 1 { format!(" (address {})", row.addr) } else { String::new() };
+        format!("{}{line} in {} on {}", m.name, s.state_name(row.state.read(own) as usize), row.name)
     }
 
     /// Run `row`'s actions on the agent.
@@ -213,7 +225,7 @@ impl TableProtocol {
                     self.store(t, new, env, row)?;
                 }
                 St::Send { kind, vc, fields, to } => {
-                    let mut m = Msg { kind: *kind, f: [0; 3] };
+                    let mut m = Msg { kind: *kind, f: [0; 3], addr: env.addr };
                     for (i, f) in fields {
                         let v = f.value.eval(env);
                         if v == UNDEF && !f.slot.opt {
@@ -241,6 +253,21 @@ impl TableProtocol {
                         m.f[*i as usize] = f.slot.write(0, v) as u8;
                     }
                     let dest = match to {
+                        To::Set(base, x) => {
+                            let mut set = x.eval(env);
+                            if set == UNDEF {
+                                return Err(undefined(format!(
+                                    "{}: sent to an undefined set (line {})",
+                                    self.where_(env.own, row),
+                                    row.line
+                                )));
+                            }
+                            while set != 0 {
+                                ctx.send(base + set.trailing_zeros() as u8, *vc, m);
+                                set &= set - 1;
+                            }
+                            continue;
+                        }
                         To::Agent(a) => *a,
                         To::Node(base, x) => match x.eval(env) {
                             UNDEF => {
@@ -266,7 +293,7 @@ impl TableProtocol {
             }
         }
         if let Some(n) = row.next {
-            env.own = self.spec.state_slot.write(env.own, n as i64);
+            env.own = row.state.write(env.own, n as i64);
             if !self.reached[n].load(Relaxed) {
                 self.reached[n].store(true, Relaxed);
             }
@@ -298,6 +325,39 @@ impl TableProtocol {
             Ty::Set(m) => self.node_set[m].map_or(v, |s| r.mask(s, v as u64) as i64),
             _ => v,
         }
+    }
+
+    /// The actions of one line (all of a machine that is not per address),
+    /// whose cells start at `first`.
+    #[inline]
+    fn line_actions(&self, env: &mut Env, m: usize, first: usize, out: &mut Vec<Act>) {
+        let s = &*self.spec;
+        for ev in 0..self.actions[m] {
+            let cell = s.cells[first + ev];
+            let param = s.machines[m].events[ev].param;
+            for &r in &s.order[cell.start as usize..cell.end as usize] {
+                let row = &s.rows[r as usize];
+                match param {
+                    None => {
+                        if row.guard.as_ref().is_none_or(|x| x.eval(env) != 0) {
+                            out.push(Act { row: r, param: -1, env: row.env, name: row.name });
+                        }
+                    }
+                    Some((_, lo, n)) => {
+                        for p in lo..lo + n {
+                            env.param = p;
+                            if row.guard.as_ref().is_none_or(|x| x.eval(env) != 0) {
+                                out.push(Act { row: r, param: p as i16, env: row.env, name: row.name });
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn rename_addr(&self, r: &Renaming, a: usize) -> usize {
+        self.addr_set.map_or(a, |s| r.of(s, a as u8) as usize)
     }
 
     fn rename_agent_id(&self, r: &Renaming, a: AgentId) -> AgentId {
@@ -368,7 +428,8 @@ impl Protocol for TableProtocol {
 
     fn initial(&self) -> Vec<(Vec<Agent>, u64)> {
         let s = &self.spec;
-        let domains: Vec<(i64, i64)> = s.starts.iter().map(|(_, t)| s.domain(*t)).collect();
+        let domains: Vec<(i64, i64)> =
+            s.starts.iter().map(|(_, t, one)| if *one { (s.domain(*t).0, 1) } else { s.domain(*t) }).collect();
         let combos: i64 = domains.iter().map(|d| d.1).product();
         let mut out = Vec::new();
         for mut c in 0..combos {
@@ -379,15 +440,21 @@ impl Protocol for TableProtocol {
             }
             for g in &s.ghosts {
                 let v = g.init.as_ref().map_or(if g.slot.opt { UNDEF } else { g.slot.lo }, |x| x.eval(&mut env));
-                env.ghost = g.slot.write(env.ghost as u128, v) as u64;
+                for a in 0..g.lines {
+                    env.ghost = g.slot.at(a, g.slot.width).write(env.ghost as u128, v) as u64;
+                }
             }
             let mut agents = Vec::new();
             for m in &s.machines {
-                let mut w = s.state_slot.write(0, m.state_base as i64);
+                let mut w = 0;
                 self.reached[m.state_base].store(true, Relaxed);
-                for v in &m.vars {
-                    let x = v.init.as_ref().map_or(if v.slot.opt { UNDEF } else { v.slot.lo }, |x| x.eval(&mut env));
-                    w = v.slot.write(w, x);
+                for a in 0..m.lines {
+                    w = m.at(s.state_slot, a).write(w, m.state_base as i64);
+                    for v in &m.vars {
+                        let x =
+                            v.init.as_ref().map_or(if v.slot.opt { UNDEF } else { v.slot.lo }, |x| x.eval(&mut env));
+                        w = m.at(v.slot, a).write(w, x);
+                    }
                 }
                 agents.extend((0..m.count).map(|_| Agent(w)));
             }
@@ -404,13 +471,22 @@ impl Protocol for TableProtocol {
         msg: Msg,
     ) -> Result<Step, Violation> {
         let s = &*self.spec;
-        let g = self.state(agent);
-        let m = s.state_machine[g];
+        let g0 = self.state(agent);
+        let m = s.state_machine[g0];
+        let mc = &s.machines[m];
+        // a per-address machine's event is its line's (the message's address)
+        let (a, g) = if mc.lines > 1 {
+            let a = msg.addr as usize;
+            (a, mc.at(s.state_slot, a).read(agent.0) as usize)
+        } else {
+            (0, g0)
+        };
         let ev = self.msg_event[m * s.msgs.len() + msg.kind as usize];
         let show = || {
+            let at = if mc.lines > 1 { format!(" (address {a})") } else { String::new() };
             format!(
-                "{} in {} got {} from {}",
-                s.machines[m].name,
+                "{}{at} in {} got {} from {}",
+                mc.name,
                 s.state_name(g),
                 s.show_msg(msg.kind, msg.f),
                 s.agent_name(from as usize)
@@ -419,12 +495,13 @@ impl Protocol for TableProtocol {
         if ev == NONE {
             return Err(Violation { kind: "unexpected message", detail: show() });
         }
-        let cell = s.cells[s.cell_start[g] + ev as usize];
+        let cell = s.cells[a * s.ncells + s.cell_start[g] + ev as usize];
         if cell.impossible {
             return Err(Violation { kind: "impossible", detail: format!("{} (declared impossible)", show()) });
         }
         let mut env = Env::new(agent.0, *ctx.ghost);
         env.msg = msg;
+        env.addr = msg.addr;
         env.src = s.agents[from as usize].1 as i64;
         for &r in &s.order[cell.start as usize..cell.end as usize] {
             let row = &s.rows[r as usize];
@@ -444,37 +521,19 @@ impl Protocol for TableProtocol {
 
     fn actions(&self, agent: &Agent, _me: AgentId, ghost: &u64, out: &mut Vec<Act>) {
         let s = &*self.spec;
-        let g = self.state(agent);
-        let m = s.state_machine[g];
-        let first = s.cell_start[g];
+        let m = s.state_machine[self.state(agent)];
+        let mc = &s.machines[m];
         let mut env = Env::new(agent.0, *ghost);
-        for ev in 0..self.actions[m] {
-            let cell = s.cells[first + ev];
-            let param = s.machines[m].events[ev].param;
-            for &r in &s.order[cell.start as usize..cell.end as usize] {
-                let row = &s.rows[r as usize];
-                match param {
-                    None => {
-                        if row.guard.as_ref().is_none_or(|x| x.eval(&mut env) != 0) {
-                            out.push(Act { row: r, param: -1, env: row.env, name: row.name });
-                        }
-                    }
-                    Some((_, lo, n)) => {
-                        for p in lo..lo + n {
-                            env.param = p;
-                            if row.guard.as_ref().is_none_or(|x| x.eval(&mut env) != 0) {
-                                out.push(Act { row: r, param: p as i16, env: row.env, name: row.name });
-                            }
-                        }
-                    }
-                }
-            }
+        for a in 0..mc.lines {
+            let g = mc.at(s.state_slot, a).read(agent.0) as usize;
+            self.line_actions(&mut env, m, a * s.ncells + s.cell_start[g], out);
         }
     }
 
     fn act(&self, agent: &mut Agent, ctx: &mut Ctx<Msg, u64>, action: Act) -> Result<(), Violation> {
         let mut env = Env::new(agent.0, *ctx.ghost);
         env.param = if action.param < 0 { UNDEF } else { action.param as i64 };
+        env.addr = self.spec.rows[action.row as usize].addr;
         self.fire(action.row as usize, agent, ctx, &mut env)
     }
 
@@ -517,7 +576,16 @@ impl Protocol for TableProtocol {
     }
 
     fn busy(&self, agent: &Agent) -> bool {
-        self.spec.transient[self.state(agent)]
+        let s = &*self.spec;
+        let g = self.state(agent);
+        if s.transient[g] {
+            return true;
+        }
+        if self.addr_lines == 1 {
+            return false;
+        }
+        let mc = &s.machines[s.state_machine[g]];
+        (1..mc.lines).any(|a| s.transient[mc.at(s.state_slot, a).read(agent.0) as usize])
     }
 
     fn scalarsets(&self) -> Vec<Scalarset> {
@@ -540,6 +608,9 @@ impl Protocol for TableProtocol {
         if self.data_set.is_some() {
             out.push(Scalarset { name: "DATA", size: s.values, keyed: false, complete: false });
         }
+        if self.addr_set.is_some() {
+            out.push(Scalarset { name: "ADDRESS", size: s.addresses, keyed: false, complete: false });
+        }
         out
     }
 
@@ -547,22 +618,46 @@ impl Protocol for TableProtocol {
         let s = &*self.spec;
         for (i, a) in from.iter().enumerate() {
             let m = s.state_machine[self.state(a)];
+            let mc = &s.machines[m];
             let mut w = a.0;
-            for v in &s.machines[m].vars {
-                if matches!(v.ty, Ty::Data | Ty::Node(_) | Ty::Set(_)) {
-                    w = v.slot.write(w, self.rename_value(r, v.ty, v.slot.read(w)));
+            if mc.lines == 1 {
+                for v in &mc.vars {
+                    if matches!(v.ty, Ty::Data | Ty::Node(_) | Ty::Set(_)) {
+                        w = v.slot.write(w, self.rename_value(r, v.ty, v.slot.read(w)));
+                    }
+                }
+            } else {
+                // line `l` moves to the renamed address's place
+                w = 0;
+                for l in 0..mc.lines {
+                    let to = self.rename_addr(r, l);
+                    w = mc.at(s.state_slot, to).write(w, mc.at(s.state_slot, l).read(a.0));
+                    for v in &mc.vars {
+                        let x = mc.at(v.slot, l).read(a.0);
+                        w = mc.at(v.slot, to).write(w, self.rename_value(r, v.ty, x));
+                    }
                 }
             }
             to[self.rename_agent_id(r, i as AgentId) as usize] = Agent(w);
         }
+        let old = *ghost as u128;
         for g in &s.ghosts {
-            if matches!(g.ty, Ty::Data | Ty::Node(_) | Ty::Set(_)) {
+            if g.lines > 1 {
+                for l in 0..g.lines {
+                    let x = self.rename_value(r, g.ty, g.slot.at(l, g.slot.width).read(old));
+                    let to = g.slot.at(self.rename_addr(r, l), g.slot.width);
+                    *ghost = to.write(*ghost as u128, x) as u64;
+                }
+            } else if matches!(g.ty, Ty::Data | Ty::Node(_) | Ty::Set(_)) {
                 *ghost = g.slot.write(*ghost as u128, self.rename_value(r, g.ty, g.slot.read(*ghost as u128))) as u64;
             }
         }
         for e in mail.iter_mut() {
             e.to = self.rename_agent_id(r, e.to);
             e.from = self.rename_agent_id(r, e.from);
+            if self.addr_set.is_some() {
+                e.msg.addr = self.rename_addr(r, e.msg.addr as usize) as u8;
+            }
             let k = &s.msgs[e.msg.kind as usize];
             for (i, (_, t, slot)) in k.fields.iter().enumerate() {
                 if matches!(t, Ty::Data | Ty::Node(_)) {

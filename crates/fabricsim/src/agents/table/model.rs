@@ -62,44 +62,57 @@ impl std::fmt::Debug for Agent {
     }
 }
 
-/// A message: its kind and its fields' codes (0 is undefined for a field
-/// that may be).
+/// A message: its kind, its fields' codes (0 is undefined for a field
+/// that may be) and its address (0 in a table without `per address`
+/// machines). The address is last, so that a table without addresses
+/// hashes, packs and orders its messages as before addresses existed.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub struct Msg {
     pub kind: u8,
     pub f: [u8; MAX_FIELDS],
+    pub addr: u8,
 }
 
 impl Msg {
     #[inline]
-    fn word(&self) -> u32 {
-        self.kind as u32 | (self.f[0] as u32) << 8 | (self.f[1] as u32) << 16 | (self.f[2] as u32) << 24
+    fn word(&self) -> u64 {
+        (self.kind as u32 | (self.f[0] as u32) << 8 | (self.f[1] as u32) << 16 | (self.f[2] as u32) << 24) as u64
+            | (self.addr as u64) << 32
     }
 }
 
 impl Hash for Msg {
     #[inline]
     fn hash<H: Hasher>(&self, h: &mut H) {
-        h.write_u32(self.word());
+        let w = self.word();
+        if self.addr == 0 {
+            h.write_u32(w as u32);
+        } else {
+            h.write_u64(w);
+        }
     }
 }
 
 impl Pack for Msg {
     #[inline]
     fn pack(&self, out: &mut Vec<u8>) {
-        put_varint(out, self.word() as u64);
+        put_varint(out, self.word());
     }
     #[inline]
     fn unpack(src: &mut &[u8]) -> Self {
-        let w = get_varint(src) as u32;
-        Msg { kind: w as u8, f: [(w >> 8) as u8, (w >> 16) as u8, (w >> 24) as u8] }
+        let w = get_varint(src);
+        Msg { kind: w as u8, f: [(w >> 8) as u8, (w >> 16) as u8, (w >> 24) as u8], addr: (w >> 32) as u8 }
     }
 }
 
-/// Printed as `%KIND(F0,F1,F2)`; spelled out by `Table::show_msg`.
+/// Printed as `%KIND(F0,F1,F2)` (and `@ADDR` when not 0); spelled out by `Table::show_msg`.
 impl std::fmt::Debug for Msg {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "%{}({},{},{})", self.kind, self.f[0], self.f[1], self.f[2])
+        write!(f, "%{}({},{},{})", self.kind, self.f[0], self.f[1], self.f[2])?;
+        if self.addr != 0 {
+            write!(f, "@{}", self.addr)?;
+        }
+        Ok(())
     }
 }
 
@@ -134,6 +147,8 @@ pub enum Ty {
     Set(usize),
     /// A state of a machine (protocol-wide numbers).
     State(usize),
+    /// An address (a bound variable of `forall a in address`).
+    Addr,
 }
 
 /// Where a value lives in a packed word: `width` bits at `off`, coded
@@ -161,6 +176,11 @@ impl Slot {
         }
     }
     /// `v` must be in range (and defined unless `opt`).
+    /// The same variable at address `a` of a per-address machine whose lines are `stride` bits apart.
+    #[inline(always)]
+    pub fn at(&self, a: usize, stride: u8) -> Slot {
+        Slot { off: self.off + (a * stride as usize) as u8, ..*self }
+    }
     #[inline(always)]
     pub fn write(&self, w: u128, v: i64) -> u128 {
         let code = if v == UNDEF { 0 } else { (v - self.lo + self.opt as i64) as u128 };
@@ -197,8 +217,10 @@ pub enum Op {
     Sub,
     /// Element in set.
     In,
-    /// Set union (a `{a, b}` literal).
+    /// Set union (a `{a, b}` literal, `s + t`).
     Union,
+    /// Set difference (`s - t`).
+    Diff,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -219,6 +241,20 @@ pub enum Ex {
     Param,
     Bound(u8),
     Ghost(Slot),
+    /// `MACHINE[i].member[a]`: a per-address variable at address `line`.
+    RemoteLine {
+        base: u8,
+        index: Option<Box<Ex>>,
+        line: Box<Ex>,
+        slot: Slot,
+        stride: u8,
+    },
+    /// `ghost[a]`: a per-address ghost at address `line`.
+    GhostAt {
+        line: Box<Ex>,
+        slot: Slot,
+        stride: u8,
+    },
     Not(Box<Ex>),
     Bin(Op, Box<Ex>, Box<Ex>),
     /// `{x}`: the set holding node x.
@@ -270,11 +306,22 @@ pub struct Env<'a> {
     pub ghost: u64,
     pub agents: &'a [Agent],
     pub bound: [i64; MAX_BOUND],
+    /// The address the event is about: its messages carry it.
+    pub addr: u8,
 }
 
 impl<'a> Env<'a> {
     pub fn new(own: u128, ghost: u64) -> Self {
-        Env { own, msg: Msg::default(), src: UNDEF, param: UNDEF, ghost, agents: &[], bound: [UNDEF; MAX_BOUND] }
+        Env {
+            own,
+            msg: Msg::default(),
+            src: UNDEF,
+            param: UNDEF,
+            ghost,
+            agents: &[],
+            bound: [UNDEF; MAX_BOUND],
+            addr: 0,
+        }
     }
 }
 
@@ -288,6 +335,10 @@ impl Ex {
                 i => Ex::Remote { base, index: Some(b(i)), slot },
             },
             Ex::Not(x) => Ex::Not(b(*x)),
+            Ex::RemoteLine { base, index, line, slot, stride } => {
+                Ex::RemoteLine { base, index: index.map(|i| b(*i)), line: b(*line), slot, stride }
+            }
+            Ex::GhostAt { line, slot, stride } => Ex::GhostAt { line: b(*line), slot, stride },
             Ex::Single(x) => Ex::Single(b(*x)),
             Ex::Count(x) => Ex::Count(b(*x)),
             Ex::Quant { all, var, n, body } => Ex::Quant { all, var, n, body: b(*body) },
@@ -339,6 +390,21 @@ impl Ex {
             Ex::Param => env.param,
             Ex::Bound(b) => env.bound[*b as usize],
             Ex::Ghost(s) => s.read(env.ghost as u128),
+            Ex::RemoteLine { base, index, line, slot, stride } => {
+                let i = match index {
+                    Some(e) => e.eval(env),
+                    None => 0,
+                };
+                let a = line.eval(env);
+                if i == UNDEF || a == UNDEF {
+                    return UNDEF;
+                }
+                slot.at(a as usize, *stride).read(env.agents[*base as usize + i as usize].0)
+            }
+            Ex::GhostAt { line, slot, stride } => match line.eval(env) {
+                UNDEF => UNDEF,
+                a => slot.at(a as usize, *stride).read(env.ghost as u128),
+            },
             Ex::Not(e) => (e.eval(env) == 0) as i64,
             Ex::Bin(op, a, b) => {
                 match op {
@@ -360,6 +426,7 @@ impl Ex {
                     Op::Sub => x - y,
                     Op::In => y >> x & 1,
                     Op::Union => x | y,
+                    Op::Diff => x & !y,
                     Op::And | Op::Or | Op::Implies => unreachable!(),
                 }
             }

@@ -189,14 +189,27 @@ impl<'a> Parser<'a> {
                     let vc = self.name("a channel (vc) name")?;
                     f.messages.push(Message { name, fields, vc });
                 }
-                "ghost" => f.ghosts.push(self.var()?),
+                "ghost" => {
+                    let mut v = self.var()?;
+                    v.per_address = self.per_address()?;
+                    f.ghosts.push(v);
+                }
                 "start" => {
                     let n = self.name("the start parameter's name")?;
                     self.sym(":", "`:` and its type")?;
-                    f.starts.push((n, self.type_ref()?));
+                    let one = self.eat_word("one");
+                    f.starts.push((n, self.type_ref()?, one));
                 }
                 "invariant" => {
-                    let n = self.dashed_name("the invariant's name")?;
+                    // a quoted name may hold spaces ("data-value invariant", as a built-in check's kind)
+                    let n = match self.peek().clone() {
+                        Tok::Str(text) => {
+                            let pos = self.pos();
+                            self.next();
+                            Name { text, pos }
+                        }
+                        _ => self.dashed_name("the invariant's name")?,
+                    };
                     self.sym(":", "`:` and the invariant")?;
                     f.invariants.push((n, self.expr(true)?));
                 }
@@ -216,7 +229,18 @@ impl<'a> Parser<'a> {
         self.sym(":", "`:` and the variable's type")?;
         let ty = self.type_ref()?;
         let init = if self.eat_sym("=") { Some(self.expr(false)?) } else { None };
-        Ok(Var { name, ty, init })
+        Ok(Var { name, ty, init, per_address: false })
+    }
+
+    /// `per address`, or nothing.
+    fn per_address(&mut self) -> R<bool> {
+        if !self.eat_word("per") {
+            return Ok(false);
+        }
+        if !self.eat_word("address") {
+            return self.err("`address` (`per address`: one per address)");
+        }
+        Ok(true)
     }
 
     fn type_ref(&mut self) -> R<TypeRef> {
@@ -264,11 +288,13 @@ impl<'a> Parser<'a> {
             Count::One
         };
         let role = if self.eat_word("role") { Some(self.name("`core` or `home`")?) } else { None };
+        let per_address = self.per_address()?;
         self.end_line()?;
         let mut m = Machine {
             name,
             count,
             role,
+            per_address,
             stable: vec![],
             transient: vec![],
             vars: vec![],
@@ -537,9 +563,22 @@ impl<'a> Parser<'a> {
                         } else {
                             None
                         };
+                        if !self.is_sym(".") {
+                            // `NAME[a]`: a per-address ghost
+                            if let Some(i) = index {
+                                return Ok(Expr { kind: ExprKind::At(Name { text: w, pos }, i), pos });
+                            }
+                        }
                         self.sym(".", "`.` and a variable of the machine (or `state`)")?;
                         let member = self.name("a variable of the machine (or `state`)")?;
-                        ExprKind::Remote { machine: Name { text: w, pos }, index, member }
+                        let line = if self.eat_sym("[") {
+                            let e = self.expr(false)?;
+                            self.sym("]", "`]` after the address")?;
+                            Some(Box::new(e))
+                        } else {
+                            None
+                        };
+                        ExprKind::Remote { machine: Name { text: w, pos }, index, member, line }
                     }
                     _ => ExprKind::Name(w),
                 }

@@ -16,13 +16,29 @@ pub struct Machine {
     pub vars: Vec<Var>,
     /// The line of its declaration.
     pub line: u32,
+    /// Its lines: the addresses (`per address`), or 1. Line `a`'s state
+    /// and variables are its line 0's slots `a * stride` bits higher (line
+    /// 0's state is the protocol-wide state slot, which names the machine).
+    pub lines: usize,
+    pub stride: u8,
+}
+
+impl Machine {
+    /// Line `a`'s copy of a slot of line 0.
+    #[inline(always)]
+    pub fn at(&self, s: Slot, a: usize) -> Slot {
+        s.at(a, self.stride)
+    }
 }
 
 pub struct Var {
     pub name: String,
     pub ty: Ty,
+    /// Its slot (a per-address ghost's at address 0).
     pub slot: Slot,
     pub init: Option<Ex>,
+    /// A per-address ghost: its addresses (else 1), `slot.width` bits apart.
+    pub lines: usize,
 }
 
 pub struct Event {
@@ -46,6 +62,8 @@ pub enum To {
     Agent(u8),
     /// A node id of the machine whose first agent is this.
     Node(u8, Ex),
+    /// Every node id in a set, in increasing order.
+    Set(u8, Ex),
 }
 
 pub struct Field {
@@ -81,6 +99,10 @@ pub struct Row {
     /// The event's name (for traces).
     pub name: &'static str,
     pub env: bool,
+    /// The line (address) of a per-address machine this copy of the row is for (else 0).
+    pub addr: u8,
+    /// That line's state.
+    pub state: Slot,
 }
 
 /// The rows of one (state, event), in file order, or the pair declared impossible.
@@ -112,7 +134,11 @@ pub struct Spec {
     pub rows: Vec<Row>,
     /// Row numbers, cell by cell.
     pub order: Vec<u16>,
+    /// Line by line (`ncells` each): a per-address machine's rows for line
+    /// `a` are at `a * ncells + cell_start[state] + event`.
     pub cells: Vec<Cell>,
+    pub ncells: usize,
+    pub addresses: usize,
     /// Per protocol-wide state: its machine, its first cell, whether it is transient.
     pub state_machine: Vec<usize>,
     pub cell_start: Vec<usize>,
@@ -120,7 +146,8 @@ pub struct Spec {
     pub state_slot: Slot,
     pub ghosts: Vec<Var>,
     /// Start parameters: one initial state per combination of their values.
-    pub starts: Vec<(String, Ty)>,
+    /// `one`: the first value only.
+    pub starts: Vec<(String, Ty, bool)>,
     pub invariants: Vec<Invariant>,
     /// Per agent id: its machine and index.
     pub agents: Vec<(usize, usize)>,
@@ -141,6 +168,7 @@ impl Spec {
             Ty::Node(m) => (0, self.machines[m].count as i64),
             Ty::Set(m) => (0, 1 << self.machines[m].count),
             Ty::State(m) => (self.machines[m].state_base as i64, self.machines[m].states.len() as i64),
+            Ty::Addr => (0, self.addresses as i64),
         }
     }
 
@@ -166,18 +194,26 @@ impl Spec {
         &m.states[g - m.state_base]
     }
 
-    /// An agent's state and variables, by name.
+    /// An agent's state and variables, by name (line by line, `[a] ...`, when per address).
     pub fn show_agent(&self, w: u128) -> String {
         let g = self.state_slot.read(w) as usize;
         let Some(&mi) = self.state_machine.get(g) else { return format!("#{w:x}") };
         let m = &self.machines[mi];
-        let vars: Vec<String> =
-            m.vars.iter().map(|v| format!("{}: {}", v.name, self.show(v.ty, v.slot.read(w)))).collect();
-        if vars.is_empty() {
-            self.state_name(g).to_string()
-        } else {
-            format!("{} {{ {} }}", self.state_name(g), vars.join(", "))
+        let line = |a: usize| {
+            let g = m.at(self.state_slot, a).read(w) as usize;
+            let name = self.state_machine.get(g).map_or("?", |_| self.state_name(g));
+            let vars: Vec<String> =
+                m.vars.iter().map(|v| format!("{}: {}", v.name, self.show(v.ty, m.at(v.slot, a).read(w)))).collect();
+            if vars.is_empty() {
+                name.to_string()
+            } else {
+                format!("{name} {{ {} }}", vars.join(", "))
+            }
+        };
+        if m.lines == 1 {
+            return line(0);
         }
+        (0..m.lines).map(|a| format!("[{a}] {}", line(a))).collect::<Vec<_>>().join("; ")
     }
 
     pub fn show_msg(&self, kind: u8, f: [u8; 3]) -> String {
