@@ -99,8 +99,13 @@ pub fn compile(f: &ast::File, file: &str, sizes: Sizes, mutant: Option<&str>) ->
         per_address_ghosts: f.ghosts.iter().filter(|g| g.per_address).map(|g| g.name.text.clone()).collect(),
     };
     // mutants first: an unknown one is the caller's error, whatever else is wrong
-    let mutants: Vec<String> =
-        f.machines.iter().flat_map(|m| &m.rows).filter_map(|r| r.mutant.as_ref().map(|n| n.text.clone())).collect();
+    // a mutant may replace several rows: each name once, in the file's order
+    let mut mutants: Vec<String> = Vec::new();
+    for n in f.machines.iter().flat_map(|m| &m.rows).filter_map(|r| r.mutant.as_ref()) {
+        if !mutants.contains(&n.text) {
+            mutants.push(n.text.clone());
+        }
+    }
     if let Some(m) = mutant {
         if !mutants.iter().any(|x| x == m) {
             let known = if mutants.is_empty() { "this table declares none".into() } else { mutants.join(", ") };
