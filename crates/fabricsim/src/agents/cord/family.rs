@@ -37,6 +37,20 @@ pub struct CordCheck {
 
 pub struct CordFamily;
 
+/// The `[protocol.cord]` keys that shape the protocol itself, which a check
+/// and a litmus run both read (the others time the machine).
+const PROTOCOL_KEYS: &[&str] = &[
+    "variant",
+    "homes",
+    "epoch_bits",
+    "counter_bits",
+    "proc_counters",
+    "proc_unacked",
+    "dir_counters",
+    "dir_notis",
+    "seq_bits",
+];
+
 impl Family for CordFamily {
     const NAME: &'static str = "cord";
     const ABOUT: &'static str = "CORD: write-through stores ordered at the directories by epochs, store counters and \
@@ -51,17 +65,7 @@ impl Family for CordFamily {
     const SIZES: [Option<&'static str>; 4] = [Some("cores"), Some("directories"), Some("addresses"), None];
     const SYMMETRY: bool = true;
     type CheckParams = CordCheck;
-    const CHECK_KEYS: &'static [&'static str] = &[
-        "variant",
-        "homes",
-        "epoch_bits",
-        "counter_bits",
-        "proc_counters",
-        "proc_unacked",
-        "dir_counters",
-        "dir_notis",
-        "seq_bits",
-    ];
+    const CHECK_KEYS: &'static [&'static str] = PROTOCOL_KEYS;
     /// TSO cores (§6): every store is ordered as a Release is; rc (the
     /// default in a check): release consistency.
     const CHECK_MODEL: bool = true;
@@ -130,17 +134,7 @@ impl Family for CordFamily {
     }
 
     const NO_LITMUS: Option<&'static str> = None;
-    const LITMUS_KEYS: &'static [&'static str] = &[
-        "variant",
-        "homes",
-        "epoch_bits",
-        "counter_bits",
-        "proc_counters",
-        "proc_unacked",
-        "dir_counters",
-        "dir_notis",
-        "seq_bits",
-    ];
+    const LITMUS_KEYS: &'static [&'static str] = PROTOCOL_KEYS;
 
     /// One core and one directory per thread (the paper's nodes); TSO runs
     /// the §6 variants.
