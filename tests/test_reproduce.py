@@ -449,6 +449,15 @@ def _cli(*args, cwd):
     return subprocess.run([sys.executable, "-m", "fabricsim", *args], capture_output=True, text=True, cwd=cwd)
 
 
+def test_reproduce_reports_each_finished_figure_to_a_log(tmp_path):
+    # not a terminal: no progress bars, but a line per figure as it finishes; --quiet drops them
+    proc = _cli("reproduce", "fig16", "--quick", "--no-robustness", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "[1/1] ESF Fig 16" in proc.stderr and " rows in " in proc.stderr, proc.stderr
+    proc = _cli("reproduce", "fig16", "--quick", "--no-robustness", "-q", "--out", "q", cwd=tmp_path)
+    assert proc.returncode == 0 and "[1/1]" not in proc.stderr, proc.stderr
+
+
 def test_reproduce_set_is_a_sensitivity_run(tmp_path):
     # with 64 outstanding requests the bus no longer saturates: the 1:1 gain is gone
     proc = _cli("reproduce", "fig16", "--quick", "--no-robustness", "-q", "--set", "workload.window=64", cwd=tmp_path)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import html
 import os
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -173,6 +174,13 @@ def reproduce(
                 "seconds": time.perf_counter() - t,
             }
         )
+        # one line per finished figure, so that a log (no terminal, no progress bars) shows how far a long run is
+        if progress is not False:
+            print(
+                f"[{len(sections)}/{len(exps)}] {exp.title}: {len(rows)} rows in {sections[-1]['seconds']:.1f} s",
+                file=sys.stderr,
+                flush=True,
+            )
     total = time.perf_counter() - t0
     missing = not_reproduced(exps)
     (out / "report.md").write_text(_markdown(sections, quick, out, overrides, missing))
