@@ -396,6 +396,10 @@ fn check_configurations_take_the_msi_and_mesi_tables() {
     let src = path.display().to_string();
     let r = fabricsim::config::check_file::run(&text, &src, fabricsim::config::Format::Toml, &sets).unwrap();
     assert_eq!(r.report.states, 26_448);
+    // a size the table's machines cannot hold is the size key's error
+    let sets: Vec<String> = ["check.caches=2", "check.addresses=10"].map(String::from).to_vec();
+    let e = fabricsim::config::check_file::run(&text, &src, fabricsim::config::Format::Toml, &sets).err().unwrap();
+    assert!(e.to_string().contains("check.addresses") && e.to_string().contains("at most 9 addresses"), "{e}");
 }
 
 /// msi.tables with `from` replaced by `to` (which must occur), compiled at 2 caches, 2 addresses.

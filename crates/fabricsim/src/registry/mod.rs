@@ -66,12 +66,13 @@ pub fn check_table(
     ] {
         crate::agents::family::in_range(key, v, 1, hi, "").map_err(CheckError::Param)?;
     }
-    if size.addresses > 1 && !t.ast.machines.iter().any(|m| m.per_address) {
-        let why = format!("{}: the table has no `per address` machine; expected 1", size.addresses);
-        return Err(CheckError::Param(ParamError::new("addresses", why)));
-    }
     let p = t.protocol(sizes, mutant, size.symmetry).map_err(|e| {
-        CheckError::Param(ParamError::new(if e.bad_mutant { "mutant" } else { "protocol" }, e.to_string()))
+        let key = match (e.bad_mutant, e.size) {
+            (true, _) => "mutant",
+            (false, Some(size)) => size,
+            (false, None) => "protocol",
+        };
+        CheckError::Param(ParamError::new(key, e.to_string()))
     })?;
     if size.symmetry {
         renamings(&p).map_err(CheckError::Param)?;

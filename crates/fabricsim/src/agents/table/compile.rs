@@ -287,10 +287,12 @@ impl<'a> Cx<'a> {
                     "{} addresses, but no machine is `per address`: expected 1 address (or a `machine NAME per address`)",
                     sizes.addresses
                 ),
-            ));
+            )
+            .of_size("addresses"));
         }
         if f.machines.iter().any(|m| m.per_address) && !(1..=64).contains(&sizes.addresses) {
-            return Err(TableError::at(self.file, 1, 1, format!("{} addresses: expected 1 to 64", sizes.addresses)));
+            let e = TableError::at(self.file, 1, 1, format!("{} addresses: expected 1 to 64", sizes.addresses));
+            return Err(e.of_size("addresses"));
         }
         if base > 250 {
             return Err(TableError::at(self.file, 1, 1, format!("{base} agents: expected at most 250")));
@@ -513,7 +515,8 @@ impl<'a> Cx<'a> {
                         off as usize * lines,
                         AGENT_BITS / off
                     ),
-                );
+                )
+                .map_err(|e| e.of_size("addresses"));
             }
             self.spec.machines[mi].stride = off as u8;
             self.spec.machines[mi].vars = vars;

@@ -32,14 +32,21 @@ pub struct TableError {
     pub message: String,
     /// The chosen mutant is not in the table (the `mutant` key's error).
     pub bad_mutant: bool,
+    /// The size (`caches`, `addresses` ...) the table cannot take, when
+    /// the refusal is of a size rather than of the file.
+    pub size: Option<&'static str>,
 }
 
 impl TableError {
     pub fn at(file: &str, line: u32, col: u32, message: String) -> Self {
-        TableError { file: file.to_string(), line, col, message, bad_mutant: false }
+        TableError { file: file.to_string(), line, col, message, bad_mutant: false, size: None }
+    }
+    /// The same refusal, blamed on the size `key`.
+    pub fn of_size(self, key: &'static str) -> Self {
+        TableError { size: Some(key), ..self }
     }
     fn mutant(message: String) -> Self {
-        TableError { file: String::new(), line: 0, col: 0, message, bad_mutant: true }
+        TableError { file: String::new(), line: 0, col: 0, message, bad_mutant: true, size: None }
     }
 }
 

@@ -275,32 +275,21 @@ impl<'a> Writer<'a> {
                     format!("machine {}: 0 instances; expected 1 or more", m.name.text),
                 ));
             }
-            for v in &m.vars {
-                if v.ty.opt && matches!(v.ty.kind, super::ast::TypeKind::Set(_)) {
-                    return Err(TableError::at(
-                        file,
-                        v.name.pos.line,
-                        v.name.pos.col,
-                        format!(
-                            "variable {}: an optional set is not supported by the Murphi export; expected `set M`",
-                            v.name.text
-                        ),
-                    ));
-                }
-            }
         }
-        for g in &table.ast.ghosts {
-            if g.ty.opt && matches!(g.ty.kind, super::ast::TypeKind::Set(_)) {
-                return Err(TableError::at(
-                    file,
-                    g.name.pos.line,
-                    g.name.pos.col,
-                    format!(
-                        "ghost {}: an optional set is not supported by the Murphi export; expected `set M`",
-                        g.name.text
-                    ),
-                ));
-            }
+        let vars = table.ast.machines.iter().flat_map(|m| m.vars.iter().map(|v| ("variable", v)));
+        let ghosts = table.ast.ghosts.iter().map(|g| ("ghost", g));
+        if let Some((what, v)) =
+            vars.chain(ghosts).find(|(_, v)| v.ty.opt && matches!(v.ty.kind, super::ast::TypeKind::Set(_)))
+        {
+            return Err(TableError::at(
+                file,
+                v.name.pos.line,
+                v.name.pos.col,
+                format!(
+                    "{what} {}: an optional set is not supported by the Murphi export; expected `set M`",
+                    v.name.text
+                ),
+            ));
         }
         // machines and types are global names in the model, beside the export's own
         let own = ["t", "f", "k", "p", "e", "j", "me", "gh", "msg", "out", "ghost", "DATA", "MSG", "QUEUE", "CAP"];
